@@ -1,0 +1,6 @@
+//! nvgpu: the NVIDIA GPU driver core. no_std + alloc; the same code runs in the kernel against
+//! real hardware and in host tests against the GPU model in `sim/`.
+#![cfg_attr(not(test), no_std)]
+extern crate alloc;
+
+pub mod vbios;

@@ -1,0 +1,1 @@
+//! VBIOS parsing (placeholder until written).

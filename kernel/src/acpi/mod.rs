@@ -1,0 +1,1 @@
+//! ACPI platform tables (placeholder until written).

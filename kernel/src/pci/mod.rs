@@ -1,0 +1,1 @@
+//! PCI enumeration (placeholder until written).
