@@ -8,7 +8,7 @@
  *              %eax = 0x36d76289, %ebx = physical address of the boot information.
  * The trampoline identity-maps the first 4 GiB with 2 MiB pages, enables PAE, long mode, NX,
  * SSE (the precompiled `core` uses SSE), loads a 64-bit GDT and calls
- *   _boot_entry64(protocol: u32 /* 1 = PVH, 2 = Multiboot2 */, magic: u32, info_phys: u32)
+ *   _boot_entry64(protocol: u32 (1 = PVH, 2 = Multiboot2), magic: u32, info_phys: u32)
  * on a 16-byte aligned stack. That function never returns.
  *
  * This file is included by the kernel binary with global_asm! (AT&T syntax).

@@ -8,9 +8,6 @@ pub trait PhysMemory<'m> {
 }
 
 /// Little-endian field readers over a byte slice; `None` when the slice is too short.
-pub(crate) fn u16_at(b: &[u8], off: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(off..off.checked_add(2)?)?.try_into().ok()?))
-}
 pub(crate) fn u32_at(b: &[u8], off: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.get(off..off.checked_add(4)?)?.try_into().ok()?))
 }

@@ -1,2 +1,65 @@
+//! The unikernel binary: loader entry, platform bring-up, then GPUs and the payload.
+//! Boot flow and layout: ../shared/DESIGN.md ("One boot, as data flows").
 #![no_std]
 #![no_main]
+
+extern crate alloc;
+
+mod arch;
+mod ktest;
+mod ktests;
+mod mem;
+mod platform;
+mod platform_acpi;
+mod platform_pci;
+mod rt;
+mod serial;
+mod time;
+
+use bootloader_api::BootInfo;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+core::arch::global_asm!(include_str!("../../boot/src/entry.S"), options(att_syntax));
+
+static EXTRAS: AtomicUsize = AtomicUsize::new(0);
+
+/// The loader information BootInfo has no field for: command line, modules by name.
+pub fn boot_extras() -> &'static boot::BootExtras {
+    let p = EXTRAS.load(Ordering::Acquire);
+    // SAFETY: set once in `_boot_entry64` from a 'static reference before anything calls this.
+    unsafe { &*(p as *const boot::BootExtras) }
+}
+
+/// Called by the trampoline in `entry.S` in long mode on the boot stack.
+#[unsafe(no_mangle)]
+extern "C" fn _boot_entry64(protocol: u32, magic: u32, info: u32) -> ! {
+    time::mark_entry();
+    serial::init();
+    match arch::handoff::handoff(protocol, magic, info) {
+        Ok((boot_info, extras)) => {
+            EXTRAS.store(extras as *const _ as usize, Ordering::Release);
+            kernel_main(boot_info)
+        }
+        Err(e) => {
+            println!("boot: cannot use the loader's information: {e}");
+            arch::exit_qemu(arch::QemuExit::Failure)
+        }
+    }
+}
+
+fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
+    let outcome = platform::bring_up(boot_info);
+    let extras = boot_extras();
+    let cmdline = kernel::cmdline::CmdLine::parse(extras.cmdline());
+    if cmdline.flag("test") {
+        let (passed, failed) = ktest::run_all(cmdline.value("ktest").unwrap_or(""));
+        let ok = failed == 0 && passed > 0 && outcome.is_ok();
+        arch::exit_qemu(if ok { arch::QemuExit::Success } else { arch::QemuExit::Failure });
+    }
+    if let Err(e) = outcome {
+        log::error!(target: "kernel", "platform bring-up failed: {e}");
+        arch::exit_qemu(arch::QemuExit::Failure);
+    }
+    log::info!(target: "kernel", "no payload configured; shutting down");
+    arch::exit_qemu(arch::QemuExit::Success)
+}

@@ -1,0 +1,132 @@
+//! x86_64 machine access. All of the kernel's `unsafe` that touches the CPU lives under
+//! `arch/` and `mem/`; each use says why it is sound.
+
+pub mod apic;
+pub mod backtrace;
+pub mod gdt;
+pub mod handoff;
+pub mod idt;
+pub mod ioapic;
+
+use core::arch::asm;
+
+/// Port I/O. The caller names a port that belongs to the device it drives.
+pub mod port {
+    use core::arch::asm;
+    pub fn outb(port: u16, v: u8) {
+        // SAFETY: port writes have no memory effects visible to Rust.
+        unsafe { asm!("out dx, al", in("dx") port, in("al") v, options(nomem, nostack, preserves_flags)) }
+    }
+    pub fn inb(port: u16) -> u8 {
+        let v: u8;
+        // SAFETY: as above.
+        unsafe { asm!("in al, dx", in("dx") port, out("al") v, options(nomem, nostack, preserves_flags)) }
+        v
+    }
+    pub fn outl(port: u16, v: u32) {
+        // SAFETY: as above.
+        unsafe { asm!("out dx, eax", in("dx") port, in("eax") v, options(nomem, nostack, preserves_flags)) }
+    }
+    pub fn inl(port: u16) -> u32 {
+        let v: u32;
+        // SAFETY: as above.
+        unsafe { asm!("in eax, dx", in("dx") port, out("eax") v, options(nomem, nostack, preserves_flags)) }
+        v
+    }
+}
+
+pub fn rdmsr(msr: u32) -> u64 {
+    let (lo, hi): (u32, u32);
+    // SAFETY: callers read architectural MSRs whose presence they checked (CPUID) or that
+    // every x86_64 CPU has.
+    unsafe { asm!("rdmsr", in("ecx") msr, out("eax") lo, out("edx") hi, options(nomem, nostack, preserves_flags)) }
+    (hi as u64) << 32 | lo as u64
+}
+
+/// # Safety
+/// Writing an MSR changes machine state; the caller knows the MSR and the value are right.
+pub unsafe fn wrmsr(msr: u32, value: u64) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!("wrmsr", in("ecx") msr, in("eax") value as u32, in("edx") (value >> 32) as u32, options(nostack, preserves_flags))
+    }
+}
+
+pub fn cpuid(leaf: u32, subleaf: u32) -> core::arch::x86_64::CpuidResult {
+    core::arch::x86_64::__cpuid_count(leaf, subleaf)
+}
+
+pub fn rdtsc() -> u64 {
+    // SAFETY: RDTSC has no side effects.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+pub fn interrupts_enabled() -> bool {
+    let flags: u64;
+    // SAFETY: reads RFLAGS.
+    unsafe { asm!("pushfq", "pop {}", out(reg) flags, options(nomem, preserves_flags)) }
+    flags & (1 << 9) != 0
+}
+
+pub fn enable_interrupts() {
+    // SAFETY: the IDT is loaded before anyone calls this (see main).
+    unsafe { asm!("sti", options(nomem, nostack)) }
+}
+
+pub fn disable_interrupts() {
+    // SAFETY: clearing IF is always sound.
+    unsafe { asm!("cli", options(nomem, nostack)) }
+}
+
+pub fn without_interrupts<R>(f: impl FnOnce() -> R) -> R {
+    let was = interrupts_enabled();
+    if was {
+        disable_interrupts();
+    }
+    let r = f();
+    if was {
+        enable_interrupts();
+    }
+    r
+}
+
+pub fn halt() {
+    // SAFETY: waits for the next interrupt.
+    unsafe { asm!("hlt", options(nomem, nostack, preserves_flags)) }
+}
+
+pub fn read_cr2() -> u64 {
+    let v: u64;
+    // SAFETY: reading CR2 has no side effects.
+    unsafe { asm!("mov {}, cr2", out(reg) v, options(nomem, nostack, preserves_flags)) }
+    v
+}
+
+pub fn read_cr3() -> u64 {
+    let v: u64;
+    // SAFETY: reading CR3 has no side effects.
+    unsafe { asm!("mov {}, cr3", out(reg) v, options(nomem, nostack, preserves_flags)) }
+    v
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QemuExit {
+    /// QEMU exits with (0x10 << 1) | 1 = 33.
+    Success = 0x10,
+    /// QEMU exits with (0x11 << 1) | 1 = 35.
+    Failure = 0x11,
+}
+
+/// Port of QEMU's `isa-debug-exit` device as the harness configures it (`iobase=0xf4`).
+const DEBUG_EXIT_PORT: u16 = 0xf4;
+
+/// Leaves QEMU through isa-debug-exit; on a machine without it (bare metal), halts forever.
+pub fn exit_qemu(code: QemuExit) -> ! {
+    port::outl(DEBUG_EXIT_PORT, code as u32);
+    // Still here: not under QEMU with isa-debug-exit. Reset is not wanted on a server console;
+    // halt so the last words stay on the screen.
+    loop {
+        disable_interrupts();
+        halt();
+    }
+}

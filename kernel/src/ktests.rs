@@ -1,0 +1,3 @@
+//! The in-kernel test cases (run with the `test` command-line word under QEMU).
+
+mod platform;

@@ -1,0 +1,142 @@
+//! Platform tests: memory, paging and PAT, heap growth, exceptions, interrupts, timers.
+
+use crate::arch::{self, apic, idt};
+use crate::mem::paging::{self, CacheType};
+use crate::mem::{frames, heap, PHYS_OFFSET};
+use crate::{kassert, ktest};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+ktest!(frame_allocator_hands_out_distinct_zeroed_frames, || {
+    let before = frames::stats().allocated_frames;
+    let a = frames::alloc().ok_or("no frame")?;
+    let b = frames::alloc().ok_or("no frame")?;
+    kassert!(a != b && a % 4096 == 0 && b % 4096 == 0, "frames {a:#x} {b:#x}");
+    // SAFETY: the frame is ours until freed below; it is mapped at PHYS_OFFSET.
+    let word = unsafe { core::ptr::read_volatile((PHYS_OFFSET + a + 8) as *const u64) };
+    kassert!(word == 0, "frame not zeroed");
+    frames::free(a);
+    frames::free(b);
+    kassert!(frames::stats().allocated_frames == before, "allocation count not restored");
+    let c = frames::alloc().ok_or("no frame")?;
+    kassert!(c == b, "freed frame not reused first ({c:#x} vs {b:#x})");
+    frames::free(c);
+    Ok(())
+});
+
+ktest!(pat_is_programmed_and_mmio_gets_its_cache_type, || {
+    kassert!(paging::pat_msr() == paging::EXPECTED_PAT, "PAT {:#x}", paging::pat_msr());
+    // The HPET/xAPIC page: map it twice with different types and check the PTEs.
+    let uc = paging::map_mmio(0xFEE0_0000, 0x1000, CacheType::Uncached).map_err(|e| alloc::format!("{e}"))?;
+    let wc = paging::map_mmio(0xFEE0_0000, 0x1000, CacheType::WriteCombining).map_err(|e| alloc::format!("{e}"))?;
+    let (p1, t1, _) = paging::translate(uc).ok_or("UC mapping missing")?;
+    let (p2, t2, _) = paging::translate(wc).ok_or("WC mapping missing")?;
+    kassert!(p1 == 0xFEE0_0000 && p2 == 0xFEE0_0000, "wrong physical addresses {p1:#x} {p2:#x}");
+    kassert!(t1 == CacheType::Uncached && t2 == CacheType::WriteCombining, "types {t1:?} {t2:?}");
+    // A 4 MiB mapping uses 2 MiB pages.
+    let big = paging::map_mmio(0xC000_0000, 4 << 20, CacheType::WriteCombining).map_err(|e| alloc::format!("{e}"))?;
+    let (_, _, size) = paging::translate(big).ok_or("large mapping missing")?;
+    kassert!(size == 2 << 20, "large MMIO mapping uses {size:#x} pages");
+    Ok(())
+});
+
+ktest!(all_ram_is_mapped_at_the_offset, || {
+    let info = crate::arch::handoff::layout();
+    let (p, t, _) = paging::translate(PHYS_OFFSET + info.kernel_start).ok_or("kernel not at offset")?;
+    kassert!(p == info.kernel_start && t == CacheType::WriteBack, "kernel maps to {p:#x} {t:?}");
+    Ok(())
+});
+
+ktest!(heap_grows_from_the_frame_allocator, || {
+    let before = heap::stats();
+    let big: Vec<u8> = alloc::vec![0xA5; 24 << 20];
+    let after = heap::stats();
+    kassert!(after.size > before.size, "heap did not grow ({} -> {})", before.size, after.size);
+    kassert!(big.iter().step_by(4096).all(|&b| b == 0xA5), "heap memory lost its contents");
+    drop(big);
+    Ok(())
+});
+
+static BREAKPOINTS: AtomicUsize = AtomicUsize::new(0);
+
+ktest!(breakpoint_exception_returns_with_registers_and_sse_intact, || {
+    idt::set_handler(3, |_| {
+        BREAKPOINTS.fetch_add(1, Ordering::SeqCst);
+    });
+    let x = core::hint::black_box(1.5f64);
+    let before = BREAKPOINTS.load(Ordering::SeqCst);
+    let r: u64;
+    // SAFETY: int3 traps into our handler, which returns; r12 survives per the entry stubs.
+    unsafe { core::arch::asm!("mov r12, 0x1234", "int3", "mov {}, r12", out(reg) r, out("r12") _) };
+    idt::clear_handler(3);
+    kassert!(BREAKPOINTS.load(Ordering::SeqCst) == before + 1, "handler not called");
+    kassert!(r == 0x1234, "r12 clobbered: {r:#x}");
+    kassert!(core::hint::black_box(x) * 2.0 == 3.0, "SSE state lost");
+    Ok(())
+});
+
+static IPIS: AtomicUsize = AtomicUsize::new(0);
+
+ktest!(self_ipi_reaches_its_vector_through_the_local_apic, || {
+    let v = apic::alloc_vectors(1).map_err(|_| "no vector")?;
+    idt::set_handler(v, |_| {
+        IPIS.fetch_add(1, Ordering::SeqCst);
+    });
+    for _ in 0..3 {
+        apic::self_ipi(v);
+    }
+    let d = crate::time::Deadline::after_ms(1000);
+    while IPIS.load(Ordering::SeqCst) < 3 && !d.expired() {
+        arch::halt();
+    }
+    idt::clear_handler(v);
+    apic::free_vectors(v, 1);
+    kassert!(IPIS.load(Ordering::SeqCst) == 3, "timed out waiting for 3 self-IPIs, got {}", IPIS.load(Ordering::SeqCst));
+    Ok(())
+});
+
+static TICKS: AtomicUsize = AtomicUsize::new(0);
+
+ktest!(local_apic_timer_ticks_periodically, || {
+    let v = apic::alloc_vectors(1).map_err(|_| "no vector")?;
+    idt::set_handler(v, |_| {
+        TICKS.fetch_add(1, Ordering::SeqCst);
+    });
+    apic::timer_start(v, 100_000, true);
+    let d = crate::time::Deadline::after_ms(2000);
+    while TICKS.load(Ordering::SeqCst) < 5 && !d.expired() {
+        arch::halt();
+    }
+    apic::timer_stop();
+    idt::clear_handler(v);
+    apic::free_vectors(v, 1);
+    kassert!(TICKS.load(Ordering::SeqCst) >= 5, "timed out waiting for 5 timer ticks, got {}", TICKS.load(Ordering::SeqCst));
+    Ok(())
+});
+
+ktest!(msi_vectors_are_aligned_blocks, || {
+    let a = apic::alloc_vectors(4).map_err(|_| "no vectors")?;
+    let b = apic::alloc_vectors(8).map_err(|_| "no vectors")?;
+    kassert!(a % 4 == 0 && b % 8 == 0, "unaligned blocks {a:#x} {b:#x}");
+    kassert!(b >= a + 4 || b + 8 <= a, "blocks overlap");
+    kassert!(apic::alloc_vectors(3).is_err(), "a non-power-of-two block was granted");
+    let (addr, data) = apic::msi_message(a, apic::id());
+    kassert!(addr & 0xFFF0_0000 == 0xFEE0_0000 && data == a as u32, "message {addr:#x}/{data:#x}");
+    apic::free_vectors(a, 4);
+    apic::free_vectors(b, 8);
+    Ok(())
+});
+
+ktest!(clock_is_calibrated_and_monotonic, || {
+    kassert!(crate::time::source().is_some(), "TSC never calibrated");
+    let a = crate::time::nanos_since_entry();
+    crate::time::sleep_ms(5);
+    let b = crate::time::nanos_since_entry();
+    kassert!(b > a, "clock went backwards");
+    if let Some(h0) = crate::time::hpet_nanos() {
+        crate::time::sleep_ms(5);
+        let h1 = crate::time::hpet_nanos().unwrap_or(0);
+        kassert!(h1 > h0, "HPET counter not running");
+    }
+    Ok(())
+});

@@ -1,0 +1,11 @@
+//! Physical frames, page tables, the MMIO mapping API and the heap.
+
+pub mod frames;
+pub mod heap;
+pub mod paging;
+
+/// Where all RAM is mapped (PML4 slot 256, the start of the upper half).
+pub const PHYS_OFFSET: u64 = 0xffff_8000_0000_0000;
+
+pub const PAGE_SIZE: u64 = 4096;
+pub const LARGE_PAGE_SIZE: u64 = 2 * 1024 * 1024;

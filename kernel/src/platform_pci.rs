@@ -1,0 +1,161 @@
+//! PCI in the kernel: configuration access by ECAM (the MCFG windows, mapped uncached) or by
+//! the legacy ports 0xCF8/0xCFC (PCI Local Bus spec 3.0, section 3.2.2.3.2: CONFIG_ADDRESS =
+//! enable bit 31 | bus 23:16 | device 15:11 | function 10:8 | register 7:2), the scan of every
+//! root range, and the one-line-per-function log that scripts compare with QEMU and lspci.
+
+use crate::arch::port;
+use crate::mem::paging::{self, CacheType};
+use alloc::vec::Vec;
+use kernel::pci::{self, ConfigAccess, PciAddress, PciFunction, RootRange};
+use spin::{Mutex, Once};
+
+const CONFIG_ADDRESS: u16 = 0xCF8;
+const CONFIG_DATA: u16 = 0xCFC;
+
+/// Ports 0xCF8/0xCFC: 256 bytes per function, segment 0 only.
+pub struct PortAccess {
+    lock: Mutex<()>,
+}
+
+impl ConfigAccess for PortAccess {
+    fn read32(&self, a: PciAddress, offset: u16) -> u32 {
+        if a.segment() != 0 || offset >= 256 {
+            return 0xFFFF_FFFF;
+        }
+        let _g = self.lock.lock();
+        port::outl(CONFIG_ADDRESS, port_address(a, offset));
+        port::inl(CONFIG_DATA)
+    }
+    fn write32(&self, a: PciAddress, offset: u16, value: u32) {
+        if a.segment() != 0 || offset >= 256 {
+            return;
+        }
+        let _g = self.lock.lock();
+        port::outl(CONFIG_ADDRESS, port_address(a, offset));
+        port::outl(CONFIG_DATA, value);
+    }
+    fn extended_space(&self, _a: PciAddress) -> bool {
+        false
+    }
+}
+
+fn port_address(a: PciAddress, offset: u16) -> u32 {
+    1 << 31 | (a.bus() as u32) << 16 | (a.device() as u32) << 11 | (a.function() as u32) << 8 | (offset as u32 & 0xFC)
+}
+
+/// ECAM (PCI Firmware spec 3.2, section 4.1.2 / PCIe base spec 7.2.2): function config space at
+/// base + (bus - bus_start) << 20 | device << 15 | function << 12, 4 KiB each.
+pub struct EcamAccess {
+    windows: Vec<(RootRange, u64)>,
+}
+
+impl EcamAccess {
+    fn locate(&self, a: PciAddress, offset: u16) -> Option<*mut u32> {
+        if offset >= 4096 {
+            return None;
+        }
+        let (range, virt) = self.windows.iter().find(|(r, _)| r.contains(a.segment(), a.bus()))?;
+        let off = ((a.bus() - range.bus_start) as u64) << 20 | (a.device() as u64) << 15 | (a.function() as u64) << 12 | (offset as u64 & 0xFFC);
+        Some((virt + off) as *mut u32)
+    }
+}
+
+impl ConfigAccess for EcamAccess {
+    fn read32(&self, a: PciAddress, offset: u16) -> u32 {
+        match self.locate(a, offset) {
+            // SAFETY: the window is mapped UC for its whole bus range (see `scan`).
+            Some(p) => unsafe { core::ptr::read_volatile(p) },
+            None => 0xFFFF_FFFF,
+        }
+    }
+    fn write32(&self, a: PciAddress, offset: u16, value: u32) {
+        if let Some(p) = self.locate(a, offset) {
+            // SAFETY: as in read32.
+            unsafe { core::ptr::write_volatile(p, value) }
+        }
+    }
+    fn extended_space(&self, a: PciAddress) -> bool {
+        self.locate(a, 0).is_some()
+    }
+}
+
+pub enum Access {
+    Ecam(EcamAccess),
+    Ports(PortAccess),
+}
+
+impl Access {
+    pub fn get(&self) -> &dyn ConfigAccess {
+        match self {
+            Access::Ecam(e) => e,
+            Access::Ports(p) => p,
+        }
+    }
+}
+
+static ACCESS: Once<Access> = Once::new();
+static FUNCTIONS: Once<Vec<PciFunction>> = Once::new();
+
+pub fn access() -> Option<&'static dyn ConfigAccess> {
+    ACCESS.get().map(|a| a.get())
+}
+
+pub fn functions() -> &'static [PciFunction] {
+    FUNCTIONS.get().map(|v| v.as_slice()).unwrap_or(&[])
+}
+
+fn make_access(d: &crate::platform_acpi::Discovered) -> (Access, Vec<RootRange>) {
+    let mut windows = Vec::new();
+    for s in d.mcfg() {
+        let range = RootRange::new(s.segment, s.bus_start, s.bus_end);
+        // The MCFG base is the address of bus 0; the window starts at bus_start.
+        let base = s.base_address + ((s.bus_start as u64) << 20);
+        let len = ((s.bus_end as u64 - s.bus_start as u64) + 1) << 20;
+        match paging::map_mmio(base, len, CacheType::Uncached) {
+            Ok(virt) => windows.push((range, virt)),
+            Err(e) => log::warn!(target: "pci", "cannot map ECAM window {base:#x}+{len:#x}: {e}; skipping segment {}", s.segment),
+        }
+    }
+    if windows.is_empty() {
+        log::info!(target: "pci", "configuration access: ports 0xCF8/0xCFC");
+        (Access::Ports(PortAccess { lock: Mutex::new(()) }), alloc::vec![RootRange::legacy_ports()])
+    } else {
+        let roots = windows.iter().map(|(r, _)| *r).collect();
+        log::info!(target: "pci", "configuration access: ECAM, {} window(s)", windows.len());
+        (Access::Ecam(EcamAccess { windows }), roots)
+    }
+}
+
+pub fn scan(d: &crate::platform_acpi::Discovered, handshake: bool) {
+    let (access, roots) = make_access(d);
+    let access = ACCESS.call_once(|| access);
+    let functions = pci::enumerate(access.get(), &roots);
+    for f in &functions {
+        for (i, line) in pci::describe(f).iter().enumerate() {
+            if i == 0 {
+                log::info!(target: "pci", "{line}");
+            } else {
+                log::info!(target: "pci", "{line}");
+            }
+        }
+    }
+    let n = functions.len();
+    FUNCTIONS.call_once(|| functions);
+    if handshake {
+        log::info!(target: "pci", "pci: scan complete, {n} functions; waiting for host");
+        let deadline = crate::time::Deadline::after_ms(60_000);
+        loop {
+            if crate::serial::try_read().is_some() {
+                log::info!(target: "pci", "host acknowledged the scan");
+                break;
+            }
+            if deadline.expired() {
+                log::warn!(target: "pci", "timed out after 60 s waiting for the host's acknowledgement of the PCI scan");
+                break;
+            }
+            core::hint::spin_loop();
+        }
+    } else {
+        log::info!(target: "pci", "scan complete, {n} functions");
+    }
+}
