@@ -51,6 +51,16 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     let outcome = platform::bring_up(boot_info);
     let extras = boot_extras();
     let cmdline = kernel::cmdline::CmdLine::parse(extras.cmdline());
+    // Deliberate faults, for the harness to check the exception report end to end.
+    match cmdline.value("fault") {
+        Some("pagefault") => {
+            // SAFETY: none: this is meant to fault, and the report ends the run.
+            let v = unsafe { core::ptr::read_volatile(0xffff_9000_0bad_f000 as *const u64) };
+            log::error!(target: "kernel", "read of an unmapped address returned {v:#x}");
+        }
+        Some("panic") => panic!("panic requested on the command line"),
+        _ => {}
+    }
     if cmdline.flag("test") {
         let (passed, failed) = ktest::run_all(cmdline.value("ktest").unwrap_or(""));
         let ok = failed == 0 && passed > 0 && outcome.is_ok();

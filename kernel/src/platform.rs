@@ -62,6 +62,10 @@ pub fn bring_up(boot_info: &'static mut BootInfo) -> Result<(), PlatformError> {
     log::info!(target: "mem", "paging on (RAM at {:#x}, PAT {:#018x}), heap ready", crate::mem::PHYS_OFFSET, paging::pat_msr());
 
     // ACPI tables, then time and interrupts from what they say.
+    if let Some(fb) = boot_info.framebuffer.as_ref() {
+        let i = fb.info();
+        log::info!(target: "boot", "framebuffer {}x{} {:?}, {} bytes per pixel, stride {}", i.width, i.height, i.pixel_format, i.bytes_per_pixel, i.stride);
+    }
     let tables = crate::platform_acpi::discover(boot_info);
     crate::platform_acpi::bring_up_time(&tables);
     let mode = apic::init(tables.local_apic_address(), !cmdline.flag("nox2apic")).map_err(PlatformError::Apic)?;
@@ -71,6 +75,7 @@ pub fn bring_up(boot_info: &'static mut BootInfo) -> Result<(), PlatformError> {
 
     // PCI: every function on every root bus.
     crate::platform_pci::scan(&tables, cmdline.flag("pci-handshake"));
+    crate::platform_acpi::keep(tables);
 
     log::info!(target: "kernel", "platform ready in {} ms", crate::time::millis_since_entry());
     Ok(())

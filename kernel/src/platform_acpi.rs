@@ -98,9 +98,6 @@ pub fn discover(boot_info: &BootInfo) -> Discovered {
             }
             None => log::warn!(target: "acpi", "no usable MADT: running on the boot CPU only"),
         }
-        if t.mcfg.is_empty() {
-            log::warn!(target: "acpi", "no MCFG: PCI configuration through ports 0xCF8/0xCFC");
-        }
         for s in &t.mcfg {
             log::info!(target: "acpi", "MCFG: segment {} buses {:#04x}..{:#04x} at {:#x}", s.segment, s.bus_start, s.bus_end, s.base_address);
         }
@@ -110,6 +107,17 @@ pub fn discover(boot_info: &BootInfo) -> Discovered {
         }
     }
     Discovered { tables }
+}
+
+static DISCOVERED: spin::Once<Discovered> = spin::Once::new();
+
+/// Keeps what ACPI said for later users (drivers, tests).
+pub fn keep(d: Discovered) {
+    DISCOVERED.call_once(|| d);
+}
+
+pub fn discovered() -> Option<&'static Discovered> {
+    DISCOVERED.get()
 }
 
 pub fn bring_up_time(d: &Discovered) {

@@ -271,3 +271,9 @@ fn fatal_exception(frame: &TrapFrame) -> ! {
     super::backtrace::print(frame.rip, frame.rbp);
     super::exit_qemu(super::QemuExit::Failure)
 }
+
+/// The IST index the gate for `vector` names (for tests).
+pub fn gate_ist(vector: u8) -> u8 {
+    // SAFETY: reads one byte of a gate written once in `init`.
+    unsafe { (*core::ptr::addr_of!(IDT)).0[vector as usize].ist }
+}

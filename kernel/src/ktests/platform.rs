@@ -140,3 +140,57 @@ ktest!(clock_is_calibrated_and_monotonic, || {
     }
     Ok(())
 });
+
+static PIT_IRQS: AtomicUsize = AtomicUsize::new(0);
+
+ktest!(pit_irq0_arrives_through_the_io_apic_with_madt_overrides, || {
+    let d = crate::platform_acpi::discovered().ok_or("no ACPI information kept")?;
+    if d.madt().is_none() {
+        return Err("no MADT: cannot route through the I/O APIC".into());
+    }
+    let (gsi, _, _) = crate::platform_acpi::isa_irq_route(d, 0);
+    let vector = crate::platform_acpi::route_isa_irq(d, 0).ok_or("cannot route ISA IRQ 0")?;
+    idt::set_handler(vector, |_| {
+        PIT_IRQS.fetch_add(1, Ordering::SeqCst);
+    });
+    // PIT channel 0, lobyte/hibyte, mode 2 (rate generator), ~1 kHz (Intel 8254 datasheet).
+    let divisor: u16 = 1193;
+    arch::port::outb(0x43, 0b0011_0100);
+    arch::port::outb(0x40, divisor as u8);
+    arch::port::outb(0x40, (divisor >> 8) as u8);
+    let d2 = crate::time::Deadline::after_ms(2000);
+    while PIT_IRQS.load(Ordering::SeqCst) < 10 && !d2.expired() {
+        arch::halt();
+    }
+    let _ = crate::arch::ioapic::mask(gsi);
+    idt::clear_handler(vector);
+    apic::free_vectors(vector, 1);
+    let n = PIT_IRQS.load(Ordering::SeqCst);
+    kassert!(n >= 10, "timed out waiting for 10 PIT interrupts on GSI {gsi}, got {n}");
+    Ok(())
+});
+
+static FAULT_ADDR: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+ktest!(page_fault_reports_cr2_and_a_handler_can_recover, || {
+    idt::set_handler(14, |frame| {
+        FAULT_ADDR.store(arch::read_cr2(), Ordering::SeqCst);
+        // Skip the faulting `mov rax, [rcx]` (3 bytes: 48 8b 01).
+        frame.rip += 3;
+    });
+    let unmapped: u64 = 0xffff_9000_dead_0000;
+    // SAFETY: the load faults; the handler above skips it.
+    unsafe { core::arch::asm!("mov rax, [rcx]", in("rcx") unmapped, out("rax") _) };
+    idt::clear_handler(14);
+    let cr2 = FAULT_ADDR.load(Ordering::SeqCst);
+    kassert!(cr2 == unmapped, "CR2 {cr2:#x}, expected {unmapped:#x}");
+    Ok(())
+});
+
+ktest!(every_vector_has_an_ist_stack, || {
+    for v in 0..=255u8 {
+        let ist = crate::arch::idt::gate_ist(v);
+        kassert!((1..=7).contains(&ist), "vector {v} has IST {ist}");
+    }
+    Ok(())
+});
