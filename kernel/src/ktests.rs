@@ -1,3 +1,4 @@
 //! The in-kernel test cases (run with the `test` command-line word under QEMU).
 
 mod platform;
+mod pci;
