@@ -1,1 +1,460 @@
-fn main() {}
+//! `cargo xtask`: builds the kernel, makes boot images, runs QEMU, and runs the QEMU suite.
+//! CI calls the same commands a person does (`.ci/run` is `cargo xtask test`).
+
+mod args;
+mod bench;
+mod deps;
+mod iso;
+mod kernel;
+mod klog;
+mod pci;
+mod qemu;
+mod qmp;
+mod suite;
+mod util;
+
+use std::process::{ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use args::Args;
+use qemu::{Boot, Machine, QemuProcess, Serial, UefiFirmware, Vm};
+use util::{cargo, display_path, error, logs_dir, run_status, workspace_root, Result};
+
+const USAGE: &str = "\
+cargo xtask <command> [options]
+
+Commands:
+  build         cargo build -p kernel --release; prints the ELF's path (target/release/kernel)
+  iso           make the GRUB ISO (BIOS + UEFI, Multiboot2)
+                  --append WORDS   kernel command line      --module PATH[=NAME] (repeatable)
+                  -o PATH          output (default target/xtask/kernel.iso)
+                  --kernel PATH    use this ELF instead of building   --no-build
+  run           boot once with the serial port on this terminal (see `cargo xtask run --help`)
+  test          THE test command: host tools (scripts/install-deps.sh), real test data
+                (scripts/fetch-real-data.sh if present), cargo test --workspace, then the QEMU suite;
+                takes the qemu-suite options
+  qemu-suite    only the QEMU suite
+                  --only NAME      cases whose name contains NAME (repeatable); --list shows them
+                  --no-pci-check   boot without `pci-handshake` and skip the QMP PCI comparison
+                  --timeout SECS   per case (default 120 PVH, 180 GRUB/BIOS, 300 GRUB/UEFI)
+                  --append WORDS   extra kernel command line words
+                  --kernel PATH    use this ELF instead of building   --no-build
+  bench-boot    time QEMU start to exit on the PVH path
+                  --runs N (5)  --machine q35|pc  --append WORDS (default: test)  --mem SIZE  --cpus N
+                  --timeout SECS (120)  --kernel PATH  --no-build  -- extra QEMU args
+  selftest      check xtask itself: the suite on a fake kernel (xtask/fake-kernel), and that a
+                failing kernel is caught
+";
+
+const RUN_USAGE: &str = "\
+cargo xtask run [options] [-- extra QEMU args]      (also ./run-qemu.sh, which installs host tools)
+
+Builds the kernel and boots it once in QEMU with COM1 on this terminal (and copied to
+target/qemu-logs/run.log). The QEMU monitor shares the terminal: Ctrl-A c switches to it and back,
+Ctrl-A x quits QEMU. Exits when the kernel exits through isa-debug-exit: 0 if the kernel reported
+success (QEMU exit 33), 1 otherwise (kernel failure, reset or triple fault, Ctrl-A x), 124 on
+--timeout.
+
+Boot path (default: PVH, QEMU -kernel, on q35):
+  --iso               GRUB from an ISO under SeaBIOS (Multiboot2)
+  --uefi              GRUB from an ISO under OVMF (UEFI, Multiboot2)
+  --machine q35|pc    chipset (default q35)
+Machine:
+  --mem SIZE          memory, QEMU syntax (default 512M)
+  --cpus N            CPUs (default 1)
+  --cpu MODEL         QEMU -cpu model (default: QEMU's; `host` with KVM)
+  --kvm               use KVM instead of TCG (needs /dev/kvm)
+Kernel:
+  --gpu SPEC          kernel `gpu=SPEC` (e.g. none, model:gh100, model:gh100,ga102)
+  --append WORDS      more kernel command line words (repeatable)
+  --test              add `test`: run the in-kernel tests, then exit
+  --module PATH[=NAME]  boot module (GRUB: module2, repeatable; PVH: one, as -initrd)
+  --kernel PATH       boot this ELF instead of building; --no-build boots target/release/kernel as is
+Other:
+  --timeout SECS      kill QEMU after SECS (default: none)
+  --dry-run           print the QEMU command line and exit
+
+Real GPUs (cannot be tried without one; not exercised by the test suite):
+  --vfio BDF          pass the host PCI function BDF (e.g. 0000:41:00.0) to the guest with
+                      `-enable-kvm -cpu host -device vfio-pci,host=BDF`; repeat for several GPUs
+                      (and their NVLink peers). On the host beforehand:
+                        - IOMMU on (intel_iommu=on or amd_iommu=on; iommu=pt), /dev/kvm usable;
+                        - the GPU (and every function in its IOMMU group, e.g. its audio function)
+                          bound to vfio-pci, e.g. `driverctl set-override 0000:41:00.0 vfio-pci`
+                          or `echo 10de DEVID > /sys/bus/pci/drivers/vfio-pci/new_id`;
+                        - run as root or with access to /dev/vfio/*, and a memlock limit above --mem.
+                      GPUs with large BARs (A100/H100 BAR1 of 64-128 GiB) may need a larger 64-bit
+                      PCI window than q35's default:
+                        -- -global q35-pcihost.pci-hole64-size=2048G
+";
+
+fn main() -> ExitCode {
+    let mut words = std::env::args().skip(1);
+    let command = words.next().unwrap_or_default();
+    let args = Args::new(words);
+    let result = match command.as_str() {
+        "build" => cmd_build(args).map(|()| ExitCode::SUCCESS),
+        "iso" => cmd_iso(args).map(|()| ExitCode::SUCCESS),
+        "run" => cmd_run(args),
+        "test" => cmd_test(args).map(|()| ExitCode::SUCCESS),
+        "qemu-suite" => cmd_qemu_suite(args).map(|()| ExitCode::SUCCESS),
+        "bench-boot" => cmd_bench_boot(args).map(|()| ExitCode::SUCCESS),
+        "selftest" => cmd_selftest(args).map(|()| ExitCode::SUCCESS),
+        "" | "help" | "-h" | "--help" => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => Err(error(format!("unknown command '{other}'\n\n{USAGE}"))),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn wants_help(args: &mut Args) -> bool {
+    args.flag("--help") | args.flag("-h")
+}
+
+fn cmd_build(mut args: Args) -> Result<()> {
+    if wants_help(&mut args) {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    args.finish()?;
+    let elf = kernel::build()?;
+    println!("{}", elf.display());
+    Ok(())
+}
+
+fn cmd_iso(mut args: Args) -> Result<()> {
+    if wants_help(&mut args) {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let append = args.values("--append")?.join(" ");
+    let modules = args
+        .values("--module")?
+        .iter()
+        .map(|m| iso::Module::parse(m))
+        .collect::<Result<Vec<_>>>()?;
+    let out = args.value("-o")?;
+    let kernel_path = args.value("--kernel")?;
+    let no_build = args.flag("--no-build");
+    args.finish()?;
+    let elf = kernel::resolve(kernel_path, no_build)?;
+    let out = match out {
+        Some(path) => std::path::PathBuf::from(path),
+        None => iso::default_path("kernel")?,
+    };
+    iso::build(&elf, &append, &modules, &out)?;
+    println!("{}", out.display());
+    Ok(())
+}
+
+fn cmd_run(mut args: Args) -> Result<ExitCode> {
+    if wants_help(&mut args) {
+        print!("{RUN_USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let use_iso = args.flag("--iso");
+    let uefi = args.flag("--uefi");
+    let machine = match args.value("--machine")? {
+        Some(name) => Machine::parse(&name)?,
+        None => Machine::Q35,
+    };
+    let memory = args.value("--mem")?.unwrap_or_else(|| "512M".into());
+    let cpus = args.number::<u32>("--cpus")?.unwrap_or(1);
+    let cpu = args.value("--cpu")?;
+    let kvm = args.flag("--kvm");
+    let gpu = args.value("--gpu")?;
+    let append = args.values("--append")?;
+    let test = args.flag("--test");
+    let modules = args
+        .values("--module")?
+        .iter()
+        .map(|m| iso::Module::parse(m))
+        .collect::<Result<Vec<_>>>()?;
+    let vfio = args
+        .values("--vfio")?
+        .iter()
+        .map(|b| qemu::normalize_bdf(b))
+        .collect::<Result<Vec<_>>>()?;
+    let timeout = args.number::<u64>("--timeout")?.map(Duration::from_secs);
+    let kernel_path = args.value("--kernel")?;
+    let no_build = args.flag("--no-build");
+    let dry_run = args.flag("--dry-run");
+    let extra = args.finish()?;
+
+    let mut words: Vec<String> = Vec::new();
+    if test {
+        words.push("test".into());
+    }
+    if let Some(gpu) = gpu {
+        words.push(format!("gpu={gpu}"));
+    }
+    words.extend(
+        append
+            .iter()
+            .flat_map(|a| a.split_whitespace().map(str::to_string)),
+    );
+    let cmdline = words.join(" ");
+
+    let elf = if dry_run && kernel_path.is_none() {
+        util::target_dir().join("release").join("kernel")
+    } else {
+        kernel::resolve(kernel_path, no_build)?
+    };
+    let logs = logs_dir()?;
+    let boot = if use_iso || uefi {
+        let image = iso::default_path("run")?;
+        if !dry_run {
+            iso::build(&elf, &cmdline, &modules, &image)?;
+        }
+        if uefi {
+            Boot::IsoUefi {
+                iso: image,
+                firmware: UefiFirmware::prepare(&logs.join("run.ovmf-vars.fd"))?,
+            }
+        } else {
+            Boot::IsoBios { iso: image }
+        }
+    } else {
+        if modules.len() > 1 {
+            return Err(error(
+                "PVH boots take one module (as -initrd); use --iso or --uefi for several",
+            ));
+        }
+        Boot::Pvh {
+            kernel: elf,
+            cmdline,
+            initrd: modules.first().map(|m| m.path.clone()),
+        }
+    };
+
+    let log = logs.join("run.log");
+    let mut vm = Vm::new(machine, boot, Serial::Terminal { log: log.clone() });
+    vm.memory = memory;
+    vm.cpus = cpus;
+    vm.cpu = cpu;
+    vm.kvm = kvm;
+    vm.vfio = vfio;
+    vm.extra = extra;
+    let mut cmd = vm.command();
+    if dry_run {
+        println!("{}", util::command_line(&cmd));
+        return Ok(ExitCode::SUCCESS);
+    }
+    qemu::check_installed()?;
+    qemu::preflight_passthrough(&vm)?;
+    cmd.stdin(Stdio::inherit())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit());
+    eprintln!("xtask: {}", util::command_line(&cmd));
+    eprintln!(
+        "xtask: serial on this terminal and in {}; Ctrl-A x quits QEMU",
+        display_path(&log)
+    );
+    let mut qemu = QemuProcess::spawn(cmd)?;
+    let status = qemu.wait_until(timeout.map(|t| Instant::now() + t))?;
+    drop(qemu);
+    match status {
+        None => {
+            eprintln!(
+                "\nxtask: timed out after {} s; QEMU stopped",
+                timeout.unwrap_or_default().as_secs()
+            );
+            Ok(ExitCode::from(124))
+        }
+        Some(status) => match klog::describe_exit(status.code()) {
+            Ok(()) => {
+                eprintln!("\nxtask: the kernel reported success (QEMU exit 33)");
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(why) => {
+                eprintln!("\nxtask: {why}");
+                Ok(ExitCode::FAILURE)
+            }
+        },
+    }
+}
+
+/// The suite's options; the kernel is resolved (maybe built) later, once earlier steps ran.
+/// Returns None when `--list` asked only for the case names (printed here).
+fn suite_options(args: &mut Args) -> Result<Option<(suite::Options, bool)>> {
+    let only = args.values("--only")?;
+    let pci_check = !args.flag("--no-pci-check");
+    let timeout = args.number::<u64>("--timeout")?.map(Duration::from_secs);
+    let append = args.values("--append")?.join(" ");
+    let kernel_path = args.value("--kernel")?;
+    let no_build = args.flag("--no-build");
+    if args.flag("--list") {
+        for case in suite::all_cases() {
+            println!("{}", case.name);
+        }
+        return Ok(None);
+    }
+    let opts = suite::Options {
+        kernel: kernel_path.map(Into::into).unwrap_or_default(),
+        append,
+        pci_check,
+        timeout,
+        only,
+        log_prefix: String::new(),
+    };
+    Ok(Some((opts, no_build)))
+}
+
+fn resolve_suite_kernel(opts: &mut suite::Options, no_build: bool) -> Result<()> {
+    let explicit =
+        (!opts.kernel.as_os_str().is_empty()).then(|| opts.kernel.to_string_lossy().into_owned());
+    opts.kernel = kernel::resolve(explicit, no_build)?;
+    Ok(())
+}
+
+fn cmd_qemu_suite(mut args: Args) -> Result<()> {
+    if wants_help(&mut args) {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let Some((mut opts, no_build)) = suite_options(&mut args)? else {
+        return Ok(());
+    };
+    args.finish()?;
+    resolve_suite_kernel(&mut opts, no_build)?;
+    suite::run(&opts)
+}
+
+fn cmd_test(mut args: Args) -> Result<()> {
+    if wants_help(&mut args) {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let Some((mut opts, no_build)) = suite_options(&mut args)? else {
+        return Ok(());
+    };
+    args.finish()?;
+
+    println!("== host tools");
+    deps::ensure(&[])?;
+    let fetch = workspace_root().join("scripts").join("fetch-real-data.sh");
+    if fetch.is_file() {
+        println!("== real test data");
+        run_status(
+            std::process::Command::new("bash")
+                .arg(&fetch)
+                .current_dir(workspace_root()),
+        )?;
+    }
+    println!("== cargo test --workspace");
+    run_status(cargo().args(["test", "--workspace"]))?;
+    println!("== QEMU suite");
+    resolve_suite_kernel(&mut opts, no_build)?;
+    suite::run(&opts)
+}
+
+fn cmd_bench_boot(mut args: Args) -> Result<()> {
+    if wants_help(&mut args) {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let runs = args.number::<usize>("--runs")?.unwrap_or(5);
+    let machine = match args.value("--machine")? {
+        Some(name) => Machine::parse(&name)?,
+        None => Machine::Q35,
+    };
+    let append = args.values("--append")?;
+    let memory = args.value("--mem")?.unwrap_or_else(|| "512M".into());
+    let cpus = args.number::<u32>("--cpus")?.unwrap_or(1);
+    let timeout = Duration::from_secs(args.number::<u64>("--timeout")?.unwrap_or(120));
+    let kernel_path = args.value("--kernel")?;
+    let no_build = args.flag("--no-build");
+    let extra = args.finish()?;
+    let cmdline = if append.is_empty() {
+        "test".to_string()
+    } else {
+        append.join(" ")
+    };
+    let kernel = kernel::resolve(kernel_path, no_build)?;
+    bench::run(&bench::Options {
+        kernel,
+        runs,
+        machine,
+        cmdline,
+        memory,
+        cpus,
+        timeout,
+        extra,
+    })
+}
+
+/// Checks the harness itself on the fake kernel: every suite case must pass, and a kernel that
+/// reports a failing test must fail its case.
+fn cmd_selftest(mut args: Args) -> Result<()> {
+    if wants_help(&mut args) {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let only = args.values("--only")?;
+    args.finish()?;
+    let fake = kernel::build_fake()?;
+    let opts = suite::Options {
+        kernel: fake.clone(),
+        append: String::new(),
+        pci_check: true,
+        timeout: None,
+        only,
+        log_prefix: "selftest-".into(),
+    };
+    suite::run(&opts)?;
+
+    println!("selftest: a kernel that reports a failed test must fail its case");
+    let failing_one = suite::Options {
+        append: "fake-fail".into(),
+        only: vec!["pvh-pc".into()],
+        log_prefix: "selftest-fail-".into(),
+        ..opts
+    };
+    match suite::run(&failing_one) {
+        Err(_) => println!("selftest: ok, the failure was caught"),
+        Ok(()) => {
+            return Err(error(
+                "selftest: the suite passed a kernel that reported a failed test",
+            ))
+        }
+    }
+
+    println!(
+        "selftest: a kernel that reports a PCI function QEMU does not have must fail its case"
+    );
+    let phantom_pci = suite::Options {
+        append: "fake-pci-extra".into(),
+        only: vec!["pvh-q35-root-port".into()],
+        log_prefix: "selftest-fail-".into(),
+        ..failing_one
+    };
+    match suite::run(&phantom_pci) {
+        Err(_) => println!("selftest: ok, the mismatch was caught"),
+        Ok(()) => {
+            return Err(error(
+                "selftest: the suite passed a kernel with a phantom PCI function",
+            ))
+        }
+    }
+
+    bench::run(&bench::Options {
+        kernel: fake,
+        runs: 3,
+        machine: Machine::Q35,
+        cmdline: "test".into(),
+        memory: "512M".into(),
+        cpus: 1,
+        timeout: Duration::from_secs(60),
+        extra: vec![],
+    })?;
+    println!("selftest: passed");
+    Ok(())
+}

@@ -1,0 +1,390 @@
+/*
+ * A fake kernel that speaks the kernel's serial contract, for testing cargo xtask's QEMU plumbing
+ * without the real kernel: `cargo xtask selftest` boots it on every suite case.
+ *
+ * It boots by PVH (QEMU -kernel; Xen's hvm_start_info in EBX) and by Multiboot2 (GRUB, BIOS or
+ * UEFI; the boot information in EBX), both entered in 32-bit protected mode with paging off. It
+ * then:
+ *   - enumerates PCI by brute force through the 0xCF8/0xCFC configuration ports (every bus, device
+ *     and function), printing one `pci 0000:BB:DD.F [VVVV:DDDD] class CCCCCC` line per function;
+ *   - prints `pci: scan complete, N functions` and, if the command line holds `pci-handshake`,
+ *     `; waiting for host`, then waits (without limit: the host harness has the timeout) for one
+ *     byte on COM1;
+ *   - prints `platform ready in 1 ms` and two in-kernel test lines in the ktest format;
+ *   - exits through isa-debug-exit (port 0xf4): 0x10 (pass) or, with `fake-fail` on the command
+ *     line, a failing test line and 0x11.
+ * With `fake-pci-extra` on the command line it also reports a PCI function that does not exist,
+ * which the harness's PCI cross-check must catch.
+ *
+ * Written in assembly so that it needs nothing but the C toolchain the kernel build already uses.
+ */
+    .intel_syntax noprefix
+
+    .set COM1, 0x3f8
+    .set PCI_ADDR, 0xcf8
+    .set PCI_DATA, 0xcfc
+    .set DEBUG_EXIT, 0xf4
+    .set MB2_MAGIC, 0xe85250d6
+    .set MB2_BOOT_MAGIC, 0x36d76289
+    .set PVH_MAGIC, 0x336ec578
+
+/* Multiboot2 header: i386 architecture, no tags but the end tag. */
+    .section .multiboot2_header, "a"
+    .balign 8
+mb2_header:
+    .long MB2_MAGIC
+    .long 0
+    .long mb2_header_end - mb2_header
+    .long -(MB2_MAGIC + (mb2_header_end - mb2_header))
+    .balign 8
+    .short 0
+    .short 0
+    .long 8
+mb2_header_end:
+
+/* PVH entry note: XEN_ELFNOTE_PHYS32_ENTRY (18), name "Xen", an 8-byte descriptor. */
+    .section .note.Xen, "a", @note
+    .balign 4
+    .long 4
+    .long 8
+    .long 18
+    .asciz "Xen"
+    .balign 4
+    .quad _start_pvh
+
+    .code32
+    .text
+
+    .global _start_mb2
+_start_mb2:
+    mov esp, offset stack_top
+    mov dword ptr [cmdline], offset empty
+    cmp eax, MB2_BOOT_MAGIC
+    jne main
+    /* Boot information: total size, reserved, then 8-byte aligned tags (type, size, ...). */
+    lea esi, [ebx + 8]
+1:  mov eax, [esi]
+    test eax, eax
+    jz main
+    cmp eax, 1
+    je 2f
+    mov eax, [esi + 4]
+    add eax, 7
+    and eax, ~7
+    add esi, eax
+    jmp 1b
+2:  lea eax, [esi + 8]
+    mov [cmdline], eax
+    jmp main
+
+    .global _start_pvh
+_start_pvh:
+    mov esp, offset stack_top
+    mov dword ptr [cmdline], offset empty
+    cmp dword ptr [ebx], PVH_MAGIC
+    jne main
+    mov eax, [ebx + 24]
+    test eax, eax
+    jz main
+    mov [cmdline], eax
+    /* fall through */
+
+main:
+    call serial_init
+    mov esi, offset msg_hello
+    call puts
+    mov esi, [cmdline]
+    call puts
+    call newline
+
+    call pci_scan
+    mov esi, [cmdline]
+    mov edi, offset word_pci_extra
+    call contains
+    test eax, eax
+    jz 7f
+    mov esi, offset msg_pci_extra
+    call puts
+    inc dword ptr [functions]
+7:
+
+    mov esi, offset msg_scan
+    call puts
+    mov eax, [functions]
+    call put_dec
+    mov esi, offset msg_functions
+    call puts
+    mov esi, [cmdline]
+    mov edi, offset word_handshake
+    call contains
+    test eax, eax
+    jz 3f
+    mov esi, offset msg_waiting
+    call puts
+    call newline
+    mov dx, COM1 + 5
+4:  in al, dx
+    test al, 1
+    jz 4b
+    mov dx, COM1
+    in al, dx
+    mov esi, offset msg_host_answered
+    call puts
+3:  call newline
+
+    mov esi, offset msg_ready
+    call puts
+    mov esi, [cmdline]
+    mov edi, offset word_fail
+    call contains
+    test eax, eax
+    jnz 5f
+    mov esi, offset msg_tests_pass
+    call puts
+    mov eax, 0x10
+    jmp exit
+5:  mov esi, offset msg_tests_fail
+    call puts
+    mov eax, 0x11
+exit:
+    mov dx, DEBUG_EXIT
+    out dx, eax
+6:  cli
+    hlt
+    jmp 6b
+
+/* Brute-force scan of every bus, device and function through the configuration ports. */
+pci_scan:
+    xor ebx, ebx                    /* bus << 16 | device << 11 | function << 8 */
+1:  mov eax, ebx
+    or eax, 0x80000000
+    mov dx, PCI_ADDR
+    out dx, eax
+    mov dx, PCI_DATA
+    in eax, dx
+    cmp ax, 0xffff
+    je 3f
+    mov [vendor_device], eax
+    mov eax, ebx
+    or eax, 0x80000008
+    mov dx, PCI_ADDR
+    out dx, eax
+    mov dx, PCI_DATA
+    in eax, dx
+    shr eax, 8
+    mov [class_code], eax
+    call print_function
+    inc dword ptr [functions]
+    /* Function 0 of a single-function device: skip functions 1..7. */
+    test ebx, 0x700
+    jnz 2f
+    mov eax, ebx
+    or eax, 0x8000000c
+    mov dx, PCI_ADDR
+    out dx, eax
+    mov dx, PCI_DATA
+    in eax, dx
+    test eax, 0x800000
+    jz 4f
+2:  add ebx, 0x100
+    jmp 5f
+3:  test ebx, 0x700                 /* no function 0: no device */
+    jnz 2b
+4:  add ebx, 0x800
+    and ebx, ~0x700
+5:  cmp ebx, 0x1000000
+    jb 1b
+    ret
+
+print_function:
+    mov esi, offset msg_pci
+    call puts
+    mov eax, ebx
+    shr eax, 16
+    mov ecx, 2
+    call put_hex
+    mov al, ':'
+    call putc
+    mov eax, ebx
+    shr eax, 11
+    and eax, 0x1f
+    mov ecx, 2
+    call put_hex
+    mov al, '.'
+    call putc
+    mov eax, ebx
+    shr eax, 8
+    and eax, 7
+    mov ecx, 1
+    call put_hex
+    mov al, ' '
+    call putc
+    mov al, '['
+    call putc
+    mov eax, [vendor_device]
+    mov ecx, 4
+    call put_hex
+    mov al, ':'
+    call putc
+    mov eax, [vendor_device]
+    shr eax, 16
+    mov ecx, 4
+    call put_hex
+    mov esi, offset msg_class
+    call puts
+    mov eax, [class_code]
+    mov ecx, 6
+    call put_hex
+    call newline
+    mov esi, offset msg_bar_line
+    call puts
+    ret
+
+serial_init:
+    mov dx, COM1 + 1
+    xor al, al
+    out dx, al                      /* no interrupts */
+    mov dx, COM1 + 3
+    mov al, 0x80
+    out dx, al                      /* divisor latch */
+    mov dx, COM1
+    mov al, 1
+    out dx, al                      /* 115200 baud */
+    mov dx, COM1 + 1
+    xor al, al
+    out dx, al
+    mov dx, COM1 + 3
+    mov al, 3
+    out dx, al                      /* 8N1 */
+    mov dx, COM1 + 2
+    mov al, 0xc7
+    out dx, al                      /* FIFOs on and cleared */
+    mov dx, COM1 + 4
+    mov al, 0x0b
+    out dx, al                      /* DTR, RTS, OUT2 */
+    ret
+
+/* putc: AL. Clobbers EDX. */
+putc:
+    push eax
+    mov dx, COM1 + 5
+1:  in al, dx
+    test al, 0x20
+    jz 1b
+    pop eax
+    mov dx, COM1
+    out dx, al
+    ret
+
+/* puts: NUL-terminated string at ESI. Clobbers EAX, EDX, ESI. */
+puts:
+1:  mov al, [esi]
+    test al, al
+    jz 2f
+    call putc
+    inc esi
+    jmp 1b
+2:  ret
+
+newline:
+    mov al, 13
+    call putc
+    mov al, 10
+    call putc
+    ret
+
+/* put_hex: the low ECX nibbles of EAX, lowercase, most significant first. */
+put_hex:
+    push ebx
+    mov ebx, eax
+1:  dec ecx
+    mov eax, ebx
+    push ecx
+    shl ecx, 2
+    shr eax, cl
+    pop ecx
+    and eax, 0xf
+    mov al, [hex_digits + eax]
+    call putc
+    test ecx, ecx
+    jnz 1b
+    pop ebx
+    ret
+
+/* put_dec: EAX in decimal. */
+put_dec:
+    push ebx
+    mov ebx, 10
+    xor ecx, ecx
+1:  xor edx, edx
+    div ebx
+    push edx
+    inc ecx
+    test eax, eax
+    jnz 1b
+2:  pop eax
+    add al, '0'
+    push ecx
+    call putc
+    pop ecx
+    loop 2b
+    pop ebx
+    ret
+
+/* contains: EAX = 1 if the NUL-terminated string at ESI contains the one at EDI, else 0. */
+contains:
+    push ebx
+1:  xor ecx, ecx
+2:  mov al, [edi + ecx]
+    test al, al
+    jz 4f
+    mov bl, [esi + ecx]
+    cmp al, bl
+    jne 3f
+    inc ecx
+    jmp 2b
+3:  cmp byte ptr [esi], 0
+    je 5f
+    inc esi
+    jmp 1b
+4:  mov eax, 1
+    pop ebx
+    ret
+5:  xor eax, eax
+    pop ebx
+    ret
+
+    .section .rodata
+hex_digits:         .ascii "0123456789abcdef"
+empty:              .asciz ""
+word_handshake:     .asciz "pci-handshake"
+word_fail:          .asciz "fake-fail"
+word_pci_extra:     .asciz "fake-pci-extra"
+msg_pci_extra:      .asciz "[       0 ms] INFO  pci: pci 0000:00:1e.0 [dead:beef] class 0b4000\r\n"
+msg_hello:          .asciz "[       0 ms] INFO  fake kernel for cargo xtask selftest; command line: "
+msg_pci:            .asciz "[       0 ms] INFO  pci: pci 0000:"
+msg_class:          .asciz "] class "
+msg_bar_line:       .asciz "                 (fake kernel: BARs not decoded)\r\n"
+msg_scan:           .asciz "[       0 ms] INFO  pci: scan complete, "
+msg_functions:      .asciz " functions"
+msg_waiting:        .asciz "; waiting for host"
+msg_host_answered:  .asciz "[       0 ms] INFO  pci: host answered"
+msg_ready:          .asciz "[       1 ms] INFO  platform ready in 1 ms\r\n"
+msg_tests_pass:     .ascii "[       1 ms] INFO  ktest: running 2 tests\r\n"
+                    .ascii "[       1 ms] INFO  ktest fake::serial ... ok\r\n"
+                    .ascii "[       1 ms] INFO  ktest fake::pci_scan ... ok\r\n"
+                    .asciz "[       1 ms] INFO  ktest result: 2 passed, 0 failed\r\n"
+msg_tests_fail:     .ascii "[       1 ms] INFO  ktest: running 2 tests\r\n"
+                    .ascii "[       1 ms] INFO  ktest fake::serial ... ok\r\n"
+                    .ascii "[       1 ms] ERROR ktest fake::pci_scan ... FAILED: asked to fail\r\n"
+                    .asciz "[       1 ms] INFO  ktest result: 1 passed, 1 failed\r\n"
+
+    .bss
+    .balign 16
+cmdline:        .long 0
+functions:      .long 0
+vendor_device:  .long 0
+class_code:     .long 0
+    .balign 16
+stack:          .skip 16384
+stack_top:

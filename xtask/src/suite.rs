@@ -1,0 +1,516 @@
+//! The QEMU suite: the kernel booted on each supported path and machine shape, with its in-kernel
+//! tests and a PCI cross-check against QEMU.
+//!
+//! A case passes only if QEMU exits 33 (the kernel wrote 0x10 to isa-debug-exit), the serial log
+//! has `ktest result: N passed, 0 failed` with N > 0 (consistent with the per-test lines), and,
+//! unless disabled, the PCI functions the kernel printed before `waiting for host` equal the ones
+//! QEMU reports over QMP `query-pci` at that moment.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
+
+use crate::klog::{self, KtestReport};
+use crate::pci;
+use crate::qemu::{self, Boot, Machine, QemuProcess, Serial, SocketListener, UefiFirmware, Vm};
+use crate::qmp::Qmp;
+use crate::util::{display_path, error, logs_dir, Context, Result};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootPath {
+    Pvh,
+    GrubBios,
+    GrubUefi,
+}
+
+/// One scenario.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub name: &'static str,
+    pub machine: Machine,
+    pub boot: BootPath,
+    pub memory: &'static str,
+    pub cpus: u32,
+    pub cpu: Option<&'static str>,
+    /// Extra QEMU arguments; `{nvme}` stands for a fresh raw disk image.
+    pub extra: &'static [&'static str],
+    /// QEMU device models the case needs; it is skipped if this QEMU lacks one.
+    pub requires: &'static [&'static str],
+    pub timeout: Duration,
+}
+
+const PVH_TIMEOUT: Duration = Duration::from_secs(120);
+const BIOS_TIMEOUT: Duration = Duration::from_secs(180);
+/// OVMF under TCG takes tens of seconds before GRUB even starts, more on a busy machine.
+const UEFI_TIMEOUT: Duration = Duration::from_secs(300);
+
+const fn case(name: &'static str, machine: Machine, boot: BootPath) -> Case {
+    let timeout = match boot {
+        BootPath::Pvh => PVH_TIMEOUT,
+        BootPath::GrubBios => BIOS_TIMEOUT,
+        BootPath::GrubUefi => UEFI_TIMEOUT,
+    };
+    Case {
+        name,
+        machine,
+        boot,
+        memory: "512M",
+        cpus: 1,
+        cpu: None,
+        extra: &[],
+        requires: &[],
+        timeout,
+    }
+}
+
+/// Every case, in the order they run.
+pub fn all_cases() -> Vec<Case> {
+    use BootPath::*;
+    use Machine::*;
+    vec![
+        case("pvh-q35", Q35, Pvh),
+        case("pvh-pc", Pc, Pvh),
+        case("grub-bios-q35", Q35, GrubBios),
+        case("grub-uefi-q35", Q35, GrubUefi),
+        Case {
+            cpus: 4,
+            ..case("pvh-q35-smp4", Q35, Pvh)
+        },
+        Case {
+            memory: "256M",
+            ..case("pvh-q35-mem256m", Q35, Pvh)
+        },
+        Case {
+            memory: "4G",
+            ..case("pvh-q35-mem4g", Q35, Pvh)
+        },
+        Case {
+            cpu: Some("max"),
+            cpus: 2,
+            ..case("pvh-q35-cpu-max", Q35, Pvh)
+        },
+        Case {
+            extra: &[
+                "-device",
+                "e1000e",
+                "-drive",
+                "if=none,id=nvme0,format=raw,file={nvme}",
+                "-device",
+                "nvme,serial=xtask0,drive=nvme0",
+            ],
+            requires: &["e1000e", "nvme"],
+            ..case("pvh-q35-pci-devices", Q35, Pvh)
+        },
+        Case {
+            extra: &[
+                "-device",
+                "pcie-root-port,id=rp1,bus=pcie.0,chassis=1",
+                "-device",
+                "e1000e,bus=rp1",
+            ],
+            requires: &["pcie-root-port", "e1000e"],
+            ..case("pvh-q35-root-port", Q35, Pvh)
+        },
+        Case {
+            extra: &[
+                "-device",
+                "pxb-pcie,id=pxb1,bus_nr=0x80,bus=pcie.0",
+                "-device",
+                "pcie-root-port,id=rp2,bus=pxb1,chassis=2",
+                "-device",
+                "e1000e,bus=rp2",
+            ],
+            requires: &["pxb-pcie", "pcie-root-port", "e1000e"],
+            ..case("pvh-q35-pxb", Q35, Pvh)
+        },
+    ]
+}
+
+/// How the suite runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub kernel: PathBuf,
+    /// Words appended to the kernel command line (after `test pci-handshake`).
+    pub append: String,
+    pub pci_check: bool,
+    /// Overrides every case's timeout.
+    pub timeout: Option<Duration>,
+    /// Run only cases whose name contains one of these.
+    pub only: Vec<String>,
+    /// Logs and images go under target/qemu-logs/<prefix><case>.*
+    pub log_prefix: String,
+}
+
+impl Options {
+    pub fn cmdline(&self) -> String {
+        let mut words = vec!["test"];
+        if self.pci_check {
+            words.push("pci-handshake");
+        }
+        words.extend(self.append.split_whitespace());
+        words.join(" ")
+    }
+
+    pub fn selected(&self) -> Vec<Case> {
+        all_cases()
+            .into_iter()
+            .filter(|c| {
+                self.only.is_empty() || self.only.iter().any(|o| c.name.contains(o.as_str()))
+            })
+            .collect()
+    }
+}
+
+/// What one case came to.
+pub enum Outcome {
+    Pass(String),
+    Fail(String),
+    Skip(String),
+}
+
+/// Runs the selected cases one after the other (the machines this runs on are shared, and TCG
+/// is CPU-bound), printing a line per case and a summary. Err if any case failed.
+pub fn run(opts: &Options) -> Result<()> {
+    qemu::check_installed()?;
+    let cases = opts.selected();
+    if cases.is_empty() {
+        return Err(error(format!(
+            "no case matches {:?}; cases: {}",
+            opts.only,
+            case_names()
+        )));
+    }
+    println!(
+        "qemu-suite: {} case(s), kernel {}, command line '{}'",
+        cases.len(),
+        display_path(&opts.kernel),
+        opts.cmdline()
+    );
+
+    let needs_iso = cases.iter().any(|c| c.boot != BootPath::Pvh);
+    let iso = if needs_iso {
+        let path = crate::iso::default_path(&format!("{}suite", opts.log_prefix))?;
+        crate::iso::build(&opts.kernel, &opts.cmdline(), &[], &path)
+            .context("building the suite's GRUB ISO")?;
+        Some(path)
+    } else {
+        None
+    };
+
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    for case in &cases {
+        let started = Instant::now();
+        let log = logs_dir()?.join(format!("{}{}.log", opts.log_prefix, case.name));
+        let outcome = match missing_device(case) {
+            Some(device) => Outcome::Skip(format!("this QEMU has no {device} device")),
+            None => run_case(case, opts, iso.as_deref(), &log)
+                .unwrap_or_else(|e| Outcome::Fail(e.to_string())),
+        };
+        let secs = started.elapsed().as_secs_f64();
+        match outcome {
+            Outcome::Pass(summary) => {
+                passed += 1;
+                println!("  pass  {:<22} {secs:6.1} s  {summary}", case.name);
+            }
+            Outcome::Skip(why) => {
+                skipped += 1;
+                println!("  skip  {:<22} {:>8}  {why}", case.name, "");
+            }
+            Outcome::Fail(why) => {
+                failed += 1;
+                println!("  FAIL  {:<22} {secs:6.1} s  {why}", case.name);
+                println!("        serial log: {}", display_path(&log));
+                let qemu_log = log.with_extension("qemu.log");
+                let qemu_output = qemu::tail(&qemu_log, 10);
+                if !qemu_output.trim().is_empty() {
+                    println!("        QEMU output ({}):", display_path(&qemu_log));
+                    for line in qemu_output.lines() {
+                        println!("        | {line}");
+                    }
+                }
+                let serial = qemu::tail(&log, 15);
+                if !serial.trim().is_empty() {
+                    println!("        last serial lines:");
+                    for line in serial.lines() {
+                        println!("        | {}", line.trim_end_matches('\r'));
+                    }
+                }
+            }
+        }
+    }
+    let skipped_note = if skipped > 0 {
+        format!(", {skipped} skipped")
+    } else {
+        String::new()
+    };
+    println!("qemu-suite: {passed} passed, {failed} failed{skipped_note}");
+    if failed > 0 {
+        Err(error(format!(
+            "{failed} QEMU case(s) failed; serial logs are in {}",
+            display_path(&logs_dir()?)
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+pub fn case_names() -> String {
+    all_cases()
+        .iter()
+        .map(|c| c.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn missing_device(case: &Case) -> Option<&'static str> {
+    case.requires
+        .iter()
+        .copied()
+        .find(|device| !qemu::has_device(device))
+}
+
+/// Boots one case and judges it.
+fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, log: &Path) -> Result<Outcome> {
+    let logs = logs_dir()?;
+    let stem = format!("{}{}", opts.log_prefix, case.name);
+    let boot = match case.boot {
+        BootPath::Pvh => Boot::Pvh {
+            kernel: opts.kernel.clone(),
+            cmdline: opts.cmdline(),
+            initrd: None,
+        },
+        BootPath::GrubBios => Boot::IsoBios {
+            iso: iso.context("no ISO was built")?.to_path_buf(),
+        },
+        BootPath::GrubUefi => Boot::IsoUefi {
+            iso: iso.context("no ISO was built")?.to_path_buf(),
+            firmware: UefiFirmware::prepare(&logs.join(format!("{stem}.ovmf-vars.fd")))?,
+        },
+    };
+
+    let serial_socket = SocketListener::bind(&format!("{stem}-serial"))?;
+    let qmp_socket = SocketListener::bind(&format!("{stem}-qmp"))?;
+    let mut vm = Vm::new(
+        case.machine,
+        boot,
+        Serial::Socket(serial_socket.path().to_path_buf()),
+    );
+    vm.memory = case.memory.to_string();
+    vm.cpus = case.cpus;
+    vm.cpu = case.cpu.map(str::to_string);
+    vm.qmp = Some(qmp_socket.path().to_path_buf());
+    let nvme_image = logs.join(format!("{stem}.nvme.img"));
+    if case.extra.iter().any(|a| a.contains("{nvme}")) {
+        let image = fs::File::create(&nvme_image)
+            .with_context(|| format!("creating {}", nvme_image.display()))?;
+        image.set_len(1 << 20)?;
+    }
+    vm.extra = case
+        .extra
+        .iter()
+        .map(|a| a.replace("{nvme}", &nvme_image.to_string_lossy()))
+        .collect();
+
+    let qemu_log_path = log.with_extension("qemu.log");
+    let qemu_log = fs::File::create(&qemu_log_path)?;
+    let mut cmd = vm.command();
+    cmd.stdin(Stdio::null())
+        .stdout(qemu_log.try_clone()?)
+        .stderr(qemu_log);
+    fs::write(
+        log.with_extension("cmdline"),
+        crate::util::command_line(&cmd) + "\n",
+    )?;
+
+    let started = Instant::now();
+    let deadline = started + opts.timeout.unwrap_or(case.timeout);
+    let mut qemu = QemuProcess::spawn(cmd)?;
+    let connect_by = Instant::now() + Duration::from_secs(30);
+    let serial = serial_socket.accept(&mut qemu, connect_by, "serial")?;
+    let mut serial_input = serial.try_clone()?;
+    let lines = qemu::spawn_serial_reader(serial, log)?;
+    let qmp_stream = qmp_socket.accept(&mut qemu, connect_by, "QMP")?;
+    let mut qmp = Qmp::handshake(qmp_stream).context("QMP")?;
+
+    let mut seen: Vec<String> = Vec::new();
+    let mut pci_verdict: Option<std::result::Result<usize, String>> = None;
+    let mut exit = None;
+    let mut timed_out = false;
+    loop {
+        match lines.recv_timeout(Duration::from_millis(50)) {
+            Ok(line) => {
+                let handshake = klog::parse_scan_complete(&line).filter(|s| s.waiting_for_host);
+                seen.push(line);
+                if let Some(scan) = handshake {
+                    if pci_verdict.is_none() {
+                        pci_verdict = Some(check_pci(
+                            &mut qmp,
+                            &seen,
+                            scan.functions,
+                            &logs.join(format!("{stem}.query-pci.json")),
+                        ));
+                    }
+                    // Any byte lets the kernel go on, whatever the check said.
+                    serial_input
+                        .write_all(b"\n")
+                        .context("answering the kernel's PCI handshake")?;
+                }
+                continue;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                // QEMU closed the serial connection: it is exiting.
+                exit = qemu.wait_until(Some(Instant::now() + Duration::from_secs(10)))?;
+                break;
+            }
+        }
+        if let Some(status) = qemu.try_wait()? {
+            exit = Some(status);
+            // Take what the reader still has.
+            while let Ok(line) = lines.recv_timeout(Duration::from_millis(500)) {
+                seen.push(line);
+            }
+            break;
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+            break;
+        }
+    }
+    drop(qemu);
+    drop(qmp);
+
+    let mut problems = Vec::new();
+    if timed_out {
+        let last = seen
+            .iter()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(String::as_str)
+            .unwrap_or("(no serial output)");
+        problems.push(format!(
+            "timed out after {} s; last serial line: {}",
+            opts.timeout.unwrap_or(case.timeout).as_secs(),
+            last.trim()
+        ));
+    } else if exit.is_none() {
+        problems.push("QEMU closed its serial port but did not exit".into());
+    } else if let Err(why) = klog::describe_exit(exit.and_then(|s| s.code())) {
+        problems.push(why);
+    }
+    let report = KtestReport::from_lines(seen.iter().map(String::as_str));
+    let verdict = report.verdict();
+    if let Err(why) = &verdict {
+        if !timed_out || report.result.is_some() || !report.failed.is_empty() {
+            problems.push(why.clone());
+        }
+    }
+    let pci_summary = if opts.pci_check {
+        match pci_verdict {
+            Some(Ok(n)) => format!(", {n} PCI functions match QEMU"),
+            Some(Err(why)) => {
+                problems.push(why);
+                String::new()
+            }
+            None => {
+                problems.push("the kernel never printed 'pci: scan complete, N functions; waiting for host' (PCI cross-check not done)".into());
+                String::new()
+            }
+        }
+    } else {
+        String::new()
+    };
+    let ready = seen
+        .iter()
+        .find_map(|l| klog::parse_platform_ready(l))
+        .map(|ms| format!(", platform ready in {ms} ms"))
+        .unwrap_or_default();
+
+    if problems.is_empty() {
+        let tests = verdict.unwrap_or(0);
+        let skipped = match report.result {
+            Some((_, _, Some(n))) if n > 0 => format!(" ({n} skipped)"),
+            _ => String::new(),
+        };
+        Ok(Outcome::Pass(format!(
+            "{tests} tests passed{skipped}{pci_summary}{ready}"
+        )))
+    } else {
+        Ok(Outcome::Fail(problems.join("; ")))
+    }
+}
+
+/// Compares the kernel's `pci ...` lines so far with QEMU's `query-pci` (saved next to the log).
+fn check_pci(
+    qmp: &mut Qmp,
+    seen: &[String],
+    kernel_count: usize,
+    save_to: &Path,
+) -> std::result::Result<usize, String> {
+    let reply = qmp
+        .execute("query-pci", None)
+        .map_err(|e| format!("PCI cross-check: {e}"))?;
+    let _ = fs::write(
+        save_to,
+        serde_json::to_string_pretty(&reply).unwrap_or_default(),
+    );
+    // The same in HMP's words, for a person reading a failure.
+    if let Ok(text) = qmp.human("info pci") {
+        let _ = fs::write(save_to.with_extension("txt"), text);
+    }
+    let qemu = pci::from_query_pci(&reply).map_err(|e| format!("PCI cross-check: {e}"))?;
+    let kernel: Vec<_> = seen
+        .iter()
+        .filter_map(|l| klog::parse_pci_line(l))
+        .collect();
+    pci::compare(&kernel, Some(kernel_count), &qemu).map_err(|m| m.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_cover_every_boot_path_and_the_pci_shapes() {
+        let cases = all_cases();
+        let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+        for name in [
+            "pvh-q35",
+            "pvh-pc",
+            "grub-bios-q35",
+            "grub-uefi-q35",
+            "pvh-q35-pxb",
+            "pvh-q35-root-port",
+        ] {
+            assert!(names.contains(&name), "{name}");
+        }
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "case names are unique");
+        assert!(cases.iter().any(|c| c.cpus == 4));
+        assert!(cases.iter().any(|c| c.memory == "256M"));
+        assert!(cases.iter().any(|c| c.memory == "4G"));
+    }
+
+    #[test]
+    fn command_line_and_selection() {
+        let mut opts = Options {
+            kernel: "k".into(),
+            append: "log=debug  gpu=none".into(),
+            pci_check: true,
+            timeout: None,
+            only: vec![],
+            log_prefix: String::new(),
+        };
+        assert_eq!(opts.cmdline(), "test pci-handshake log=debug gpu=none");
+        opts.pci_check = false;
+        assert_eq!(opts.cmdline(), "test log=debug gpu=none");
+        opts.only = vec!["grub".into()];
+        let names: Vec<_> = opts.selected().iter().map(|c| c.name).collect();
+        assert_eq!(names, ["grub-bios-q35", "grub-uefi-q35"]);
+    }
+}
