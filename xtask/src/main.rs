@@ -7,6 +7,7 @@ mod deps;
 mod iso;
 mod kernel;
 mod klog;
+mod modules;
 mod pci;
 mod qemu;
 mod qmp;
@@ -209,6 +210,8 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
         kernel::resolve(kernel_path, no_build)?
     };
     let logs = logs_dir()?;
+    // Every boot carries the kernel's symbol map as the module `kernel.sym`.
+    let modules = if dry_run { modules } else { modules::with_symbol_map(&elf, &modules)? };
     let boot = if use_iso || uefi {
         let image = iso::default_path("run")?;
         if !dry_run {
@@ -223,16 +226,9 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
             Boot::IsoBios { iso: image }
         }
     } else {
-        if modules.len() > 1 {
-            return Err(error(
-                "PVH boots take one module (as -initrd); use --iso or --uefi for several",
-            ));
-        }
-        Boot::Pvh {
-            kernel: elf,
-            cmdline,
-            initrd: modules.first().map(|m| m.path.clone()),
-        }
+        // PVH loaders take one module: pack them all into a cpio archive.
+        let initrd = if modules.is_empty() || dry_run { None } else { Some(modules::pvh_initrd(&modules, "run")?) };
+        Boot::Pvh { kernel: elf, cmdline, initrd }
     };
 
     let log = logs.join("run.log");

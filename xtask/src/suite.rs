@@ -40,6 +40,18 @@ pub struct Case {
     /// QEMU device models the case needs; it is skipped if this QEMU lacks one.
     pub requires: &'static [&'static str],
     pub timeout: Duration,
+    /// Extra kernel command-line words for this case.
+    pub append: &'static str,
+    pub expect: Expect,
+}
+
+/// What a case must show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// In-kernel tests all pass (exit 33), PCI matches QEMU.
+    TestsPass,
+    /// A deliberate page fault produces the full exception report and exit 35.
+    PageFaultReport,
 }
 
 const PVH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -63,6 +75,8 @@ const fn case(name: &'static str, machine: Machine, boot: BootPath) -> Case {
         extra: &[],
         requires: &[],
         timeout,
+        append: "",
+        expect: Expect::TestsPass,
     }
 }
 
@@ -125,6 +139,11 @@ pub fn all_cases() -> Vec<Case> {
             ],
             requires: &["pxb-pcie", "pcie-root-port", "e1000e"],
             ..case("pvh-q35-pxb", Q35, Pvh)
+        },
+        Case {
+            append: "fault=pagefault",
+            expect: Expect::PageFaultReport,
+            ..case("pvh-q35-fault-report", Q35, Pvh)
         },
     ]
 }
@@ -190,10 +209,12 @@ pub fn run(opts: &Options) -> Result<()> {
         opts.cmdline()
     );
 
+    let modules = crate::modules::with_symbol_map(&opts.kernel, &[])?;
+    let initrd = crate::modules::pvh_initrd(&modules, &format!("{}suite", opts.log_prefix))?;
     let needs_iso = cases.iter().any(|c| c.boot != BootPath::Pvh);
     let iso = if needs_iso {
         let path = crate::iso::default_path(&format!("{}suite", opts.log_prefix))?;
-        crate::iso::build(&opts.kernel, &opts.cmdline(), &[], &path)
+        crate::iso::build(&opts.kernel, &opts.cmdline(), &modules, &path)
             .context("building the suite's GRUB ISO")?;
         Some(path)
     } else {
@@ -206,7 +227,7 @@ pub fn run(opts: &Options) -> Result<()> {
         let log = logs_dir()?.join(format!("{}{}.log", opts.log_prefix, case.name));
         let outcome = match missing_device(case) {
             Some(device) => Outcome::Skip(format!("this QEMU has no {device} device")),
-            None => run_case(case, opts, iso.as_deref(), &log)
+            None => run_case(case, opts, iso.as_deref(), &initrd, &log)
                 .unwrap_or_else(|e| Outcome::Fail(e.to_string())),
         };
         let secs = started.elapsed().as_secs_f64();
@@ -273,14 +294,22 @@ fn missing_device(case: &Case) -> Option<&'static str> {
 }
 
 /// Boots one case and judges it.
-fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, log: &Path) -> Result<Outcome> {
+fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log: &Path) -> Result<Outcome> {
     let logs = logs_dir()?;
     let stem = format!("{}{}", opts.log_prefix, case.name);
+    let cmdline = match case.expect {
+        Expect::TestsPass => format!("{} {}", opts.cmdline(), case.append),
+        // A fault case boots without `test` and without the handshake: it must fault first.
+        Expect::PageFaultReport => case.append.to_string(),
+    };
+    if case.boot != BootPath::Pvh && !case.append.is_empty() {
+        return Err(error("per-case command lines are only supported on the PVH path"));
+    }
     let boot = match case.boot {
         BootPath::Pvh => Boot::Pvh {
             kernel: opts.kernel.clone(),
-            cmdline: opts.cmdline(),
-            initrd: None,
+            cmdline: cmdline.trim().to_string(),
+            initrd: Some(initrd.to_path_buf()),
         },
         BootPath::GrubBios => Boot::IsoBios {
             iso: iso.context("no ISO was built")?.to_path_buf(),
@@ -383,6 +412,9 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, log: &Path) -> Resu
     drop(qemu);
     drop(qmp);
 
+    if case.expect == Expect::PageFaultReport {
+        return Ok(judge_fault_report(&seen, exit.and_then(|s| s.code()), timed_out));
+    }
     let mut problems = Vec::new();
     if timed_out {
         let last = seen
@@ -441,6 +473,35 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, log: &Path) -> Resu
     } else {
         Ok(Outcome::Fail(problems.join("; ")))
     }
+}
+
+/// A deliberate #PF must end the run with exit 35 and a report naming the vector, the faulting
+/// address, the registers and a symbolized backtrace (from the `kernel.sym` module).
+fn judge_fault_report(seen: &[String], code: Option<i32>, timed_out: bool) -> Outcome {
+    let text = seen.join("\n");
+    let mut missing = Vec::new();
+    for needle in [
+        "EXCEPTION vector 14 (#PF page fault)",
+        "cr2 0xffff90000badf000 (page not present on read data access)",
+        " rip 0x",
+        " rax 0x",
+        "backtrace:",
+        "kernel::kernel_main+0x",
+    ] {
+        if !text.contains(needle) {
+            missing.push(needle);
+        }
+    }
+    if timed_out {
+        return Outcome::Fail("timed out waiting for the page-fault report".into());
+    }
+    if code != Some(35) {
+        return Outcome::Fail(format!("expected QEMU exit 35 (kernel failure) after the fault, got {code:?}"));
+    }
+    if !missing.is_empty() {
+        return Outcome::Fail(format!("the exception report lacks: {}", missing.join(" | ")));
+    }
+    Outcome::Pass("page fault reported with CR2, registers and a symbolized backtrace".into())
 }
 
 /// Compares the kernel's `pci ...` lines so far with QEMU's `query-pci` (saved next to the log).

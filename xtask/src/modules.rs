@@ -1,0 +1,91 @@
+//! Boot modules the kernel gets on every path: the symbol map `kernel.sym` (for named
+//! backtraces in exception reports) plus the user's modules. GRUB passes each as a Multiboot2
+//! module; PVH loaders pass one module, so for PVH they are packed into a cpio "newc" archive
+//! (the initramfs format; the kernel's `boot::cpio` unpacks it by name).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::iso::Module;
+use crate::util::{error, xtask_dir, Context, Result};
+
+/// `nm --numeric-sort --demangle` of the kernel ELF, written next to the other xtask outputs.
+pub fn symbol_map(elf: &Path) -> Result<PathBuf> {
+    let out = Command::new("nm")
+        .args(["--numeric-sort", "--demangle", "--defined-only"])
+        .arg(elf)
+        .output()
+        .context("running nm (binutils) for the kernel symbol map")?;
+    if !out.status.success() {
+        return Err(error(format!("nm {} failed: {}", elf.display(), String::from_utf8_lossy(&out.stderr))));
+    }
+    let path = xtask_dir()?.join("kernel.sym");
+    fs::write(&path, &out.stdout).with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
+
+/// The kernel's symbol map followed by the user's modules.
+pub fn with_symbol_map(elf: &Path, user: &[Module]) -> Result<Vec<Module>> {
+    let mut all = vec![Module { path: symbol_map(elf)?, name: "kernel.sym".into() }];
+    all.extend(user.iter().cloned());
+    Ok(all)
+}
+
+/// One newc entry: header "070701" + 13 eight-digit hex fields (ino, mode, uid, gid, nlink,
+/// mtime, filesize, devmajor, devminor, rdevmajor, rdevminor, namesize, check), the name with
+/// its NUL, padding to 4, the data, padding to 4.
+fn newc_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8]) {
+    let fields = [ino, mode, 0, 0, 1, 0, data.len() as u32, 0, 0, 0, 0, name.len() as u32 + 1, 0];
+    out.extend_from_slice(b"070701");
+    for f in fields {
+        out.extend_from_slice(format!("{f:08x}").as_bytes());
+    }
+    out.extend_from_slice(name.as_bytes());
+    out.push(0);
+    while out.len() % 4 != 0 {
+        out.push(0);
+    }
+    out.extend_from_slice(data);
+    while out.len() % 4 != 0 {
+        out.push(0);
+    }
+}
+
+pub fn cpio_newc(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, (name, data)) in files.iter().enumerate() {
+        newc_entry(&mut out, i as u32 + 1, name, 0o100644, data);
+    }
+    newc_entry(&mut out, 0, "TRAILER!!!", 0, &[]);
+    out
+}
+
+/// Packs `modules` into one cpio archive for a PVH boot's `-initrd`.
+pub fn pvh_initrd(modules: &[Module], name: &str) -> Result<PathBuf> {
+    let mut files = Vec::new();
+    for m in modules {
+        let data = fs::read(&m.path).with_context(|| format!("reading module {}", m.path.display()))?;
+        files.push((m.name.clone(), data));
+    }
+    let path = xtask_dir()?.join(format!("{name}.initrd.cpio"));
+    fs::write(&path, cpio_newc(&files)).with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newc_archive_layout() {
+        let a = cpio_newc(&[("kernel.sym".into(), b"0000000000200000 T _start\n".to_vec())]);
+        assert!(a.starts_with(b"070701"));
+        // filesize field (7th) of the first entry
+        assert_eq!(&a[6 + 6 * 8..6 + 7 * 8], b"0000001a");
+        assert_eq!(&a[110..121], b"kernel.sym\0");
+        assert_eq!(a.len() % 4, 0);
+        let trailer = a.windows(10).position(|w| w == b"TRAILER!!!").unwrap();
+        assert!(trailer > 110 + 12 + 26);
+    }
+}
