@@ -34,16 +34,17 @@ macro_rules! kassert {
 }
 
 unsafe extern "C" {
-    static __ktests_start: KTest;
-    static __ktests_end: KTest;
+    // Linker-script symbols: only their addresses matter.
+    static __ktests_start: u8;
+    static __ktests_end: u8;
 }
 
 fn all() -> &'static [KTest] {
     // SAFETY: the linker script brackets the `.ktests` section with these symbols, and that
     // section holds only `KTest` statics placed by `ktest!` (same type, same alignment).
     unsafe {
-        let start = core::ptr::addr_of!(__ktests_start);
-        let end = core::ptr::addr_of!(__ktests_end);
+        let start = core::ptr::addr_of!(__ktests_start) as *const KTest;
+        let end = core::ptr::addr_of!(__ktests_end) as *const KTest;
         let n = (end as usize - start as usize) / core::mem::size_of::<KTest>();
         core::slice::from_raw_parts(start, n)
     }

@@ -71,12 +71,18 @@ pub fn bring_up(boot_info: &'static mut BootInfo) -> Result<(), PlatformError> {
     let mode = apic::init(tables.local_apic_address(), !cmdline.flag("nox2apic")).map_err(PlatformError::Apic)?;
     log::info!(target: "apic", "local APIC {:?}, id {}, version {:#x}", mode, apic::id(), apic::version());
     crate::platform_acpi::bring_up_ioapics(&tables);
+    if crate::arch::ioapic::count() == 0 {
+        log::warn!(target: "apic", "no I/O APIC: legacy device interrupts are unavailable (MSI still works)");
+    }
     arch::enable_interrupts();
 
     // PCI: every function on every root bus.
     crate::platform_pci::scan(&tables, cmdline.flag("pci-handshake"));
     crate::platform_acpi::keep(tables);
 
+    let h = heap::stats();
+    let f = frames::stats();
+    log::info!(target: "mem", "heap {} KiB used of {} KiB; {} of {} frames allocated", h.used >> 10, h.size >> 10, f.allocated_frames, f.total_frames);
     log::info!(target: "kernel", "platform ready in {} ms", crate::time::millis_since_entry());
     Ok(())
 }

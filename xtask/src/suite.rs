@@ -91,14 +91,17 @@ pub fn all_cases() -> Vec<Case> {
         case("grub-uefi-q35", Q35, GrubUefi),
         Case {
             cpus: 4,
+            append: "expect-cpus=4",
             ..case("pvh-q35-smp4", Q35, Pvh)
         },
         Case {
             memory: "256M",
+            append: "expect-mem-mib=256",
             ..case("pvh-q35-mem256m", Q35, Pvh)
         },
         Case {
             memory: "4G",
+            append: "expect-mem-mib=4096",
             ..case("pvh-q35-mem4g", Q35, Pvh)
         },
         Case {

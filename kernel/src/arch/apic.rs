@@ -25,7 +25,7 @@ const REG_LVT_LINT0: u32 = 0x350;
 const REG_LVT_LINT1: u32 = 0x360;
 const REG_LVT_ERROR: u32 = 0x370;
 const REG_TIMER_INITIAL: u32 = 0x380;
-const REG_TIMER_CURRENT: u32 = 0x390;
+pub const REG_TIMER_CURRENT: u32 = 0x390;
 const REG_TIMER_DIVIDE: u32 = 0x3E0;
 const X2APIC_SELF_IPI_MSR: u32 = 0x83F;
 

@@ -37,6 +37,10 @@ pub fn add(id: u8, phys: u64, gsi_base: u32) -> Result<(), paging::MapError> {
     let virt = paging::map_mmio(phys, 0x20, CacheType::Uncached)?;
     let mut io = IoApic { virt, id, gsi_base, entries: 0 };
     io.entries = ((io.read(0x01) >> 16) & 0xff) + 1;
+    let hw_id = (io.read(0x00) >> 24) & 0x0f;
+    if hw_id != io.id as u32 & 0x0f {
+        log::warn!(target: "apic", "I/O APIC at {phys:#x}: MADT says id {}, the chip says {hw_id}", io.id);
+    }
     for n in 0..io.entries {
         io.write(0x10 + 2 * n, 1 << 16);
     }

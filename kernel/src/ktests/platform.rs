@@ -70,6 +70,7 @@ ktest!(breakpoint_exception_returns_with_registers_and_sse_intact, || {
     unsafe { core::arch::asm!("mov r12, 0x1234", "int3", "mov {}, r12", out(reg) r, out("r12") _) };
     idt::clear_handler(3);
     kassert!(BREAKPOINTS.load(Ordering::SeqCst) == before + 1, "handler not called");
+    kassert!(idt::count(3) >= 1, "vector 3 not counted");
     kassert!(r == 0x1234, "r12 clobbered: {r:#x}");
     kassert!(core::hint::black_box(x) * 2.0 == 3.0, "SSE state lost");
     Ok(())
@@ -103,6 +104,8 @@ ktest!(local_apic_timer_ticks_periodically, || {
         TICKS.fetch_add(1, Ordering::SeqCst);
     });
     apic::timer_start(v, 100_000, true);
+    let c0 = apic::timer_current();
+    kassert!(c0 > 0 && c0 <= 100_000, "timer current count {c0} after start");
     let d = crate::time::Deadline::after_ms(2000);
     while TICKS.load(Ordering::SeqCst) < 5 && !d.expired() {
         arch::halt();
@@ -192,5 +195,28 @@ ktest!(every_vector_has_an_ist_stack, || {
         let ist = crate::arch::idt::gate_ist(v);
         kassert!((1..=7).contains(&ist), "vector {v} has IST {ist}");
     }
+    Ok(())
+});
+
+/// The harness states the machine's shape on the command line (`expect-cpus=N`,
+/// `expect-mem-mib=N`); these tests check that ACPI and the memory map agree with it.
+ktest!(madt_cpu_count_matches_the_machine, || {
+    let cmd = kernel::cmdline::CmdLine::parse(crate::boot_extras().cmdline());
+    let Some(expected) = cmd.value("expect-cpus") else { return Err("SKIP: no expect-cpus= on the command line".into()) };
+    let expected: usize = expected.parse().map_err(|_| "expect-cpus is not a number")?;
+    let d = crate::platform_acpi::discovered().ok_or("no ACPI information kept")?;
+    let madt = d.madt().ok_or("no MADT")?;
+    let usable = madt.cpus.iter().filter(|c| c.usable()).count();
+    kassert!(usable == expected, "MADT lists {usable} usable CPUs, the machine has {expected}");
+    Ok(())
+});
+
+ktest!(usable_memory_matches_the_machine, || {
+    let cmd = kernel::cmdline::CmdLine::parse(crate::boot_extras().cmdline());
+    let Some(expected) = cmd.value("expect-mem-mib") else { return Err("SKIP: no expect-mem-mib= on the command line".into()) };
+    let expected: u64 = expected.parse().map_err(|_| "expect-mem-mib is not a number")?;
+    let total_mib = frames::stats().total_frames * 4096 >> 20;
+    // Firmware keeps a little (BIOS areas, ACPI, the loader); 90% of RAM must be usable.
+    kassert!(total_mib <= expected && total_mib * 10 >= expected * 9, "{total_mib} MiB usable on a {expected} MiB machine");
     Ok(())
 });
