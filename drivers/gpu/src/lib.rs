@@ -4,3 +4,4 @@
 extern crate alloc;
 
 pub mod vbios;
+pub mod platform;

@@ -1,1 +1,33 @@
-fn main() {}
+//! nvtool: host tool for people building images and debugging boards.
+//!
+//! ```text
+//! nvtool vbios [--json] FILE    images, BIT tokens and FWSEC of a VBIOS dump
+//! ```
+//!
+//! Exit status: 0 on success, 1 when the input is not a usable VBIOS (the reason goes to stderr
+//! on one line), 2 on a usage error.
+
+use std::process::ExitCode;
+
+mod vbios;
+
+const USAGE: &str = "usage: nvtool vbios [--json] FILE";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("vbios") => vbios::run(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Some(other) => usage_error(&format!("unknown command '{other}'")),
+        None => usage_error("no command given"),
+    }
+}
+
+/// Prints `reason` and the usage line to stderr; exit status 2.
+fn usage_error(reason: &str) -> ExitCode {
+    eprintln!("nvtool: {reason}\n{USAGE}");
+    ExitCode::from(2)
+}

@@ -1,0 +1,235 @@
+//! The BIOS Information Table (BIT): a header found by signature, then a list of tokens, each
+//! pointing at a block of data in the ROM.
+//!
+//! Layouts (`BIT_HEADER_V1_00`, `BIT_TOKEN_V1_00`, the checksum rule) follow
+//! `src/nvidia/src/kernel/gpu/gsp/kernel_gsp_fwsec.c`; the BIOSDATA layout follows
+//! `BIT_DATA_BIOSDATA_V1/V2` in `src/common/nvswitch/kernel/inc/rom_nvswitch.h`. Token data
+//! pointers are ROM offsets.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+use zerocopy::byteorder::little_endian::{U16, U32};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use super::error::{Result, VbiosError};
+use super::source::{check_range, slice, struct_at};
+
+/// `BIT_HEADER_ID` (bytes FF B8) followed by `BIT_HEADER_SIGNATURE` "BIT\0".
+/// Source: `kernel_gsp_fwsec.c`.
+pub const BIT_HEADER_ID: u16 = 0xB8FF;
+/// "BIT\0" as a little-endian word. `BIT_HEADER_SIGNATURE` in `kernel_gsp_fwsec.c`.
+pub const BIT_HEADER_SIGNATURE: u32 = 0x0054_4942;
+/// The 6 bytes that start every BIT header.
+const BIT_MAGIC: [u8; 6] = [0xFF, 0xB8, b'B', b'I', b'T', 0x00];
+/// Size of `BIT_HEADER_V1_00` ("1w1d1w4b" = 12 bytes, `kernel_gsp_fwsec.c`).
+pub const BIT_HEADER_V1_00_SIZE: u8 = 12;
+/// The 6-byte token (`BIT_TOKEN_V1_00`, "2b2w": 16-bit data pointer), the only one
+/// `kernel_gsp_fwsec.c` reads in 535.261.03 (it steps by the header's `TokenSize`).
+pub const BIT_TOKEN_V1_00_SIZE_6: u8 = 6;
+/// The 8-byte token ("2b1w1d": 32-bit data pointer) that NVIDIA releases after 535 also accept
+/// (`BIT_TOKEN_V1_00_SIZE_8` in their `kernel_gsp_fwsec.c`). None of the sample ROMs uses it.
+pub const BIT_TOKEN_V1_00_SIZE_8: u8 = 8;
+
+/// `BIT_TOKEN_BIOSDATA` 'B' (`rom_nvswitch.h`, `kernel_gsp_fwsec.c`).
+pub const BIT_TOKEN_BIOSDATA: u8 = 0x42;
+/// `BIT_TOKEN_FALCON_DATA` 'p' (`kernel_gsp_fwsec.c`).
+pub const BIT_TOKEN_FALCON_DATA: u8 = 0x70;
+/// BIOSDATA starts with `Version` (u32) and `OemVersion` (u8): `BIT_DATA_BIOSDATA_BINVER`;
+/// `BIT_DATA_BIOSDATA_BINVER_SIZE_5` (`kernel_gsp_fwsec.c`), which the token's size must exceed.
+const BIT_DATA_BIOSDATA_BINVER_SIZE_5: u16 = 5;
+
+/// `BIT_HEADER_V1_00`.
+#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct BitHeaderRaw {
+    id: U16,
+    signature: U32,
+    bcd_version: U16,
+    header_size: u8,
+    token_size: u8,
+    token_entries: u8,
+    header_checksum: u8,
+}
+
+/// The common prefix of both token sizes: id, data version, data size.
+#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct BitTokenPrefix {
+    id: u8,
+    data_version: u8,
+    data_size: U16,
+}
+
+/// One BIT token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BitToken {
+    /// ROM offset of the token itself.
+    pub offset: u32,
+    /// Token id (an ASCII letter by convention).
+    pub id: u8,
+    /// Version of the data block's layout.
+    pub data_version: u8,
+    /// Size of the data block in bytes.
+    pub data_size: u16,
+    /// ROM offset of the data block.
+    pub data_offset: u32,
+}
+
+impl BitToken {
+    /// NVIDIA's (or, where NVIDIA publishes none, nouveau's) name for this token id.
+    pub fn name(&self) -> Option<&'static str> {
+        token_name(self.id)
+    }
+}
+
+/// Names of the token ids whose meaning is published.
+pub fn token_name(id: u8) -> Option<&'static str> {
+    Some(match id {
+        // kernel_gsp_fwsec.c (both), rom_nvswitch.h ('B')
+        BIT_TOKEN_BIOSDATA => "BIOSDATA",
+        BIT_TOKEN_FALCON_DATA => "FALCON_DATA",
+        // src/common/nvswitch/kernel/inc/rom_nvswitch.h: NVSWITCH_BIT_TOKEN_*
+        0x43 => "CLOCK_PTRS",
+        0x49 => "NVINIT_PTRS",
+        0x4E => "NOP",
+        0x50 => "PERF_PTRS",
+        0x52 => "BRIDGE_FW_DATA",
+        0x6E => "DCB_PTRS",
+        // NVIDIA's Tegra nvgpu driver, common/vbios/bios.c: TOKEN_ID_MEMORY_PTRS, _VIRT_PTRS
+        0x4D => "MEMORY_PTRS",
+        0x56 => "VIRT_PTRS",
+        // nouveau nvkm/subdev/bios: disp.c ('U'), dp.c ('d'), mxm.c ('x'), base.c ('i', whose
+        // data nouveau reads its version from)
+        0x55 => "DISPLAY_PTRS",
+        0x64 => "DP_PTRS",
+        0x78 => "MXM",
+        0x69 => "INTERNAL_USE",
+        _ => return None,
+    })
+}
+
+/// The BIT header and its tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BitTable {
+    /// ROM offset of the header (its 0xFF 0xB8 bytes).
+    pub offset: u32,
+    /// BIT version in BCD (0x0100 = 1.00).
+    pub bcd_version: u16,
+    /// Header size in bytes.
+    pub header_size: u8,
+    /// Size of each token in bytes.
+    pub token_size: u8,
+    /// The tokens in table order.
+    pub tokens: Vec<BitToken>,
+}
+
+impl BitTable {
+    /// Finds the BIT header in `rom` and reads its tokens.
+    ///
+    /// The first "\xFF\xB8BIT\0" whose `HeaderSize` bytes sum to 0 mod 256 wins, as in
+    /// `s_vbiosFindBitHeader`; candidates that fail the checksum (or run off the end) are skipped.
+    pub fn find(rom: &[u8]) -> Result<Self> {
+        let offset = find_header(rom).ok_or(VbiosError::NoBitHeader)?;
+        let raw: BitHeaderRaw = struct_at(rom, "BIT header", offset)?;
+        if raw.header_size < BIT_HEADER_V1_00_SIZE || raw.token_size < BIT_TOKEN_V1_00_SIZE_6 {
+            return Err(VbiosError::BadBitHeader {
+                offset,
+                header_size: raw.header_size,
+                token_size: raw.token_size,
+            });
+        }
+        let first = offset.saturating_add(u32::from(raw.header_size));
+        let table_len = u32::from(raw.token_size) * u32::from(raw.token_entries);
+        let size = u32::try_from(rom.len()).unwrap_or(u32::MAX);
+        check_range("BIT token table", first, table_len, size)?;
+
+        let mut tokens = Vec::with_capacity(usize::from(raw.token_entries));
+        for index in 0..u32::from(raw.token_entries) {
+            // Inside the table checked above, so no overflow.
+            let at = first + index * u32::from(raw.token_size);
+            let prefix: BitTokenPrefix = struct_at(rom, "BIT token", at)?;
+            let data_offset = if raw.token_size >= BIT_TOKEN_V1_00_SIZE_8 {
+                struct_at::<U32>(rom, "BIT token", at + 4)?.get()
+            } else {
+                u32::from(struct_at::<U16>(rom, "BIT token", at + 4)?.get())
+            };
+            tokens.push(BitToken {
+                offset: at,
+                id: prefix.id,
+                data_version: prefix.data_version,
+                data_size: prefix.data_size.get(),
+                data_offset,
+            });
+        }
+        Ok(Self {
+            offset,
+            bcd_version: raw.bcd_version.get(),
+            header_size: raw.header_size,
+            token_size: raw.token_size,
+            tokens,
+        })
+    }
+
+    /// The first token with `id`.
+    pub fn token(&self, id: u8) -> Option<&BitToken> {
+        self.tokens.iter().find(|t| t.id == id)
+    }
+}
+
+fn find_header(rom: &[u8]) -> Option<u32> {
+    let mut from = 0usize;
+    while let Some(pos) = rom
+        .get(from..)?
+        .windows(BIT_MAGIC.len())
+        .position(|w| w == BIT_MAGIC)
+    {
+        let at = from + pos;
+        let offset = u32::try_from(at).ok()?;
+        let header_size = *rom.get(at + 8)?;
+        if let Ok(bytes) = slice(rom, "BIT header", offset, u32::from(header_size)) {
+            let sum = bytes.iter().fold(0u8, |acc, b| acc.wrapping_add(*b));
+            if header_size > 0 && sum == 0 {
+                return Some(offset);
+            }
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// The VBIOS version from the BIOSDATA token: `Version` 0x95063440 with `OemVersion` 0x38 reads
+/// "95.06.34.40.38", as NVIDIA's tools print it (the byte order of `rom_nvswitch.h`'s example
+/// "5.40.00.01.12 = 0x05400001").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BiosVersion {
+    /// `BIT_DATA_BIOSDATA.Version`.
+    pub version: u32,
+    /// `BIT_DATA_BIOSDATA.OemVersion`.
+    pub oem: u8,
+}
+
+impl BiosVersion {
+    /// Reads the version from the BIOSDATA token: data version 1 or 2 and more than 5 bytes, as
+    /// `s_vbiosParseFwsecUcodeDescFromBit` (535.261.03) accepts it. `None` when the BIT has no
+    /// such token.
+    pub fn from_bit(rom: &[u8], bit: &BitTable) -> Result<Option<Self>> {
+        let Some(token) = bit.tokens.iter().find(|t| {
+            t.id == BIT_TOKEN_BIOSDATA
+                && matches!(t.data_version, 1 | 2)
+                && t.data_size > BIT_DATA_BIOSDATA_BINVER_SIZE_5
+        }) else {
+            return Ok(None);
+        };
+        let version = struct_at::<U32>(rom, "BIOSDATA", token.data_offset)?.get();
+        let oem = struct_at::<u8>(rom, "BIOSDATA", token.data_offset.saturating_add(4))?;
+        Ok(Some(Self { version, oem }))
+    }
+}
+
+impl fmt::Display for BiosVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [b0, b1, b2, b3] = self.version.to_le_bytes();
+        write!(f, "{b3:02X}.{b2:02X}.{b1:02X}.{b0:02X}.{:02X}", self.oem)
+    }
+}

@@ -1,0 +1,179 @@
+//! The falcon ucode table (NVIDIA: "PMU lookup table"), reached from the BIT falcon data token.
+//!
+//! Layouts and the rules for accepting them (`BIT_DATA_FALCON_DATA_V2`,
+//! `FALCON_UCODE_TABLE_HDR_V1`, `FALCON_UCODE_TABLE_ENTRY_V1`, application ids) follow
+//! `src/nvidia/src/kernel/gpu/gsp/kernel_gsp_fwsec.c`, `s_vbiosParseFwsecUcodeDescFromBit`.
+//! The table pointer and the descriptor pointers count from the expansion ROM offset (see
+//! [`super::Vbios::expansion_rom_offset`]), not from the start of the ROM.
+
+use alloc::vec::Vec;
+
+use zerocopy::byteorder::little_endian::U32;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use super::bit::{BitTable, BIT_TOKEN_FALCON_DATA};
+use super::error::{Result, VbiosError};
+use super::source::{check_range, struct_at};
+
+/// The falcon data token's layout version the driver accepts (`BIT_DATA_FALCON_DATA_V2`).
+const BIT_DATA_FALCON_DATA_VERSION_2: u8 = 2;
+/// `BIT_DATA_FALCON_DATA_V2_SIZE_4`: one u32, `FalconUcodeTablePtr`.
+const BIT_DATA_FALCON_DATA_V2_SIZE_4: u16 = 4;
+/// `FALCON_UCODE_TABLE_HDR_V1_VERSION`.
+pub const FALCON_UCODE_TABLE_HDR_V1_VERSION: u8 = 1;
+/// `FALCON_UCODE_TABLE_HDR_V1_SIZE_6`.
+const FALCON_UCODE_TABLE_HDR_V1_SIZE_6: u8 = 6;
+/// `FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6`.
+const FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6: u8 = 6;
+
+/// `FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC`: accepted as FWSEC in both modes.
+pub const APPID_FIRMWARE_SEC_LIC: u8 = 0x05;
+/// `FALCON_UCODE_ENTRY_APPID_FWSEC_DBG`: FWSEC signed for debug-fused chips.
+pub const APPID_FWSEC_DBG: u8 = 0x45;
+/// `FALCON_UCODE_ENTRY_APPID_FWSEC_PROD`: FWSEC signed for production chips.
+pub const APPID_FWSEC_PROD: u8 = 0x85;
+
+/// `FALCON_UCODE_TABLE_HDR_V1`.
+#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct TableHeaderRaw {
+    version: u8,
+    header_size: u8,
+    entry_size: u8,
+    entry_count: u8,
+    desc_version: u8,
+    desc_size: u8,
+}
+
+/// `FALCON_UCODE_TABLE_ENTRY_V1`.
+#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct TableEntryRaw {
+    application_id: u8,
+    target_id: u8,
+    desc_ptr: U32,
+}
+
+/// One entry of the falcon ucode table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FalconUcodeEntry {
+    /// Position in the table.
+    pub index: u8,
+    /// Which application the ucode is (see [`APPID_FWSEC_PROD`] and friends); 0 marks an
+    /// unused slot.
+    pub application_id: u8,
+    /// Which falcon it runs on (a VBIOS-internal numbering, kept raw).
+    pub target_id: u8,
+    /// The descriptor pointer as stored (relative to the expansion ROM offset).
+    pub desc_ptr: u32,
+    /// ROM offset of the descriptor; `None` when the pointer overflows.
+    pub desc_offset: Option<u32>,
+}
+
+impl FalconUcodeEntry {
+    /// NVIDIA's name for the application id, where `kernel_gsp_fwsec.c` gives one.
+    pub fn application_name(&self) -> Option<&'static str> {
+        match self.application_id {
+            APPID_FIRMWARE_SEC_LIC => Some("FIRMWARE_SEC_LIC"),
+            APPID_FWSEC_DBG => Some("FWSEC_DBG"),
+            APPID_FWSEC_PROD => Some("FWSEC_PROD"),
+            _ => None,
+        }
+    }
+}
+
+/// The falcon ucode table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FalconUcodeTable {
+    /// ROM offset of the falcon data token's data (which holds the table pointer).
+    pub falcon_data_offset: u32,
+    /// The table pointer as stored (relative to the expansion ROM offset).
+    pub table_ptr: u32,
+    /// ROM offset of the table header.
+    pub offset: u32,
+    /// Header version (1).
+    pub version: u8,
+    /// Header size in bytes.
+    pub header_size: u8,
+    /// Entry size in bytes.
+    pub entry_size: u8,
+    /// Descriptor version the header announces (informational; each descriptor says its own).
+    pub desc_version: u8,
+    /// Descriptor size the header announces (informational).
+    pub desc_size: u8,
+    /// The entries in table order.
+    pub entries: Vec<FalconUcodeEntry>,
+}
+
+impl FalconUcodeTable {
+    /// Reads the table through the BIT falcon data token: the first 'p' token of data version 2
+    /// and at least 4 bytes whose table has a version-1 header, as NVIDIA's driver picks it.
+    pub fn find(rom: &[u8], bit: &BitTable, expansion_rom_offset: u32) -> Result<Self> {
+        let mut last_error = VbiosError::NoFalconData;
+        for token in bit.tokens.iter().filter(|t| {
+            t.id == BIT_TOKEN_FALCON_DATA
+                && t.data_version == BIT_DATA_FALCON_DATA_VERSION_2
+                && t.data_size >= BIT_DATA_FALCON_DATA_V2_SIZE_4
+        }) {
+            match Self::read(rom, token.data_offset, expansion_rom_offset) {
+                Ok(table) => return Ok(table),
+                Err(e) => last_error = e,
+            }
+        }
+        Err(last_error)
+    }
+
+    fn read(rom: &[u8], falcon_data_offset: u32, expansion_rom_offset: u32) -> Result<Self> {
+        let size = u32::try_from(rom.len()).unwrap_or(u32::MAX);
+        let table_ptr = struct_at::<U32>(rom, "falcon data", falcon_data_offset)?.get();
+        let offset = table_ptr
+            .checked_add(expansion_rom_offset)
+            .ok_or(VbiosError::Truncated {
+                what: "falcon ucode table",
+                offset: u32::MAX,
+                len: 0,
+                size,
+            })?;
+        let header: TableHeaderRaw = struct_at(rom, "falcon ucode table header", offset)?;
+        if header.version != FALCON_UCODE_TABLE_HDR_V1_VERSION
+            || header.header_size < FALCON_UCODE_TABLE_HDR_V1_SIZE_6
+            || header.entry_size < FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6
+        {
+            return Err(VbiosError::BadFalconUcodeTable {
+                offset,
+                version: header.version,
+                header_size: header.header_size,
+                entry_size: header.entry_size,
+            });
+        }
+        let first = offset.saturating_add(u32::from(header.header_size));
+        let table_len = u32::from(header.entry_size) * u32::from(header.entry_count);
+        check_range("falcon ucode table", first, table_len, size)?;
+
+        let mut entries = Vec::with_capacity(usize::from(header.entry_count));
+        for index in 0..header.entry_count {
+            // Inside the range checked above.
+            let at = first + u32::from(index) * u32::from(header.entry_size);
+            let raw: TableEntryRaw = struct_at(rom, "falcon ucode table entry", at)?;
+            let desc_ptr = raw.desc_ptr.get();
+            entries.push(FalconUcodeEntry {
+                index,
+                application_id: raw.application_id,
+                target_id: raw.target_id,
+                desc_ptr,
+                desc_offset: desc_ptr.checked_add(expansion_rom_offset),
+            });
+        }
+        Ok(Self {
+            falcon_data_offset,
+            table_ptr,
+            offset,
+            version: header.version,
+            header_size: header.header_size,
+            entry_size: header.entry_size,
+            desc_version: header.desc_version,
+            desc_size: header.desc_size,
+            entries,
+        })
+    }
+}
