@@ -69,7 +69,8 @@ Kernel:
   --gpu SPEC          kernel `gpu=SPEC` (e.g. none, model:gh100, model:gh100,ga102)
   --append WORDS      more kernel command line words (repeatable)
   --test              add `test`: run the in-kernel tests, then exit
-  --module PATH[=NAME]  boot module (GRUB: module2, repeatable; PVH: one, as -initrd)
+  --module PATH[=NAME]  boot module, repeatable (GRUB: module2; PVH: all packed into one cpio -initrd);
+                      the kernel symbol map kernel.sym is always added
   --kernel PATH       boot this ELF instead of building; --no-build boots target/release/kernel as is
 Other:
   --timeout SECS      kill QEMU after SECS (default: none)
