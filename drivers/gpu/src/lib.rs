@@ -4,4 +4,8 @@
 extern crate alloc;
 
 pub mod vbios;
+pub mod hw;
+pub mod chip;
+pub mod hal;
 pub mod platform;
+pub mod device;

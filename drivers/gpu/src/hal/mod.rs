@@ -1,0 +1,407 @@
+//! Per-family choices: one [`Hal`] per family (Turing, GA100, GA10x, Ada, Hopper, Blackwell
+//! GB10x and GB20x) that says how GSP boots, where the falcons are and which register layouts
+//! they use, which MMU and QMD formats and which classes the chip takes.
+//!
+//! Everything here is data or a function pointer chosen from `hw`'s declarations, so a family is
+//! read top to bottom in one place. Sources: boot flow per RM's `kernel_gsp_*` HALs (FWSEC via the
+//! bootloader on TU10x/GA100, FWSEC-FRTS directly on GA10x/AD10x, FSP chain of trust on GH100 and
+//! later); classes per `gpuGetClassDescriptorList_<CHIP>` in `src/nvidia/generated/g_gpu_class_list.c`;
+//! MMU format per `pascal/gp100/dev_mmu.h` (version 2) and `hopper/gh100/dev_mmu.h` (version 3);
+//! QMD versions per open-gpu-doc `classes/compute/cl*qmd.h`.
+
+use crate::chip::Chipset;
+use crate::hw::engine::{self, FalconEngine, FalconUnit};
+use crate::hw::falcon::{self, ga102, tu102};
+use crate::hw::{classes, headers, therm, FactGroup, FactValue, Header, HeaderFact, RegisterIo};
+
+/// The families that share a HAL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// TU102, TU104, TU106, TU116, TU117.
+    Turing,
+    /// GA100.
+    Ga100,
+    /// GA102, GA103, GA104, GA106, GA107.
+    Ga10x,
+    /// AD102..AD107.
+    Ada,
+    /// GH100.
+    Hopper,
+    /// GB100, GB102.
+    BlackwellGb10x,
+    /// GB202..GB207.
+    BlackwellGb20x,
+}
+
+/// How GSP-RM gets started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BootFlow {
+    /// FWSEC (from the VBIOS) runs on GSP through the generic falcon bootloader to set up FRTS;
+    /// then the booter on SEC2 loads GSP-RM (Turing, GA100).
+    FwsecBootloader,
+    /// FWSEC-FRTS is loaded straight into GSP; then the booter on SEC2 loads GSP-RM (GA10x, Ada).
+    FwsecFrtsBooter,
+    /// The FSP verifies and starts GSP's first-stage firmware (FMC), which loads GSP-RM
+    /// (Hopper, Blackwell).
+    FspChainOfTrust,
+}
+
+/// Which falcon register layout (see [`crate::hw::falcon`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FalconLayout {
+    /// `falcon::tu102`: scrubbing in DMACTL, 8-bit IMEM/DMEM block index, RISC-V status in
+    /// CORE_SWITCH_RISCV_STATUS.
+    Tu102,
+    /// `falcon::ga102`: scrubbing in HWCFG2, 16-bit block index, RISC-V CPUCTL and BCR.
+    Ga102,
+}
+
+/// GPU page-table format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmuVersion {
+    /// NV_MMU_VER2_*: 5 levels, 49-bit VA (Pascal to Ada).
+    V2,
+    /// NV_MMU_VER3_*: 6 levels, 57-bit VA (Hopper and later).
+    V3,
+}
+
+/// QMD (compute launch descriptor) layout version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct QmdVersion {
+    pub major: u8,
+    pub minor: u8,
+    /// The define that shows the compute class's QMD header has this layout.
+    pub nvidia_name: &'static str,
+    /// That header.
+    pub header: Header,
+}
+
+/// The classes a family's channels use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EngineClasses {
+    /// Channel (GPFIFO) class.
+    pub gpfifo: u32,
+    /// Copy engine class.
+    pub copy: u32,
+    /// Compute class.
+    pub compute: u32,
+    /// Usermode (doorbell) class.
+    pub usermode: u32,
+}
+
+/// One family's choices.
+#[derive(Clone, Copy, Debug)]
+pub struct Hal {
+    pub family: Family,
+    /// How GSP-RM boots.
+    pub boot_flow: BootFlow,
+    /// The falcon-based engines the boot uses, and where.
+    pub falcons: &'static [FalconUnit],
+    /// Which falcon register variants apply.
+    pub falcon_layout: FalconLayout,
+    /// GPU page-table format.
+    pub mmu_version: MmuVersion,
+    /// QMD layout of the compute class.
+    pub qmd_version: QmdVersion,
+    /// Classes for channels and engines.
+    pub classes: EngineClasses,
+    /// BAR0 offset of NV_THERM_I2CS_SCRATCH, where the FSP reports boot completion.
+    pub fsp_boot_status: Option<u32>,
+    /// Whether IMEM/DMEM scrubbing after a falcon reset finished.
+    pub falcon_scrubbing_done: fn(&dyn RegisterIo, u32) -> bool,
+    /// Whether the RISC-V core at the given RISC-V base is running.
+    pub riscv_active: fn(&dyn RegisterIo, u32) -> bool,
+}
+
+impl Hal {
+    /// The falcon unit of `engine`, if this family has (and uses) it.
+    pub fn falcon(&self, engine: FalconEngine) -> Option<&'static FalconUnit> {
+        self.falcons.iter().find(|unit| unit.engine == engine)
+    }
+}
+
+fn scrubbing_done_dmactl(io: &dyn RegisterIo, base: u32) -> bool {
+    let dmactl = falcon::NV_PFALCON_FALCON_DMACTL::read(io, base);
+    !dmactl.dmem_scrubbing() && !dmactl.imem_scrubbing()
+}
+
+fn scrubbing_done_hwcfg2(io: &dyn RegisterIo, base: u32) -> bool {
+    // A value the header does not define counts as not done; the caller's bounded wait reports it.
+    ga102::NV_PFALCON_FALCON_HWCFG2::read(io, base).mem_scrubbing() == Ok(ga102::MemScrubbing::Done)
+}
+
+fn riscv_active_core_switch(io: &dyn RegisterIo, riscv_base: u32) -> bool {
+    tu102::NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS::read(io, riscv_base).active_stat()
+}
+
+fn riscv_active_cpuctl(io: &dyn RegisterIo, riscv_base: u32) -> bool {
+    ga102::NV_PRISCV_RISCV_CPUCTL::read(io, riscv_base).active_stat()
+}
+
+const GSP: FalconUnit = FalconUnit {
+    engine: FalconEngine::Gsp,
+    base: engine::GSP_BASE,
+    riscv_base: Some(engine::NV_FALCON2_GSP_BASE),
+    fbif_base: Some(engine::NV_PGSP_FBIF_BASE),
+};
+/// SEC2 of Turing and GA100: falcon only.
+const SEC2_FALCON: FalconUnit = FalconUnit {
+    engine: FalconEngine::Sec2,
+    base: engine::SEC2_BASE,
+    riscv_base: None,
+    fbif_base: Some(engine::NV_PSEC_FBIF_BASE),
+};
+/// SEC2 of GA102 and later: with a RISC-V core.
+const SEC2_RISCV: FalconUnit = FalconUnit { riscv_base: Some(engine::NV_FALCON2_SEC_BASE), ..SEC2_FALCON };
+/// GSP under the FSP: the driver starts it through its RISC-V BCR registers, not its FBIF.
+const GSP_FMC: FalconUnit = FalconUnit { fbif_base: None, ..GSP };
+const FSP: FalconUnit = FalconUnit { engine: FalconEngine::Fsp, base: engine::FSP_BASE, riscv_base: None, fbif_base: None };
+
+const QMD_V02_03_TURING: QmdVersion =
+    QmdVersion { major: 2, minor: 3, nvidia_name: "NVC5C0_QMDV02_03_QMD_MAJOR_VERSION", header: headers::CLC5C0_QMD };
+const QMD_V03_00_GA100: QmdVersion =
+    QmdVersion { major: 3, minor: 0, nvidia_name: "NVC6C0_QMDV03_00_QMD_MAJOR_VERSION", header: headers::CLC6C0_QMD };
+const QMD_V03_00_GA10X: QmdVersion =
+    QmdVersion { major: 3, minor: 0, nvidia_name: "NVC7C0_QMDV03_00_QMD_MAJOR_VERSION", header: headers::CLC7C0_QMD };
+const QMD_V03_00_ADA: QmdVersion =
+    QmdVersion { major: 3, minor: 0, nvidia_name: "NVC9C0_QMDV03_00_QMD_MAJOR_VERSION", header: headers::CLC9C0_QMD };
+const QMD_V04_00_HOPPER: QmdVersion =
+    QmdVersion { major: 4, minor: 0, nvidia_name: "NVCBC0_QMDV04_00_QMD_MAJOR_VERSION", header: headers::CLCBC0_QMD };
+const QMD_V05_00_GB10X: QmdVersion =
+    QmdVersion { major: 5, minor: 0, nvidia_name: "NVCDC0_QMDV05_00_QMD_MAJOR_VERSION", header: headers::CLCDC0_QMD };
+const QMD_V05_00_GB20X: QmdVersion =
+    QmdVersion { major: 5, minor: 0, nvidia_name: "NVCEC0_QMDV05_00_QMD_MAJOR_VERSION", header: headers::CLCEC0_QMD };
+
+/// Turing.
+pub static TURING: Hal = Hal {
+    family: Family::Turing,
+    boot_flow: BootFlow::FwsecBootloader,
+    falcons: &[GSP, SEC2_FALCON],
+    falcon_layout: FalconLayout::Tu102,
+    mmu_version: MmuVersion::V2,
+    qmd_version: QMD_V02_03_TURING,
+    classes: EngineClasses {
+        gpfifo: classes::TURING_CHANNEL_GPFIFO_A,
+        copy: classes::TURING_DMA_COPY_A,
+        compute: classes::TURING_COMPUTE_A,
+        usermode: classes::TURING_USERMODE_A,
+    },
+    fsp_boot_status: None,
+    falcon_scrubbing_done: scrubbing_done_dmactl,
+    riscv_active: riscv_active_core_switch,
+};
+
+/// GA100: Turing's boot flow and falcon layout, Ampere's classes.
+pub static GA100: Hal = Hal {
+    family: Family::Ga100,
+    boot_flow: BootFlow::FwsecBootloader,
+    falcons: &[GSP, SEC2_FALCON],
+    falcon_layout: FalconLayout::Tu102,
+    mmu_version: MmuVersion::V2,
+    qmd_version: QMD_V03_00_GA100,
+    classes: EngineClasses {
+        gpfifo: classes::AMPERE_CHANNEL_GPFIFO_A,
+        copy: classes::AMPERE_DMA_COPY_A,
+        compute: classes::AMPERE_COMPUTE_A,
+        usermode: classes::AMPERE_USERMODE_A,
+    },
+    fsp_boot_status: None,
+    falcon_scrubbing_done: scrubbing_done_dmactl,
+    riscv_active: riscv_active_core_switch,
+};
+
+/// GA102..GA107.
+pub static GA10X: Hal = Hal {
+    family: Family::Ga10x,
+    boot_flow: BootFlow::FwsecFrtsBooter,
+    falcons: &[GSP, SEC2_RISCV],
+    falcon_layout: FalconLayout::Ga102,
+    mmu_version: MmuVersion::V2,
+    qmd_version: QMD_V03_00_GA10X,
+    classes: EngineClasses {
+        gpfifo: classes::AMPERE_CHANNEL_GPFIFO_A,
+        copy: classes::AMPERE_DMA_COPY_B,
+        compute: classes::AMPERE_COMPUTE_B,
+        usermode: classes::AMPERE_USERMODE_A,
+    },
+    fsp_boot_status: None,
+    falcon_scrubbing_done: scrubbing_done_hwcfg2,
+    riscv_active: riscv_active_cpuctl,
+};
+
+/// AD102..AD107.
+pub static ADA: Hal = Hal {
+    family: Family::Ada,
+    boot_flow: BootFlow::FwsecFrtsBooter,
+    falcons: &[GSP, SEC2_RISCV],
+    falcon_layout: FalconLayout::Ga102,
+    mmu_version: MmuVersion::V2,
+    qmd_version: QMD_V03_00_ADA,
+    classes: EngineClasses {
+        gpfifo: classes::AMPERE_CHANNEL_GPFIFO_A,
+        copy: classes::AMPERE_DMA_COPY_B,
+        compute: classes::ADA_COMPUTE_A,
+        usermode: classes::AMPERE_USERMODE_A,
+    },
+    fsp_boot_status: None,
+    falcon_scrubbing_done: scrubbing_done_hwcfg2,
+    riscv_active: riscv_active_cpuctl,
+};
+
+/// GH100.
+pub static HOPPER: Hal = Hal {
+    family: Family::Hopper,
+    boot_flow: BootFlow::FspChainOfTrust,
+    falcons: &[GSP_FMC, FSP],
+    falcon_layout: FalconLayout::Ga102,
+    mmu_version: MmuVersion::V3,
+    qmd_version: QMD_V04_00_HOPPER,
+    classes: EngineClasses {
+        gpfifo: classes::HOPPER_CHANNEL_GPFIFO_A,
+        copy: classes::HOPPER_DMA_COPY_A,
+        compute: classes::HOPPER_COMPUTE_A,
+        usermode: classes::HOPPER_USERMODE_A,
+    },
+    fsp_boot_status: Some(therm::NV_THERM_I2CS_SCRATCH::OFFSET),
+    falcon_scrubbing_done: scrubbing_done_hwcfg2,
+    riscv_active: riscv_active_cpuctl,
+};
+
+/// GB100, GB102.
+pub static BLACKWELL_GB10X: Hal = Hal {
+    family: Family::BlackwellGb10x,
+    boot_flow: BootFlow::FspChainOfTrust,
+    falcons: &[GSP_FMC, FSP],
+    falcon_layout: FalconLayout::Ga102,
+    mmu_version: MmuVersion::V3,
+    qmd_version: QMD_V05_00_GB10X,
+    classes: EngineClasses {
+        gpfifo: classes::BLACKWELL_CHANNEL_GPFIFO_A,
+        copy: classes::BLACKWELL_DMA_COPY_A,
+        compute: classes::BLACKWELL_COMPUTE_A,
+        usermode: classes::HOPPER_USERMODE_A,
+    },
+    fsp_boot_status: Some(therm::gb100::NV_THERM_I2CS_SCRATCH::OFFSET),
+    falcon_scrubbing_done: scrubbing_done_hwcfg2,
+    riscv_active: riscv_active_cpuctl,
+};
+
+/// GB202..GB207.
+pub static BLACKWELL_GB20X: Hal = Hal {
+    family: Family::BlackwellGb20x,
+    boot_flow: BootFlow::FspChainOfTrust,
+    falcons: &[GSP_FMC, FSP],
+    falcon_layout: FalconLayout::Ga102,
+    mmu_version: MmuVersion::V3,
+    qmd_version: QMD_V05_00_GB20X,
+    classes: EngineClasses {
+        gpfifo: classes::BLACKWELL_CHANNEL_GPFIFO_B,
+        copy: classes::BLACKWELL_DMA_COPY_B,
+        compute: classes::BLACKWELL_COMPUTE_B,
+        usermode: classes::BLACKWELL_USERMODE_A,
+    },
+    fsp_boot_status: Some(therm::gb202::NV_THERM_I2CS_SCRATCH::OFFSET),
+    falcon_scrubbing_done: scrubbing_done_hwcfg2,
+    riscv_active: riscv_active_cpuctl,
+};
+
+/// Every HAL.
+pub static ALL: &[&Hal] = &[&TURING, &GA100, &GA10X, &ADA, &HOPPER, &BLACKWELL_GB10X, &BLACKWELL_GB20X];
+
+/// The HAL of a family.
+pub const fn for_family(family: Family) -> &'static Hal {
+    match family {
+        Family::Turing => &TURING,
+        Family::Ga100 => &GA100,
+        Family::Ga10x => &GA10X,
+        Family::Ada => &ADA,
+        Family::Hopper => &HOPPER,
+        Family::BlackwellGb10x => &BLACKWELL_GB10X,
+        Family::BlackwellGb20x => &BLACKWELL_GB20X,
+    }
+}
+
+/// The HAL of a chipset.
+pub const fn for_chipset(chipset: Chipset) -> &'static Hal {
+    for_family(chipset.family())
+}
+
+/// Facts behind the MMU and QMD choices (the defines that show each format exists where cited).
+pub const FACTS: &[FactGroup] = &[&[&[
+    HeaderFact { name: "NV_MMU_VER2_PTE_VALID", header: headers::GP100_DEV_MMU, value: FactValue::Defined },
+    HeaderFact { name: "NV_MMU_VER3_PTE_VALID", header: headers::GH100_DEV_MMU, value: FactValue::Defined },
+    qmd_fact(QMD_V02_03_TURING),
+    qmd_fact(QMD_V03_00_GA100),
+    qmd_fact(QMD_V03_00_GA10X),
+    qmd_fact(QMD_V03_00_ADA),
+    qmd_fact(QMD_V04_00_HOPPER),
+    qmd_fact(QMD_V05_00_GB10X),
+    qmd_fact(QMD_V05_00_GB20X),
+]]];
+
+const fn qmd_fact(qmd: QmdVersion) -> HeaderFact {
+    HeaderFact { name: qmd.nvidia_name, header: qmd.header, value: FactValue::Defined }
+}
+
+/// Iterates over every fact of this module.
+pub fn facts() -> impl Iterator<Item = &'static HeaderFact> {
+    FACTS.iter().flat_map(|g| g.iter()).flat_map(|f| f.iter())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_chipset_has_the_hal_of_its_family() {
+        for &chip in Chipset::ALL {
+            let hal = for_chipset(chip);
+            assert_eq!(hal.family, chip.family());
+            assert!(hal.falcon(FalconEngine::Gsp).is_some(), "{chip}: no GSP");
+            let expected = match chip.family() {
+                Family::Turing | Family::Ga100 => BootFlow::FwsecBootloader,
+                Family::Ga10x | Family::Ada => BootFlow::FwsecFrtsBooter,
+                _ => BootFlow::FspChainOfTrust,
+            };
+            assert_eq!(hal.boot_flow, expected, "{chip}");
+            assert_eq!(hal.falcon(FalconEngine::Fsp).is_some(), hal.boot_flow == BootFlow::FspChainOfTrust);
+            assert_eq!(hal.falcon(FalconEngine::Sec2).is_some(), hal.boot_flow != BootFlow::FspChainOfTrust);
+            assert_eq!(hal.fsp_boot_status.is_some(), hal.boot_flow == BootFlow::FspChainOfTrust);
+        }
+        assert_eq!(ALL.len(), 7);
+    }
+
+    #[test]
+    fn function_choices_read_the_right_registers() {
+        use std::cell::RefCell;
+        use std::collections::BTreeMap;
+        struct Bar(RefCell<BTreeMap<u32, u32>>);
+        impl RegisterIo for Bar {
+            fn read32(&self, offset: u32) -> u32 {
+                self.0.borrow().get(&offset).copied().unwrap_or(0)
+            }
+            fn write32(&self, offset: u32, value: u32) {
+                self.0.borrow_mut().insert(offset, value);
+            }
+        }
+        let bar = Bar(RefCell::new(BTreeMap::new()));
+        let base = engine::GSP_BASE;
+        // Turing: DMACTL bits 1 and 2 pending; GA102: HWCFG2 bit 12 pending.
+        bar.write32(base + 0x10c, 0x6);
+        bar.write32(base + 0xf4, 1 << 12);
+        assert!(!(TURING.falcon_scrubbing_done)(&bar, base));
+        assert!(!(GA10X.falcon_scrubbing_done)(&bar, base));
+        bar.write32(base + 0x10c, 0);
+        assert!((TURING.falcon_scrubbing_done)(&bar, base));
+        assert!(!(GA10X.falcon_scrubbing_done)(&bar, base));
+        bar.write32(base + 0xf4, 0);
+        assert!((GA10X.falcon_scrubbing_done)(&bar, base));
+
+        let riscv = engine::NV_FALCON2_GSP_BASE;
+        bar.write32(riscv + 0x388, 1 << 7);
+        assert!((ADA.riscv_active)(&bar, riscv));
+        assert!(!(TURING.riscv_active)(&bar, riscv));
+        bar.write32(riscv + 0x240, 1);
+        assert!((TURING.riscv_active)(&bar, riscv));
+    }
+}

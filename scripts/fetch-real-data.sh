@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Fetch the real artifacts the conformance tests read (see ../shared/REAL_DATA.md):
+#   - NVIDIA's open-gpu-kernel-modules 535.261.03 source (headers), from Debian's contrib deb-src;
+#   - firmware-nvidia-gsp 535.261.03-1 (GSP-RM firmware), from bookworm non-free-firmware;
+#   - firmware-nvidia-graphics (booter/bootloader images), from bookworm-backports;
+#   - optionally, upstream sources Debian does not carry, for facts 535.261.03 predates
+#     (Blackwell) and QMD layouts: NVIDIA/open-gpu-kernel-modules at tag 570.133.07 and
+#     NVIDIA/open-gpu-doc at a pinned commit, from local git clones named by OGKM_GIT /
+#     OPEN_GPU_DOC_GIT. The project fetches only from Debian's archive; without the clones the
+#     header-conformance tests for those facts stay #[ignore]d and say so.
+# Idempotent: everything is cached under target/real-data/ and checked by version and sha256;
+# a second run only re-checks. Needs root (it adds an apt sources file) on Debian bookworm.
+# NVIDIA-licensed files stay in target/ and are never committed.
+# Exit status: 0 when everything is in place; non-zero (after doing all it can) otherwise.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DATA="$ROOT/target/real-data"
+SOURCES_FILE=/etc/apt/sources.list.d/gpu-runtime-real-data.sources
+DEBIAN_SOURCES=/etc/apt/sources.list.d/debian.sources
+
+OGKM_VERSION=535.261.03
+OGKM_TARBALL="nvidia-open-gpu-kernel-modules_${OGKM_VERSION}.orig.tar.xz"
+OGKM_SHA256=14f64f53694d4a580ea68a561db02c2a8847790087a86f50fd2f40eac3eebb8f
+OGKM_DIR="$DATA/open-gpu-kernel-modules-${OGKM_VERSION}"
+GSP_PKG_VERSION=535.261.03-1
+GSP_DEB_SHA256=ac2e9b2a90a7ba9475ab65d765db781b9c6fc6c6e8c5c838ca911fa1e9939843
+GRAPHICS_PKG_VERSION=20250410-2~bpo12+1
+GRAPHICS_DEB_SHA256=b0a9c7b89668095b0c44d197ac7a0cce280c1aca1b41bf4469a474282e37dfb0
+GSP_DIR="$DATA/firmware-nvidia-gsp"
+GRAPHICS_DIR="$DATA/firmware-nvidia-graphics"
+UPSTREAM_OGKM_TAG=570.133.07
+UPSTREAM_OGKM_DIR="$DATA/open-gpu-kernel-modules-${UPSTREAM_OGKM_TAG}"
+OPEN_GPU_DOC_COMMIT=c8607fe576b53ff821ffcf97e7548d2de11c4eaf
+OPEN_GPU_DOC_DIR="$DATA/open-gpu-doc-${OPEN_GPU_DOC_COMMIT}"
+# Only these parts of the upstream trees are needed (headers, class lists, README table).
+UPSTREAM_OGKM_PATHS="README.md version.mk src/common/inc/swref/published src/common/sdk/nvidia/inc/class src/nvidia/arch/nvalloc/common/inc src/nvidia/generated/g_gpu_class_list.c"
+OPEN_GPU_DOC_PATHS="classes"
+
+say() { printf 'fetch-real-data: %s\n' "$*"; }
+die() { printf 'fetch-real-data: error: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "run as root (it adds $SOURCES_FILE and runs apt-get update)"
+command -v apt-get >/dev/null || die "apt-get not found: this script expects Debian bookworm"
+mkdir -p "$DATA"
+
+# 1. apt sources: contrib/non-free/non-free-firmware, deb-src, bookworm-backports.
+if [ -f "$SOURCES_FILE" ]; then
+    say "apt sources file already present: $SOURCES_FILE"
+else
+    mirror=""
+    if [ -f "$DEBIAN_SOURCES" ]; then
+        # The first URIs line that is not the security archive is the machine's Debian mirror.
+        mirror="$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$DEBIAN_SOURCES")"
+    fi
+    if [ -z "$mirror" ]; then
+        mirror=http://deb.debian.org/debian
+        say "no mirror found in $DEBIAN_SOURCES; using $mirror"
+    fi
+    cat >"$SOURCES_FILE" <<SRC
+Types: deb deb-src
+URIs: $mirror
+Suites: bookworm bookworm-backports
+Components: main contrib non-free non-free-firmware
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+    say "added $SOURCES_FILE (mirror $mirror)"
+fi
+
+updated=0
+apt_update() {
+    if [ "$updated" -eq 0 ]; then
+        say "apt-get update"
+        apt-get update -qq
+        updated=1
+    fi
+}
+
+sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
+
+# 2. NVIDIA's open source tree (headers).
+if [ -f "$OGKM_DIR/.extracted" ]; then
+    say "open-gpu-kernel-modules $OGKM_VERSION already extracted: $OGKM_DIR"
+else
+    if ! sha_ok "$DATA/$OGKM_TARBALL" "$OGKM_SHA256"; then
+        apt_update
+        say "apt-get source --download-only nvidia-open-gpu-kernel-modules=$OGKM_VERSION-1"
+        # It exits non-zero because the Debian part is missing on the mirror; the tarball's
+        # sha256 is what tells success.
+        (cd "$DATA" && apt-get source --download-only "nvidia-open-gpu-kernel-modules=$OGKM_VERSION-1" ) || true
+        sha_ok "$DATA/$OGKM_TARBALL" "$OGKM_SHA256" \
+            || die "$DATA/$OGKM_TARBALL missing or sha256 is not $OGKM_SHA256"
+    fi
+    say "extracting $OGKM_TARBALL"
+    rm -rf "$OGKM_DIR.tmp"
+    mkdir -p "$OGKM_DIR.tmp"
+    tar -xJf "$DATA/$OGKM_TARBALL" -C "$OGKM_DIR.tmp" --strip-components=1
+    rm -rf "$OGKM_DIR"
+    mv "$OGKM_DIR.tmp" "$OGKM_DIR"
+    touch "$OGKM_DIR/.extracted"
+    say "extracted to $OGKM_DIR"
+fi
+
+# 3 and 4. Firmware packages, pinned by version and sha256: $1 = package, $2 = version,
+#    $3 = sha256 of the .deb, $4 = directory to unpack into.
+fetch_deb() {
+    local pkg="$1" version="$2" sha="$3" dir="$4" deb
+    if [ -f "$dir/.extracted-$version" ]; then
+        say "$pkg $version already extracted: $dir"
+        return 0
+    fi
+    deb="$(ls "$DATA/${pkg}_$(printf '%s' "$version" | sed 's/:/%3a/')"_*.deb 2>/dev/null | head -n1 || true)"
+    if [ -z "$deb" ] || ! sha_ok "$deb" "$sha"; then
+        apt_update
+        say "apt-get download $pkg=$version"
+        (cd "$DATA" && apt-get download "$pkg=$version")
+        deb="$(ls "$DATA/${pkg}_"*.deb | grep -F "_${version}_" | head -n1)"
+    fi
+    sha_ok "$deb" "$sha" || die "$deb: sha256 is not $sha"
+    rm -rf "$dir"
+    dpkg-deb -x "$deb" "$dir"
+    touch "$dir/.extracted-$version"
+    say "extracted $(basename "$deb") to $dir"
+}
+
+fetch_deb firmware-nvidia-gsp "$GSP_PKG_VERSION" "$GSP_DEB_SHA256" "$GSP_DIR"
+fetch_deb firmware-nvidia-graphics "$GRAPHICS_PKG_VERSION" "$GRAPHICS_DEB_SHA256" "$GRAPHICS_DIR"
+
+# 5. Optional upstream trees from local clones: $1 = repo, $2 = ref, $3 = dir, $4 = git clone
+#    (may be empty), $5 = paths to keep, $6 = a file that must exist afterwards.
+fetch_upstream() {
+    local repo="$1" ref="$2" dir="$3" clone="$4" paths="$5" check="$6" tmp
+    if [ -f "$dir/.extracted" ]; then
+        say "$repo $ref already extracted: $dir"
+        return 0
+    fi
+    tmp="$dir.tmp"
+    rm -rf "$tmp"
+    mkdir -p "$tmp"
+    if [ -n "$clone" ]; then
+        say "git archive $ref from $clone"
+        # shellcheck disable=SC2086
+        git -C "$clone" archive --format=tar "$ref" -- $paths | tar -x -C "$tmp" || { rm -rf "$tmp"; return 1; }
+    else
+        say "$repo $ref: no local clone given; facts cited from it stay unverified here"
+        rm -rf "$tmp"
+        return 1
+    fi
+    if [ ! -f "$tmp/$check" ]; then
+        say "$repo $ref: $check missing after extraction"
+        rm -rf "$tmp"
+        return 1
+    fi
+    rm -rf "$dir"
+    mv "$tmp" "$dir"
+    echo "$ref" >"$dir/.extracted"
+    say "extracted $repo $ref to $dir"
+}
+
+missing=""
+if ! fetch_upstream NVIDIA/open-gpu-kernel-modules "$UPSTREAM_OGKM_TAG" "$UPSTREAM_OGKM_DIR" \
+        "${OGKM_GIT:-}" "$UPSTREAM_OGKM_PATHS" src/common/inc/swref/published/blackwell/gb202/dev_therm.h; then
+    missing="$missing open-gpu-kernel-modules-$UPSTREAM_OGKM_TAG"
+elif ! grep -q "NVIDIA_VERSION = $UPSTREAM_OGKM_TAG" "$UPSTREAM_OGKM_DIR/version.mk"; then
+    say "$UPSTREAM_OGKM_DIR/version.mk is not $UPSTREAM_OGKM_TAG"
+    missing="$missing open-gpu-kernel-modules-$UPSTREAM_OGKM_TAG"
+fi
+if ! fetch_upstream NVIDIA/open-gpu-doc "$OPEN_GPU_DOC_COMMIT" "$OPEN_GPU_DOC_DIR" \
+        "${OPEN_GPU_DOC_GIT:-}" "$OPEN_GPU_DOC_PATHS" classes/compute/clcec0qmd.h; then
+    missing="$missing open-gpu-doc"
+fi
+
+if [ -n "$missing" ]; then
+    say "optional upstream trees not available:$missing"
+    say "the Blackwell/QMD conformance tests stay ignored; set OGKM_GIT and OPEN_GPU_DOC_GIT to local clones to check them"
+fi
+say "done: $DATA"

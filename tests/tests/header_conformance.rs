@@ -1,0 +1,730 @@
+//! Every hardware fact the driver declares, checked against NVIDIA's own sources.
+//!
+//! The driver's register declarations, constants and chip tables each carry NVIDIA's name and the
+//! header that defines it (`nvgpu::hw::all_facts()`, `nvgpu::chip::facts()`,
+//! `nvgpu::hal::facts()`). This test reads those headers from the trees
+//! `scripts/fetch-real-data.sh` unpacks under `target/real-data/` and compares value by value:
+//! offsets, field bit ranges, named field values, register arrays, chip and class numbers. It also
+//! checks what is not a `#define`: which classes RM lists for each chip, which firmware file and
+//! signature section each chip takes (against the Debian firmware itself), and board names
+//! against the README's supported-GPU table.
+//!
+//! Missing data is a failure, never a skip: run `scripts/fetch-real-data.sh` (as root) first.
+//! `NVGPU_REAL_DATA` overrides the data directory.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use nvgpu::chip::{self, Chipset};
+use nvgpu::hal::{self, Family};
+use nvgpu::hw::{self, headers, FactValue, Header, HeaderFact};
+
+// ---------------------------------------------------------------------------------------------
+// Where the data is.
+
+fn data_root() -> PathBuf {
+    match std::env::var_os("NVGPU_REAL_DATA") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/real-data"),
+    }
+}
+
+/// The directory holding source tree `release` (as `Header::release` names it).
+fn tree_dir(release: &str) -> PathBuf {
+    match release.strip_prefix("open-gpu-doc@") {
+        Some(commit) => data_root().join(format!("open-gpu-doc-{commit}")),
+        None => data_root().join(format!("open-gpu-kernel-modules-{release}")),
+    }
+}
+
+fn require_dir(dir: &Path, what: &str) {
+    assert!(
+        dir.is_dir(),
+        "missing real data: {} ({what}).\n\
+         This test never passes without NVIDIA's sources: run `sudo scripts/fetch-real-data.sh` \
+         from the workspace root (CI={}).",
+        dir.display(),
+        std::env::var("CI").unwrap_or_else(|_| "unset".into())
+    );
+}
+
+fn require_release(release: &str) -> PathBuf {
+    let dir = tree_dir(release);
+    require_dir(&dir, &format!("NVIDIA source tree {release}"));
+    dir
+}
+
+// ---------------------------------------------------------------------------------------------
+// A small reader for NVIDIA's `#define`s.
+
+/// One definition's right-hand side.
+#[derive(Clone, Debug)]
+enum Body {
+    /// `#define NAME body` (or an enum member `NAME = value,`).
+    Object(String),
+    /// `#define NAME(params) body`.
+    Function { params: Vec<String>, body: String },
+}
+
+/// A value a definition evaluates to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Value {
+    Number(u64),
+    Bits(u64, u64),
+    Indexed { base: u64, stride: u64 },
+    /// Something this reader does not evaluate (kept as text for messages).
+    Other(String),
+}
+
+#[derive(Default)]
+struct Defines {
+    /// What the header itself defines.
+    defs: HashMap<String, Vec<Body>>,
+    /// What the other headers of its directory define: addenda name registers of the main
+    /// header (`NV_USABLE_FB_SIZE_IN_MB` is `NV_PGC6_AON_SECURE_SCRATCH_GROUP_42`), so references
+    /// resolve through these, while a fact's own name must be in its cited header.
+    context: HashMap<String, Vec<Body>>,
+}
+
+fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("/*") {
+        out.push_str(&rest[..start]);
+        match rest[start + 2..].find("*/") {
+            Some(end) => rest = &rest[start + 2 + end + 2..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out.lines()
+        .map(|line| match line.find("//") {
+            Some(i) => &line[..i],
+            None => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn parse_defines(text: &str) -> Defines {
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let clean = strip_comments(&joined);
+    let mut defines = Defines::default();
+    for line in clean.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("#define") {
+            let rest = rest.trim_start();
+            let name_len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            let (name, after) = rest.split_at(name_len);
+            if name.is_empty() {
+                continue;
+            }
+            let body = if let Some(params) = after.strip_prefix('(') {
+                let Some(close) = params.find(')') else { continue };
+                Body::Function {
+                    params: params[..close].split(',').map(|p| p.trim().to_owned()).collect(),
+                    body: params[close + 1..].trim().to_owned(),
+                }
+            } else {
+                Body::Object(after.trim().to_owned())
+            };
+            defines.defs.entry(name.to_owned()).or_default().push(body);
+        } else if let Some((name, value)) = line.split_once('=') {
+            // C enum members: `NV_FIRMWARE_CHIP_FAMILY_TU10X = 1,`.
+            let name = name.trim();
+            let value = value.trim().trim_end_matches(',').trim();
+            if is_ident(name) && name.starts_with("NV") && parse_number(value).is_some() {
+                defines.defs.entry(name.to_owned()).or_default().push(Body::Object(value.to_owned()));
+            }
+        }
+    }
+    defines
+}
+
+fn parse_number(s: &str) -> Option<u64> {
+    let s = s.trim().trim_end_matches(['u', 'U', 'l', 'L']);
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16).ok()
+    } else if !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()) {
+        s.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// `s` without parentheses that enclose all of it.
+fn strip_parens(mut s: &str) -> &str {
+    loop {
+        s = s.trim();
+        if !(s.starts_with('(') && s.ends_with(')')) {
+            return s;
+        }
+        // Only strip if the opening parenthesis closes at the very end.
+        let mut depth = 0;
+        for (i, c) in s.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 && i != s.len() - 1 {
+                        return s;
+                    }
+                }
+                _ => {}
+            }
+        }
+        s = &s[1..s.len() - 1];
+    }
+}
+
+/// `(base+(i)*stride)` for parameter `param`.
+fn indexed_form(param: &str, body: &str) -> Option<(u64, u64)> {
+    let compact: String = body.chars().filter(|c| !c.is_whitespace()).collect();
+    let inner = strip_parens(&compact);
+    let (base, scaled) = inner.split_once('+')?;
+    let (index, stride) = scaled.split_once('*').unwrap_or((scaled, "1"));
+    (strip_parens(index) == param).then_some(())?;
+    Some((parse_number(strip_parens(base))?, parse_number(strip_parens(stride))?))
+}
+
+impl Defines {
+    fn body(&self, name: &str) -> Result<&[Body], String> {
+        self.defs
+            .get(name)
+            .or_else(|| self.context.get(name))
+            .map(Vec::as_slice)
+            .ok_or_else(|| format!("{name} is not defined"))
+    }
+
+    fn eval_name(&self, name: &str, depth: u32) -> Result<Value, String> {
+        let bodies = self.body(name)?;
+        let mut values = Vec::new();
+        for body in bodies {
+            match body {
+                Body::Object(text) => values.push(self.eval(text, depth + 1)?),
+                Body::Function { params, body } => match (params.as_slice(), indexed_form(&params[0], body)) {
+                    ([_], Some((base, stride))) => values.push(Value::Indexed { base, stride }),
+                    _ => values.push(Value::Other(format!("{name}({}) {body}", params.join(",")))),
+                },
+            }
+        }
+        let first = values[0].clone();
+        if values.iter().any(|v| *v != first) {
+            return Err(format!("{name} is defined {} times with different values: {values:?}", values.len()));
+        }
+        Ok(first)
+    }
+
+    fn eval(&self, text: &str, depth: u32) -> Result<Value, String> {
+        if depth > 16 {
+            return Err(format!("definitions nest too deep at {text}"));
+        }
+        let e = strip_parens(text);
+        if let Some(n) = parse_number(e) {
+            return Ok(Value::Number(n));
+        }
+        if let Some((hi, lo)) = e.split_once(':') {
+            if let (Some(hi), Some(lo)) = (parse_number(strip_parens(hi)), parse_number(strip_parens(lo))) {
+                return Ok(Value::Bits(hi, lo));
+            }
+        }
+        if is_ident(e) {
+            return self.eval_name(e, depth + 1);
+        }
+        if let Some(open) = e.find('(') {
+            let callee = e[..open].trim();
+            if is_ident(callee) && e.ends_with(')') {
+                let args: Vec<&str> = e[open + 1..e.len() - 1].split(',').map(str::trim).collect();
+                // nv_arch.h: GPU_ARCHITECTURE(series, arch) puts the series in bits 31:24
+                // (NVGPU_ARCHITECTURE_SERIES) and the architecture in bits 23:0.
+                if callee == "GPU_ARCHITECTURE" && args.len() == 2 {
+                    let series = match self.eval_name(&format!("NVGPU_ARCHITECTURE_SERIES{}", args[0]), depth + 1)? {
+                        Value::Number(n) => n,
+                        other => return Err(format!("series {} is {other:?}", args[0])),
+                    };
+                    let arch = parse_number(args[1]).ok_or_else(|| format!("bad architecture in {e}"))?;
+                    return Ok(Value::Number((series << 24) | arch));
+                }
+                // A register array at a literal index: `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05(0)`.
+                if let ([arg], Ok(Value::Indexed { base, stride })) = (args.as_slice(), self.eval_name(callee, depth + 1)) {
+                    if let Some(i) = parse_number(arg) {
+                        return Ok(Value::Number(base + i * stride));
+                    }
+                }
+            }
+        }
+        Ok(Value::Other(e.to_owned()))
+    }
+}
+
+/// Headers read so far, by release and path.
+#[derive(Default)]
+struct HeaderCache(BTreeMap<Header, Result<Defines, String>>);
+
+impl HeaderCache {
+    fn get(&mut self, header: Header) -> Result<&Defines, String> {
+        self.0
+            .entry(header)
+            .or_insert_with(|| {
+                let path = tree_dir(header.release).join(header.path);
+                let mut defines = std::fs::read(&path)
+                    .map(|bytes| parse_defines(&String::from_utf8_lossy(&bytes)))
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                if header.path.ends_with(".h") {
+                    for sibling in std::fs::read_dir(path.parent().unwrap_or(Path::new("."))).into_iter().flatten().flatten() {
+                        let sibling = sibling.path();
+                        if sibling != path && sibling.extension().is_some_and(|e| e == "h") {
+                            if let Ok(bytes) = std::fs::read(&sibling) {
+                                for (name, bodies) in parse_defines(&String::from_utf8_lossy(&bytes)).defs {
+                                    defines.context.entry(name).or_default().extend(bodies);
+                                }
+                            }
+                        }
+                    }
+                }
+                Ok(defines)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checking facts.
+
+fn check_fact(cache: &mut HeaderCache, fact: &HeaderFact) -> Result<(), String> {
+    let defines = cache.get(fact.header)?;
+    if !defines.defs.contains_key(fact.name) {
+        return Err(format!("{} is not defined in this header", fact.name));
+    }
+    let got = match fact.value {
+        FactValue::Defined => return Ok(()),
+        FactValue::Number(n) => (defines.eval_name(fact.name, 0)?, Value::Number(n)),
+        FactValue::Bits { hi, lo } => (defines.eval_name(fact.name, 0)?, Value::Bits(hi.into(), lo.into())),
+        FactValue::Indexed { base, stride } => {
+            (defines.eval_name(fact.name, 0)?, Value::Indexed { base: base.into(), stride: stride.into() })
+        }
+    };
+    if got.0 == got.1 {
+        Ok(())
+    } else {
+        Err(format!("driver says {:?}, header says {:?}", got.1, got.0))
+    }
+}
+
+/// For one-bit fields read as `bool`, the header's `_TRUE`/`_ENABLE`/`_SET` value must be 1 and
+/// `_FALSE`/`_DISABLE` 0, or `true` would mean the opposite of what the header says.
+fn check_bool_sense(cache: &mut HeaderCache, fact: &HeaderFact) -> Vec<Result<String, String>> {
+    let FactValue::Bits { hi, lo } = fact.value else { return Vec::new() };
+    if hi != lo {
+        return Vec::new();
+    }
+    let Ok(defines) = cache.get(fact.header) else { return Vec::new() };
+    let mut results = Vec::new();
+    for (suffix, expected) in [("_TRUE", 1), ("_ENABLE", 1), ("_SET", 1), ("_FALSE", 0), ("_DISABLE", 0)] {
+        let name = format!("{}{suffix}", fact.name);
+        if defines.defs.contains_key(&name) {
+            results.push(match defines.eval_name(&name, 0) {
+                Ok(Value::Number(v)) if v == expected => Ok(name),
+                other => Err(format!("{name}: expected {expected}, header says {other:?}")),
+            });
+        }
+    }
+    results
+}
+
+struct Report {
+    checked: usize,
+    failures: Vec<String>,
+    per_release: BTreeMap<&'static str, usize>,
+    headers: BTreeSet<Header>,
+}
+
+fn check_facts<'a>(facts: impl Iterator<Item = &'a HeaderFact>, releases: &[&str]) -> Report {
+    let mut cache = HeaderCache::default();
+    let mut report = Report { checked: 0, failures: Vec::new(), per_release: BTreeMap::new(), headers: BTreeSet::new() };
+    for fact in facts.filter(|f| releases.contains(&f.header.release)) {
+        report.checked += 1;
+        *report.per_release.entry(fact.header.release).or_default() += 1;
+        report.headers.insert(fact.header);
+        if let Err(e) = check_fact(&mut cache, fact) {
+            report.failures.push(format!("{} ({} {}): {e}", fact.name, fact.header.release, fact.header.path));
+        }
+        for result in check_bool_sense(&mut cache, fact) {
+            report.checked += 1;
+            if let Err(e) = result {
+                report.failures.push(format!("{} ({}): {e}", fact.name, fact.header.path));
+            }
+        }
+    }
+    report
+}
+
+fn driver_facts() -> impl Iterator<Item = &'static HeaderFact> {
+    hw::all_facts().chain(chip::facts()).chain(hal::facts())
+}
+
+fn finish(what: &str, report: Report) {
+    let mut summary = format!(
+        "{what}: checked {} values ({:?}) against {} headers",
+        report.checked,
+        report.per_release,
+        report.headers.len()
+    );
+    if report.failures.is_empty() {
+        println!("{summary}");
+        return;
+    }
+    let _ = writeln!(summary, "; {} mismatches:", report.failures.len());
+    for failure in &report.failures {
+        let _ = writeln!(summary, "  {failure}");
+    }
+    panic!("{summary}");
+}
+
+#[test]
+fn every_fact_names_a_known_release() {
+    let known = [headers::OGKM_PINNED, headers::OGKM_BLACKWELL, headers::OPEN_GPU_DOC];
+    for fact in driver_facts() {
+        assert!(known.contains(&fact.header.release), "{}: unknown release {}", fact.name, fact.header.release);
+        assert!(headers::ALL.contains(&fact.header), "{}: header {} not in hw::headers::ALL", fact.name, fact.header.path);
+    }
+}
+
+#[test]
+fn pinned_release_facts_match_nvidia_headers() {
+    require_release(headers::OGKM_PINNED);
+    let report = check_facts(driver_facts(), &[headers::OGKM_PINNED]);
+    assert!(report.checked > 250, "only {} facts: did a fact table fall out of hw::FACT_TABLES?", report.checked);
+    finish("open-gpu-kernel-modules 535.261.03", report);
+}
+
+#[test]
+#[ignore = "needs open-gpu-kernel-modules 570.133.07 and open-gpu-doc trees, which Debian does not carry: give scripts/fetch-real-data.sh local clones (OGKM_GIT, OPEN_GPU_DOC_GIT), then run with --ignored"]
+fn blackwell_and_qmd_facts_match_nvidia_headers() {
+    require_release(headers::OGKM_BLACKWELL);
+    require_release(headers::OPEN_GPU_DOC);
+    let report = check_facts(driver_facts(), &[headers::OGKM_BLACKWELL, headers::OPEN_GPU_DOC]);
+    assert!(report.checked > 30, "only {} facts", report.checked);
+    finish("open-gpu-kernel-modules 570.133.07 and open-gpu-doc", report);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chip identification from header values.
+
+/// nv_arch.h's name for a family's architecture (spelled here, independently of the driver).
+fn nv_arch_name(family: Family) -> &'static str {
+    match family {
+        Family::Turing => "GPU_ARCHITECTURE_TURING",
+        Family::Ga100 | Family::Ga10x => "GPU_ARCHITECTURE_AMPERE",
+        Family::Ada => "GPU_ARCHITECTURE_ADA",
+        Family::Hopper => "GPU_ARCHITECTURE_HOPPER",
+        Family::BlackwellGb10x => "GPU_ARCHITECTURE_BLACKWELL_GB1XX",
+        Family::BlackwellGb20x => "GPU_ARCHITECTURE_BLACKWELL_GB2XX",
+    }
+}
+
+#[test]
+fn chips_before_blackwell_are_identified_from_header_values() {
+    require_release(headers::OGKM_PINNED);
+    identify_from_header_values(|c| c.architecture() != chip::Architecture::Blackwell);
+}
+
+#[test]
+#[ignore = "needs open-gpu-kernel-modules 570.133.07 and open-gpu-doc trees, which Debian does not carry: give scripts/fetch-real-data.sh local clones (OGKM_GIT, OPEN_GPU_DOC_GIT), then run with --ignored"]
+fn blackwell_chips_are_identified_from_header_values() {
+    require_release(headers::OGKM_BLACKWELL);
+    identify_from_header_values(|c| c.architecture() == chip::Architecture::Blackwell);
+}
+
+fn identify_from_header_values(selected: impl Fn(Chipset) -> bool) {
+    let mut cache = HeaderCache::default();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for &chip in Chipset::ALL.iter().filter(|c| selected(**c)) {
+        checked += 1;
+        let header = match chip.architecture() {
+            chip::Architecture::Blackwell => headers::NV_ARCH_570,
+            _ => headers::NV_ARCH,
+        };
+        let defines = cache.get(header).expect("nv_arch.h");
+        let arch = defines.eval_name(nv_arch_name(chip.family()), 0);
+        let implementation = defines.eval_name(&format!("GPU_IMPLEMENTATION_{}", chip.name()), 0);
+        let (Ok(Value::Number(arch)), Ok(Value::Number(implementation))) = (arch.clone(), implementation.clone()) else {
+            failures.push(format!("{chip}: nv_arch.h gives {arch:?} / {implementation:?}"));
+            continue;
+        };
+        // GPU_ARCHITECTURE_* is the architecture shifted left by 4; the chip id is
+        // NV_PMC_BOOT_42_CHIP_ID (bits 28:20), the same number BOOT_0 spreads over 28:24 and 23:20.
+        let chip_id = (arch & 0xfff) | implementation;
+        let boot42 = (chip_id as u32) << 20 | 0xa1 << 12;
+        let boot0 = ((arch as u32 & 0xff0) << 20) | (implementation as u32) << 20 | 0xa1;
+        for (boot0, boot42) in [(0, boot42), (boot0, 0)] {
+            match chip::identify(boot0, boot42) {
+                Ok(id) if id.chipset == chip => {}
+                other => failures.push(format!("{chip}: BOOT0 {boot0:#x} BOOT42 {boot42:#x} gives {other:?}")),
+            }
+        }
+    }
+    assert!(checked > 0, "no chip selected");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Classes each chip exposes, per RM's generated class lists.
+
+fn class_list(text: &str, chip: &str) -> Option<BTreeSet<String>> {
+    let start = text.find(&format!("gpuGetClassDescriptorList_{chip}("))?;
+    let body = &text[start..];
+    let end = body[1..].find("\ngpuGetClassDescriptorList_").map_or(body.len(), |e| e + 1);
+    let mut names = BTreeSet::new();
+    for entry in body[..end].split('{').skip(1) {
+        let name = entry.split(',').next().unwrap_or("").trim();
+        if is_ident(name) {
+            names.insert(name.to_owned());
+        }
+    }
+    Some(names)
+}
+
+#[test]
+fn hal_classes_before_blackwell_are_the_ones_rm_lists() {
+    require_release(headers::OGKM_PINNED);
+    hal_classes_match_rm(|c| c.architecture() != chip::Architecture::Blackwell);
+}
+
+#[test]
+#[ignore = "needs open-gpu-kernel-modules 570.133.07 and open-gpu-doc trees, which Debian does not carry: give scripts/fetch-real-data.sh local clones (OGKM_GIT, OPEN_GPU_DOC_GIT), then run with --ignored"]
+fn blackwell_hal_classes_are_the_ones_rm_lists() {
+    require_release(headers::OGKM_BLACKWELL);
+    hal_classes_match_rm(|c| c.architecture() == chip::Architecture::Blackwell);
+}
+
+fn hal_classes_match_rm(selected: impl Fn(Chipset) -> bool) {
+    // The driver's class constants by value, so a HAL's number maps back to NVIDIA's name.
+    let names: HashMap<u64, &str> = hw::classes::FACTS
+        .iter()
+        .flat_map(|g| g.iter())
+        .flat_map(|f| f.iter())
+        .filter_map(|f| match f.value {
+            FactValue::Number(n) => Some((n, f.name)),
+            _ => None,
+        })
+        .collect();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for &chip in Chipset::ALL.iter().filter(|c| selected(**c)) {
+        let header = match chip.architecture() {
+            chip::Architecture::Blackwell => headers::GPU_CLASS_LIST_570,
+            _ => headers::GPU_CLASS_LIST,
+        };
+        let path = tree_dir(header.release).join(header.path);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let Some(listed) = class_list(&text, chip.name()) else {
+            failures.push(format!("{chip}: no gpuGetClassDescriptorList_{chip} in {}", path.display()));
+            continue;
+        };
+        let classes = chip.hal().classes;
+        for (role, class) in [
+            ("gpfifo", classes.gpfifo),
+            ("copy", classes.copy),
+            ("compute", classes.compute),
+            ("usermode", classes.usermode),
+        ] {
+            checked += 1;
+            match names.get(&u64::from(class)) {
+                Some(name) if listed.contains(*name) => {}
+                Some(name) => failures.push(format!("{chip}: {role} class {name} ({class:#x}) not in RM's list {listed:?}")),
+                None => failures.push(format!("{chip}: {role} class {class:#x} is not a declared class constant")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    println!("checked {checked} HAL class choices against RM's class lists");
+}
+
+// ---------------------------------------------------------------------------------------------
+// GSP firmware: file names per nv-firmware.h, signature sections per the Debian firmware.
+
+/// `nv_firmware_path`'s GSP branch: firmware family name -> file name.
+fn gsp_files_by_family(text: &str) -> BTreeMap<String, String> {
+    let start = text.find("if (fw_type == NV_FIRMWARE_TYPE_GSP)").unwrap_or(0);
+    let end = text[start..].find("NV_FIRMWARE_TYPE_GSP_LOG").map_or(text.len(), |e| start + e);
+    let mut pending = Vec::new();
+    let mut map = BTreeMap::new();
+    for line in text[start..end].lines() {
+        let line = line.trim();
+        if let Some(case) = line.strip_prefix("case NV_FIRMWARE_CHIP_FAMILY_") {
+            pending.push(case.split(':').next().unwrap_or("").trim().to_owned());
+        } else if let Some(q) = line.find("(\"") {
+            let file = line[q + 2..].split('"').next().unwrap_or("").to_owned();
+            for family in pending.drain(..) {
+                map.insert(family, file.clone());
+            }
+        }
+    }
+    map
+}
+
+/// Section names and contents of an ELF64 little-endian file, read without trusting it.
+fn elf_sections(bytes: &[u8]) -> Result<BTreeMap<String, &[u8]>, String> {
+    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
+    let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize);
+    let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()) as usize);
+    if bytes.get(..5) != Some(b"\x7fELF\x02") {
+        return Err("not an ELF64 file".into());
+    }
+    let bad = || "truncated ELF".to_string();
+    let (shoff, shentsize, shnum, shstrndx) =
+        (u64_at(0x28).ok_or_else(bad)?, u16_at(0x3a).ok_or_else(bad)?, u16_at(0x3c).ok_or_else(bad)?, u16_at(0x3e).ok_or_else(bad)?);
+    let section = |i: usize| -> Option<(usize, &[u8])> {
+        let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
+        let (name, offset, size) = (u32_at(h)?, u64_at(h + 0x18)?, u64_at(h + 0x20)?);
+        Some((name, bytes.get(offset..offset.checked_add(size)?)?))
+    };
+    let (_, strtab) = section(shstrndx).ok_or_else(bad)?;
+    let mut sections = BTreeMap::new();
+    for i in 0..shnum {
+        let (name_offset, data) = section(i).ok_or_else(bad)?;
+        let name = strtab.get(name_offset..).ok_or_else(bad)?;
+        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+        sections.insert(String::from_utf8_lossy(name).into_owned(), data);
+    }
+    Ok(sections)
+}
+
+#[test]
+fn gsp_firmware_choices_match_nvidia_and_debian() {
+    let tree = require_release(headers::OGKM_PINNED);
+    let firmware_dir = data_root().join("firmware-nvidia-gsp/lib/firmware/nvidia").join(chip::GSP_FIRMWARE_VERSION);
+    require_dir(&firmware_dir, "Debian firmware-nvidia-gsp 535.261.03-1");
+    let nv_firmware = std::fs::read_to_string(tree.join(headers::NV_FIRMWARE.path)).expect("nv-firmware.h");
+    let by_family = gsp_files_by_family(&nv_firmware);
+    assert!(by_family.len() >= 6, "could not read nv_firmware_path: {by_family:?}");
+
+    let mut images = BTreeMap::new();
+    let mut failures = Vec::new();
+    for &chip in Chipset::ALL {
+        let family = chip.firmware_family();
+        let (Some(file), Some(section)) = (chip.gsp_firmware_file(), chip.gsp_signature_section()) else {
+            // Blackwell: 535.261.03 has no firmware family for it at all.
+            assert!(!by_family.contains_key(&family.suffix().to_uppercase()), "{chip}: 535 has firmware for {family:?}");
+            continue;
+        };
+        // nv_firmware_chip_family_to_string gives the suffix the section names use.
+        let to_string = format!("case NV_FIRMWARE_CHIP_FAMILY_{}: return \"{}\";", family.suffix().to_uppercase(), family.suffix());
+        if !nv_firmware.lines().any(|l| l.split_whitespace().collect::<Vec<_>>().join(" ") == to_string) {
+            failures.push(format!("{chip}: nv-firmware.h has no `{to_string}`"));
+        }
+        match by_family.get(&family.suffix().to_uppercase()) {
+            Some(expected) if expected == file => {}
+            other => failures.push(format!("{chip}: driver picks {file}, nv-firmware.h says {other:?}")),
+        }
+        let bytes = images.entry(file).or_insert_with(|| {
+            std::fs::read(firmware_dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+        });
+        let sections = elf_sections(bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
+        match sections.get(section) {
+            Some(data) if data.len() == 0x1000 => {}
+            Some(data) => failures.push(format!("{chip}: {file} {section} is {:#x} bytes, not 0x1000", data.len())),
+            None => failures.push(format!("{chip}: {file} has no {section} (has {:?})", sections.keys().collect::<Vec<_>>())),
+        }
+        let version = sections.get(".fwversion").map(|v| String::from_utf8_lossy(v).trim_end_matches('\0').to_owned());
+        if version.as_deref() != Some(chip::GSP_FIRMWARE_VERSION) {
+            failures.push(format!("{chip}: {file} .fwversion is {version:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Board names from the README's supported-GPU table.
+
+/// `(name, device id, has a subsystem id)` rows of a README's GPU tables.
+fn readme_boards(text: &str) -> Vec<(String, u16, bool)> {
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 4 || !cells[0].is_empty() {
+            continue;
+        }
+        let ids: Vec<&str> = cells[2].split_whitespace().collect();
+        let Some(device) = ids.first().filter(|id| id.len() == 4).and_then(|id| u16::from_str_radix(id, 16).ok()) else {
+            continue;
+        };
+        rows.push((cells[1].to_owned(), device, ids.len() > 1));
+    }
+    rows
+}
+
+#[test]
+fn board_names_match_the_535_supported_gpu_table() {
+    board_names_match(headers::OGKM_PINNED);
+}
+
+#[test]
+#[ignore = "needs open-gpu-kernel-modules 570.133.07 and open-gpu-doc trees, which Debian does not carry: give scripts/fetch-real-data.sh local clones (OGKM_GIT, OPEN_GPU_DOC_GIT), then run with --ignored"]
+fn board_names_match_the_570_supported_gpu_table() {
+    board_names_match(headers::OGKM_BLACKWELL);
+}
+
+fn board_names_match(release: &str) {
+    let mut failures = Vec::new();
+    let boards: Vec<_> = chip::BOARDS.iter().filter(|b| b.source.release == release).collect();
+    assert!(!boards.is_empty(), "no board cites {release}");
+    for board in boards {
+        let dir = require_release(board.source.release);
+        let text = std::fs::read_to_string(dir.join(board.source.path)).expect("README.md");
+        let rows: Vec<_> = readme_boards(&text).into_iter().filter(|r| r.1 == board.device_id).collect();
+        let preferred = rows.iter().find(|r| !r.2).or(rows.first());
+        match preferred {
+            Some((name, _, _)) if name == board.name => {}
+            other => failures.push(format!(
+                "{:#06x}: driver says {:?}, {} {} says {other:?} (all rows: {rows:?})",
+                board.device_id, board.name, board.source.release, board.source.path
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reader itself.
+
+#[test]
+fn define_reader_handles_nvidia_forms() {
+    let d = parse_defines(
+        "#define NV_A 0x00000A00 /* R--4R */\n\
+         #define NV_A_F 28:20 /* R-XVF */\n\
+         #define NV_R(i) (0x00118234+(i)*4) /* RW-4A */\n\
+         #define NV_ALIAS NV_R(2)\n\
+         #define NV_RANGE 0x113fff:0x110000 /* RW--D */\n\
+         #define NV_P (0x0000C46F)\n\
+         #define NV_PROM(i) (0x00300000+(i)) /* RW-1A */\n\
+         #define NV_M(i) (i):(i)\n\
+         #define GPU_ARCHITECTURE(series, arch) (DRF_DEF(GPU, _ARCHITECTURE, _SERIES, series) | \\\n    DRF_NUM(GPU, _ARCHITECTURE, _ARCH, arch))\n\
+         #define NVGPU_ARCHITECTURE_SERIES_CLASSIC 0x00\n\
+         #define GPU_ARCHITECTURE_TURING GPU_ARCHITECTURE(_CLASSIC, 0x0160)\n\
+         typedef enum {\n    NV_FIRMWARE_CHIP_FAMILY_GA10X = 4,\n} t;\n",
+    );
+    assert_eq!(d.eval_name("NV_A", 0), Ok(Value::Number(0xa00)));
+    assert_eq!(d.eval_name("NV_A_F", 0), Ok(Value::Bits(28, 20)));
+    assert_eq!(d.eval_name("NV_R", 0), Ok(Value::Indexed { base: 0x118234, stride: 4 }));
+    assert_eq!(d.eval_name("NV_ALIAS", 0), Ok(Value::Number(0x11823c)));
+    assert_eq!(d.eval_name("NV_RANGE", 0), Ok(Value::Bits(0x113fff, 0x110000)));
+    assert_eq!(d.eval_name("NV_P", 0), Ok(Value::Number(0xc46f)));
+    assert_eq!(d.eval_name("NV_PROM", 0), Ok(Value::Indexed { base: 0x300000, stride: 1 }));
+    assert!(matches!(d.eval_name("NV_M", 0), Ok(Value::Other(_))));
+    assert_eq!(d.eval_name("GPU_ARCHITECTURE_TURING", 0), Ok(Value::Number(0x160)));
+    assert_eq!(d.eval_name("NV_FIRMWARE_CHIP_FAMILY_GA10X", 0), Ok(Value::Number(4)));
+    assert!(d.eval_name("NV_MISSING", 0).is_err());
+}
