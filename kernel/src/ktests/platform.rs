@@ -198,8 +198,8 @@ ktest!(every_vector_has_an_ist_stack, || {
     Ok(())
 });
 
-/// The harness states the machine's shape on the command line (`expect-cpus=N`,
-/// `expect-mem-mib=N`); these tests check that ACPI and the memory map agree with it.
+// The harness states the machine's shape on the command line (`expect-cpus=N`,
+// `expect-mem-mib=N`); these tests check that ACPI and the memory map agree with it.
 ktest!(madt_cpu_count_matches_the_machine, || {
     let cmd = kernel::cmdline::CmdLine::parse(crate::boot_extras().cmdline());
     let Some(expected) = cmd.value("expect-cpus") else { return Err("SKIP: no expect-cpus= on the command line".into()) };
