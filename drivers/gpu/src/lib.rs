@@ -9,3 +9,4 @@ pub mod chip;
 pub mod hal;
 pub mod platform;
 pub mod device;
+pub mod firmware;

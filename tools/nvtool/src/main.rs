@@ -1,22 +1,26 @@
 //! nvtool: host tool for people building images and debugging boards.
 //!
 //! ```text
-//! nvtool vbios [--json] FILE    images, BIT tokens and FWSEC of a VBIOS dump
+//! nvtool vbios [--json] FILE       images, BIT tokens and FWSEC of a VBIOS dump
+//! nvtool firmware [--json] FILE    sections, version, signatures and headers of a GSP-RM
+//!                                  image, booter or GSP bootloader file
 //! ```
 //!
-//! Exit status: 0 on success, 1 when the input is not a usable VBIOS (the reason goes to stderr
-//! on one line), 2 on a usage error.
+//! Exit status: 0 on success, 1 when the input is not a usable VBIOS or firmware file (the
+//! reason goes to stderr on one line), 2 on a usage error.
 
 use std::process::ExitCode;
 
+mod firmware;
 mod vbios;
 
-const USAGE: &str = "usage: nvtool vbios [--json] FILE";
+const USAGE: &str = "usage: nvtool vbios [--json] FILE\n       nvtool firmware [--json] FILE";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("vbios") => vbios::run(&args[1..]),
+        Some("firmware") => firmware::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -1,0 +1,91 @@
+//! Firmware files of the GSP boot: the GSP-RM image (an ELF container, [`GspFirmware`]), the
+//! SEC2 booter ucodes ([`BooterFirmware`]) and the GSP RISC-V bootloader
+//! ([`BootloaderFirmware`]), and the [`FirmwareBundle`] that finds a chip's files by name.
+//!
+//! Each parser checks a file the way NVIDIA's 535.261.03 driver checks the same firmware
+//! (`src/nvidia/src/kernel/gpu/gsp/kernel_gsp.c`, `kernel_gsp_booter.c`), in the file layouts
+//! NVIDIA's `nouveau/extract-firmware-nouveau.py` writes; each file says which source it
+//! follows. Firmware is input: anything truncated, corrupt or of another release is a
+//! [`FirmwareError`], never a panic. Parsed firmware borrows the file's bytes.
+//!
+//! Not here: Hopper's FSP-side FMC (`GspRmFmcGfw`: image, hash, signature, public key) and the
+//! scrubber ucode; neither is in the pinned Debian packages.
+
+mod bin_hdr;
+mod booter;
+mod bootloader;
+mod bundle;
+mod error;
+mod gsp;
+
+#[cfg(test)]
+mod tests;
+
+pub use bin_hdr::{BinHeader, NVFW_BIN_HDR_SIZE, NVFW_BIN_MAGIC, NVFW_BIN_VERSION};
+pub use booter::{
+    BooterFirmware, HsHeaderV2, HsLoadHeaderV2, HsPatchMeta, HS_PATCH_META_SIZE,
+    NVFW_HS_HEADER_V2_SIZE, NVFW_HS_LOAD_HEADER_V2_SIZE,
+};
+pub use bootloader::{
+    BootloaderFirmware, RiscvUcodeDesc, RM_RISCV_UCODE_DESC_MAX_VERSION,
+    RM_RISCV_UCODE_DESC_SHORT_SIZE, RM_RISCV_UCODE_DESC_SIZE,
+};
+pub use bundle::{
+    boot_image_chip, boot_module_name, module_name_for_path, BootImage, FirmwareBundle,
+    FirmwareSourceExt,
+};
+pub use error::{FirmwareError, Result};
+pub use gsp::{
+    GspElf, GspFirmware, GspSection, GspSignature, GSP_CC_SIGNATURE_SECTION_PREFIX,
+    GSP_IMAGE_SECTION, GSP_SIGNATURE_SECTION_PREFIX, GSP_VERSION_SECTION,
+};
+
+/// What kind of firmware file some bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirmwareKind {
+    /// An ELF file: the GSP-RM container (whether it is a usable one is [`GspElf::parse`]'s call).
+    GspElf,
+    /// An `nvfw_bin_hdr` file with HS headers: booter_load / booter_unload.
+    Booter,
+    /// An `nvfw_bin_hdr` file with an `RM_RISCV_UCODE_DESC`: the GSP bootloader.
+    Bootloader,
+}
+
+impl FirmwareKind {
+    /// Tells the kind from the bytes. `nvfw_bin_hdr` has no type tag: a header region exactly the
+    /// size of an `RM_RISCV_UCODE_DESC` (76 or 84 bytes) is a bootloader; an HS header region is
+    /// at least 36 + 4 + 4 + 12 + 4 + 36 bytes plus the signatures, so anything else is taken for
+    /// an HS ucode (and checked as one).
+    pub fn detect(bytes: &[u8]) -> Result<Self> {
+        if bytes.is_empty() {
+            return Err(FirmwareError::Empty);
+        }
+        if bytes.starts_with(b"\x7fELF") {
+            return Ok(Self::GspElf);
+        }
+        let mut first = [0u8; 4];
+        for (dest, byte) in first.iter_mut().zip(bytes) {
+            *dest = *byte;
+        }
+        let first_word = u32::from_le_bytes(first);
+        if first_word != NVFW_BIN_MAGIC {
+            return Err(FirmwareError::UnknownFormat { first_word });
+        }
+        let header = BinHeader::parse(bytes)?;
+        let region = header.header_region_size() as usize;
+        if region == RM_RISCV_UCODE_DESC_SIZE || region == RM_RISCV_UCODE_DESC_SHORT_SIZE {
+            Ok(Self::Bootloader)
+        } else {
+            Ok(Self::Booter)
+        }
+    }
+
+    /// A short name for tools.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::GspElf => "GSP-RM firmware (ELF)",
+            Self::Booter => "HS booter ucode (nvfw_bin_hdr + nvfw_hs_header_v2)",
+            Self::Bootloader => "GSP bootloader (nvfw_bin_hdr + RM_RISCV_UCODE_DESC)",
+        }
+    }
+}
