@@ -10,3 +10,4 @@ pub mod hal;
 pub mod platform;
 pub mod device;
 pub mod firmware;
+pub mod gsp;
