@@ -1,0 +1,1313 @@
+//! Falcon engines (GSP, SEC2, FSP) as the driver sees them through BAR0.
+//!
+//! Registers follow `nvgpu::hw::falcon` (`dev_falcon_v4.h`, `dev_fbif_v4.h`, `dev_riscv_pri.h`
+//! of TU102/GA102/GH100), `nvgpu::hw::engine` (engine reset, FSP EMEM and queues) and, pending
+//! their move into `nvgpu::hw`, the boot ROM registers in [`crate::facts_pending`]. Behaviour
+//! follows what RM (`kernel_falcon_tu102.c`, `kernel_falcon_ga102.c`, `kernel_gsp_falcon_tu102.c`,
+//! `kernel_gsp_falcon_ga102.c`) and Nova rely on:
+//!
+//! - **Reset.** `NV_P*_FALCON_ENGINE_RESET` = 1 holds the engine in reset: every other register
+//!   of the falcon then reads [`POISON`] and records an error, IMEM/DMEM/tags are cleared and the
+//!   CPU stops. Writing 0 releases it; memory scrubbing then reads pending (TU102 layout:
+//!   `DMACTL_DMEM/IMEM_SCRUBBING`; GA102 layout: `HWCFG2_MEM_SCRUBBING`) for
+//!   `ModelConfig::scrub_polls` reads of the falcon's registers, and IMEM/DMEM access or a start
+//!   before that is refused. Hopper and later also report `RESET_STATUS`. `HWCFG2_RESET_READY`
+//!   always reads 1 (the model's DMA is never in flight).
+//! - **PIO.** `IMEMC(i)`/`IMEMD(i)`/`IMEMT(i)` (4 ports) and `DMEMC(i)`/`DMEMD(i)` (8 ports):
+//!   address = `BLK * 256 + OFFS * 4`; `AINCW` advances it by 4 on each data write; `DMEMC_AINCR`
+//!   (25:25, TU102 header; the GA102 header omits it and says nothing of reads, so either
+//!   `AINCR` or `AINCW` advances GA102 reads) on each data read; IMEM reads never advance.
+//!   `IMEMT` tags the 256-byte block the port's address is in, as RM writes it before each
+//!   block; `IMEMC_SECURE` marks the blocks written. Secure IMEM cannot be read back. Accesses
+//!   past the memory's size (`HWCFG`) are refused and recorded.
+//! - **DMA.** A `DMATRFCMD` write moves 256 bytes between falcon memory at `DMATRFMOFFS` and
+//!   system memory at `(DMATRFBASE1 << 40 | DMATRFBASE << 8) + DMATRFFBOFFS`, at once (`IDLE`
+//!   reads 1, `FULL` 0). IMEM blocks take the tag `DMATRFFBOFFS >> 8` (RM passes the IMEM
+//!   virtual address there) and are secure when `SEC` is non-zero. Refused (recorded, nothing
+//!   moved): sizes other than 256 B, unaligned offsets, transfers past the memory's end,
+//!   `DMACTL_REQUIRE_CTX` set, `FBIF_CTL_ALLOW_PHYS_NO_CTX` clear, or `FBIF_TRANSCFG(ctxdma)`
+//!   other than physical system memory (coherent or non-coherent: the model has no caches). After reset `REQUIRE_CTX` reads 1 and the FBIF
+//!   registers 0, so a driver must set them up as RM's `kflcnDisableCtxReq` does.
+//! - **Start.** `CPUCTL_STARTCPU` (when `CPUCTL_ALIAS_EN` is clear) or `CPUCTL_ALIAS_STARTCPU`
+//!   (when it is set) runs the ucode at `BOOTVEC` to completion: see [`crate::ucode`] for the
+//!   checks and [`HaltCode`] for what `MAILBOX0` holds afterwards; `CPUCTL_HALTED` and
+//!   `IRQSTAT_HALT` are then set. A start through the wrong register is ignored and recorded. The
+//!   falcon must be reset between runs (and after power on, when the boot firmware had used it).
+//!   With `BCR_CTRL_CORE_SELECT` = RISC-V (GA102 layout), a falcon start halts with
+//!   [`HaltCode::WrongCore`]; `NV_PRISCV_RISCV_CPUCTL_STARTCPU` starts the RISC-V core, which
+//!   finds no image it recognises and halts with [`HaltCode::RiscvNoImage`].
+//! - **FSP** (Hopper, Blackwell): runs its own firmware from power on. The driver reaches it
+//!   through EMEM (`NV_PFSP_EMEMC(i)`/`EMEMD(i)`, 8 ports, same addressing as DMEM with `AINCW`
+//!   and `AINCR`) and the queue head/tail registers; its IMEM/DMEM ports, DMA and start are
+//!   privileged and refused.
+//!
+//! Sizes are the model's choices: IMEM and DMEM 64 KiB on every engine (`HWCFG` says so:
+//! `IMEM_SIZE` 8:0 and, as nouveau reads it, DMEM size 17:9, both in 256-byte blocks); FSP EMEM
+//! 8 KiB (eight `FSP_EMEM_CHANNEL_RM_SIZE` channels).
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use nvgpu::hal::{FalconLayout, Family};
+use nvgpu::hw::engine::{self, FalconEngine, FalconUnit};
+use nvgpu::hw::falcon::{
+    self as hwf, ga102, gh100, tu102, DmaTransferSize, FbifMemType, FbifTarget, NV_PFALCON_FALCON_CPUCTL,
+    NV_PFALCON_FALCON_DMATRFCMD,
+};
+
+use crate::error::{AccessKind, DmaError, FalconError, FalconMemory, ModelError, POISON};
+use crate::facts_pending::*;
+use crate::fwsec::{self, FwsecContext, FwsecEffect};
+use crate::gpu::{ErrorLog, Machine};
+use crate::memory::SystemMemory;
+use crate::ucode::{self, HaltCode, APPLICATION_FWSEC, FLAG_DEBUG_SIGNED, FLAG_HS, FLAG_PKC, SIGNATURE_SIZE};
+
+/// Bytes of a falcon memory block (and of a DMA transfer).
+pub const BLOCK: u32 = 256;
+/// IMEM of every model falcon.
+pub const IMEM_SIZE: u32 = 64 * 1024;
+/// DMEM of every model falcon.
+pub const DMEM_SIZE: u32 = 64 * 1024;
+/// EMEM of the model FSP.
+pub const FSP_EMEM_SIZE: u32 = NV_PFSP_EMEMC__SIZE_1 * FSP_EMEM_CHANNEL_RM_SIZE;
+/// IMEM ports (`IMEMC(i)` stride 16 reaches `DMEMC(0)` at the fifth).
+pub const IMEM_PORTS: usize = 4;
+/// DMEM ports the model implements.
+pub const DMEM_PORTS: usize = 8;
+
+/// Bytes of the falcon register window from the engine base (the engine reset register at
+/// 0x3c0 is inside it).
+const CORE_WINDOW: u32 = 0x400;
+/// Bytes of the FBIF window.
+const FBIF_WINDOW: u32 = 0x100;
+/// Bytes of the RISC-V window.
+const RISCV_WINDOW: u32 = 0x1000;
+
+/// Offsets in the FBIF window: `TRANSCFG(i)` and `CTL`.
+const FBIF_CTL: u32 = hwf::NV_PFALCON_FBIF_CTL::OFFSET;
+
+/// One falcon engine the model has, and how it is wired.
+#[derive(Clone, Copy, Debug)]
+pub struct FalconSpec {
+    /// Engine and bases as the chip's HAL lists them.
+    pub unit: FalconUnit,
+    pub layout: FalconLayout,
+    pub family: Family,
+    /// BAR0 offset of the engine's FBIF (GSP and SEC2 have one even where the HAL does not use
+    /// it).
+    pub fbif_base: Option<u32>,
+    /// BAR0 offset of `NV_P*_FALCON_ENGINE`, where the driver resets the engine.
+    pub engine_reset: Option<u32>,
+    /// `HWCFG2_RISCV`: the engine has a RISC-V core (and, on GA102 layout, `BCR_CTRL`).
+    pub has_riscv_core: bool,
+    /// The FSP: its firmware owns the CPU and memories; the driver uses EMEM and queues.
+    pub fsp_owned: bool,
+    /// Polls after reset before scrubbing is done.
+    pub scrub_polls: u32,
+}
+
+impl FalconSpec {
+    /// The engines of a chip, from its HAL, wired as the hardware has them.
+    pub fn for_unit(unit: FalconUnit, layout: FalconLayout, family: Family, scrub_polls: u32) -> Self {
+        let (fbif_base, engine_reset) = match unit.engine {
+            FalconEngine::Gsp => (Some(engine::NV_PGSP_FBIF_BASE), Some(engine::NV_PGSP_FALCON_ENGINE::OFFSET)),
+            FalconEngine::Sec2 => (Some(engine::NV_PSEC_FBIF_BASE), Some(engine::NV_PSEC_FALCON_ENGINE::OFFSET)),
+            FalconEngine::Fsp => (None, None),
+        };
+        Self {
+            unit,
+            layout,
+            family,
+            fbif_base,
+            engine_reset,
+            has_riscv_core: unit.riscv_base.is_some(),
+            fsp_owned: unit.engine == FalconEngine::Fsp,
+            scrub_polls,
+        }
+    }
+
+    fn reports_reset_status(&self) -> bool {
+        matches!(self.family, Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x)
+    }
+
+    fn has_boot_rom_registers(&self) -> bool {
+        self.layout == FalconLayout::Ga102 && self.unit.riscv_base.is_some()
+    }
+}
+
+/// Everything [`Falcon`] needs from the rest of the GPU while handling one access.
+pub(crate) struct Env<'a> {
+    pub log: &'a mut ErrorLog,
+    pub memory: Option<&'a (dyn SystemMemory + Send)>,
+    pub machine: &'a mut Machine,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Port {
+    address: u32,
+    aincw: bool,
+    aincr: bool,
+    secure: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct ImemBlock {
+    /// Loaded since the last reset.
+    valid: bool,
+    tag: u16,
+    secure: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cpu {
+    /// Not started since reset.
+    Stopped,
+    /// Ran to completion (or was refused) and halted.
+    Halted,
+    /// The FSP: running its own firmware.
+    Running,
+}
+
+/// One model falcon.
+pub(crate) struct Falcon {
+    spec: FalconSpec,
+    imem: Vec<u8>,
+    blocks: Vec<ImemBlock>,
+    dmem: Vec<u8>,
+    emem: Vec<u8>,
+    imem_ports: [Port; IMEM_PORTS],
+    dmem_ports: [Port; DMEM_PORTS],
+    emem_ports: [Port; NV_PFSP_EMEMC__SIZE_1 as usize],
+    /// FSP queue registers: command head/tail, message head/tail, per port.
+    queues: [[u32; 4]; NV_PFSP_EMEMC__SIZE_1 as usize],
+    mailbox: [u32; 2],
+    os: u32,
+    rm: u32,
+    debuginfo: u32,
+    bootvec: u32,
+    irqstat: u32,
+    irqmask: u32,
+    irqdest: u32,
+    require_ctx: bool,
+    dma_base: u32,
+    dma_base1: u32,
+    dma_moffs: u32,
+    dma_fboffs: u32,
+    dma_cmd: u32,
+    cpu: Cpu,
+    alias_en: bool,
+    ran_since_reset: bool,
+    in_reset: bool,
+    scrub_polls_left: u32,
+    fbif_transcfg: [u32; NV_PFALCON_FBIF_TRANSCFG__SIZE_1 as usize],
+    fbif_ctl: u32,
+    scratch_group_2: [u32; 4],
+    riscv: Riscv,
+    brom_mod_sel: u32,
+    brom_ucode_id: u32,
+    brom_engid_mask: u32,
+    brom_paraaddr: [u32; BROM_PARAADDR_MODELLED as usize],
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Riscv {
+    core_select_riscv: bool,
+    brfetch: bool,
+    valid: bool,
+    valid_after_polls: u32,
+    halted: bool,
+    irqmask: u32,
+    irqdest: u32,
+    bcr_dmacfg: u32,
+    bcr_dmaaddr: [u32; 6],
+}
+
+impl Riscv {
+    /// Reset values: `BCR_CTRL` CORE_SELECT FALCON, VALID FALSE, BRFETCH TRUE (GA102
+    /// `dev_riscv_pri.h` initial values); CPUCTL HALTED (GH100 initial value).
+    const POWER_ON: Riscv = Riscv {
+        core_select_riscv: false,
+        brfetch: true,
+        valid: false,
+        valid_after_polls: 0,
+        halted: true,
+        irqmask: 0,
+        irqdest: 0,
+        bcr_dmacfg: 0,
+        bcr_dmaaddr: [0; 6],
+    };
+}
+
+/// `Some(value)` when `value` sets bits outside `defined`. Callers include a register's read-only
+/// fields in `defined`: drivers write them back in read-modify-writes, and hardware ignores them.
+fn undefined_bits(value: u32, defined: u32) -> Option<u32> {
+    (value & !defined != 0).then_some(value)
+}
+
+impl Falcon {
+    pub fn new(spec: FalconSpec) -> Self {
+        let fsp = spec.fsp_owned;
+        Self {
+            spec,
+            imem: vec![0; IMEM_SIZE as usize],
+            blocks: vec![ImemBlock::default(); (IMEM_SIZE / BLOCK) as usize],
+            dmem: vec![0; DMEM_SIZE as usize],
+            emem: if fsp { vec![0; FSP_EMEM_SIZE as usize] } else { Vec::new() },
+            imem_ports: [Port::default(); IMEM_PORTS],
+            dmem_ports: [Port::default(); DMEM_PORTS],
+            emem_ports: [Port::default(); NV_PFSP_EMEMC__SIZE_1 as usize],
+            queues: [[0; 4]; NV_PFSP_EMEMC__SIZE_1 as usize],
+            mailbox: [0; 2],
+            os: 0,
+            rm: 0,
+            debuginfo: 0,
+            bootvec: 0,
+            irqstat: 0,
+            irqmask: 0,
+            irqdest: 0,
+            require_ctx: true,
+            dma_base: 0,
+            dma_base1: 0,
+            dma_moffs: 0,
+            dma_fboffs: 0,
+            dma_cmd: 0,
+            // Power on: the FSP runs its firmware; GSP and SEC2 are halted as the boot firmware
+            // (devinit, FWSEC-SB) left them, and need a reset before the driver uses them.
+            cpu: if fsp { Cpu::Running } else { Cpu::Halted },
+            alias_en: false,
+            ran_since_reset: !fsp,
+            in_reset: false,
+            scrub_polls_left: 0,
+            fbif_transcfg: [0; NV_PFALCON_FBIF_TRANSCFG__SIZE_1 as usize],
+            fbif_ctl: 0,
+            scratch_group_2: [0; 4],
+            riscv: Riscv::POWER_ON,
+            brom_mod_sel: 0,
+            brom_ucode_id: 0,
+            brom_engid_mask: 0,
+            brom_paraaddr: [0; BROM_PARAADDR_MODELLED as usize],
+        }
+    }
+
+    pub fn engine(&self) -> FalconEngine {
+        self.spec.unit.engine
+    }
+
+    fn base(&self) -> u32 {
+        self.spec.unit.base
+    }
+
+    fn record(&self, log: &mut ErrorLog, error: FalconError) {
+        log.record(ModelError::Falcon { engine: self.engine(), error });
+    }
+
+    /// Whether `offset` falls in one of this falcon's register windows.
+    pub fn claims(&self, offset: u32) -> bool {
+        let within = |base: u32, len: u32| offset >= base && offset - base < len;
+        within(self.base(), CORE_WINDOW)
+            || self.spec.fbif_base.is_some_and(|b| within(b, FBIF_WINDOW))
+            || self.spec.unit.riscv_base.is_some_and(|b| within(b, RISCV_WINDOW))
+            || (self.spec.fsp_owned && (self.emem_port(offset).is_some() || self.queue_register(offset).is_some()))
+    }
+
+    fn emem_port(&self, offset: u32) -> Option<(usize, bool)> {
+        let first = engine::NV_PFSP_EMEMC::OFFSET;
+        let stride = engine::NV_PFSP_EMEMC::STRIDE;
+        let rel = offset.checked_sub(first)?;
+        let port = (rel / stride) as usize;
+        if port >= self.emem_ports.len() {
+            return None;
+        }
+        match rel % stride {
+            0 => Some((port, false)),
+            r if r == engine::NV_PFSP_EMEMD::OFFSET - first => Some((port, true)),
+            _ => None,
+        }
+    }
+
+    /// (port, which) for the FSP queue registers: 0 QUEUE_HEAD, 1 QUEUE_TAIL, 2 MSGQ_HEAD, 3
+    /// MSGQ_TAIL.
+    fn queue_register(&self, offset: u32) -> Option<(usize, usize)> {
+        let arrays = [
+            (engine::NV_PFSP_QUEUE_HEAD::OFFSET, engine::NV_PFSP_QUEUE_HEAD::STRIDE),
+            (engine::NV_PFSP_QUEUE_TAIL::OFFSET, engine::NV_PFSP_QUEUE_TAIL::STRIDE),
+            (engine::NV_PFSP_MSGQ_HEAD::OFFSET, engine::NV_PFSP_MSGQ_HEAD::STRIDE),
+            (engine::NV_PFSP_MSGQ_TAIL::OFFSET, engine::NV_PFSP_MSGQ_TAIL::STRIDE),
+        ];
+        arrays.iter().enumerate().find_map(|(which, &(first, stride))| {
+            let rel = offset.checked_sub(first)?;
+            let port = (rel / stride) as usize;
+            (rel % stride == 0 && port < self.queues.len()).then_some((port, which))
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Reset and scrubbing.
+
+    fn scrubbing(&self) -> bool {
+        self.scrub_polls_left > 0
+    }
+
+    /// One poll of the falcon's registers: pending work advances.
+    fn tick(&mut self) {
+        self.scrub_polls_left = self.scrub_polls_left.saturating_sub(1);
+        if self.riscv.valid_after_polls > 0 {
+            self.riscv.valid_after_polls -= 1;
+            if self.riscv.valid_after_polls == 0 {
+                self.riscv.valid = true;
+            }
+        }
+    }
+
+    fn enter_reset(&mut self) {
+        self.in_reset = true;
+        self.imem.fill(0);
+        self.dmem.fill(0);
+        self.blocks.fill(ImemBlock::default());
+        self.imem_ports = [Port::default(); IMEM_PORTS];
+        self.dmem_ports = [Port::default(); DMEM_PORTS];
+        self.mailbox = [0; 2];
+        self.os = 0;
+        self.debuginfo = 0;
+        self.bootvec = 0;
+        self.irqstat = 0;
+        self.irqmask = 0;
+        self.irqdest = 0;
+        self.require_ctx = true;
+        self.dma_base = 0;
+        self.dma_base1 = 0;
+        self.dma_moffs = 0;
+        self.dma_fboffs = 0;
+        self.dma_cmd = 0;
+        self.cpu = Cpu::Stopped;
+        self.alias_en = false;
+        self.ran_since_reset = false;
+        self.fbif_transcfg = [0; NV_PFALCON_FBIF_TRANSCFG__SIZE_1 as usize];
+        self.fbif_ctl = 0;
+        self.brom_mod_sel = 0;
+        self.brom_ucode_id = 0;
+        self.brom_engid_mask = 0;
+        self.brom_paraaddr = [0; BROM_PARAADDR_MODELLED as usize];
+        // BCR_CTRL survives an engine reset (RM switches the core back after every reset); the
+        // RISC-V CPU stops.
+        self.riscv.halted = true;
+    }
+
+    fn leave_reset(&mut self) {
+        self.in_reset = false;
+        self.scrub_polls_left = self.spec.scrub_polls;
+    }
+
+    fn engine_register(&self) -> u32 {
+        if self.spec.reports_reset_status() {
+            use engine::gh100::{ResetStatus, NV_PGSP_FALCON_ENGINE as E};
+            let status = if self.in_reset { ResetStatus::Asserted } else { ResetStatus::Deasserted };
+            E::default().with(E::RESET, self.in_reset).with(E::RESET_STATUS, status).raw()
+        } else {
+            use engine::NV_PGSP_FALCON_ENGINE as E;
+            E::default().with(E::RESET, self.in_reset).raw()
+        }
+    }
+
+    fn write_engine_register(&mut self, value: u32, log: &mut ErrorLog) {
+        use engine::NV_PGSP_FALCON_ENGINE as E;
+        // Read-only fields (Hopper's RESET_STATUS) come back in read-modify-writes; ignored.
+        let mut defined = E::RESET.bits.mask();
+        if self.spec.reports_reset_status() {
+            defined |= engine::gh100::NV_PGSP_FALCON_ENGINE::RESET_STATUS.bits.mask();
+        }
+        if let Some(value) = undefined_bits(value, defined) {
+            self.record(log, FalconError::UndefinedBits { register: "NV_P*_FALCON_ENGINE", value });
+        }
+        let reset = E::from_raw(value).reset();
+        match (self.in_reset, reset) {
+            (false, true) => self.enter_reset(),
+            (true, false) => self.leave_reset(),
+            _ => {}
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Register access.
+
+    /// Reads `offset` (which [`Self::claims`]); `None` when no register of the falcon is there.
+    pub fn read(&mut self, offset: u32, env: &mut Env<'_>) -> Option<u32> {
+        if Some(offset) == self.spec.engine_reset {
+            return Some(self.engine_register());
+        }
+        if self.in_reset {
+            self.record(env.log, FalconError::InReset { offset, kind: AccessKind::Read });
+            return Some(POISON);
+        }
+        self.tick();
+        if let Some((port, data)) = self.emem_port(offset).filter(|_| self.spec.fsp_owned) {
+            return Some(if data { self.emem_read(port, env.log) } else { self.ememc_value(port) });
+        }
+        if let Some((port, which)) = self.queue_register(offset).filter(|_| self.spec.fsp_owned) {
+            return Some(self.queues[port][which]);
+        }
+        if let Some(fbif) = self.spec.fbif_base.filter(|&b| offset >= b && offset - b < FBIF_WINDOW) {
+            return self.read_fbif(offset - fbif);
+        }
+        if let Some(riscv) = self.spec.unit.riscv_base.filter(|&b| offset >= b && offset - b < RISCV_WINDOW) {
+            return self.read_riscv(offset - riscv);
+        }
+        self.read_core(offset - self.base(), env)
+    }
+
+    /// Writes `offset` (which [`Self::claims`]); `false` when no register of the falcon is there.
+    pub fn write(&mut self, offset: u32, value: u32, env: &mut Env<'_>) -> bool {
+        if Some(offset) == self.spec.engine_reset {
+            self.write_engine_register(value, env.log);
+            return true;
+        }
+        if self.in_reset {
+            self.record(env.log, FalconError::InReset { offset, kind: AccessKind::Write });
+            return true;
+        }
+        if let Some((port, data)) = self.emem_port(offset).filter(|_| self.spec.fsp_owned) {
+            if data {
+                self.emem_write(port, value, env.log);
+            } else {
+                self.ememc_write(port, value, env.log);
+            }
+            return true;
+        }
+        if let Some((port, which)) = self.queue_register(offset).filter(|_| self.spec.fsp_owned) {
+            self.queues[port][which] = value;
+            return true;
+        }
+        if let Some(fbif) = self.spec.fbif_base.filter(|&b| offset >= b && offset - b < FBIF_WINDOW) {
+            return self.write_fbif(offset - fbif, value);
+        }
+        if let Some(riscv) = self.spec.unit.riscv_base.filter(|&b| offset >= b && offset - b < RISCV_WINDOW) {
+            return self.write_riscv(offset - riscv, value, env);
+        }
+        self.write_core(offset - self.base(), value, env)
+    }
+
+    fn hwcfg(&self) -> u32 {
+        let imem = hwf::NV_PFALCON_FALCON_HWCFG::default()
+            .with(hwf::NV_PFALCON_FALCON_HWCFG::IMEM_SIZE, (IMEM_SIZE / BLOCK) as u16)
+            .raw();
+        imem | (((DMEM_SIZE / BLOCK) & HWCFG_DMEM_SIZE_MASK) << HWCFG_DMEM_SIZE_SHIFT)
+    }
+
+    fn hwcfg2(&self) -> u32 {
+        match self.spec.layout {
+            FalconLayout::Tu102 => {
+                use tu102::NV_PFALCON_FALCON_HWCFG2 as H;
+                H::default().with(H::RISCV, self.spec.has_riscv_core).raw()
+            }
+            FalconLayout::Ga102 => {
+                use ga102::{MemScrubbing, NV_PFALCON_FALCON_HWCFG2 as H};
+                let scrubbing = if self.scrubbing() { MemScrubbing::Pending } else { MemScrubbing::Done };
+                H::default()
+                    .with(H::RISCV, self.spec.has_riscv_core)
+                    .with(H::MEM_SCRUBBING, scrubbing)
+                    .with(H::RESET_READY, true)
+                    .raw()
+            }
+        }
+    }
+
+    fn dmactl(&self) -> u32 {
+        use hwf::NV_PFALCON_FALCON_DMACTL as D;
+        let scrubbing = self.spec.layout == FalconLayout::Tu102 && self.scrubbing();
+        D::default()
+            .with(D::REQUIRE_CTX, self.require_ctx)
+            .with(D::DMEM_SCRUBBING, scrubbing)
+            .with(D::IMEM_SCRUBBING, scrubbing)
+            .raw()
+    }
+
+    fn cpuctl(&self) -> u32 {
+        NV_PFALCON_FALCON_CPUCTL::default()
+            .with(NV_PFALCON_FALCON_CPUCTL::HALTED, self.cpu == Cpu::Halted)
+            .with(NV_PFALCON_FALCON_CPUCTL::ALIAS_EN, self.alias_en)
+            .raw()
+    }
+
+    fn read_core(&mut self, rel: u32, env: &mut Env<'_>) -> Option<u32> {
+        use hwf::*;
+        let imem_port = |rel: u32| {
+            let r = rel.checked_sub(NV_PFALCON_FALCON_IMEMD::OFFSET - 4)?;
+            ((r / NV_PFALCON_FALCON_IMEMD::STRIDE) < IMEM_PORTS as u32)
+                .then_some(((r / NV_PFALCON_FALCON_IMEMD::STRIDE) as usize, r % NV_PFALCON_FALCON_IMEMD::STRIDE))
+        };
+        let dmem_port = |rel: u32| {
+            let r = rel.checked_sub(NV_PFALCON_FALCON_DMEMD::OFFSET - 4)?;
+            ((r / NV_PFALCON_FALCON_DMEMD::STRIDE) < DMEM_PORTS as u32)
+                .then_some(((r / NV_PFALCON_FALCON_DMEMD::STRIDE) as usize, r % NV_PFALCON_FALCON_DMEMD::STRIDE))
+        };
+        let value = match rel {
+            r if r == NV_PFALCON_FALCON_IRQSTAT::OFFSET => self.irqstat,
+            r if r == NV_PFALCON_FALCON_IRQMASK::OFFSET => self.irqmask,
+            r if r == NV_PFALCON_FALCON_IRQDEST::OFFSET => self.irqdest,
+            r if r == NV_PFALCON_FALCON_MAILBOX0::OFFSET => self.mailbox[0],
+            r if r == NV_PFALCON_FALCON_MAILBOX1::OFFSET => self.mailbox[1],
+            r if r == NV_PFALCON_FALCON_OS::OFFSET => self.os,
+            r if r == NV_PFALCON_FALCON_RM::OFFSET => self.rm,
+            r if r == NV_PFALCON_FALCON_DEBUGINFO::OFFSET => self.debuginfo,
+            r if r == tu102::NV_PFALCON_FALCON_HWCFG2::OFFSET => self.hwcfg2(),
+            r if r == NV_PFALCON_FALCON_CPUCTL::OFFSET => self.cpuctl(),
+            r if r == NV_PFALCON_FALCON_BOOTVEC::OFFSET => self.bootvec,
+            r if r == NV_PFALCON_FALCON_HWCFG::OFFSET => self.hwcfg(),
+            r if r == NV_PFALCON_FALCON_DMACTL::OFFSET => self.dmactl(),
+            r if r == NV_PFALCON_FALCON_DMATRFBASE::OFFSET => self.dma_base,
+            r if r == NV_PFALCON_FALCON_DMATRFBASE1::OFFSET => self.dma_base1,
+            r if r == tu102::NV_PFALCON_FALCON_DMATRFMOFFS::OFFSET => self.dma_moffs,
+            r if r == NV_PFALCON_FALCON_DMATRFFBOFFS::OFFSET => self.dma_fboffs,
+            r if r == NV_PFALCON_FALCON_DMATRFCMD::OFFSET => {
+                use NV_PFALCON_FALCON_DMATRFCMD as C;
+                C::from_raw(self.dma_cmd).with(C::IDLE, true).with(C::FULL, false).raw()
+            }
+            r if r >= NV_PFALCON_FALCON_COMMON_SCRATCH_GROUP_2::OFFSET
+                && r < NV_PFALCON_FALCON_COMMON_SCRATCH_GROUP_2::address(0, 4) =>
+            {
+                self.scratch_group_2[((r - NV_PFALCON_FALCON_COMMON_SCRATCH_GROUP_2::OFFSET) / 4) as usize]
+            }
+            r => {
+                if let Some((port, which)) = imem_port(r) {
+                    match which {
+                        0 => self.imemc_value(port),
+                        4 => self.imem_read(port, env.log),
+                        8 => u32::from(self.current_tag(port)),
+                        _ => return None,
+                    }
+                } else if let Some((port, which)) = dmem_port(r) {
+                    match which {
+                        0 => self.dmemc_value(port),
+                        4 => self.dmem_read(port, env.log),
+                        _ => return None,
+                    }
+                } else {
+                    return None;
+                }
+            }
+        };
+        Some(value)
+    }
+
+    fn write_core(&mut self, rel: u32, value: u32, env: &mut Env<'_>) -> bool {
+        use hwf::*;
+        match rel {
+            r if r == NV_PFALCON_FALCON_IRQSCLR::OFFSET => self.irqstat &= !value,
+            r if r == NV_PFALCON_FALCON_IRQMSET::OFFSET => self.irqmask |= value,
+            r if r == NV_PFALCON_FALCON_IRQMCLR::OFFSET => self.irqmask &= !value,
+            r if r == NV_PFALCON_FALCON_IRQDEST::OFFSET => self.irqdest = value,
+            r if r == NV_PFALCON_FALCON_MAILBOX0::OFFSET => self.mailbox[0] = value,
+            r if r == NV_PFALCON_FALCON_MAILBOX1::OFFSET => self.mailbox[1] = value,
+            r if r == NV_PFALCON_FALCON_OS::OFFSET => self.os = value,
+            r if r == NV_PFALCON_FALCON_RM::OFFSET => self.rm = value,
+            r if r == NV_PFALCON_FALCON_DEBUGINFO::OFFSET => self.debuginfo = value,
+            r if r == NV_PFALCON_FALCON_BOOTVEC::OFFSET => self.bootvec = value,
+            r if r == NV_PFALCON_FALCON_DMACTL::OFFSET => {
+                use NV_PFALCON_FALCON_DMACTL as D;
+                let read_only = D::DMEM_SCRUBBING.bits.mask() | D::IMEM_SCRUBBING.bits.mask();
+                if let Some(value) = undefined_bits(value, D::REQUIRE_CTX.bits.mask() | read_only) {
+                    self.record(env.log, FalconError::UndefinedBits { register: D::NAME, value });
+                }
+                self.require_ctx = D::from_raw(value).require_ctx();
+            }
+            r if r == NV_PFALCON_FALCON_DMATRFBASE::OFFSET => self.dma_base = value,
+            r if r == NV_PFALCON_FALCON_DMATRFBASE1::OFFSET => {
+                let mask = NV_PFALCON_FALCON_DMATRFBASE1::BASE.bits.mask();
+                if let Some(value) = undefined_bits(value, mask) {
+                    self.record(
+                        env.log,
+                        FalconError::UndefinedBits { register: NV_PFALCON_FALCON_DMATRFBASE1::NAME, value },
+                    );
+                }
+                self.dma_base1 = value & mask;
+            }
+            r if r == tu102::NV_PFALCON_FALCON_DMATRFMOFFS::OFFSET => {
+                let mask = match self.spec.layout {
+                    FalconLayout::Tu102 => tu102::NV_PFALCON_FALCON_DMATRFMOFFS::OFFS.bits.mask(),
+                    FalconLayout::Ga102 => ga102::NV_PFALCON_FALCON_DMATRFMOFFS::OFFS.bits.mask(),
+                };
+                if let Some(value) = undefined_bits(value, mask) {
+                    self.record(
+                        env.log,
+                        FalconError::UndefinedBits { register: "NV_PFALCON_FALCON_DMATRFMOFFS", value },
+                    );
+                }
+                self.dma_moffs = value & mask;
+            }
+            r if r == NV_PFALCON_FALCON_DMATRFFBOFFS::OFFSET => self.dma_fboffs = value,
+            r if r == NV_PFALCON_FALCON_DMATRFCMD::OFFSET => self.dma_command(value, env),
+            r if r == NV_PFALCON_FALCON_CPUCTL::OFFSET => {
+                use NV_PFALCON_FALCON_CPUCTL as C;
+                let defined = C::STARTCPU.bits.mask() | C::ALIAS_EN.bits.mask() | C::HALTED.bits.mask();
+                if let Some(value) = undefined_bits(value, defined) {
+                    self.record(env.log, FalconError::UndefinedBits { register: C::NAME, value });
+                }
+                let cpuctl = C::from_raw(value);
+                if cpuctl.startcpu() {
+                    if self.alias_en {
+                        self.record(
+                            env.log,
+                            FalconError::StartIgnored { reason: "CPUCTL_ALIAS_EN is set: start through CPUCTL_ALIAS" },
+                        );
+                    } else {
+                        self.start_falcon(env);
+                    }
+                }
+                self.alias_en = cpuctl.alias_en();
+            }
+            r if r == NV_PFALCON_FALCON_CPUCTL_ALIAS::OFFSET => {
+                use NV_PFALCON_FALCON_CPUCTL_ALIAS as A;
+                if let Some(value) = undefined_bits(value, A::STARTCPU.bits.mask()) {
+                    self.record(env.log, FalconError::UndefinedBits { register: A::NAME, value });
+                }
+                if A::from_raw(value).startcpu() {
+                    if self.alias_en {
+                        self.start_falcon(env);
+                    } else {
+                        self.record(
+                            env.log,
+                            FalconError::StartIgnored {
+                                reason: "CPUCTL_ALIAS written while CPUCTL_ALIAS_EN is clear: start through CPUCTL",
+                            },
+                        );
+                    }
+                }
+            }
+            r if r >= NV_PFALCON_FALCON_COMMON_SCRATCH_GROUP_2::OFFSET
+                && r < NV_PFALCON_FALCON_COMMON_SCRATCH_GROUP_2::address(0, 4) =>
+            {
+                self.scratch_group_2[((r - NV_PFALCON_FALCON_COMMON_SCRATCH_GROUP_2::OFFSET) / 4) as usize] = value;
+            }
+            r if r == NV_PFALCON_FALCON_IRQSTAT::OFFSET
+                || r == NV_PFALCON_FALCON_IRQMASK::OFFSET
+                || r == NV_PFALCON_FALCON_HWCFG::OFFSET
+                || r == tu102::NV_PFALCON_FALCON_HWCFG2::OFFSET =>
+            {
+                env.log.record(ModelError::ReadOnly {
+                    register: "falcon status register",
+                    offset: self.base() + r,
+                    value,
+                });
+            }
+            r => return self.write_pio(r, value, env),
+        }
+        true
+    }
+
+    fn write_pio(&mut self, rel: u32, value: u32, env: &mut Env<'_>) -> bool {
+        use hwf::*;
+        if let Some(r) = rel.checked_sub(NV_PFALCON_FALCON_IMEMD::OFFSET - 4) {
+            let port = (r / NV_PFALCON_FALCON_IMEMD::STRIDE) as usize;
+            if port < IMEM_PORTS {
+                match r % NV_PFALCON_FALCON_IMEMD::STRIDE {
+                    0 => self.imemc_write(port, value, env.log),
+                    4 => self.imem_write(port, value, env.log),
+                    8 => self.imemt_write(port, value, env.log),
+                    _ => return false,
+                }
+                return true;
+            }
+        }
+        if let Some(r) = rel.checked_sub(NV_PFALCON_FALCON_DMEMD::OFFSET - 4) {
+            let port = (r / NV_PFALCON_FALCON_DMEMD::STRIDE) as usize;
+            if port < DMEM_PORTS {
+                match r % NV_PFALCON_FALCON_DMEMD::STRIDE {
+                    0 => self.dmemc_write(port, value, env.log),
+                    4 => self.dmem_write(port, value, env.log),
+                    _ => return false,
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    fn read_fbif(&mut self, rel: u32) -> Option<u32> {
+        if rel == FBIF_CTL {
+            return Some(self.fbif_ctl);
+        }
+        let index = rel / hwf::NV_PFALCON_FBIF_TRANSCFG::STRIDE;
+        (rel.is_multiple_of(4) && index < NV_PFALCON_FBIF_TRANSCFG__SIZE_1).then(|| self.fbif_transcfg[index as usize])
+    }
+
+    fn write_fbif(&mut self, rel: u32, value: u32) -> bool {
+        if rel == FBIF_CTL {
+            self.fbif_ctl = value;
+            return true;
+        }
+        let index = rel / hwf::NV_PFALCON_FBIF_TRANSCFG::STRIDE;
+        if rel.is_multiple_of(4) && index < NV_PFALCON_FBIF_TRANSCFG__SIZE_1 {
+            self.fbif_transcfg[index as usize] = value;
+            return true;
+        }
+        false
+    }
+
+    fn read_riscv(&mut self, rel: u32) -> Option<u32> {
+        let value = match self.spec.layout {
+            FalconLayout::Tu102 => match rel {
+                r if r == tu102::NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS::OFFSET => 0,
+                r if r == tu102::NV_PRISCV_RISCV_IRQMASK::OFFSET => self.riscv.irqmask,
+                r if r == tu102::NV_PRISCV_RISCV_IRQDEST::OFFSET => self.riscv.irqdest,
+                _ => return None,
+            },
+            FalconLayout::Ga102 => match rel {
+                r if r == gh100::NV_PRISCV_RISCV_CPUCTL::OFFSET => {
+                    use gh100::NV_PRISCV_RISCV_CPUCTL as C;
+                    C::default().with(C::HALTED, self.riscv.halted).with(C::ACTIVE_STAT, false).raw()
+                }
+                r if r == ga102::NV_PRISCV_RISCV_BCR_CTRL::OFFSET => {
+                    use ga102::{CoreSelect, NV_PRISCV_RISCV_BCR_CTRL as B};
+                    let core = if self.riscv.core_select_riscv { CoreSelect::Riscv } else { CoreSelect::Falcon };
+                    B::default()
+                        .with(B::VALID, self.riscv.valid)
+                        .with(B::CORE_SELECT, core)
+                        .with(B::BRFETCH, self.riscv.brfetch)
+                        .raw()
+                }
+                r if r == ga102::NV_PRISCV_RISCV_IRQMASK::OFFSET => self.riscv.irqmask,
+                r if r == ga102::NV_PRISCV_RISCV_IRQDEST::OFFSET => self.riscv.irqdest,
+                r if self.has_bcr_dma() && r == gh100::NV_PRISCV_RISCV_BCR_DMACFG::OFFSET => self.riscv.bcr_dmacfg,
+                r if self.has_bcr_dma() && self.bcr_dmaaddr_index(r).is_some() => {
+                    self.bcr_dmaaddr_index(r).map_or(0, |i| self.riscv.bcr_dmaaddr[i])
+                }
+                r if self.spec.has_boot_rom_registers() => self.read_brom(r)?,
+                _ => return None,
+            },
+        };
+        Some(value)
+    }
+
+    fn has_bcr_dma(&self) -> bool {
+        self.spec.layout == FalconLayout::Ga102 && self.spec.reports_reset_status()
+    }
+
+    fn bcr_dmaaddr_index(&self, rel: u32) -> Option<usize> {
+        let first = gh100::NV_PRISCV_RISCV_BCR_DMAADDR_PKCPARAM_LO::OFFSET;
+        let index = rel.checked_sub(first)? / 4;
+        (rel.is_multiple_of(4) && index < 6).then_some(index as usize)
+    }
+
+    fn read_brom(&self, rel: u32) -> Option<u32> {
+        match rel {
+            NV_PFALCON2_FALCON_MOD_SEL => Some(self.brom_mod_sel),
+            NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID => Some(self.brom_ucode_id),
+            NV_PFALCON2_FALCON_BROM_ENGIDMASK => Some(self.brom_engid_mask),
+            r => self.paraaddr_index(r).map(|i| self.brom_paraaddr[i]),
+        }
+    }
+
+    fn paraaddr_index(&self, rel: u32) -> Option<usize> {
+        let index = rel.checked_sub(NV_PFALCON2_FALCON_BROM_PARAADDR)? / 4;
+        (rel.is_multiple_of(4) && index < BROM_PARAADDR_MODELLED).then_some(index as usize)
+    }
+
+    fn write_riscv(&mut self, rel: u32, value: u32, env: &mut Env<'_>) -> bool {
+        match self.spec.layout {
+            FalconLayout::Tu102 => match rel {
+                r if r == tu102::NV_PRISCV_RISCV_IRQMASK::OFFSET => self.riscv.irqmask = value,
+                r if r == tu102::NV_PRISCV_RISCV_IRQDEST::OFFSET => self.riscv.irqdest = value,
+                r if r == tu102::NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS::OFFSET => {
+                    env.log.record(ModelError::ReadOnly {
+                        register: tu102::NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS::NAME,
+                        offset: self.spec.unit.riscv_base.unwrap_or(0) + r,
+                        value,
+                    });
+                }
+                _ => return false,
+            },
+            FalconLayout::Ga102 => match rel {
+                r if r == gh100::NV_PRISCV_RISCV_CPUCTL::OFFSET => {
+                    use gh100::NV_PRISCV_RISCV_CPUCTL as C;
+                    let read_only = C::HALTED.bits.mask() | C::STOPPED.bits.mask() | C::ACTIVE_STAT.bits.mask();
+                    if let Some(value) = undefined_bits(value, C::STARTCPU.bits.mask() | read_only) {
+                        self.record(env.log, FalconError::UndefinedBits { register: C::NAME, value });
+                    }
+                    if C::from_raw(value).startcpu() {
+                        self.start_riscv(env);
+                    }
+                }
+                r if r == ga102::NV_PRISCV_RISCV_BCR_CTRL::OFFSET => {
+                    use ga102::{CoreSelect, NV_PRISCV_RISCV_BCR_CTRL as B};
+                    let defined = B::CORE_SELECT.bits.mask() | B::BRFETCH.bits.mask() | B::VALID.bits.mask();
+                    if let Some(value) = undefined_bits(value, defined) {
+                        self.record(env.log, FalconError::UndefinedBits { register: B::NAME, value });
+                    }
+                    let bcr = B::from_raw(value);
+                    self.riscv.core_select_riscv = bcr.core_select() == Ok(CoreSelect::Riscv);
+                    self.riscv.brfetch = bcr.brfetch();
+                    // The core switch completes on the next poll (RM and Nova wait for VALID).
+                    self.riscv.valid = false;
+                    self.riscv.valid_after_polls = 1;
+                }
+                r if r == ga102::NV_PRISCV_RISCV_IRQMASK::OFFSET => self.riscv.irqmask = value,
+                r if r == ga102::NV_PRISCV_RISCV_IRQDEST::OFFSET => self.riscv.irqdest = value,
+                r if self.has_bcr_dma() && r == gh100::NV_PRISCV_RISCV_BCR_DMACFG::OFFSET => {
+                    self.riscv.bcr_dmacfg = value
+                }
+                r if self.has_bcr_dma() && self.bcr_dmaaddr_index(r).is_some() => {
+                    if let Some(i) = self.bcr_dmaaddr_index(r) {
+                        self.riscv.bcr_dmaaddr[i] = value;
+                    }
+                }
+                r if self.spec.has_boot_rom_registers() => match r {
+                    NV_PFALCON2_FALCON_MOD_SEL => self.brom_mod_sel = value,
+                    NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID => self.brom_ucode_id = value,
+                    NV_PFALCON2_FALCON_BROM_ENGIDMASK => self.brom_engid_mask = value,
+                    r => match self.paraaddr_index(r) {
+                        Some(i) => self.brom_paraaddr[i] = value,
+                        None => return false,
+                    },
+                },
+                _ => return false,
+            },
+        }
+        true
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // PIO ports.
+
+    fn imemc_value(&self, port: usize) -> u32 {
+        let p = self.imem_ports[port];
+        let (offs, blk) = (((p.address >> 2) & 0x3F) as u8, p.address / BLOCK);
+        match self.spec.layout {
+            FalconLayout::Tu102 => {
+                use tu102::NV_PFALCON_FALCON_IMEMC as C;
+                C::default()
+                    .with(C::OFFS, offs)
+                    .with(C::BLK, blk as u8)
+                    .with(C::AINCW, p.aincw)
+                    .with(C::SECURE, p.secure)
+                    .raw()
+            }
+            FalconLayout::Ga102 => {
+                use ga102::NV_PFALCON_FALCON_IMEMC as C;
+                C::default()
+                    .with(C::OFFS, offs)
+                    .with(C::BLK, blk as u16)
+                    .with(C::AINCW, p.aincw)
+                    .with(C::SECURE, p.secure)
+                    .raw()
+            }
+        }
+    }
+
+    fn imemc_write(&mut self, port: usize, value: u32, log: &mut ErrorLog) {
+        let (address, aincw, secure, defined) = match self.spec.layout {
+            FalconLayout::Tu102 => {
+                use tu102::NV_PFALCON_FALCON_IMEMC as C;
+                let c = C::from_raw(value);
+                let defined = C::OFFS.bits.mask() | C::BLK.bits.mask() | C::AINCW.bits.mask() | C::SECURE.bits.mask();
+                (u32::from(c.blk()) * BLOCK + u32::from(c.offs()) * 4, c.aincw(), c.secure(), defined)
+            }
+            FalconLayout::Ga102 => {
+                use ga102::NV_PFALCON_FALCON_IMEMC as C;
+                let c = C::from_raw(value);
+                let defined = C::OFFS.bits.mask() | C::BLK.bits.mask() | C::AINCW.bits.mask() | C::SECURE.bits.mask();
+                (u32::from(c.blk()) * BLOCK + u32::from(c.offs()) * 4, c.aincw(), c.secure(), defined)
+            }
+        };
+        if let Some(value) = undefined_bits(value, defined) {
+            self.record(log, FalconError::UndefinedBits { register: "NV_PFALCON_FALCON_IMEMC", value });
+        }
+        self.imem_ports[port] = Port { address, aincw, aincr: false, secure };
+    }
+
+    fn memory_check(&self, memory: FalconMemory, address: u32, log: &mut ErrorLog) -> bool {
+        if self.spec.fsp_owned && memory != FalconMemory::Emem {
+            self.record(log, FalconError::Privileged { what: "FSP IMEM/DMEM port" });
+            return false;
+        }
+        if self.scrubbing() && memory != FalconMemory::Emem {
+            self.record(log, FalconError::Scrubbing { what: "IMEM/DMEM port access" });
+            return false;
+        }
+        let size = match memory {
+            FalconMemory::Imem => IMEM_SIZE,
+            FalconMemory::Dmem => DMEM_SIZE,
+            FalconMemory::Emem => self.emem.len() as u32,
+        };
+        if address.checked_add(4).is_none_or(|end| end > size) {
+            self.record(log, FalconError::OutOfRange { memory, address, size });
+            return false;
+        }
+        true
+    }
+
+    fn imem_write(&mut self, port: usize, value: u32, log: &mut ErrorLog) {
+        let p = self.imem_ports[port];
+        if self.memory_check(FalconMemory::Imem, p.address, log) {
+            let at = p.address as usize;
+            self.imem[at..at + 4].copy_from_slice(&value.to_le_bytes());
+            let block = &mut self.blocks[at / BLOCK as usize];
+            block.valid = true;
+            block.secure = p.secure;
+        }
+        if p.aincw {
+            self.imem_ports[port].address = p.address.wrapping_add(4);
+        }
+    }
+
+    fn imem_read(&mut self, port: usize, log: &mut ErrorLog) -> u32 {
+        let p = self.imem_ports[port];
+        if !self.memory_check(FalconMemory::Imem, p.address, log) {
+            return POISON;
+        }
+        let at = p.address as usize;
+        if self.blocks[at / BLOCK as usize].secure {
+            self.record(log, FalconError::SecureImemRead { address: p.address });
+            return POISON;
+        }
+        u32::from_le_bytes([self.imem[at], self.imem[at + 1], self.imem[at + 2], self.imem[at + 3]])
+    }
+
+    fn current_tag(&self, port: usize) -> u16 {
+        let block = (self.imem_ports[port].address / BLOCK) as usize;
+        self.blocks.get(block).map_or(0, |b| b.tag)
+    }
+
+    fn imemt_write(&mut self, port: usize, value: u32, log: &mut ErrorLog) {
+        use hwf::NV_PFALCON_FALCON_IMEMT as T;
+        if let Some(value) = undefined_bits(value, T::TAG.bits.mask()) {
+            self.record(log, FalconError::UndefinedBits { register: T::NAME, value });
+        }
+        let address = self.imem_ports[port].address;
+        if self.memory_check(FalconMemory::Imem, address, log) {
+            self.blocks[(address / BLOCK) as usize].tag = T::from_raw(value).tag();
+        }
+    }
+
+    fn dmemc_value(&self, port: usize) -> u32 {
+        let p = self.dmem_ports[port];
+        let (offs, blk) = (((p.address >> 2) & 0x3F) as u8, p.address / BLOCK);
+        match self.spec.layout {
+            FalconLayout::Tu102 => {
+                use tu102::NV_PFALCON_FALCON_DMEMC as C;
+                C::default()
+                    .with(C::OFFS, offs)
+                    .with(C::BLK, blk as u8)
+                    .with(C::AINCW, p.aincw)
+                    .with(C::AINCR, p.aincr)
+                    .raw()
+            }
+            FalconLayout::Ga102 => {
+                use ga102::NV_PFALCON_FALCON_DMEMC as C;
+                let raw = C::default().with(C::OFFS, offs).with(C::BLK, blk as u16).with(C::AINCW, p.aincw).raw();
+                raw | (u32::from(p.aincr) << tu102::NV_PFALCON_FALCON_DMEMC::AINCR.bits.lo)
+            }
+        }
+    }
+
+    fn dmemc_write(&mut self, port: usize, value: u32, log: &mut ErrorLog) {
+        use tu102::NV_PFALCON_FALCON_DMEMC as T;
+        let aincr = T::from_raw(value).aincr();
+        let (address, aincw, defined) = match self.spec.layout {
+            FalconLayout::Tu102 => {
+                let c = T::from_raw(value);
+                let defined = T::OFFS.bits.mask() | T::BLK.bits.mask() | T::AINCW.bits.mask() | T::AINCR.bits.mask();
+                (u32::from(c.blk()) * BLOCK + u32::from(c.offs()) * 4, c.aincw(), defined)
+            }
+            FalconLayout::Ga102 => {
+                use ga102::NV_PFALCON_FALCON_DMEMC as C;
+                let c = C::from_raw(value);
+                let defined = C::OFFS.bits.mask() | C::BLK.bits.mask() | C::AINCW.bits.mask() | T::AINCR.bits.mask();
+                (u32::from(c.blk()) * BLOCK + u32::from(c.offs()) * 4, c.aincw(), defined)
+            }
+        };
+        if let Some(value) = undefined_bits(value, defined) {
+            self.record(log, FalconError::UndefinedBits { register: "NV_PFALCON_FALCON_DMEMC", value });
+        }
+        self.dmem_ports[port] = Port { address, aincw, aincr, secure: false };
+    }
+
+    fn dmem_write(&mut self, port: usize, value: u32, log: &mut ErrorLog) {
+        let p = self.dmem_ports[port];
+        if self.memory_check(FalconMemory::Dmem, p.address, log) {
+            let at = p.address as usize;
+            self.dmem[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        }
+        if p.aincw {
+            self.dmem_ports[port].address = p.address.wrapping_add(4);
+        }
+    }
+
+    fn dmem_read(&mut self, port: usize, log: &mut ErrorLog) -> u32 {
+        let p = self.dmem_ports[port];
+        let value = if self.memory_check(FalconMemory::Dmem, p.address, log) {
+            let at = p.address as usize;
+            u32::from_le_bytes([self.dmem[at], self.dmem[at + 1], self.dmem[at + 2], self.dmem[at + 3]])
+        } else {
+            POISON
+        };
+        let advance = p.aincr || (self.spec.layout == FalconLayout::Ga102 && p.aincw);
+        if advance {
+            self.dmem_ports[port].address = p.address.wrapping_add(4);
+        }
+        value
+    }
+
+    fn ememc_value(&self, port: usize) -> u32 {
+        use engine::NV_PFSP_EMEMC as C;
+        let p = self.emem_ports[port];
+        C::default()
+            .with(C::OFFS, ((p.address >> 2) & 0x3F) as u8)
+            .with(C::BLK, (p.address / BLOCK) as u8)
+            .with(C::AINCW, p.aincw)
+            .with(C::AINCR, p.aincr)
+            .raw()
+    }
+
+    fn ememc_write(&mut self, port: usize, value: u32, log: &mut ErrorLog) {
+        use engine::NV_PFSP_EMEMC as C;
+        let defined = C::OFFS.bits.mask() | C::BLK.bits.mask() | C::AINCW.bits.mask() | C::AINCR.bits.mask();
+        if let Some(value) = undefined_bits(value, defined) {
+            self.record(log, FalconError::UndefinedBits { register: C::NAME, value });
+        }
+        let c = C::from_raw(value);
+        self.emem_ports[port] = Port {
+            address: u32::from(c.blk()) * BLOCK + u32::from(c.offs()) * 4,
+            aincw: c.aincw(),
+            aincr: c.aincr(),
+            secure: false,
+        };
+    }
+
+    fn emem_write(&mut self, port: usize, value: u32, log: &mut ErrorLog) {
+        let p = self.emem_ports[port];
+        if self.memory_check(FalconMemory::Emem, p.address, log) {
+            let at = p.address as usize;
+            self.emem[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        }
+        if p.aincw {
+            self.emem_ports[port].address = p.address.wrapping_add(4);
+        }
+    }
+
+    fn emem_read(&mut self, port: usize, log: &mut ErrorLog) -> u32 {
+        let p = self.emem_ports[port];
+        let value = if self.memory_check(FalconMemory::Emem, p.address, log) {
+            let at = p.address as usize;
+            u32::from_le_bytes([self.emem[at], self.emem[at + 1], self.emem[at + 2], self.emem[at + 3]])
+        } else {
+            POISON
+        };
+        if p.aincr {
+            self.emem_ports[port].address = p.address.wrapping_add(4);
+        }
+        value
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // DMA.
+
+    fn dma_command(&mut self, value: u32, env: &mut Env<'_>) {
+        use NV_PFALCON_FALCON_DMATRFCMD as C;
+        self.dma_cmd = value & !(C::IDLE.bits.mask() | C::FULL.bits.mask());
+        if let Err(error) = self.dma_transfer(C::from_raw(value), env) {
+            self.record(env.log, error);
+        }
+    }
+
+    fn dma_transfer(&mut self, cmd: NV_PFALCON_FALCON_DMATRFCMD, env: &mut Env<'_>) -> Result<(), FalconError> {
+        use NV_PFALCON_FALCON_DMATRFCMD as C;
+        if self.spec.fsp_owned {
+            return Err(FalconError::Privileged { what: "FSP DMA" });
+        }
+        if self.scrubbing() {
+            return Err(FalconError::Scrubbing { what: "DMA" });
+        }
+        let dma = FalconError::Dma;
+        if cmd.size() != Ok(DmaTransferSize::Bytes256) {
+            return Err(dma(DmaError::UnsupportedSize { raw_size: C::SIZE.bits.extract(cmd.raw()) }));
+        }
+        let (moffs, fboffs) = (self.dma_moffs, self.dma_fboffs);
+        if moffs % BLOCK != 0 || fboffs % BLOCK != 0 {
+            return Err(dma(DmaError::Misaligned { memory_offset: moffs, external_offset: fboffs }));
+        }
+        let (memory, size) = if cmd.imem() { (FalconMemory::Imem, IMEM_SIZE) } else { (FalconMemory::Dmem, DMEM_SIZE) };
+        if moffs.checked_add(BLOCK).is_none_or(|end| end > size) {
+            return Err(dma(DmaError::OutOfRange { memory, offset: moffs, size }));
+        }
+        if self.require_ctx {
+            return Err(dma(DmaError::RequiresContext));
+        }
+        if !hwf::NV_PFALCON_FBIF_CTL::from_raw(self.fbif_ctl).allow_phys_no_ctx() {
+            return Err(dma(DmaError::PhysicalWithoutContextNotAllowed));
+        }
+        let ctxdma = u32::from(cmd.ctxdma());
+        let transcfg = hwf::NV_PFALCON_FBIF_TRANSCFG::from_raw(self.fbif_transcfg[ctxdma as usize]);
+        let target = hwf::NV_PFALCON_FBIF_TRANSCFG::TARGET.bits.extract(transcfg.raw());
+        let sysmem =
+            target == FbifTarget::CoherentSysmem as u32 || target == NV_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM;
+        if !sysmem || transcfg.mem_type() != Ok(FbifMemType::Physical) {
+            return Err(dma(DmaError::Aperture { ctxdma, transcfg: transcfg.raw() }));
+        }
+        let memory_port = env.memory.ok_or(dma(DmaError::NoSystemMemory))?;
+        let bus = ((u64::from(self.dma_base1) << 40) | (u64::from(self.dma_base) << 8)).wrapping_add(u64::from(fboffs));
+        let at = moffs as usize;
+        let range = at..at + BLOCK as usize;
+        let target = if cmd.imem() { &mut self.imem } else { &mut self.dmem };
+        let ok = if cmd.is_write() {
+            memory_port.write(bus, &target[range])
+        } else {
+            memory_port.read(bus, &mut target[range])
+        };
+        if !ok {
+            return Err(dma(DmaError::Fault { bus, len: BLOCK, write: cmd.is_write() }));
+        }
+        if cmd.imem() && !cmd.is_write() {
+            self.blocks[at / BLOCK as usize] =
+                ImemBlock { valid: true, tag: (fboffs / BLOCK) as u16, secure: cmd.sec() != 0 };
+        }
+        Ok(())
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Running ucode.
+
+    fn halt(&mut self, code: HaltCode, log: &mut ErrorLog) {
+        self.cpu = Cpu::Halted;
+        self.mailbox[0] = code.value();
+        self.irqstat |= hwf::NV_PFALCON_FALCON_IRQSTAT::HALT.bits.mask();
+        if code != HaltCode::Success {
+            self.record(log, FalconError::Halted { code });
+        }
+    }
+
+    fn start_falcon(&mut self, env: &mut Env<'_>) {
+        if self.spec.fsp_owned {
+            self.record(env.log, FalconError::Privileged { what: "FSP CPU start" });
+            return;
+        }
+        if self.scrubbing() {
+            self.record(env.log, FalconError::Scrubbing { what: "CPU start" });
+            return;
+        }
+        if self.spec.layout == FalconLayout::Ga102 && self.spec.has_riscv_core && self.riscv.core_select_riscv {
+            self.halt(HaltCode::WrongCore, env.log);
+            return;
+        }
+        if self.ran_since_reset {
+            self.halt(HaltCode::NeedsReset, env.log);
+            return;
+        }
+        self.ran_since_reset = true;
+        let code = self.run_image(env);
+        self.halt(code, env.log);
+    }
+
+    fn start_riscv(&mut self, env: &mut Env<'_>) {
+        if !self.riscv.core_select_riscv {
+            self.record(
+                env.log,
+                FalconError::StartIgnored {
+                    reason: "RISC-V STARTCPU while BCR_CTRL_CORE_SELECT selects the falcon core",
+                },
+            );
+            return;
+        }
+        self.riscv.halted = true;
+        self.cpu = Cpu::Halted;
+        self.mailbox[0] = HaltCode::RiscvNoImage.value();
+        self.record(env.log, FalconError::Halted { code: HaltCode::RiscvNoImage });
+    }
+
+    /// The block holding IMEM virtual address block `tag`.
+    fn block_for_tag(&self, tag: u16) -> Result<usize, HaltCode> {
+        let mut hits = self.blocks.iter().enumerate().filter(|(_, b)| b.valid && b.tag == tag).map(|(i, _)| i);
+        match (hits.next(), hits.next()) {
+            (Some(block), None) => Ok(block),
+            (Some(_), Some(_)) => Err(HaltCode::MultipleTagHit),
+            (None, _) => Err(HaltCode::ImageIncomplete),
+        }
+    }
+
+    /// `len` bytes of IMEM from virtual address `va` (block by block through the tags), and
+    /// whether every block was secure.
+    fn fetch(&self, va: u32, len: u32) -> Result<(Vec<u8>, bool), HaltCode> {
+        let mut out = Vec::with_capacity(len as usize);
+        let mut secure = true;
+        let mut at = va;
+        let end = va.checked_add(len).ok_or(HaltCode::BadHeader)?;
+        while at < end {
+            let tag = u16::try_from(at / BLOCK).map_err(|_| HaltCode::BadHeader)?;
+            let block = self.block_for_tag(tag)?;
+            secure &= self.blocks[block].secure;
+            let in_block = at % BLOCK;
+            let take = (BLOCK - in_block).min(end - at);
+            let start = block * BLOCK as usize + in_block as usize;
+            out.extend_from_slice(&self.imem[start..start + take as usize]);
+            at += take;
+        }
+        Ok((out, secure))
+    }
+
+    fn run_image(&mut self, env: &mut Env<'_>) -> HaltCode {
+        match self.check_and_run(env) {
+            Ok(code) | Err(code) => code,
+        }
+    }
+
+    fn check_and_run(&mut self, env: &mut Env<'_>) -> Result<HaltCode, HaltCode> {
+        let bootvec = self.bootvec;
+        let first_tag = u16::try_from(bootvec / BLOCK).map_err(|_| HaltCode::NoImageAtBootvec)?;
+        self.block_for_tag(first_tag).map_err(|code| match code {
+            HaltCode::ImageIncomplete => HaltCode::NoImageAtBootvec,
+            other => other,
+        })?;
+        let (head, _) = self.fetch(bootvec, ucode::MODEL_UCODE_HEADER_SIZE)?;
+        let header = ucode::parse_header(&head)?;
+        let (image, secure) = self.fetch(bootvec, header.image_size.get())?;
+        if !ucode::checksum_matches(&header, &image) {
+            return Err(HaltCode::ChecksumMismatch);
+        }
+        let flags = header.flags.get();
+        if flags & FLAG_HS != 0 && !secure {
+            return Err(HaltCode::NotSecure);
+        }
+        if (flags & FLAG_DEBUG_SIGNED != 0) != env.machine.debug_fused {
+            return Err(HaltCode::WrongFuseMode);
+        }
+        if flags & FLAG_PKC != 0 && self.spec.has_boot_rom_registers() {
+            self.verify_signature(&header, env.machine)?;
+        }
+        match header.application_id.get() {
+            APPLICATION_FWSEC => {
+                if self.engine() != FalconEngine::Gsp {
+                    return Err(HaltCode::WrongEngine);
+                }
+                let context = FwsecContext { vram_bytes: env.machine.vram_bytes, wpr2_set: env.machine.wpr2_set() };
+                let outcome = fwsec::run(&self.dmem, header.interface_offset.get(), &context);
+                for effect in outcome.effects {
+                    match effect {
+                        FwsecEffect::SetWpr2 { lo_4k, hi_4k } => env.machine.set_wpr2(lo_4k, hi_4k),
+                        FwsecEffect::SetScratch { index, value } => env.machine.set_scratch(index, value),
+                    }
+                }
+                Ok(outcome.halt)
+            }
+            _ => Err(HaltCode::UnknownApplication),
+        }
+    }
+
+    /// The model boot ROM's PKC check (see `crate::ucode`, step 6).
+    fn verify_signature(&self, header: &ucode::ModelUcodeHeader, machine: &Machine) -> Result<(), HaltCode> {
+        let ucode_id = header.ucode_id.get();
+        let programmed = self.brom_mod_sel & 0xFF == NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K
+            && self.brom_ucode_id & 0xFF == ucode_id
+            && self.brom_engid_mask == header.engine_id_mask.get();
+        let at = self.brom_paraaddr[0] as usize;
+        let stored = self.dmem.get(at..at.saturating_add(SIGNATURE_SIZE));
+        let Some(stored) = stored.filter(|_| programmed) else {
+            return Err(HaltCode::BromNotProgrammed);
+        };
+        let expected =
+            ucode::model_signature(header.checksum.get(), machine.fuse_version(ucode_id), machine.debug_fused);
+        if stored == expected.as_slice() {
+            Ok(())
+        } else {
+            Err(HaltCode::SignatureRejected)
+        }
+    }
+}

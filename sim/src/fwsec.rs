@@ -1,0 +1,283 @@
+//! The model FWSEC: what the VBIOS's FWSEC ucode does when the GSP falcon runs it, as far as the
+//! driver can observe it.
+//!
+//! Structures follow `src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_frts_tu102.c`
+//! (535.261.03): `FALCON_APPLICATION_INTERFACE_HEADER_V1`/`_ENTRY_V1`,
+//! `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3`, `FWSECLIC_READ_VBIOS_DESC`,
+//! `FWSECLIC_FRTS_REGION_DESC`, `FWSECLIC_FRTS_CMD`; Nova (`drivers/gpu/nova-core/firmware/
+//! fwsec.rs`) writes the same command. The effects follow what RM checks after FWSEC-FRTS
+//! (`s_executeFwsec_TU102`): `NV_PBUS_VBIOS_SCRATCH(NV_VBIOS_FWSECLIC_SCRATCH_INDEX_0E)` carries
+//! the FRTS error code in bits 31:16 (0 = none), `NV_PFB_PRI_MMU_WPR2_ADDR_HI` is non-zero and
+//! `NV_PFB_PRI_MMU_WPR2_ADDR_LO` holds the FRTS offset in 4 KiB units.
+//!
+//! # What the model FWSEC does
+//! Reading DMEM as the driver patched it:
+//! 1. the application interface table at the header's `interface_offset`: version 1, header and
+//!    entry sizes at least NVIDIA's, at least two entries, one of them the DMEM mapper
+//!    (`APPIF_ID_DMEMMAPPER`) whose structure lies in DMEM and starts with "DMAP", version 3;
+//! 2. the mapper's `init_cmd`:
+//!    - `DMEMMAPPER_CMD_FRTS` (0x15): the command-in buffer (in DMEM, at least 44 bytes) holds
+//!      `FWSECLIC_READ_VBIOS_DESC` {version 1, size 24, flags `FWSECLIC_READ_VBIOS_STRUCT_FLAGS`}
+//!      then `FWSECLIC_FRTS_REGION_DESC` {version 1, size 20, offset in 4 KiB units (non-zero),
+//!      size `FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K`, media type `FWSECLIC_FRTS_REGION_MEDIA_FB`};
+//!      the region must lie inside VRAM and WPR2 must not be set up yet. Then WPR2 is
+//!      [offset, offset + size - 1] in 4 KiB units, scratch 0x0E's FRTS error code is NONE, and
+//!      the falcon halts with `MAILBOX0` = 0.
+//!    - `DMEMMAPPER_CMD_SB` (0x19): not implemented by the model. Scratch 0x15's SB error code
+//!      gets [`HaltCode::FwsecUnsupportedCommand`]'s low 16 bits; halt with that code.
+//!    - anything else: halt with [`HaltCode::FwsecUnsupportedCommand`].
+//!
+//! On an FRTS failure, scratch 0x0E's FRTS error code (bits 31:16) is the low 16 bits of the
+//! halt code (0x0012 for a malformed command, 0x0013 out of range, 0x0014 WPR2 already set,
+//! 0x0010 interface unusable) and `MAILBOX0` is the halt code.
+
+use alloc::vec::Vec;
+use core::mem::size_of;
+
+use nvgpu::hw::bus::{NV_VBIOS_FWSECLIC, NV_VBIOS_FWSECLIC_FRTS_ERR_CODE_NONE, NV_VBIOS_FWSECLIC_SCRATCH_INDEX_0E};
+use nvgpu::vbios::{APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB, DMEMMAPPER_SIGNATURE};
+use zerocopy::byteorder::little_endian::{U16, U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+use crate::facts_pending::{
+    FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION,
+    FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE, FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE,
+    FALCON_APPLICATION_INTERFACE_HEADER_V1_VERSION, FWSECLIC_FRTS_REGION_DESC_SIZE, FWSECLIC_FRTS_REGION_DESC_VERSION,
+    FWSECLIC_FRTS_REGION_MEDIA_FB, FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K, FWSECLIC_READ_VBIOS_DESC_SIZE,
+    FWSECLIC_READ_VBIOS_DESC_VERSION, FWSECLIC_READ_VBIOS_STRUCT_FLAGS, NV_VBIOS_FWSECLIC_SB_ERR_CODE_MASK,
+    NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15,
+};
+use crate::ucode::HaltCode;
+
+/// `FALCON_APPLICATION_INTERFACE_HEADER_V1`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct AppInterfaceHeaderV1 {
+    pub version: u8,
+    pub header_size: u8,
+    pub entry_size: u8,
+    pub entry_count: u8,
+}
+
+/// `FALCON_APPLICATION_INTERFACE_ENTRY_V1`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct AppInterfaceEntryV1 {
+    pub id: U32,
+    pub dmem_offset: U32,
+}
+
+/// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3` ("DMAP").
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct DmemMapperV3 {
+    pub signature: U32,
+    pub version: U16,
+    pub size: U16,
+    pub cmd_in_buffer_offset: U32,
+    pub cmd_in_buffer_size: U32,
+    pub cmd_out_buffer_offset: U32,
+    pub cmd_out_buffer_size: U32,
+    pub nvf_img_data_buffer_offset: U32,
+    pub nvf_img_data_buffer_size: U32,
+    pub printf_buffer_hdr: U32,
+    pub ucode_build_time_stamp: U32,
+    pub ucode_signature: U32,
+    pub init_cmd: U32,
+    pub ucode_feature: U32,
+    pub ucode_cmd_mask0: U32,
+    pub ucode_cmd_mask1: U32,
+    pub multi_tgt_tbl: U32,
+}
+
+/// `FWSECLIC_READ_VBIOS_DESC`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct FwseclicReadVbiosDesc {
+    pub version: U32,
+    pub size: U32,
+    pub gfw_image_offset: U64,
+    pub gfw_image_size: U32,
+    pub flags: U32,
+}
+
+/// `FWSECLIC_FRTS_REGION_DESC`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct FwseclicFrtsRegionDesc {
+    pub version: U32,
+    pub size: U32,
+    pub frts_region_offset_4k: U32,
+    pub frts_region_size: U32,
+    pub frts_region_media_type: U32,
+}
+
+/// `FWSECLIC_FRTS_CMD`: the two descriptors back to back (the fields' 44 bytes; RM's C struct
+/// adds 4 bytes of tail padding, which FWSEC does not read).
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct FwseclicFrtsCmd {
+    pub read_vbios: FwseclicReadVbiosDesc,
+    pub frts_region: FwseclicFrtsRegionDesc,
+}
+
+const _: () = {
+    assert!(size_of::<AppInterfaceHeaderV1>() == FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE as usize);
+    assert!(size_of::<AppInterfaceEntryV1>() == FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE as usize);
+    assert!(size_of::<DmemMapperV3>() == FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE as usize);
+    assert!(size_of::<FwseclicReadVbiosDesc>() == FWSECLIC_READ_VBIOS_DESC_SIZE as usize);
+    assert!(size_of::<FwseclicFrtsRegionDesc>() == FWSECLIC_FRTS_REGION_DESC_SIZE as usize);
+    assert!(size_of::<FwseclicFrtsCmd>() == 44);
+};
+
+impl FwseclicFrtsCmd {
+    /// The FRTS command for a 1 MiB region at byte offset `frts_offset` of VRAM, exactly as RM's
+    /// `s_executeFwsec_TU102` fills it.
+    pub fn new(frts_offset: u64) -> Self {
+        Self {
+            read_vbios: FwseclicReadVbiosDesc {
+                version: U32::new(FWSECLIC_READ_VBIOS_DESC_VERSION),
+                size: U32::new(FWSECLIC_READ_VBIOS_DESC_SIZE),
+                gfw_image_offset: U64::new(0),
+                gfw_image_size: U32::new(0),
+                flags: U32::new(FWSECLIC_READ_VBIOS_STRUCT_FLAGS),
+            },
+            frts_region: FwseclicFrtsRegionDesc {
+                version: U32::new(FWSECLIC_FRTS_REGION_DESC_VERSION),
+                size: U32::new(FWSECLIC_FRTS_REGION_DESC_SIZE),
+                frts_region_offset_4k: U32::new((frts_offset >> 12) as u32),
+                frts_region_size: U32::new(FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K),
+                frts_region_media_type: U32::new(FWSECLIC_FRTS_REGION_MEDIA_FB),
+            },
+        }
+    }
+
+    /// The command's 44 bytes, as the driver copies them into the command-in buffer.
+    pub fn to_bytes(&self) -> [u8; 44] {
+        let mut out = [0u8; 44];
+        out.copy_from_slice(self.as_bytes());
+        out
+    }
+}
+
+/// What FWSEC changed outside its falcon.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FwsecEffect {
+    /// `NV_PFB_PRI_MMU_WPR2_ADDR_LO/HI` `VAL` fields (4 KiB units; `hi` is the last unit).
+    SetWpr2 { lo_4k: u32, hi_4k: u32 },
+    /// `NV_PBUS_SW_SCRATCH(index)` = `value`.
+    SetScratch { index: u32, value: u32 },
+}
+
+/// What FWSEC needs to know about the GPU it runs on.
+#[derive(Clone, Copy, Debug)]
+pub struct FwsecContext {
+    pub vram_bytes: u64,
+    /// Whether `NV_PFB_PRI_MMU_WPR2_ADDR_HI` is already non-zero.
+    pub wpr2_set: bool,
+}
+
+/// How a run ended: the halt code for `MAILBOX0` and the effects to apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FwsecOutcome {
+    pub halt: HaltCode,
+    pub effects: Vec<FwsecEffect>,
+}
+
+fn frts_failed(code: HaltCode) -> FwsecOutcome {
+    let value = NV_VBIOS_FWSECLIC::default().with(NV_VBIOS_FWSECLIC::FRTS_ERR_CODE, code.value() as u16).raw();
+    FwsecOutcome {
+        halt: code,
+        effects: alloc::vec![FwsecEffect::SetScratch { index: NV_VBIOS_FWSECLIC_SCRATCH_INDEX_0E, value }],
+    }
+}
+
+fn read_at<T: FromBytes>(dmem: &[u8], offset: u32) -> Option<T> {
+    let start = usize::try_from(offset).ok()?;
+    let bytes = dmem.get(start..start.checked_add(size_of::<T>())?)?;
+    T::read_from_bytes(bytes).ok()
+}
+
+/// The DMEM mapper the interface table at `interface_offset` points at, and its DMEM offset.
+pub fn find_dmem_mapper(dmem: &[u8], interface_offset: u32) -> Option<(u32, DmemMapperV3)> {
+    let header: AppInterfaceHeaderV1 = read_at(dmem, interface_offset)?;
+    if header.version != FALCON_APPLICATION_INTERFACE_HEADER_V1_VERSION
+        || header.header_size < FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE
+        || header.entry_size < FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE
+        || header.entry_count < 2
+    {
+        return None;
+    }
+    let first = interface_offset.checked_add(u32::from(header.header_size))?;
+    (0..u32::from(header.entry_count)).find_map(|index| {
+        let at = first.checked_add(index * u32::from(header.entry_size))?;
+        let entry: AppInterfaceEntryV1 = read_at(dmem, at)?;
+        if entry.id.get() != APPIF_ID_DMEMMAPPER {
+            return None;
+        }
+        let mapper: DmemMapperV3 = read_at(dmem, entry.dmem_offset.get())?;
+        let valid = mapper.signature.get() == DMEMMAPPER_SIGNATURE
+            && mapper.version.get() == FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION
+            && mapper.size.get() >= FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE;
+        valid.then_some((entry.dmem_offset.get(), mapper))
+    })
+}
+
+/// Runs the model FWSEC over `dmem` (as loaded and patched by the driver).
+pub fn run(dmem: &[u8], interface_offset: u32, context: &FwsecContext) -> FwsecOutcome {
+    let Some((_, mapper)) = find_dmem_mapper(dmem, interface_offset) else {
+        return frts_failed(HaltCode::FwsecBadInterface);
+    };
+    match mapper.init_cmd.get() {
+        DMEMMAPPER_CMD_FRTS => run_frts(dmem, &mapper, context),
+        DMEMMAPPER_CMD_SB => {
+            let code = HaltCode::FwsecUnsupportedCommand;
+            FwsecOutcome {
+                halt: code,
+                effects: alloc::vec![FwsecEffect::SetScratch {
+                    index: NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15,
+                    value: code.value() & NV_VBIOS_FWSECLIC_SB_ERR_CODE_MASK,
+                }],
+            }
+        }
+        _ => FwsecOutcome { halt: HaltCode::FwsecUnsupportedCommand, effects: Vec::new() },
+    }
+}
+
+fn run_frts(dmem: &[u8], mapper: &DmemMapperV3, context: &FwsecContext) -> FwsecOutcome {
+    if (mapper.cmd_in_buffer_size.get() as usize) < size_of::<FwseclicFrtsCmd>() {
+        return frts_failed(HaltCode::FwsecBadFrtsCommand);
+    }
+    let Some(cmd) = read_at::<FwseclicFrtsCmd>(dmem, mapper.cmd_in_buffer_offset.get()) else {
+        return frts_failed(HaltCode::FwsecBadFrtsCommand);
+    };
+    let (read_vbios, region) = (cmd.read_vbios, cmd.frts_region);
+    let well_formed = read_vbios.version.get() == FWSECLIC_READ_VBIOS_DESC_VERSION
+        && read_vbios.size.get() == FWSECLIC_READ_VBIOS_DESC_SIZE
+        && read_vbios.flags.get() == FWSECLIC_READ_VBIOS_STRUCT_FLAGS
+        && region.version.get() == FWSECLIC_FRTS_REGION_DESC_VERSION
+        && region.size.get() == FWSECLIC_FRTS_REGION_DESC_SIZE
+        && region.frts_region_size.get() == FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K
+        && region.frts_region_media_type.get() == FWSECLIC_FRTS_REGION_MEDIA_FB;
+    if !well_formed {
+        return frts_failed(HaltCode::FwsecBadFrtsCommand);
+    }
+    let lo_4k = region.frts_region_offset_4k.get();
+    let size_4k = region.frts_region_size.get();
+    let end_bytes = (u64::from(lo_4k) + u64::from(size_4k)) << 12;
+    if lo_4k == 0 || end_bytes > context.vram_bytes {
+        return frts_failed(HaltCode::FwsecFrtsOutOfRange);
+    }
+    if context.wpr2_set {
+        return frts_failed(HaltCode::FwsecWpr2AlreadySet);
+    }
+    let none =
+        NV_VBIOS_FWSECLIC::default().with(NV_VBIOS_FWSECLIC::FRTS_ERR_CODE, NV_VBIOS_FWSECLIC_FRTS_ERR_CODE_NONE);
+    FwsecOutcome {
+        halt: HaltCode::Success,
+        effects: alloc::vec![
+            FwsecEffect::SetWpr2 { lo_4k, hi_4k: lo_4k + size_4k - 1 },
+            FwsecEffect::SetScratch { index: NV_VBIOS_FWSECLIC_SCRATCH_INDEX_0E, value: none.raw() },
+        ],
+    }
+}
