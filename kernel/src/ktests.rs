@@ -2,3 +2,4 @@
 
 mod platform;
 mod pci;
+mod gpu;

@@ -6,6 +6,8 @@
 extern crate alloc;
 
 mod arch;
+mod gpu;
+mod gpu_model;
 mod ktest;
 mod ktests;
 mod mem;
@@ -51,6 +53,9 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     let outcome = platform::bring_up(boot_info);
     let extras = boot_extras();
     let cmdline = kernel::cmdline::CmdLine::parse(extras.cmdline());
+    if outcome.is_ok() {
+        gpu::bring_up(&cmdline);
+    }
     // Deliberate faults, for the harness to check the exception report end to end.
     match cmdline.value("fault") {
         Some("pagefault") => {

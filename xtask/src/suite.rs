@@ -144,6 +144,11 @@ pub fn all_cases() -> Vec<Case> {
             ..case("pvh-q35-pxb", Q35, Pvh)
         },
         Case {
+            append: "gpu=model:gh100,model:ad102,model:ga102,model:tu102",
+            memory: "1G",
+            ..case("pvh-q35-four-model-gpus", Q35, Pvh)
+        },
+        Case {
             append: "fault=pagefault",
             expect: Expect::PageFaultReport,
             ..case("pvh-q35-fault-report", Q35, Pvh)

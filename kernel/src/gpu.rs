@@ -1,0 +1,165 @@
+//! GPUs in the kernel: the driver's boundaries implemented for this machine (BAR0 as volatile
+//! MMIO, frames as DMA memory, the TSC clock, boot modules as firmware), the claim of NVIDIA
+//! display/3D functions found on PCI, and, when there are none, model GPUs from `sim/` chosen
+//! on the command line (`gpu=model:gh100,model:ad102`; default one GH100; `gpu=none`).
+
+use crate::mem::paging::{self, CacheType};
+use crate::mem::{frames, PHYS_OFFSET};
+use crate::platform_pci;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use kernel::pci::{self, Decode, PciFunction};
+use nvgpu::device::{self, Foundation};
+use nvgpu::hw::RegisterIo;
+use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer, DmaError, FirmwareSource};
+use spin::Mutex;
+
+/// NVIDIA's PCI vendor id.
+const NVIDIA: u16 = 0x10de;
+/// BAR0 (the register space) of every NVIDIA GPU since Tesla is 16 MiB.
+const BAR0_SIZE: u64 = 16 << 20;
+
+/// BAR0 mapped uncached.
+pub struct MmioBar0 {
+    virt: u64,
+    len: u64,
+}
+
+impl RegisterIo for MmioBar0 {
+    fn read32(&self, offset: u32) -> u32 {
+        if offset as u64 + 4 > self.len || offset % 4 != 0 {
+            return 0xFFFF_FFFF;
+        }
+        // SAFETY: BAR0 is mapped UC for `len` bytes at `virt`; the offset is in range and aligned.
+        unsafe { core::ptr::read_volatile((self.virt + offset as u64) as *const u32) }
+    }
+    fn write32(&self, offset: u32, value: u32) {
+        if offset as u64 + 4 > self.len || offset % 4 != 0 {
+            return;
+        }
+        // SAFETY: as in read32.
+        unsafe { core::ptr::write_volatile((self.virt + offset as u64) as *mut u32, value) }
+    }
+}
+
+/// The TSC clock.
+pub struct KernelClock;
+
+impl Clock for KernelClock {
+    fn now_ns(&self) -> u64 {
+        crate::time::nanos_since_entry()
+    }
+}
+
+/// DMA memory from the frame allocator: physically contiguous, identity bus addresses (no
+/// IOMMU is programmed), reached by the CPU through the RAM mapping.
+pub struct FrameDma;
+
+impl DmaAllocator for FrameDma {
+    fn alloc(&self, len: usize) -> Result<DmaBuffer, DmaError> {
+        let pages = (len as u64).div_ceil(4096).max(1);
+        let phys = frames::alloc_contiguous(pages).ok_or(DmaError { requested: len })?;
+        // SAFETY: the frames were just allocated for this buffer alone and are mapped at
+        // PHYS_OFFSET; the device sees them at their physical address.
+        Ok(unsafe { DmaBuffer::new((PHYS_OFFSET + phys) as *mut u8, phys, len) })
+    }
+    fn free(&self, buffer: DmaBuffer) {
+        let pages = (buffer.len() as u64).div_ceil(4096).max(1);
+        for i in 0..pages {
+            frames::free(buffer.bus_address() + i * 4096);
+        }
+    }
+}
+
+/// Firmware from boot modules, by name.
+pub struct BootModules;
+
+impl FirmwareSource for BootModules {
+    fn get(&self, name: &str) -> Option<&[u8]> {
+        crate::boot_extras().module(name).map(|m| m.data)
+    }
+}
+
+/// A GPU the kernel brought up.
+pub struct Gpu {
+    pub name: String,
+    pub foundation: Foundation,
+    pub bar0: Box<dyn RegisterIo + Send>,
+}
+
+static GPUS: Mutex<Vec<Gpu>> = Mutex::new(Vec::new());
+
+pub fn with_gpus<R>(f: impl FnOnce(&[Gpu]) -> R) -> R {
+    f(&GPUS.lock())
+}
+
+fn is_nvidia_gpu(f: &PciFunction) -> bool {
+    // Display controller (class 0x03): VGA-compatible 0x00 or 3D controller 0x02.
+    f.vendor_id == NVIDIA && f.class == 0x03 && (f.subclass == 0x00 || f.subclass == 0x02)
+}
+
+fn claim(f: &PciFunction) -> Result<MmioBar0, String> {
+    let access = platform_pci::access().ok_or("no PCI configuration access")?;
+    let bar0 = f.bars[0].filter(|b| b.is_memory() && b.address != 0).ok_or("BAR0 is not an assigned memory BAR")?;
+    if bar0.size < BAR0_SIZE {
+        return Err(alloc::format!("BAR0 is {:#x} bytes, expected {:#x}", bar0.size, BAR0_SIZE));
+    }
+    if f.power.is_some() {
+        match pci::set_power_state(access, f, pci::PowerState::D0) {
+            Ok(t) if t.settle_us > 0 => crate::time::sleep_ms(t.settle_us.div_ceil(1000) as u64),
+            Ok(_) => {}
+            Err(e) => log::warn!(target: "gpu", "{}: cannot put the GPU in D0: {e:?}", f.address),
+        }
+    }
+    pci::enable(access, f.address, Decode { memory: true, io: false, bus_master: true }).map_err(|e| alloc::format!("enabling decode: {e:?}"))?;
+    let virt = paging::map_mmio(bar0.address, BAR0_SIZE, CacheType::Uncached).map_err(|e| alloc::format!("mapping BAR0: {e}"))?;
+    Ok(MmioBar0 { virt, len: BAR0_SIZE })
+}
+
+fn bring_up_one(name: String, bar0: Box<dyn RegisterIo + Send>, device_id: u16) {
+    let t0 = crate::time::millis_since_entry();
+    match device::bring_up(&*bar0, device_id) {
+        Ok(foundation) => {
+            log::info!(target: "gpu", "{name}: {foundation} ({} ms)", crate::time::millis_since_entry() - t0);
+            log::info!(
+                target: "gpu",
+                "{name}: HAL {:?}: boot flow {:?}, MMU {:?}",
+                foundation.hal.family,
+                foundation.hal.boot_flow,
+                foundation.hal.mmu_version
+            );
+            GPUS.lock().push(Gpu { name, foundation, bar0 });
+        }
+        Err(e) => log::error!(target: "gpu", "{name}: {e}"),
+    }
+}
+
+pub fn bring_up(cmdline: &kernel::cmdline::CmdLine<'_>) {
+    let real: Vec<&PciFunction> = platform_pci::functions().iter().filter(|f| is_nvidia_gpu(f)).collect();
+    for f in &real {
+        let name = alloc::format!("gpu {}", f.address);
+        match claim(f) {
+            Ok(bar0) => bring_up_one(name, Box::new(bar0), f.device_id),
+            Err(e) => log::error!(target: "gpu", "{name}: cannot claim [{:04x}:{:04x}]: {e}", f.vendor_id, f.device_id),
+        }
+    }
+    if !real.is_empty() {
+        return;
+    }
+    let spec = cmdline.value("gpu").unwrap_or("model:gh100");
+    if spec == "none" {
+        log::info!(target: "gpu", "no NVIDIA GPU on PCI and gpu=none: no GPUs");
+        return;
+    }
+    for (i, item) in spec.split(',').enumerate() {
+        let Some(chip) = item.strip_prefix("model:") else {
+            log::error!(target: "gpu", "gpu={spec}: '{item}' is not model:<chip> (e.g. model:gh100)");
+            continue;
+        };
+        match crate::gpu_model::create(chip) {
+            Ok((bar0, device_id)) => bring_up_one(alloc::format!("model gpu{i} ({chip})"), bar0, device_id),
+            Err(e) => log::error!(target: "gpu", "gpu={spec}: {e}"),
+        }
+    }
+}
