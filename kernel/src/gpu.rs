@@ -81,11 +81,42 @@ impl FirmwareSource for BootModules {
     }
 }
 
+/// How a GPU's registers are reached: a real BAR0, or the GPU model.
+pub enum Bar0 {
+    Mmio(MmioBar0),
+    Model(Box<sim::ModelGpu>),
+}
+
+impl RegisterIo for Bar0 {
+    fn read32(&self, offset: u32) -> u32 {
+        match self {
+            Bar0::Mmio(m) => m.read32(offset),
+            Bar0::Model(m) => m.read32(offset),
+        }
+    }
+    fn write32(&self, offset: u32, value: u32) {
+        match self {
+            Bar0::Mmio(m) => m.write32(offset, value),
+            Bar0::Model(m) => m.write32(offset, value),
+        }
+    }
+}
+
 /// A GPU the kernel brought up.
 pub struct Gpu {
     pub name: String,
     pub foundation: Foundation,
-    pub bar0: Box<dyn RegisterIo + Send>,
+    pub bar0: Bar0,
+}
+
+impl Gpu {
+    /// The model behind this GPU, if it is one (for its strictness log).
+    pub fn model(&self) -> Option<&sim::ModelGpu> {
+        match &self.bar0 {
+            Bar0::Model(m) => Some(m),
+            Bar0::Mmio(_) => None,
+        }
+    }
 }
 
 static GPUS: Mutex<Vec<Gpu>> = Mutex::new(Vec::new());
@@ -117,9 +148,9 @@ fn claim(f: &PciFunction) -> Result<MmioBar0, String> {
     Ok(MmioBar0 { virt, len: BAR0_SIZE })
 }
 
-fn bring_up_one(name: String, bar0: Box<dyn RegisterIo + Send>, device_id: u16) {
+fn bring_up_one(name: String, bar0: Bar0, device_id: u16) {
     let t0 = crate::time::millis_since_entry();
-    match device::bring_up(&*bar0, device_id) {
+    match device::bring_up(&bar0, device_id) {
         Ok(foundation) => {
             log::info!(target: "gpu", "{name}: {foundation} ({} ms)", crate::time::millis_since_entry() - t0);
             log::info!(
@@ -129,7 +160,13 @@ fn bring_up_one(name: String, bar0: Box<dyn RegisterIo + Send>, device_id: u16) 
                 foundation.hal.boot_flow,
                 foundation.hal.mmu_version
             );
-            GPUS.lock().push(Gpu { name, foundation, bar0 });
+            let gpu = Gpu { name, foundation, bar0 };
+            if let Some(model) = gpu.model() {
+                for e in model.errors() {
+                    log::error!(target: "gpu", "{}: the model rejected an access: {e}", gpu.name);
+                }
+            }
+            GPUS.lock().push(gpu);
         }
         Err(e) => log::error!(target: "gpu", "{name}: {e}"),
     }
@@ -140,7 +177,7 @@ pub fn bring_up(cmdline: &kernel::cmdline::CmdLine<'_>) {
     for f in &real {
         let name = alloc::format!("gpu {}", f.address);
         match claim(f) {
-            Ok(bar0) => bring_up_one(name, Box::new(bar0), f.device_id),
+            Ok(bar0) => bring_up_one(name, Bar0::Mmio(bar0), f.device_id),
             Err(e) => log::error!(target: "gpu", "{name}: cannot claim [{:04x}:{:04x}]: {e}", f.vendor_id, f.device_id),
         }
     }
@@ -158,7 +195,7 @@ pub fn bring_up(cmdline: &kernel::cmdline::CmdLine<'_>) {
             continue;
         };
         match crate::gpu_model::create(chip) {
-            Ok((bar0, device_id)) => bring_up_one(alloc::format!("model gpu{i} ({chip})"), bar0, device_id),
+            Ok((model, device_id)) => bring_up_one(alloc::format!("model gpu{i} ({chip})"), Bar0::Model(model), device_id),
             Err(e) => log::error!(target: "gpu", "gpu={spec}: {e}"),
         }
     }

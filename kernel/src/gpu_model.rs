@@ -7,7 +7,6 @@ use crate::mem::PHYS_OFFSET;
 use alloc::boxed::Box;
 use alloc::string::String;
 use nvgpu::chip::Chipset;
-use nvgpu::hw::RegisterIo;
 use sim::{ModelGpu, SystemMemory};
 
 /// System memory as the model's DMA engine sees it: RAM the kernel maps at PHYS_OFFSET.
@@ -48,7 +47,7 @@ pub fn chipset_by_name(name: &str) -> Option<Chipset> {
 }
 
 /// Creates the model for `chip` (e.g. "gh100"): its BAR0 and its PCI device id.
-pub fn create(chip: &str) -> Result<(Box<dyn RegisterIo + Send>, u16), String> {
+pub fn create(chip: &str) -> Result<(Box<ModelGpu>, u16), String> {
     let chipset = chipset_by_name(chip).ok_or_else(|| {
         let known: alloc::vec::Vec<String> = Chipset::ALL.iter().map(|c| c.name().to_ascii_lowercase()).collect();
         alloc::format!("unknown model chip '{chip}' (known: {})", known.join(", "))

@@ -33,3 +33,19 @@ ktest!(model_gh100_is_the_h200_board, || {
         Ok(())
     })
 });
+
+ktest!(model_gpus_saw_no_unmodelled_or_rejected_accesses, || {
+    gpu::with_gpus(|gpus| {
+        let mut models = 0;
+        for g in gpus {
+            let Some(m) = g.model() else { continue };
+            models += 1;
+            let errors = m.errors();
+            kassert!(errors.is_empty(), "{}: the model recorded {} errors, first: {}", g.name, errors.len(), errors[0]);
+        }
+        if models == 0 {
+            return Err("SKIP: no model GPUs".into());
+        }
+        Ok(())
+    })
+});
