@@ -9,5 +9,6 @@ pub mod chip;
 pub mod hal;
 pub mod platform;
 pub mod device;
-pub mod firmware;
 pub mod gsp;
+pub mod firmware;
+pub mod falcon;
