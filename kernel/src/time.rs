@@ -133,29 +133,51 @@ pub fn calibrate_with_hpet(phys: u64) -> Result<(), TimeError> {
     }
 }
 
-/// Calibrates the TSC against PIT channel 2 over ~10 ms (one-shot, mode 0).
+/// Calibrates the TSC against PIT channel 2: counts down from 0xFFFF in mode 0 and reads the
+/// counter back (latch command, Intel 8254 datasheet "Counter Latch Command") until 10 ms worth
+/// of PIT ticks have passed. Reading the count works on every chipset model; the OUT2 status bit
+/// in port 0x61 is not reliable everywhere.
 pub fn calibrate_with_pit() {
-    let ticks = PIT_HZ / 100;
+    fn read_count() -> u16 {
+        // Latch channel 2 (SC=10, RW=00), then read low and high bytes.
+        port::outb(0x43, 0b1000_0000);
+        let lo = port::inb(0x42) as u16;
+        let hi = port::inb(0x42) as u16;
+        hi << 8 | lo
+    }
+    let ticks = (PIT_HZ / 100) as u16;
     // Gate high, speaker off.
     port::outb(0x61, (port::inb(0x61) & !0x02) | 0x01);
-    // Channel 2, lobyte/hibyte, mode 0, binary.
+    // Channel 2, lobyte/hibyte, mode 0, binary; count 0xFFFF.
     port::outb(0x43, 0b1011_0000);
-    port::outb(0x42, ticks as u8);
-    port::outb(0x42, (ticks >> 8) as u8);
-    // Restart the count by toggling the gate.
-    let g = port::inb(0x61);
-    port::outb(0x61, g & !0x01);
-    port::outb(0x61, g | 0x01);
+    port::outb(0x42, 0xFF);
+    port::outb(0x42, 0xFF);
+    // Wait for the count to be loaded (it starts below 0xFFFF after one input clock).
+    let start_wait = arch::rdtsc();
+    let mut c0 = read_count();
+    while c0 == 0xFFFF || c0 < 0x8000 {
+        if arch::rdtsc() - start_wait > 10_000_000_000 {
+            break;
+        }
+        c0 = read_count();
+    }
     let t0 = arch::rdtsc();
     let mut t1 = t0;
-    // OUT2 goes high at terminal count; give up after ~1 s worth of cycles at 10 GHz.
-    while port::inb(0x61) & 0x20 == 0 {
+    let mut elapsed_ticks = 0u64;
+    // Give up after ~1 s worth of cycles at 10 GHz.
+    while t1 - t0 < 10_000_000_000 {
+        let c = read_count();
         t1 = arch::rdtsc();
-        if t1 - t0 > 10_000_000_000 {
+        elapsed_ticks = c0.wrapping_sub(c) as u64;
+        if elapsed_ticks >= ticks as u64 {
             break;
         }
     }
-    let per_ms = (t1 - t0) / 10;
+    let per_ms = if elapsed_ticks == 0 {
+        0
+    } else {
+        ((t1 - t0) as u128 * PIT_HZ as u128 / (elapsed_ticks as u128 * 1000)) as u64
+    };
     TSC_PER_MS.store(per_ms.max(1), Ordering::Relaxed);
     SOURCE.store(2, Ordering::Relaxed);
 }

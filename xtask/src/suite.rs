@@ -85,7 +85,10 @@ pub fn all_cases() -> Vec<Case> {
     use BootPath::*;
     use Machine::*;
     vec![
-        case("pvh-q35", Q35, Pvh),
+        Case {
+            append: "expect-clock=hpet",
+            ..case("pvh-q35", Q35, Pvh)
+        },
         case("pvh-pc", Pc, Pvh),
         case("grub-bios-q35", Q35, GrubBios),
         case("grub-uefi-q35", Q35, GrubUefi),
@@ -142,6 +145,16 @@ pub fn all_cases() -> Vec<Case> {
             ],
             requires: &["pxb-pcie", "pcie-root-port", "e1000e"],
             ..case("pvh-q35-pxb", Q35, Pvh)
+        },
+        Case {
+            extra: &["-machine", "hpet=off"],
+            append: "expect-clock=pit",
+            ..case("pvh-q35-no-hpet", Q35, Pvh)
+        },
+        Case {
+            extra: &["-no-acpi"],
+            append: "expect-clock=pit",
+            ..case("pvh-pc-no-acpi", Pc, Pvh)
         },
         Case {
             append: "gpu=model:gh100,model:ad102,model:ga102,model:tu102",
