@@ -5,6 +5,8 @@
 #   scripts/install-deps.sh [--check] [GROUP...]
 #     GROUP: qemu (qemu-system-x86_64), iso (GRUB BIOS+UEFI, grub-mkrescue, xorriso, mtools),
 #            uefi (OVMF), acpi (iasl); none given = all of them.
+#     QEMU must be 8.1 or newer (x2APIC under TCG, `-machine acpi=off`); on Debian bookworm,
+#     whose own QEMU is 7.2, it comes from bookworm-backports (a sources file is added for it).
 #     --check  only check; exit 2 if something is missing.
 set -euo pipefail
 
@@ -22,6 +24,14 @@ done
 
 missing=()   # Debian packages
 why=()       # what was missing, for the message
+qemu_backports=0
+
+# QEMU's version as a number: 10.0.2 -> 100002, 7.2.22 -> 70222.
+qemu_version() {
+    qemu-system-x86_64 --version 2>/dev/null | head -n1 \
+        | sed -n 's/.*version \([0-9]*\)\.\([0-9]*\)\.\{0,1\}\([0-9]*\).*/\1 \2 \3/p' \
+        | awk '{ printf "%d\n", $1 * 10000 + $2 * 100 + ($3 == "" ? 0 : $3) }'
+}
 
 need_cmd() { # command package
     command -v "$1" >/dev/null 2>&1 || { missing+=("$2"); why+=("$1"); }
@@ -33,7 +43,10 @@ need_path() { # path package
 for group in "${groups[@]}"; do
     case "$group" in
         qemu)
-            need_cmd qemu-system-x86_64 qemu-system-x86 ;;
+            if ! command -v qemu-system-x86_64 >/dev/null 2>&1 || [ "$(qemu_version)" -lt 80100 ]; then
+                missing+=(qemu-system-x86); why+=("qemu-system-x86_64 >= 8.1")
+                grep -qs 'VERSION_CODENAME=bookworm' /etc/os-release && qemu_backports=1
+            fi ;;
         iso)
             need_cmd grub-mkrescue grub-common
             need_path /usr/lib/grub/i386-pc/modinfo.sh grub-pc-bin
@@ -65,6 +78,7 @@ echo "install-deps.sh: missing: ${why[*]}" >&2
 
 if [ "$check_only" -eq 1 ]; then
     echo "install-deps.sh: install with: apt-get install -y ${packages[*]}" >&2
+    [ "$qemu_backports" -eq 1 ] && echo "install-deps.sh: (qemu-system-x86 from bookworm-backports: apt-get install -t bookworm-backports qemu-system-x86)" >&2
     exit 2
 fi
 
@@ -82,8 +96,24 @@ fi
 
 echo "install-deps.sh: apt-get install ${packages[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update
-apt-get install -y --no-install-recommends "${packages[@]}"
+if [ "$qemu_backports" -eq 1 ]; then
+    # bookworm's QEMU 7.2 lacks x2APIC under TCG: take QEMU from bookworm-backports.
+    backports=/etc/apt/sources.list.d/gpu-runtime-backports.sources
+    if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        mirror="$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)"
+        [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+        printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$mirror" >"$backports"
+        echo "install-deps.sh: added $backports for QEMU" >&2
+    fi
+    apt-get update
+    apt-get install -y --no-install-recommends -t bookworm-backports qemu-system-x86
+    others=()
+    for p in "${packages[@]}"; do [ "$p" = qemu-system-x86 ] || others+=("$p"); done
+    packages=("${others[@]}")
+else
+    apt-get update
+fi
+[ ${#packages[@]} -eq 0 ] || apt-get install -y --no-install-recommends "${packages[@]}"
 
 # Check again: a package that installed but did not provide the file is still a failure.
 exec "$0" --check "${groups[@]}"

@@ -86,7 +86,7 @@ pub fn all_cases() -> Vec<Case> {
     use Machine::*;
     vec![
         Case {
-            append: "expect-clock=hpet",
+            append: "expect-clock=hpet expect-apic=xapic",
             ..case("pvh-q35", Q35, Pvh)
         },
         case("pvh-pc", Pc, Pvh),
@@ -110,6 +110,7 @@ pub fn all_cases() -> Vec<Case> {
         Case {
             cpu: Some("max"),
             cpus: 2,
+            append: "expect-apic=x2apic",
             ..case("pvh-q35-cpu-max", Q35, Pvh)
         },
         Case {
@@ -152,7 +153,7 @@ pub fn all_cases() -> Vec<Case> {
             ..case("pvh-q35-no-hpet", Q35, Pvh)
         },
         Case {
-            extra: &["-no-acpi"],
+            extra: &["-machine", "acpi=off"],
             append: "expect-clock=pit",
             ..case("pvh-pc-no-acpi", Pc, Pvh)
         },

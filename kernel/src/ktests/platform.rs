@@ -243,3 +243,15 @@ ktest!(clock_source_is_the_one_the_machine_offers, || {
     }
     Ok(())
 });
+
+ktest!(apic_mode_is_the_one_the_cpu_offers, || {
+    let cmd = kernel::cmdline::CmdLine::parse(crate::boot_extras().cmdline());
+    let Some(expected) = cmd.value("expect-apic") else { return Err("SKIP: no expect-apic= on the command line".into()) };
+    let got = match apic::mode() {
+        Some(apic::ApicMode::X2Apic) => "x2apic",
+        Some(apic::ApicMode::XApic) => "xapic",
+        None => "none",
+    };
+    kassert!(got == expected, "local APIC in {got} mode, expected {expected}");
+    Ok(())
+});
