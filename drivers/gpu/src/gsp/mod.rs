@@ -22,12 +22,17 @@
 //! compatible across releases, so nothing here is meant to work with another GSP-RM version.
 
 pub mod headers;
+pub mod history;
 pub mod init_args;
 pub mod layout;
 pub mod libos;
 pub mod msgq;
+pub mod queue;
 pub mod radix3;
+pub mod rm;
 pub mod rpc;
+pub mod rpcs;
+pub mod status;
 pub mod wpr;
 
 pub use init_args::{

@@ -1,0 +1,780 @@
+//! The GSP RPC payloads, RM object parameters, status codes and constants of `nvgpu::gsp::rpcs`,
+//! `nvgpu::gsp::rm`, `nvgpu::gsp::status` and `nvgpu::gsp::queue`, checked against NVIDIA's own
+//! headers by the C compiler.
+//!
+//! Like `gsp_layout.rs`, the test writes a C file that includes NVIDIA's headers from the
+//! unpacked open-gpu-kernel-modules 535.261.03 tree with RM's own flags (`src/nvidia/Makefile`),
+//! prints `sizeof`/`_Alignof` of every struct of `rpcs::STRUCT_LAYOUTS` and
+//! `rm::STRUCT_LAYOUTS`, `offsetof`/`sizeof` of each field (only `offsetof` for flexible array
+//! members), the value of every constant, expression and `NV_STATUS` code, compiles it with the
+//! machine's `cc` into `target/tmp/`, runs it and compares. It also checks that every name is
+//! defined in the header cited for it, that `NvStatus` declares every code of
+//! `nvstatuscodes.h` with its description, and that the RM code the queue, RPC, sequencer and RM
+//! object logic follow still reads as followed.
+//!
+//! Missing data is a failure, never a skip: run `scripts/fetch-real-data.sh` (as root) first.
+//! `NVGPU_REAL_DATA` overrides the data directory; `CC` the compiler.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use nvgpu::gsp::layout::{ConstantFact, StructLayout};
+use nvgpu::gsp::status::{NvStatus, NVSTATUSCODES_H};
+use nvgpu::gsp::{headers as gsp_headers, rm, rpcs};
+use nvgpu::hw::headers::OGKM_PINNED;
+use nvgpu::hw::Header;
+
+// ---------------------------------------------------------------------------------------------
+// Where the data is.
+
+fn data_root() -> PathBuf {
+    match std::env::var_os("NVGPU_REAL_DATA") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/real-data"),
+    }
+}
+
+/// The unpacked 535.261.03 tree, or a failure that says how to get it.
+fn tree() -> PathBuf {
+    let dir = data_root().join(format!("open-gpu-kernel-modules-{OGKM_PINNED}"));
+    assert!(
+        dir.join("src/nvidia/Makefile").is_file(),
+        "missing real data: {} (NVIDIA open-gpu-kernel-modules {OGKM_PINNED}).\n\
+         This test never passes without NVIDIA's sources: run `sudo scripts/fetch-real-data.sh` \
+         from the workspace root (CI={}).",
+        dir.display(),
+        std::env::var("CI").unwrap_or_else(|_| "unset".into())
+    );
+    dir
+}
+
+fn read(tree: &Path, path: &str) -> String {
+    let file = tree.join(path);
+    std::fs::read_to_string(&file).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {} ({e}); run `sudo scripts/fetch-real-data.sh` to restore the tree",
+            file.display()
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// What is checked.
+
+fn struct_layouts() -> Vec<&'static StructLayout> {
+    rpcs::STRUCT_LAYOUTS
+        .iter()
+        .chain(rm::STRUCT_LAYOUTS)
+        .collect()
+}
+
+fn constants() -> Vec<&'static ConstantFact> {
+    rpcs::CONSTANTS.iter().chain(rm::CONSTANTS).collect()
+}
+
+fn cited_headers() -> Vec<Header> {
+    let mut all: Vec<Header> = rpcs::headers::ALL
+        .iter()
+        .chain(rm::headers::ALL)
+        .copied()
+        .collect();
+    all.push(NVSTATUSCODES_H);
+    all.push(gsp_headers::MESSAGE_QUEUE_CPU);
+    all.push(gsp_headers::MSGQ_C);
+    all
+}
+
+// ---------------------------------------------------------------------------------------------
+// How RM compiles (src/nvidia/Makefile, 535.261.03).
+
+/// `-I` directories of `src/nvidia/Makefile`, relative to `src/`.
+const INCLUDE_DIRS: &[&str] = &[
+    "nvidia/kernel/inc",
+    "nvidia/interface",
+    "common/sdk/nvidia/inc",
+    "common/sdk/nvidia/inc/hw",
+    "nvidia/arch/nvalloc/common/inc",
+    "nvidia/arch/nvalloc/common/inc/gsp",
+    "nvidia/arch/nvalloc/common/inc/deprecated",
+    "nvidia/arch/nvalloc/unix/include",
+    "nvidia/inc",
+    "nvidia/inc/os",
+    "common/shared/inc",
+    "common/shared/msgq/inc",
+    "common/inc",
+    "common/uproc/os/libos-v2.0.0/include",
+    "common/uproc/os/common/include",
+    "common/uproc/os/libos-v2.0.0/debug",
+    "common/inc/swref",
+    "common/inc/swref/published",
+    "nvidia/generated",
+    "common/nvswitch/kernel/inc",
+    "common/nvswitch/interface",
+    "common/nvswitch/common/inc/",
+    "common/inc/displayport",
+    "common/nvlink/interface/",
+    "common/nvlink/inband/interface",
+    "nvidia/src/mm/uvm/interface",
+    "nvidia/inc/libraries",
+    "nvidia/src/libraries",
+    "nvidia/inc/kernel",
+];
+
+/// `-D` flags of `src/nvidia/Makefile`.
+const DEFINES: &[&str] = &[
+    "_LANGUAGE_C",
+    "__NO_CTYPE",
+    "NVRM",
+    "LOCK_VAL_ENABLED=0",
+    "PORT_ATOMIC_64_BIT_SUPPORTED=1",
+    "PORT_IS_KERNEL_BUILD=1",
+    "PORT_IS_CHECKED_BUILD=1",
+    "PORT_MODULE_atomic=1",
+    "PORT_MODULE_core=1",
+    "PORT_MODULE_cpu=1",
+    "PORT_MODULE_crypto=1",
+    "PORT_MODULE_debug=1",
+    "PORT_MODULE_memory=1",
+    "PORT_MODULE_safe=1",
+    "PORT_MODULE_string=1",
+    "PORT_MODULE_sync=1",
+    "PORT_MODULE_thread=1",
+    "PORT_MODULE_util=1",
+    "PORT_MODULE_example=0",
+    "PORT_MODULE_mmio=0",
+    "PORT_MODULE_time=0",
+    "RS_STANDALONE=0",
+    "RS_STANDALONE_TEST=0",
+    "RS_COMPATABILITY_MODE=1",
+    "RS_PROVIDES_API_STATE=0",
+    "NV_CONTAINERS_NO_TEMPLATES",
+    "INCLUDE_NVLINK_LIB",
+    "INCLUDE_NVSWITCH_LIB",
+    "NV_PRINTF_STRINGS_ALLOWED=1",
+    "NV_ASSERT_FAILED_USES_STRINGS=1",
+    "PORT_ASSERT_FAILED_USES_STRINGS=1",
+];
+
+/// The includes: the RPC structures under the switches RM's `rpc.c` and `kernel_gsp.c` use, then
+/// the headers that define the rest.
+const PRELUDE: &str = r#"
+#include "core/core.h"
+#include "core/thread_state.h"
+#include "os/os.h"
+#include "vgpu/rpc_headers.h"
+#include "gpu/mem_mgr/virt_mem_allocator_common.h"
+#define RPC_STRUCTURES
+#define RPC_GENERIC_UNION
+#include "g_rpc-structures.h"
+#undef RPC_STRUCTURES
+#undef RPC_GENERIC_UNION
+#define RPC_MESSAGE_STRUCTURES
+#define RPC_MESSAGE_GENERIC_UNION
+#include "g_rpc-message-header.h"
+#undef RPC_MESSAGE_STRUCTURES
+#undef RPC_MESSAGE_GENERIC_UNION
+#include "gpu/gsp/message_queue.h"
+#include "gpu/gsp/message_queue_priv.h"
+#include "gpu/gsp/gsp_static_config.h"
+#include "gpu/gpu_timeout.h"
+#include "rmgspseq.h"
+#include "objrpc.h"
+#include "rmapi/rmapi.h"
+#include "resserv/resserv.h"
+#include "resserv/rs_client.h"
+#include "class/cl0000.h"
+#include "class/cl0080.h"
+#include "class/cl2080.h"
+#include "nvlimits.h"
+#include "nvstatus.h"
+#include <stdio.h>
+#include <stddef.h>
+"#;
+
+fn c_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+fn expressions() -> Vec<(String, u64)> {
+    let mut all: Vec<(String, u64)> = constants()
+        .iter()
+        .map(|c| (c.c_name.to_owned(), c.value))
+        .collect();
+    all.extend(
+        rpcs::expression_checks()
+            .into_iter()
+            .map(|(e, v)| (e.to_owned(), v)),
+    );
+    all
+}
+
+fn build_program() -> String {
+    let mut main = String::from("int main(void)\n{\n");
+    for s in struct_layouts() {
+        let t = s.c_name;
+        writeln!(
+            main,
+            "    printf(\"S %s %zu %zu\\n\", {}, sizeof({t}), _Alignof({t}));",
+            c_string(t)
+        )
+        .unwrap();
+        for f in s.fields {
+            if f.size == 0 {
+                writeln!(
+                    main,
+                    "    printf(\"X %s %s %zu\\n\", {}, {}, offsetof({t}, {}));",
+                    c_string(t),
+                    c_string(f.c_name),
+                    f.c_name
+                )
+                .unwrap();
+            } else {
+                writeln!(
+                    main,
+                    "    printf(\"F %s %s %zu %zu\\n\", {}, {}, offsetof({t}, {}), sizeof((({t} *)0)->{}));",
+                    c_string(t),
+                    c_string(f.c_name),
+                    f.c_name,
+                    f.c_name
+                )
+                .unwrap();
+            }
+        }
+    }
+    for (expr, _) in expressions() {
+        writeln!(
+            main,
+            "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({expr}));",
+            c_string(&expr)
+        )
+        .unwrap();
+    }
+    for status in NvStatus::ALL_KNOWN {
+        let name = status.name().unwrap();
+        writeln!(
+            main,
+            "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({name}));",
+            c_string(name)
+        )
+        .unwrap();
+    }
+    main.push_str("    return 0;\n}\n");
+    format!("{PRELUDE}\n{main}")
+}
+
+#[derive(Default, Debug)]
+struct Report {
+    structs: HashMap<String, (u64, u64)>,
+    fields: HashMap<(String, String), (u64, Option<u64>)>,
+    values: HashMap<String, u64>,
+}
+
+fn run_program(tree: &Path, program: &str) -> Result<Report, String> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("gsp_rpc_layout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let source = dir.join("gsp_rpc_layout.c");
+    let binary = dir.join("gsp_rpc_layout");
+    std::fs::write(&source, program)
+        .map_err(|e| format!("cannot write {}: {e}", source.display()))?;
+    let src = tree.join("src");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let mut cmd = Command::new(&cc);
+    cmd.arg("-std=gnu11")
+        .arg("-w")
+        .arg("-include")
+        .arg(src.join("common/sdk/nvidia/inc/cpuopsys.h"));
+    for d in DEFINES {
+        cmd.arg(format!("-D{d}"));
+    }
+    for i in INCLUDE_DIRS {
+        cmd.arg("-I").arg(src.join(i));
+    }
+    cmd.arg("-o").arg(&binary).arg(&source);
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run the C compiler `{cc}` ({e}); install gcc"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "compiling {} against NVIDIA's headers failed:\n{}",
+            source.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let out = Command::new(&binary)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} exited with {}", binary.display(), out.status));
+    }
+    let stdout = String::from_utf8(out.stdout).map_err(|e| format!("non-UTF-8 output: {e}"))?;
+    let mut report = Report::default();
+    for line in stdout.lines() {
+        let parts: Vec<&str> = line.split(' ').collect();
+        let num = |s: &str| {
+            s.parse::<u64>()
+                .map_err(|e| format!("bad number in `{line}`: {e}"))
+        };
+        match parts.as_slice() {
+            ["S", name, size, align] => {
+                report
+                    .structs
+                    .insert(name.to_string(), (num(size)?, num(align)?));
+            }
+            ["F", s, f, offset, size] => {
+                report.fields.insert(
+                    (s.to_string(), f.to_string()),
+                    (num(offset)?, Some(num(size)?)),
+                );
+            }
+            ["X", s, f, offset] => {
+                report
+                    .fields
+                    .insert((s.to_string(), f.to_string()), (num(offset)?, None));
+            }
+            ["V", rest @ ..] if rest.len() >= 2 => {
+                let (value, name) = rest.split_last().unwrap();
+                report.values.insert(name.join(" "), num(value)?);
+            }
+            _ => return Err(format!("unexpected line from the C program: `{line}`")),
+        }
+    }
+    // Kept for reading when anything above failed; removed once it has answered.
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(report)
+}
+
+/// The C program, compiled and run once for all tests of this file.
+fn report() -> &'static Report {
+    static REPORT: OnceLock<Result<Report, String>> = OnceLock::new();
+    let result = REPORT.get_or_init(|| {
+        let tree = std::panic::catch_unwind(tree).map_err(|e| {
+            e.downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_else(|| "missing NVIDIA sources".into())
+        })?;
+        run_program(&tree, &build_program())
+    });
+    match result {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Source text helpers.
+
+/// Whitespace collapsed to single spaces, so source snippets match across line breaks.
+fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The body of C function `name` in `text`: from the start of the line that defines it (a line
+/// with no indentation, the name followed by a `{` before any `;`) to the next lone `}` line.
+fn function_body<'a>(text: &'a str, name: &str) -> &'a str {
+    let definition = text.match_indices(name).map(|(at, _)| at).find(|&at| {
+        let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+        let after = &text[at + name.len()..];
+        let starts_plain = !text[line_start..].starts_with([' ', '\t', '/', '*', '#']);
+        let next_char_ok = after.starts_with(['(', '\n', ' ']);
+        let prev_char_ok = !text[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let brace_first = match (after.find('{'), after.find(';')) {
+            (Some(b), Some(s)) => b < s,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        starts_plain && prev_char_ok && next_char_ok && brace_first
+    });
+    let Some(at) = definition else {
+        panic!("definition of {name} not found")
+    };
+    let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+    let rest = &text[line_start..];
+    let end = rest.find("\n}\n").map(|e| e + 3).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Whether `text` defines `name`: `#define NAME`, an enumerator `NAME = ...` / `NAME,`, or a
+/// typedef closing `} NAME;`.
+fn defines(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        let before = &text[..at];
+        let after = &text[at + name.len()..];
+        if before.ends_with(is_ident) || after.starts_with(is_ident) {
+            return false;
+        }
+        let line = &before[before.rfind('\n').map_or(0, |n| n + 1)..];
+        let after = after.trim_start_matches([' ', '\t']);
+        line.trim() == "#define"
+            || (line.trim().is_empty() && (after.starts_with('=') || after.starts_with(',')))
+            || (line.trim_end().ends_with('}') && after.starts_with(';'))
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests.
+
+#[test]
+fn payload_layouts_match_nvidia_headers() {
+    let report = report();
+    let mut problems = String::new();
+    let mut fields = 0;
+    let layouts = struct_layouts();
+    for s in &layouts {
+        match report.structs.get(s.c_name) {
+            Some(&(size, align)) if (size, align) == (s.size as u64, s.align as u64) => {}
+            Some(&(size, align)) => writeln!(
+                problems,
+                "{} ({}): C sizeof {size} align {align}, Rust {} {}",
+                s.c_name, s.rust_name, s.size, s.align
+            )
+            .unwrap(),
+            None => writeln!(problems, "{}: not reported by the C program", s.c_name).unwrap(),
+        }
+        for f in s.fields {
+            fields += 1;
+            let key = (s.c_name.to_owned(), f.c_name.to_owned());
+            let expected = (f.offset as u64, (f.size != 0).then_some(f.size as u64));
+            match report.fields.get(&key) {
+                Some(found) if *found == expected => {}
+                Some((offset, size)) => writeln!(
+                    problems,
+                    "{}.{}: C offset {offset} size {size:?}, Rust offset {} size {}",
+                    s.c_name, f.c_name, f.offset, f.size
+                )
+                .unwrap(),
+                None => writeln!(problems, "{}.{}: not reported", s.c_name, f.c_name).unwrap(),
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "layouts differ from NVIDIA's headers:\n{problems}"
+    );
+    assert!(
+        layouts.len() >= 30 && fields >= 200,
+        "{} structs, {fields} fields checked",
+        layouts.len()
+    );
+}
+
+#[test]
+fn constants_match_nvidia_headers() {
+    let report = report();
+    let mut problems = String::new();
+    for (name, ours) in expressions() {
+        match report.values.get(&name) {
+            Some(theirs) if *theirs == ours => {}
+            Some(theirs) => {
+                writeln!(problems, "{name}: NVIDIA {theirs:#x}, ours {ours:#x}").unwrap()
+            }
+            None => writeln!(problems, "{name}: not reported").unwrap(),
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "constants differ from NVIDIA's headers:\n{problems}"
+    );
+}
+
+#[test]
+fn status_codes_match_nvstatuscodes_h() {
+    let report = report();
+    let mut problems = String::new();
+    for status in NvStatus::ALL_KNOWN {
+        let name = status.name().unwrap();
+        match report.values.get(name) {
+            Some(&theirs) if theirs == status.raw() as u64 => {}
+            other => writeln!(
+                problems,
+                "{name}: NVIDIA {other:?}, ours {:#x}",
+                status.raw()
+            )
+            .unwrap(),
+        }
+    }
+    // Every code of the header is declared, with the header's description.
+    let text = read(&tree(), NVSTATUSCODES_H.path);
+    let mut codes = 0;
+    for line in text.lines().filter(|l| l.starts_with("NV_STATUS_CODE(")) {
+        codes += 1;
+        let inner = &line["NV_STATUS_CODE(".len()..];
+        let name = inner.split(',').next().unwrap().trim();
+        let description = inner.split('"').nth(1).unwrap_or("");
+        match NvStatus::ALL_KNOWN.iter().find(|s| s.name() == Some(name)) {
+            Some(s) if s.description() == Some(description) => {}
+            Some(s) => writeln!(
+                problems,
+                "{name}: description {:?}, header {description:?}",
+                s.description()
+            )
+            .unwrap(),
+            None => writeln!(problems, "{name} is not declared in NvStatus").unwrap(),
+        }
+    }
+    assert_eq!(
+        codes,
+        NvStatus::ALL_KNOWN.len(),
+        "NvStatus declares codes the header does not have"
+    );
+    assert!(
+        problems.is_empty(),
+        "NV_STATUS differs from nvstatuscodes.h:\n{problems}"
+    );
+}
+
+/// Each structure and constant is found in the header it cites.
+#[test]
+fn citations_name_the_defining_header() {
+    let tree = tree();
+    let mut problems = String::new();
+    for h in cited_headers() {
+        assert_eq!(h.release, OGKM_PINNED);
+        if !tree.join(h.path).is_file() {
+            writeln!(problems, "cited file missing: {}", h.path).unwrap();
+        }
+    }
+    for s in struct_layouts() {
+        if !read(&tree, s.header.path).contains(&format!(" {};", s.c_name)) {
+            writeln!(problems, "{} is not defined in {}", s.c_name, s.header.path).unwrap();
+        }
+    }
+    for c in constants() {
+        if !defines(&read(&tree, c.header.path), c.c_name) {
+            writeln!(problems, "{} is not defined in {}", c.c_name, c.header.path).unwrap();
+        }
+    }
+    assert!(problems.is_empty(), "{problems}");
+}
+
+/// The RM code the queue, RPC, sequencer and RM-object logic follow still reads as assumed (the
+/// behaviour these snippets describe is in no header the C program could print).
+#[test]
+fn rm_sources_read_as_followed() {
+    use rm::headers as r;
+    use rpcs::headers as h;
+    let tree = tree();
+    let anchors: &[(&Header, &str, &[&str])] = &[
+        (
+            &gsp_headers::MESSAGE_QUEUE_CPU,
+            "GspMsgQueueSendCommand",
+            &[
+                "gpuSetTimeout(pGpu, 1000000, &timeout, timeoutFlags);",
+                "pNextElement = (NvU8 *)msgqTxGetWriteBuffer(pMQI->hQueue, i);",
+                "portAtomicMemoryFenceStore();",
+                "nRet = msgqTxSubmitBuffers(pMQI->hQueue, pCQE->elemCount);",
+                "pMQI->txSeqNum++;",
+            ],
+        ),
+        (
+            &gsp_headers::MESSAGE_QUEUE_CPU,
+            "GspMsgQueueReceiveStatus",
+            &[
+                "NvU32 nMaxRetries = 3;",
+                "nElements = pMQI->pCmdQueueElement->elemCount;",
+                "if (pMQI->pCmdQueueElement->seqNum != pMQI->rxSeqNum)",
+                "pMQI->rxSeqNum++;",
+                "nRet = msgqRxMarkConsumed(pMQI->hQueue, nElements);",
+            ],
+        ),
+        (&gsp_headers::MESSAGE_QUEUE_CPU, "GspStatusQueueInit", &["NvU32 timeoutUs = 4000000;"]),
+        (
+            &gsp_headers::MSGQ_C,
+            "msgqRxLink",
+            &[
+                "pQueue->pReadOutgoing = &pQueue->pOurRxHdr->readPtr;",
+                "pQueue->pReadIncoming = &pQueue->pTheirRxHdr->readPtr;",
+                "pQueue->rxReadPtr = 0;",
+            ],
+        ),
+        (
+            &gsp_headers::MSGQ_C,
+            "msgqTxCreate",
+            &["pQueue->txFree = pQueue->tx.msgCount - 1;"],
+        ),
+        (
+            &gsp_headers::MSGQ_C,
+            "msgqTxGetFreeSpace",
+            &["pQueue->txFree = pQueue->txReadPtr + pQueue->tx.msgCount - pQueue->tx.writePtr - 1;"],
+        ),
+        (
+            &gsp_headers::MSGQ_C,
+            "msgqRxGetReadAvailable",
+            &[
+                "if (pQueue->rx.writePtr >= pQueue->rx.msgCount)",
+                "pQueue->rxAvail = pQueue->rx.writePtr + pQueue->rx.msgCount - pQueue->rxReadPtr;",
+            ],
+        ),
+        (
+            &h::RPC_C,
+            "_issueRpcLarge",
+            &[
+                "entryLength = NV_MIN(bufSize, pRpc->maxRpcSize);",
+                "entryLength = pRpc->maxRpcSize - sizeof(rpc_message_header_v);",
+                "vgpu_rpc_message_header_v->length = entryLength + sizeof(rpc_message_header_v);",
+                "vgpu_rpc_message_header_v->function = NV_VGPU_MSG_FUNCTION_CONTINUATION_RECORD;",
+                "nvStatus = rpcRecvPoll(pGpu, pRpc, NV_VGPU_MSG_FUNCTION_CONTINUATION_RECORD);",
+            ],
+        ),
+        (
+            &h::RPC_C,
+            "_issueRpcAndWait",
+            &["if (vgpu_rpc_message_header_v->rpc_result != NV_VGPU_MSG_RESULT_SUCCESS)"],
+        ),
+        (
+            &h::RPC_C,
+            "rpcRmApiAlloc_GSP",
+            &[
+                "rpc_params->hClient = hClient;",
+                "rpc_params->hParent = hParent;",
+                "rpc_params->hObject = hObject;",
+                "rpc_params->hClass = hClass;",
+                "rpc_params->flags = RMAPI_RPC_FLAGS_NONE;",
+                "rpc_params->paramsSize = paramsSize;",
+                "paramsSize = sizeof(NV0000_ALLOC_PARAMETERS);",
+            ],
+        ),
+        (
+            &h::RPC_C,
+            "rpcRmApiControl_GSP",
+            &[
+                "rpc_params->cmd = cmd;",
+                "rpc_params->paramsSize = paramsSize;",
+                "rpc_params->flags = RMAPI_RPC_FLAGS_NONE;",
+            ],
+        ),
+        (
+            &h::RPC_C,
+            "rpcRmApiFree_GSP",
+            &[
+                "rpc_params->hRoot = hClient;",
+                "rpc_params->hObjectParent = NV01_NULL_OBJECT;",
+                "rpc_params->hObjectOld = hObject;",
+            ],
+        ),
+        (
+            &h::RPC_C,
+            "rpcGspSetSystemInfo_v17_00",
+            &[
+                "GspSystemInfo *rpcInfo = (GspSystemInfo *)&rpc_message->gsp_set_system_info_v17_00.data;",
+                "status = _issueRpcAsync(pGpu, pRpc);",
+            ],
+        ),
+        (
+            &h::RPC_C,
+            "rpcGetGspStaticInfo_v14_00",
+            &[
+                "GspStaticConfigInfo *rpcInfo = (GspStaticConfigInfo *)&rpc_message->get_gsp_static_info_v14_00.data;",
+                "sizeof(GspStaticConfigInfo));",
+            ],
+        ),
+        (
+            &h::RPC_C,
+            "rpcUnloadingGuestDriver_v1F_07",
+            &["rpc_message->unloading_guest_driver_v1F_07.newLevel = newPMLevel;"],
+        ),
+        (
+            &h::REGISTRY_C,
+            "regCopyEntriesToPackedBuffer",
+            &[
+                "pEntry->nameOffset = dataOffset;",
+                "pEntry->length = sizeof(NvU32);",
+                "pEntry->data = pRegEntry->data;",
+                "pEntry->data = dataOffset;",
+            ],
+        ),
+        (
+            &h::KERNEL_GSP_C,
+            "_kgspConstructRpcObject",
+            &["pRpc->maxRpcSize = GSP_MSG_QUEUE_RPC_SIZE_MAX;"],
+        ),
+        (
+            &h::KERNEL_GSP_C,
+            "_kgspRpcSendMessage",
+            &["kgspSetCmdQueueHead_HAL(pGpu, pKernelGsp, pRpc->pMessageQueueInfo->queueIdx, 0);"],
+        ),
+        (
+            &h::KERNEL_GSP_C,
+            "_kgspRpcRecvPoll",
+            &["timeoutUs = defaultus + defaultus / 2;"],
+        ),
+        (
+            &h::KERNEL_GSP_C,
+            "_kgspRpcDrainOneEvent",
+            &["if (pMsgHdr->function == expectedFunc)", "_kgspProcessRpcEvent(pGpu, pRpc);"],
+        ),
+        (
+            &h::KERNEL_GSP_C,
+            "kgspExecuteSequencerBuffer_IMPL",
+            &[
+                "NV_ASSERT_OR_RETURN((pParams->bufferSizeDWord != 0), NV_ERR_INVALID_STATE);",
+                "NV_ASSERT_OR_RETURN(buffer_end < pParams->bufferSizeDWord, NV_ERR_INVALID_DATA);",
+                "NV_ASSERT_OR_RETURN(current_cmd_index + payloadSize <= buffer_end, NV_ERR_INVALID_DATA);",
+                "regVal = regVal & ~regModify.mask;",
+                "regVal = regVal | regModify.val;",
+                "gpuSetTimeout(pGpu, regPoll.timeout, &timeout, 0);",
+                "while ((regval & regPoll.mask) != regPoll.val)",
+                "osDelayUs(delayUs.val);",
+                "NV_ASSERT_OR_RETURN(regStore.index < GSP_SEQ_BUF_REG_SAVE_SIZE, NV_ERR_INVALID_ARGUMENT);",
+                "pParams->regSaveArea[regStore.index] = GPU_REG_RD32(pGpu, regStore.addr);",
+                "kflcnReset_HAL(pGpu, staticCast(pKernelGsp, KernelFalcon));",
+                "kflcnStartCpu_HAL(pGpu, staticCast(pKernelGsp, KernelFalcon));",
+                "kflcnWaitForHalt_HAL(pGpu, staticCast(pKernelGsp, KernelFalcon), GPU_TIMEOUT_DEFAULT, 0)",
+            ],
+        ),
+        (
+            &h::KERNEL_GSP_TU102_C,
+            "kgspSetCmdQueueHead_TU102",
+            &["GPU_REG_WR32(pGpu, NV_PGSP_QUEUE_HEAD(queueIdx), value);"],
+        ),
+        (
+            &h::KERNEL_GSP_TU102_C,
+            "kgspExecuteSequencerCommand_TU102",
+            &["case GSP_SEQ_BUF_OPCODE_CORE_RESUME:", "status = NV_ERR_INVALID_ARGUMENT;"],
+        ),
+        (&h::GPU_TIMEOUT_C, "timeoutSet", &["if (timeoutUs == GPU_TIMEOUT_DEFAULT)"]),
+        (&h::UNIX_OS_C, "osGetTimeoutParams", &["case NV_GPU_MODE_GRAPHICS_MODE: *pTimeoutUs = 4 * 1000000;"]),
+        (
+            &r::RMAPI_UTILS_C,
+            "rmapiutilAllocClientAndDeviceHandles",
+            &[
+                "nv0080AllocParams.hClientShare = hClient;",
+                "serverutilGenResourceHandle(hClient, &hDevice),",
+                "NV20_SUBDEVICE_0,",
+            ],
+        ),
+        (
+            &r::RS_CLIENT_C,
+            "clientSetHandleGenerator_IMPL",
+            &[
+                "(0xcaf00000, 0xcaf3ffff) and host RM (0xcaf40000, 0xcaf80000).",
+                "pClient->handleRangeStart = RS_UNIQUE_HANDLE_BASE;",
+            ],
+        ),
+        (
+            &r::RS_CLIENT_C,
+            "clientGenResourceHandle_IMPL",
+            &["hResource = pClient->handleRangeStart + ((pClient->handleGenIdx++) % pClient->handleRangeSize);"],
+        ),
+    ];
+    let mut problems = String::new();
+    for (file, func, snippets) in anchors {
+        let body = squash(function_body(&read(&tree, file.path), func));
+        for s in *snippets {
+            if !body.contains(&squash(s)) {
+                writeln!(problems, "{} {func}: no longer contains `{s}`", file.path).unwrap();
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "RM sources differ from what nvgpu::gsp follows:\n{problems}"
+    );
+}
