@@ -69,6 +69,8 @@ Kernel:
   --gpu SPEC          kernel `gpu=SPEC` (e.g. none, model:gh100, model:gh100,ga102)
   --append WORDS      more kernel command line words (repeatable)
   --test              add `test`: run the in-kernel tests, then exit
+  --firmware          add the GSP firmware the --gpu model chips need (from target/real-data,
+                      see scripts/fetch-real-data.sh) as boot modules
   --module PATH[=NAME]  boot module, repeatable (GRUB: module2; PVH: all packed into one cpio -initrd);
                       the kernel symbol map kernel.sym is always added
   --kernel PATH       boot this ELF instead of building; --no-build boots target/release/kernel as is
@@ -175,6 +177,7 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
     let gpu = args.value("--gpu")?;
     let append = args.values("--append")?;
     let test = args.flag("--test");
+    let firmware = args.flag("--firmware");
     let modules = args
         .values("--module")?
         .iter()
@@ -212,7 +215,17 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
     };
     let logs = logs_dir()?;
     // Every boot carries the kernel's symbol map as the module `kernel.sym`.
-    let modules = if dry_run { modules } else { modules::with_symbol_map(&elf, &modules)? };
+    let mut modules = if dry_run { modules } else { modules::with_symbol_map(&elf, &modules)? };
+    if firmware {
+        let chips: Vec<&str> = words
+            .iter()
+            .filter_map(|w| w.strip_prefix("gpu="))
+            .flat_map(|spec| spec.split(','))
+            .filter_map(|g| g.strip_prefix("model:"))
+            .collect();
+        let chips = if chips.is_empty() { vec!["gh100"] } else { chips };
+        modules.extend(modules::firmware_modules(&chips)?);
+    }
     let boot = if use_iso || uefi {
         let image = iso::default_path("run")?;
         if !dry_run {

@@ -89,3 +89,52 @@ mod tests {
         assert!(trailer > 110 + 12 + 26);
     }
 }
+
+/// The firmware a boot of model (or real) GPUs of `chips` needs, as boot modules named the way
+/// `nvgpu::firmware::FirmwareBundle` looks them up (`gsp_ga10x.bin`, `ga102-booter_load.bin`,
+/// ...), taken from what `scripts/fetch-real-data.sh` unpacked under `target/real-data/`.
+pub fn firmware_modules(chips: &[&str]) -> Result<Vec<Module>> {
+    let real = crate::util::target_dir().join("real-data");
+    let mut by_name = std::collections::BTreeMap::new();
+    for root in [real.join("firmware-nvidia-gsp/lib/firmware/nvidia"), real.join("firmware-nvidia-graphics/lib/firmware/nvidia")] {
+        collect_firmware(&root, &root, &mut by_name);
+    }
+    let mut out: Vec<Module> = Vec::new();
+    for chip in chips {
+        let chipset = nvgpu::chip::Chipset::ALL
+            .iter()
+            .copied()
+            .find(|c| c.name().eq_ignore_ascii_case(chip))
+            .ok_or_else(|| error(format!("unknown chip '{chip}'")))?;
+        let names = nvgpu::firmware::FirmwareBundle::module_names(chipset)
+            .map_err(|e| error(format!("{chip}: {e}")))?;
+        for name in names {
+            if out.iter().any(|m| m.name == name) {
+                continue;
+            }
+            let path = by_name.get(&name).ok_or_else(|| {
+                error(format!("firmware {name} for {chip} not found under {}: run scripts/fetch-real-data.sh", real.display()))
+            })?;
+            out.push(Module { path: path.clone(), name });
+        }
+    }
+    Ok(out)
+}
+
+fn collect_firmware(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            collect_firmware(root, &path, out);
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            let rel = rel.to_string_lossy();
+            // Only the pinned GSP-RM release; boot images of the one release Debian ships.
+            if rel.starts_with("535.261.03/") || rel.contains("/gsp/") && !rel.contains("/gsp/gsp-") {
+                if let Some(name) = nvgpu::firmware::module_name_for_path(&rel) {
+                    out.entry(name).or_insert(path);
+                }
+            }
+        }
+    }
+}
