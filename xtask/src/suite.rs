@@ -42,6 +42,8 @@ pub struct Case {
     pub timeout: Duration,
     /// Extra kernel command-line words for this case.
     pub append: &'static str,
+    /// Model chips whose GSP firmware travels as boot modules (PVH only).
+    pub firmware: &'static [&'static str],
     pub expect: Expect,
 }
 
@@ -76,6 +78,7 @@ const fn case(name: &'static str, machine: Machine, boot: BootPath) -> Case {
         requires: &[],
         timeout,
         append: "",
+        firmware: &[],
         expect: Expect::TestsPass,
     }
 }
@@ -161,6 +164,12 @@ pub fn all_cases() -> Vec<Case> {
             append: "gpu=model:gh100,model:ad102,model:ga102,model:tu102",
             memory: "1G",
             ..case("pvh-q35-four-model-gpus", Q35, Pvh)
+        },
+        Case {
+            append: "gpu=model:ad102,model:ga102",
+            firmware: &["ad102", "ga102"],
+            memory: "2G",
+            ..case("pvh-q35-gsp-boot", Q35, Pvh)
         },
         Case {
             append: "fault=pagefault",
@@ -327,11 +336,21 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
     if case.boot != BootPath::Pvh && !case.append.is_empty() {
         return Err(error("per-case command lines are only supported on the PVH path"));
     }
+    let case_initrd = if case.firmware.is_empty() {
+        initrd.to_path_buf()
+    } else {
+        if case.boot != BootPath::Pvh {
+            return Err(error("per-case firmware is only supported on the PVH path"));
+        }
+        let mut modules = crate::modules::with_symbol_map(&opts.kernel, &[])?;
+        modules.extend(crate::modules::firmware_modules(case.firmware)?);
+        crate::modules::pvh_initrd(&modules, &stem)?
+    };
     let boot = match case.boot {
         BootPath::Pvh => Boot::Pvh {
             kernel: opts.kernel.clone(),
             cmdline: cmdline.trim().to_string(),
-            initrd: Some(initrd.to_path_buf()),
+            initrd: Some(case_initrd),
         },
         BootPath::GrubBios => Boot::IsoBios {
             iso: iso.context("no ISO was built")?.to_path_buf(),
