@@ -75,9 +75,27 @@ impl DmaAllocator for FrameDma {
 /// Firmware from boot modules, by name.
 pub struct BootModules;
 
+/// Copies of modules that were not 8-byte aligned (cpio "newc" aligns file data to 4 bytes
+/// only; ELF parsing wants the alignment of the ELF64 header).
+static ALIGNED: Mutex<Vec<(String, &'static [u8])>> = Mutex::new(Vec::new());
+
 impl FirmwareSource for BootModules {
     fn get(&self, name: &str) -> Option<&[u8]> {
-        crate::boot_extras().module(name).map(|m| m.data)
+        let data = crate::boot_extras().module(name)?.data;
+        if data.as_ptr() as usize % 8 == 0 {
+            return Some(data);
+        }
+        let mut cache = ALIGNED.lock();
+        if let Some((_, copy)) = cache.iter().find(|(n, _)| n == name) {
+            return Some(copy);
+        }
+        let words: Vec<u64> = alloc::vec![0; data.len().div_ceil(8)];
+        let bytes: &'static mut [u64] = words.leak();
+        // SAFETY: a u64 slice viewed as bytes, within its length; it is leaked, so 'static.
+        let view: &'static mut [u8] = unsafe { core::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut u8, data.len()) };
+        view.copy_from_slice(data);
+        cache.push((String::from(name), view));
+        Some(view)
     }
 }
 
@@ -102,27 +120,34 @@ impl RegisterIo for Bar0 {
     }
 }
 
-/// A GPU the kernel brought up.
+/// A GPU the kernel brought up. GPUs are never removed: their foundation and register window
+/// live as long as the kernel (GSP-RM keeps references to both).
 pub struct Gpu {
     pub name: String,
-    pub foundation: Foundation,
-    pub bar0: Bar0,
+    pub foundation: &'static Foundation,
+    pub bar0: &'static Bar0,
 }
 
 impl Gpu {
     /// The model behind this GPU, if it is one (for its strictness log).
     pub fn model(&self) -> Option<&sim::ModelGpu> {
-        match &self.bar0 {
+        match self.bar0 {
             Bar0::Model(m) => Some(m),
             Bar0::Mmio(_) => None,
         }
     }
 }
 
-static GPUS: Mutex<Vec<Gpu>> = Mutex::new(Vec::new());
+struct Gpus(Vec<Gpu>);
+
+// SAFETY: the kernel runs on the boot CPU only (no application processor is started), so the
+// GPUs, including model GPUs with interior mutability, are only touched from that CPU.
+unsafe impl Send for Gpus {}
+
+static GPUS: Mutex<Gpus> = Mutex::new(Gpus(Vec::new()));
 
 pub fn with_gpus<R>(f: impl FnOnce(&[Gpu]) -> R) -> R {
-    f(&GPUS.lock())
+    f(&GPUS.lock().0)
 }
 
 fn is_nvidia_gpu(f: &PciFunction) -> bool {
@@ -148,9 +173,10 @@ fn claim(f: &PciFunction) -> Result<MmioBar0, String> {
     Ok(MmioBar0 { virt, len: BAR0_SIZE })
 }
 
-fn bring_up_one(name: String, bar0: Bar0, device_id: u16) {
+fn bring_up_one(name: String, bar0: Bar0, device_id: u16, gsp: bool) {
     let t0 = crate::time::millis_since_entry();
-    match device::bring_up(&bar0, device_id) {
+    let bar0: &'static Bar0 = Box::leak(Box::new(bar0));
+    match device::bring_up(bar0, device_id) {
         Ok(foundation) => {
             log::info!(target: "gpu", "{name}: {foundation} ({} ms)", crate::time::millis_since_entry() - t0);
             log::info!(
@@ -160,24 +186,49 @@ fn bring_up_one(name: String, bar0: Bar0, device_id: u16) {
                 foundation.hal.boot_flow,
                 foundation.hal.mmu_version
             );
+            let foundation: &'static Foundation = Box::leak(Box::new(foundation));
             let gpu = Gpu { name, foundation, bar0 };
+            if gsp {
+                let t1 = crate::time::millis_since_entry();
+                match crate::gsp::bring_up(&gpu.name, foundation.identity.chipset, bar0, &foundation.vbios) {
+                    Ok(s) => log::info!(
+                        target: "gsp",
+                        "{}: GSP-RM up in {} ms (\"{}\"), {} RPCs",
+                        gpu.name,
+                        crate::time::millis_since_entry() - t1,
+                        s.gpu_name,
+                        s.commands_sent
+                    ),
+                    Err(e) => log::error!(target: "gsp", "{}: GSP-RM boot failed: {e}", gpu.name),
+                }
+            }
             if let Some(model) = gpu.model() {
                 for e in model.errors() {
                     log::error!(target: "gpu", "{}: the model rejected an access: {e}", gpu.name);
                 }
             }
-            GPUS.lock().push(gpu);
+            GPUS.lock().0.push(gpu);
         }
         Err(e) => log::error!(target: "gpu", "{name}: {e}"),
     }
 }
 
 pub fn bring_up(cmdline: &kernel::cmdline::CmdLine<'_>) {
+    // GSP-RM needs its firmware among the boot modules (`cargo xtask run --firmware`); without
+    // it the foundation is all a GPU gets, and the log says why.
+    let gsp = match cmdline.value("gsp") {
+        Some("off") => false,
+        _ if BootModules.get("gsp_ga10x.bin").is_some() || BootModules.get("gsp_tu10x.bin").is_some() => true,
+        _ => {
+            log::info!(target: "gsp", "no GSP-RM firmware among the boot modules: GPUs stop after the foundation");
+            false
+        }
+    };
     let real: Vec<&PciFunction> = platform_pci::functions().iter().filter(|f| is_nvidia_gpu(f)).collect();
     for f in &real {
         let name = alloc::format!("gpu {}", f.address);
         match claim(f) {
-            Ok(bar0) => bring_up_one(name, Bar0::Mmio(bar0), f.device_id),
+            Ok(bar0) => bring_up_one(name, Bar0::Mmio(bar0), f.device_id, gsp),
             Err(e) => log::error!(target: "gpu", "{name}: cannot claim [{:04x}:{:04x}]: {e}", f.vendor_id, f.device_id),
         }
     }
@@ -195,7 +246,7 @@ pub fn bring_up(cmdline: &kernel::cmdline::CmdLine<'_>) {
             continue;
         };
         match crate::gpu_model::create(chip) {
-            Ok((model, device_id)) => bring_up_one(alloc::format!("model gpu{i} ({chip})"), Bar0::Model(model), device_id),
+            Ok((model, device_id)) => bring_up_one(alloc::format!("model gpu{i} ({chip})"), Bar0::Model(model), device_id, gsp),
             Err(e) => log::error!(target: "gpu", "gpu={spec}: {e}"),
         }
     }

@@ -8,6 +8,7 @@ extern crate alloc;
 mod arch;
 mod gpu;
 mod gpu_model;
+mod gsp;
 mod ktest;
 mod ktests;
 mod mem;

@@ -9,6 +9,8 @@ use core::fmt;
 
 use nvgpu::hw::engine::FalconEngine;
 
+use crate::booter::BooterError;
+use crate::gsp_rm::GspRmError;
 use crate::ucode::HaltCode;
 
 /// The value a read of an unmodelled (or refused) register returns: 0xBADF5040.
@@ -187,6 +189,10 @@ pub enum ModelError {
     ReadOnly { register: &'static str, offset: u32, value: u32 },
     /// Something a falcon refused.
     Falcon { engine: FalconEngine, error: FalconError },
+    /// A booter on SEC2 refused the boot (SEC2 halted with the error's `MAILBOX0`).
+    Booter(BooterError),
+    /// GSP-RM refused something the CPU gave it.
+    GspRm(GspRmError),
 }
 
 impl fmt::Display for ModelError {
@@ -200,6 +206,8 @@ impl fmt::Display for ModelError {
                 write!(f, "write of {value:#010x} to {register} ({offset:#08x}), which the driver may not write")
             }
             ModelError::Falcon { engine, error } => write!(f, "{engine:?} falcon: {error}"),
+            ModelError::Booter(error) => write!(f, "SEC2 booter: {error}"),
+            ModelError::GspRm(error) => write!(f, "GSP-RM: {error}"),
         }
     }
 }

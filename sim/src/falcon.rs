@@ -35,11 +35,19 @@
 //!   falcon must be reset between runs (and after power on, when the boot firmware had used it).
 //!   With `BCR_CTRL_CORE_SELECT` = RISC-V (GA102 layout), a falcon start halts with
 //!   [`HaltCode::WrongCore`]; `NV_PRISCV_RISCV_CPUCTL_STARTCPU` starts the RISC-V core, which
-//!   finds no image it recognises and halts with [`HaltCode::RiscvNoImage`].
+//!   finds no image it recognises and halts with [`HaltCode::RiscvNoImage`]. GSP's RISC-V core
+//!   runs GSP-RM only when a booter (or the FSP chain) starts it: `NV_PRISCV_RISCV_CPUCTL_ACTIVE_STAT`
+//!   (GA102 layout) / `NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS_ACTIVE_STAT` (Turing) then read 1
+//!   and `HALTED` 0, until GSP-RM stops or the engine is reset ([`crate::gsp_rm`]).
+//! - **Booters on SEC2.** A SEC2 start runs NVIDIA's booter images recognised by fingerprint, or
+//!   the model booter ([`crate::booter`]); `MAILBOX0` holds the booter's result. While GSP-RM
+//!   waits for `CORE_RESUME`, a SEC2 start (no reset, as RM does it) resumes GSP-RM instead.
 //! - **FSP** (Hopper, Blackwell): runs its own firmware from power on. The driver reaches it
 //!   through EMEM (`NV_PFSP_EMEMC(i)`/`EMEMD(i)`, 8 ports, same addressing as DMEM with `AINCW`
 //!   and `AINCR`) and the queue head/tail registers; its IMEM/DMEM ports, DMA and start are
-//!   privileged and refused.
+//!   privileged and refused. A write of `NV_PFSP_QUEUE_HEAD(0)` (RM's channel) makes the FSP take
+//!   the packet from HEAD through the word at TAIL and answer in the message queue
+//!   ([`crate::gsp_rm::fsp`]); with TAIL below HEAD there is no packet and nothing happens.
 //!
 //! Sizes are the model's choices: IMEM and DMEM 64 KiB on every engine (`HWCFG` says so:
 //! `IMEM_SIZE` 8:0 and, as nouveau reads it, DMEM size 17:9, both in 256-byte blocks); FSP EMEM
@@ -55,10 +63,11 @@ use nvgpu::hw::falcon::{
     NV_PFALCON_FALCON_DMATRFCMD,
 };
 
+use crate::booter::{self, BooterKind, BooterOutcome, BromState, LoadedUcode, PeerGsp};
 use crate::error::{AccessKind, DmaError, FalconError, FalconMemory, ModelError, POISON};
 use crate::facts_pending::*;
 use crate::fwsec::{self, FwsecContext, FwsecEffect};
-use crate::gpu::{ErrorLog, Machine};
+use crate::gpu::{ChipEvent, ErrorLog, Machine};
 use crate::memory::SystemMemory;
 use crate::ucode::{self, HaltCode, APPLICATION_FWSEC, FLAG_DEBUG_SIGNED, FLAG_HS, FLAG_PKC, SIGNATURE_SIZE};
 
@@ -140,6 +149,8 @@ pub(crate) struct Env<'a> {
     pub log: &'a mut ErrorLog,
     pub memory: Option<&'a (dyn SystemMemory + Send)>,
     pub machine: &'a mut Machine,
+    /// GSP's state, for a booter running on SEC2 (`None` for other engines' accesses).
+    pub gsp: Option<PeerGsp>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -207,6 +218,8 @@ pub(crate) struct Falcon {
     brom_ucode_id: u32,
     brom_engid_mask: u32,
     brom_paraaddr: [u32; BROM_PARAADDR_MODELLED as usize],
+    /// Engine resets so far (GSP-RM notices its core was reset).
+    reset_epoch: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -216,6 +229,8 @@ struct Riscv {
     valid: bool,
     valid_after_polls: u32,
     halted: bool,
+    /// GSP-RM (or another image) runs on the core: `ACTIVE_STAT`.
+    running: bool,
     irqmask: u32,
     irqdest: u32,
     bcr_dmacfg: u32,
@@ -231,6 +246,7 @@ impl Riscv {
         valid: false,
         valid_after_polls: 0,
         halted: true,
+        running: false,
         irqmask: 0,
         irqdest: 0,
         bcr_dmacfg: 0,
@@ -286,6 +302,7 @@ impl Falcon {
             brom_ucode_id: 0,
             brom_engid_mask: 0,
             brom_paraaddr: [0; BROM_PARAADDR_MODELLED as usize],
+            reset_epoch: 0,
         }
     }
 
@@ -391,6 +408,8 @@ impl Falcon {
         // BCR_CTRL survives an engine reset (RM switches the core back after every reset); the
         // RISC-V CPU stops.
         self.riscv.halted = true;
+        self.riscv.running = false;
+        self.reset_epoch = self.reset_epoch.wrapping_add(1);
     }
 
     fn leave_reset(&mut self) {
@@ -475,6 +494,10 @@ impl Falcon {
         }
         if let Some((port, which)) = self.queue_register(offset).filter(|_| self.spec.fsp_owned) {
             self.queues[port][which] = value;
+            if port == 0 && which == 0 {
+                // Writing RM's QUEUE_HEAD interrupts the FSP: it takes the packet.
+                env.machine.events.push(ChipEvent::FspCommand);
+            }
             return true;
         }
         if let Some(fbif) = self.spec.fbif_base.filter(|&b| offset >= b && offset - b < FBIF_WINDOW) {
@@ -746,7 +769,11 @@ impl Falcon {
     fn read_riscv(&mut self, rel: u32) -> Option<u32> {
         let value = match self.spec.layout {
             FalconLayout::Tu102 => match rel {
-                r if r == tu102::NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS::OFFSET => 0,
+                r if r == tu102::NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS::OFFSET => {
+                    tu102::NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS::default()
+                        .with(tu102::NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS::ACTIVE_STAT, self.riscv.running)
+                        .raw()
+                }
                 r if r == tu102::NV_PRISCV_RISCV_IRQMASK::OFFSET => self.riscv.irqmask,
                 r if r == tu102::NV_PRISCV_RISCV_IRQDEST::OFFSET => self.riscv.irqdest,
                 _ => return None,
@@ -754,7 +781,7 @@ impl Falcon {
             FalconLayout::Ga102 => match rel {
                 r if r == gh100::NV_PRISCV_RISCV_CPUCTL::OFFSET => {
                     use gh100::NV_PRISCV_RISCV_CPUCTL as C;
-                    C::default().with(C::HALTED, self.riscv.halted).with(C::ACTIVE_STAT, false).raw()
+                    C::default().with(C::HALTED, self.riscv.halted).with(C::ACTIVE_STAT, self.riscv.running).raw()
                 }
                 r if r == ga102::NV_PRISCV_RISCV_BCR_CTRL::OFFSET => {
                     use ga102::{CoreSelect, NV_PRISCV_RISCV_BCR_CTRL as B};
@@ -1175,6 +1202,16 @@ impl Falcon {
         }
     }
 
+    /// Halts after a booter ran: its `MAILBOX0`, and its error recorded.
+    fn halt_booter(&mut self, outcome: BooterOutcome, log: &mut ErrorLog) {
+        self.cpu = Cpu::Halted;
+        self.mailbox[0] = outcome.mailbox0;
+        self.irqstat |= hwf::NV_PFALCON_FALCON_IRQSTAT::HALT.bits.mask();
+        if let Some(error) = outcome.error {
+            log.record(ModelError::Booter(error));
+        }
+    }
+
     fn start_falcon(&mut self, env: &mut Env<'_>) {
         if self.spec.fsp_owned {
             self.record(env.log, FalconError::Privileged { what: "FSP CPU start" });
@@ -1182,6 +1219,11 @@ impl Falcon {
         }
         if self.scrubbing() {
             self.record(env.log, FalconError::Scrubbing { what: "CPU start" });
+            return;
+        }
+        if self.engine() == FalconEngine::Sec2 && env.machine.gsp_resume_armed {
+            // CORE_RESUME: SEC2 (its RTOS, in hardware) resumes GSP-RM; the chip finishes it.
+            env.machine.events.push(ChipEvent::ResumeGspRm);
             return;
         }
         if self.spec.layout == FalconLayout::Ga102 && self.spec.has_riscv_core && self.riscv.core_select_riscv {
@@ -1193,8 +1235,10 @@ impl Falcon {
             return;
         }
         self.ran_since_reset = true;
-        let code = self.run_image(env);
-        self.halt(code, env.log);
+        match self.run_image(env) {
+            RunEnd::Code(code) => self.halt(code, env.log),
+            RunEnd::Booter(outcome) => self.halt_booter(outcome, env.log),
+        }
     }
 
     fn start_riscv(&mut self, env: &mut Env<'_>) {
@@ -1243,13 +1287,48 @@ impl Falcon {
         Ok((out, secure))
     }
 
-    fn run_image(&mut self, env: &mut Env<'_>) -> HaltCode {
+    fn run_image(&mut self, env: &mut Env<'_>) -> RunEnd {
+        if self.engine() == FalconEngine::Sec2 {
+            if let Some(mailbox0) = env.machine.booter_halt.take() {
+                return RunEnd::Booter(BooterOutcome::failed(booter::BooterError::Injected { mailbox0 }));
+            }
+            let machine = &*env.machine;
+            match booter::recognise(machine.chipset, &*self, |id| machine.sec2_fuse_version(id), machine.debug_fused) {
+                Ok(Some(fingerprint)) => return RunEnd::Booter(self.run_booter(fingerprint.kind, env)),
+                Ok(None) => {}
+                Err(code) => return RunEnd::Code(code),
+            }
+        }
         match self.check_and_run(env) {
-            Ok(code) | Err(code) => code,
+            Ok(end) => end,
+            Err(code) => RunEnd::Code(code),
         }
     }
 
-    fn check_and_run(&mut self, env: &mut Env<'_>) -> Result<HaltCode, HaltCode> {
+    /// Runs booter `kind` (recognised or model) and applies what it changes outside SEC2.
+    fn run_booter(&mut self, kind: BooterKind, env: &mut Env<'_>) -> BooterOutcome {
+        let ctx = booter::BooterContext {
+            chipset: env.machine.chipset,
+            mailboxes: self.mailbox,
+            memory: env.memory,
+            vram_bytes: env.machine.vram_bytes,
+            wpr2: env.machine.wpr2_range(),
+            gsp: env.gsp.unwrap_or_default(),
+        };
+        let outcome = booter::run(kind, &ctx);
+        for effect in &outcome.effects {
+            match effect {
+                booter::BooterEffect::SetWpr2 { lo_4k, hi_4k } => env.machine.set_wpr2(*lo_4k, *hi_4k),
+                booter::BooterEffect::ClearWpr2 => env.machine.clear_wpr2(),
+                booter::BooterEffect::StartGspRm { meta } => {
+                    env.machine.events.push(ChipEvent::StartGspRm(meta.clone()))
+                }
+            }
+        }
+        outcome
+    }
+
+    fn check_and_run(&mut self, env: &mut Env<'_>) -> Result<RunEnd, HaltCode> {
         let bootvec = self.bootvec;
         let first_tag = u16::try_from(bootvec / BLOCK).map_err(|_| HaltCode::NoImageAtBootvec)?;
         self.block_for_tag(first_tag).map_err(|code| match code {
@@ -1285,7 +1364,18 @@ impl Falcon {
                         FwsecEffect::SetScratch { index, value } => env.machine.set_scratch(index, value),
                     }
                 }
-                Ok(outcome.halt)
+                Ok(RunEnd::Code(outcome.halt))
+            }
+            id @ (booter::APPLICATION_BOOTER_LOAD | booter::APPLICATION_BOOTER_UNLOAD) => {
+                if self.engine() != FalconEngine::Sec2 {
+                    return Err(HaltCode::WrongEngine);
+                }
+                if !self.spec.has_boot_rom_registers() {
+                    let fuse = env.machine.sec2_fuse_version(header.ucode_id.get());
+                    booter::model_signature_in_dmem(&header, &self.dmem, fuse, env.machine.debug_fused)?;
+                }
+                let kind = if id == booter::APPLICATION_BOOTER_LOAD { BooterKind::Load } else { BooterKind::Unload };
+                Ok(RunEnd::Booter(self.run_booter(kind, env)))
             }
             _ => Err(HaltCode::UnknownApplication),
         }
@@ -1302,12 +1392,128 @@ impl Falcon {
         let Some(stored) = stored.filter(|_| programmed) else {
             return Err(HaltCode::BromNotProgrammed);
         };
-        let expected =
-            ucode::model_signature(header.checksum.get(), machine.fuse_version(ucode_id), machine.debug_fused);
+        // SEC2 ucodes (the booters) are signed against SEC2's fuses (`ksec2ReadUcodeFuseVersion`).
+        let fuse = if self.engine() == FalconEngine::Sec2 {
+            machine.sec2_fuse_version(ucode_id)
+        } else {
+            machine.fuse_version(ucode_id)
+        };
+        let expected = ucode::model_signature(header.checksum.get(), fuse, machine.debug_fused);
         if stored == expected.as_slice() {
             Ok(())
         } else {
             Err(HaltCode::SignatureRejected)
         }
+    }
+}
+
+/// How a start ended.
+enum RunEnd {
+    /// The boot ROM or a model ucode halted with this code.
+    Code(HaltCode),
+    /// A booter ran.
+    Booter(BooterOutcome),
+}
+
+impl LoadedUcode for Falcon {
+    fn bootvec(&self) -> u32 {
+        self.bootvec
+    }
+
+    fn fetch(&self, va: u32, len: u32) -> Result<(Vec<u8>, bool), HaltCode> {
+        Falcon::fetch(self, va, len)
+    }
+
+    fn dmem(&self) -> &[u8] {
+        &self.dmem
+    }
+
+    fn brom(&self) -> Option<BromState> {
+        self.spec.has_boot_rom_registers().then_some(BromState {
+            mod_sel: self.brom_mod_sel,
+            ucode_id: self.brom_ucode_id,
+            engid_mask: self.brom_engid_mask,
+            paraaddr0: self.brom_paraaddr[0],
+        })
+    }
+}
+
+/// What GSP-RM (and the booter that starts it) reads and changes on GSP's falcon.
+impl Falcon {
+    /// `NV_PFALCON_FALCON_MAILBOX<i>` (0 or 1).
+    pub fn mailbox(&self, index: usize) -> u32 {
+        self.mailbox.get(index).copied().unwrap_or(0)
+    }
+
+    pub fn set_mailbox(&mut self, index: usize, value: u32) {
+        if let Some(slot) = self.mailbox.get_mut(index) {
+            *slot = value;
+        }
+    }
+
+    /// Starts or stops the RISC-V core (for GSP-RM); stopping leaves it halted.
+    pub fn set_riscv_running(&mut self, running: bool) {
+        self.riscv.running = running;
+        self.riscv.halted = !running;
+    }
+
+    /// Engine resets so far.
+    pub fn reset_epoch(&self) -> u32 {
+        self.reset_epoch
+    }
+
+    /// GSP-RM's message interrupt: `NV_PFALCON_FALCON_IRQSTAT_SWGEN0`.
+    pub fn raise_swgen0(&mut self) {
+        self.irqstat |= hwf::NV_PFALCON_FALCON_IRQSTAT::SWGEN0.bits.mask();
+    }
+
+    /// Held in reset (`NV_P*_FALCON_ENGINE_RESET`).
+    pub fn in_reset(&self) -> bool {
+        self.in_reset
+    }
+
+    /// The RISC-V core is the one that boots: `BCR_CTRL_CORE_SELECT` = RISC-V on the GA102 layout;
+    /// always on Turing (no BCR: the booter switches the core itself).
+    pub fn riscv_core_selected(&self) -> bool {
+        match self.spec.layout {
+            FalconLayout::Tu102 => true,
+            FalconLayout::Ga102 => self.riscv.core_select_riscv,
+        }
+    }
+
+    /// GSP's state as a booter on SEC2 sees it.
+    pub fn peer_view(&self) -> PeerGsp {
+        PeerGsp {
+            in_reset: self.in_reset,
+            riscv_selected: self.riscv_core_selected(),
+            riscv_running: self.riscv.running,
+        }
+    }
+
+    /// The FSP takes RM's command packet: EMEM from `QUEUE_HEAD(0)` through the word at
+    /// `QUEUE_TAIL(0)`, then HEAD = TAIL (taken). `None`, and nothing changes, when TAIL is below
+    /// HEAD or beyond EMEM: no packet to take.
+    pub fn take_fsp_command(&mut self) -> Option<Vec<u8>> {
+        let [head, tail, _, _] = self.queues[0];
+        let end = tail.checked_add(4).filter(|&end| tail >= head && end as usize <= self.emem.len())?;
+        let packet = self.emem.get(head as usize..end as usize)?.to_vec();
+        self.queues[0][0] = tail;
+        Some(packet)
+    }
+
+    /// The FSP's reply: `packet` at EMEM 0, `MSGQ_HEAD(0)` = 0, `MSGQ_TAIL(0)` = its last word.
+    pub fn post_fsp_message(&mut self, packet: &[u8]) {
+        if let Some(dest) = self.emem.get_mut(..packet.len()) {
+            dest.copy_from_slice(packet);
+            self.queues[0][2] = 0;
+            self.queues[0][3] = (packet.len() as u32).saturating_sub(4);
+        }
+    }
+
+    /// SEC2 after resuming GSP-RM: halted again with `mailbox0`.
+    pub fn finish_resume(&mut self, mailbox0: u32) {
+        self.cpu = Cpu::Halted;
+        self.mailbox[0] = mailbox0;
+        self.irqstat |= hwf::NV_PFALCON_FALCON_IRQSTAT::HALT.bits.mask();
     }
 }

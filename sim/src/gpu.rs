@@ -16,7 +16,13 @@
 //! | `NV_THERM_I2CS_SCRATCH` (Hopper, Blackwell; per HAL) | `FSP_BOOT_COMPLETE_STATUS` = SUCCESS, read-only |
 //! | `NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS` (TU102 / GA100+ offsets) | `DATA_YES` (production) unless `debug_fused`, read-only |
 //! | `NV_FUSE_OPT_FPF_GSP_UCODE<n>_VERSION` (GA100, GA10x, Ada) | `fwsec_ucode_fuse` for the FWSEC ucode id, 0 for the others, read-only |
-//! | falcons | see [`crate::falcon`] |
+//! | `NV_FUSE_OPT_FPF_SEC2_UCODE<n>_VERSION` (GA100, GA10x, Ada) | 0 unless set with [`ModelGpu::set_sec2_ucode_fuse`], read-only; selects the booter's signature |
+//! | `NV_PGC6_BSI_SECURE_SCRATCH_14` | read/write storage; SEC2 sets `BOOT_STAGE_3_HANDOFF` when it resumes GSP-RM |
+//! | `NV_PGSP_MAILBOX(0..4)`, `NV_PGSP_QUEUE_HEAD(0..8)` (`dev_gsp.h`) | read/write storage owned by GSP-RM: its error word in MAILBOX(0/1); a QUEUE_HEAD(0) write is the command doorbell ([`crate::gsp_rm`]) |
+//! | falcons | see [`crate::falcon`]; SEC2 runs booters ([`crate::booter`]), GSP's RISC-V core GSP-RM |
+//!
+//! Every access to a GSP register (falcon, FBIF, RISC-V windows, `NV_PGSP_MAILBOX`,
+//! `NV_PGSP_QUEUE_HEAD`) lets GSP-RM work after the access itself.
 //!
 //! Anything else reads [`POISON`] and is recorded as an [`UnmodelledAccess`]; writes to it are
 //! dropped and recorded. Accesses at offsets that are not multiples of 4 are recorded as
@@ -27,14 +33,19 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 
 use nvgpu::chip::Chipset;
+use nvgpu::gsp::wpr::GspFwWprMeta;
 use nvgpu::hal::{self, Family};
+use nvgpu::hw::engine::FalconEngine;
 use nvgpu::hw::{bus, fb, gc6, pmc, therm, RegisterIo};
 use nvgpu::vbios::{Bar0Read, NV_PROM_DATA_BASE, PROM_WINDOW_SIZE};
 
 use crate::board::{BarSizes, ModelConfig, PciIdentity};
+use nvgpu::gsp::boot::facts_pending::NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE;
+use crate::booter::{FPF_SEC2_UCODE_VERSION_COUNT, NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION};
 use crate::error::{AccessKind, ModelError, UnmodelledAccess, POISON};
 use crate::facts_pending::*;
 use crate::falcon::{Env, Falcon, FalconSpec};
+use crate::gsp_rm::{BootSequencer, GspCtx, GspFault, GspRm, GspRmStatus, RegistryEntry, RmObject};
 use crate::memory::SystemMemory;
 use crate::vbios_builder::{self, BuiltVbios, FWSEC_UCODE_ID};
 
@@ -50,17 +61,65 @@ impl ErrorLog {
     }
 }
 
+/// Something a falcon's ucode started that reaches beyond the falcon; the GPU finishes it after
+/// the access.
+#[derive(Clone, Debug)]
+pub(crate) enum ChipEvent {
+    /// booter_load accepted the metadata: GSP's RISC-V core starts GSP-RM.
+    StartGspRm(Box<GspFwWprMeta>),
+    /// SEC2 was started during `CORE_RESUME`: it resumes GSP-RM.
+    ResumeGspRm,
+    /// The CPU wrote `NV_PFSP_QUEUE_HEAD(0)`: the FSP takes the packet.
+    FspCommand,
+}
+
 /// Chip-wide state the falcons' ucode can change.
 pub(crate) struct Machine {
+    pub chipset: Chipset,
     pub vram_bytes: u64,
     pub debug_fused: bool,
     fwsec_ucode_fuse: u16,
+    /// Raw `NV_FUSE_OPT_FPF_SEC2_UCODE<n>_VERSION`, n = 1..=16.
+    sec2_ucode_fuse: [u16; FPF_SEC2_UCODE_VERSION_COUNT as usize],
     scratch: [u32; bus::NV_PBUS_SW_SCRATCH__SIZE_1 as usize],
     wpr2_lo: u32,
     wpr2_hi: u32,
+    /// `NV_PGC6_BSI_SECURE_SCRATCH_14`.
+    pub bsi_scratch_14: u32,
+    /// GSP-RM posted a `CORE_RESUME` script: the next SEC2 start resumes it.
+    pub gsp_resume_armed: bool,
+    /// An injected fault: the next booter halts at once with this `MAILBOX0`.
+    pub booter_halt: Option<u32>,
+    /// Events for the GPU to finish after the current access.
+    pub events: Vec<ChipEvent>,
 }
 
 impl Machine {
+    /// WPR2 as (first byte, last byte), or `None` while not set.
+    pub fn wpr2_range(&self) -> Option<(u64, u64)> {
+        let lo = fb::NV_PFB_PRI_MMU_WPR2_ADDR_LO::from_raw(self.wpr2_lo);
+        let hi = fb::NV_PFB_PRI_MMU_WPR2_ADDR_HI::from_raw(self.wpr2_hi);
+        hi.last_unit_address().map(|last| (lo.start_address(), last + 0xFFF))
+    }
+
+    /// Tears WPR2 down (booter_unload).
+    pub fn clear_wpr2(&mut self) {
+        self.wpr2_lo = 0;
+        self.wpr2_hi = 0;
+    }
+
+    /// The fuse version of SEC2 ucode `ucode_id` as `ksec2ReadUcodeFuseVersion_GA100` computes it
+    /// (highest set bit + 1, or 0); 0 on Turing, which has no such fuse.
+    pub fn sec2_fuse_version(&self, ucode_id: u32) -> u32 {
+        if self.chipset.family() == Family::Turing {
+            return 0;
+        }
+        match ucode_id.checked_sub(1).and_then(|i| self.sec2_ucode_fuse.get(i as usize)) {
+            Some(&raw) if raw != 0 => 32 - u32::from(raw).leading_zeros(),
+            _ => 0,
+        }
+    }
+
     pub fn wpr2_set(&self) -> bool {
         fb::NV_PFB_PRI_MMU_WPR2_ADDR_HI::from_raw(self.wpr2_hi).val() != 0
     }
@@ -102,9 +161,9 @@ struct GpuState {
     log: ErrorLog,
     pmc_enable: u32,
     frts_input_wpr_size: u32,
-    bsi_scratch_14: u32,
     memory: Option<Box<dyn SystemMemory + Send>>,
     pci: PciConfigSpace,
+    gsp_rm: GspRm,
 }
 
 /// A model GPU. Implements [`RegisterIo`] for BAR0 (and the VBIOS parser's [`Bar0Read`]).
@@ -130,20 +189,26 @@ impl ModelGpu {
             .collect();
         let state = GpuState {
             machine: Machine {
+                chipset: config.chipset,
                 vram_bytes: config.vram_bytes,
                 debug_fused: config.debug_fused,
                 fwsec_ucode_fuse: config.fwsec_ucode_fuse,
+                sec2_ucode_fuse: [0; FPF_SEC2_UCODE_VERSION_COUNT as usize],
                 scratch: [0; bus::NV_PBUS_SW_SCRATCH__SIZE_1 as usize],
                 wpr2_lo: 0,
                 wpr2_hi: 0,
+                bsi_scratch_14: 0,
+                gsp_resume_armed: false,
+                booter_halt: None,
+                events: Vec::new(),
             },
             falcons,
             log: ErrorLog::default(),
             pmc_enable: 0,
             frts_input_wpr_size: 0,
-            bsi_scratch_14: 0,
             memory: None,
             pci: PciConfigSpace::new(config.pci, config.bars),
+            gsp_rm: GspRm::default(),
         };
         Self { config, vbios, state: RefCell::new(state) }
     }
@@ -216,12 +281,140 @@ impl ModelGpu {
         self.state.try_borrow_mut().map(|mut s| core::mem::take(&mut s.log.0)).unwrap_or_default()
     }
 
-    /// WPR2 as FWSEC-FRTS left it: (first byte, last byte), or `None` while not set up.
+    /// WPR2 as FWSEC-FRTS or booter_load left it: (first byte, last byte), or `None` while not
+    /// set up.
     pub fn wpr2(&self) -> Option<(u64, u64)> {
-        let state = self.state.try_borrow().ok()?;
-        let lo = fb::NV_PFB_PRI_MMU_WPR2_ADDR_LO::from_raw(state.machine.wpr2_lo);
-        let hi = fb::NV_PFB_PRI_MMU_WPR2_ADDR_HI::from_raw(state.machine.wpr2_hi);
-        hi.last_unit_address().map(|last| (lo.start_address(), last + 0xFFF))
+        self.state.try_borrow().ok()?.machine.wpr2_range()
+    }
+
+    /// Sets the raw `NV_FUSE_OPT_FPF_SEC2_UCODE<ucode_id>_VERSION` (ucode ids 1..=16; GA100, GA10x,
+    /// Ada): the fuse version that selects a booter's signature (default 0 everywhere).
+    pub fn set_sec2_ucode_fuse(&self, ucode_id: u32, raw: u16) {
+        if let Ok(mut state) = self.state.try_borrow_mut() {
+            if let Some(slot) = ucode_id.checked_sub(1).and_then(|i| state.machine.sec2_ucode_fuse.get_mut(i as usize))
+            {
+                *slot = raw;
+            }
+        }
+    }
+
+    /// Arms a fault in the GSP boot chain or GSP-RM (see [`GspFault`]). `StopRiscv` acts at once
+    /// if GSP-RM runs (the error word is posted), else at its next start.
+    pub fn inject(&self, fault: GspFault) {
+        let Ok(mut guard) = self.state.try_borrow_mut() else { return };
+        let state = &mut *guard;
+        match fault {
+            GspFault::BooterHalts { mailbox0 } => state.machine.booter_halt = Some(mailbox0),
+            other => {
+                state.gsp_rm.inject(other);
+                self.with_gsp(state, |gsp_rm, ctx| gsp_rm.service(ctx));
+            }
+        }
+    }
+
+    /// Clears every armed fault.
+    pub fn clear_faults(&self) {
+        if let Ok(mut state) = self.state.try_borrow_mut() {
+            state.gsp_rm.clear_faults();
+            state.machine.booter_halt = None;
+        }
+    }
+
+    /// Chooses the CPU sequencer script GSP-RM sends during init (before it boots).
+    pub fn set_gsp_boot_sequencer(&self, sequencer: BootSequencer) {
+        if let Ok(mut state) = self.state.try_borrow_mut() {
+            state.gsp_rm.set_sequencer(sequencer);
+        }
+    }
+
+    /// GSP-RM's state.
+    pub fn gsp_rm_status(&self) -> GspRmStatus {
+        self.state.try_borrow().map(|s| s.gsp_rm.status()).unwrap_or(GspRmStatus::Off)
+    }
+
+    /// The registry GSP-RM accepted from `SET_REGISTRY`.
+    pub fn gsp_registry(&self) -> Vec<RegistryEntry> {
+        self.state.try_borrow().map(|s| s.gsp_rm.registry().to_vec()).unwrap_or_default()
+    }
+
+    /// Every complete message the FSP took from RM's channel, NVDM type byte first, oldest first
+    /// (its reply overwrites the packet in EMEM, as on hardware).
+    pub fn fsp_received_messages(&self) -> Vec<Vec<u8>> {
+        self.state.try_borrow().map(|s| s.gsp_rm.fsp.received.clone()).unwrap_or_default()
+    }
+
+    /// The RM objects GSP-RM holds (its internal client, device and subdevice included).
+    pub fn gsp_rm_objects(&self) -> Vec<RmObject> {
+        self.state.try_borrow().map(|s| s.gsp_rm.objects()).unwrap_or_default()
+    }
+
+    /// Runs `f` with GSP-RM and its context (no-op on chips without a GSP falcon).
+    fn with_gsp(&self, state: &mut GpuState, f: impl FnOnce(&mut GspRm, &mut GspCtx<'_>)) {
+        let GpuState { machine, falcons, log, memory, gsp_rm, .. } = state;
+        let Some(gsp) = falcons.iter_mut().find(|f| f.engine() == FalconEngine::Gsp) else { return };
+        let mut ctx = GspCtx { log, memory: memory.as_deref(), machine, gsp, config: &self.config };
+        f(gsp_rm, &mut ctx);
+    }
+
+    /// The FSP takes a command packet, answers complete messages, and after an accepted
+    /// chain-of-trust command runs the GSP-FMC, which starts GSP-RM ([`crate::gsp_rm::fsp`]).
+    fn fsp_command(&self, state: &mut GpuState) {
+        use crate::gsp_rm::fsp;
+        use crate::gsp_rm::GspRmError;
+        let Some(fsp_falcon) = state.falcons.iter_mut().find(|f| f.engine() == FalconEngine::Fsp) else { return };
+        let Some(packet) = fsp_falcon.take_fsp_command() else { return };
+        let running = state.gsp_rm.is_up();
+        let outcome = state.gsp_rm.fsp.packet(&packet, state.memory.as_deref(), state.machine.vram_bytes, running);
+        for refusal in outcome.refusals {
+            state.log.record(ModelError::GspRm(GspRmError::Fsp(refusal)));
+        }
+        if let Some(reply) = &outcome.reply {
+            fsp_falcon.post_fsp_message(reply);
+        }
+        let Some(params) = outcome.cot else { return };
+        let result = match state.machine.booter_halt.take() {
+            Some(mailbox0) => Err(crate::booter::BooterError::Injected { mailbox0 }),
+            None => fsp::run_fmc(
+                state.machine.chipset,
+                &params,
+                state.memory.as_deref(),
+                state.machine.vram_bytes,
+                state.machine.wpr2_range(),
+                nvgpu::gsp::boot::fsp::FRTS_VIDMEM_OFFSET_FROM_END,
+            ),
+        };
+        match result {
+            Ok(meta) => {
+                state.machine.set_wpr2((meta.gsp_fw_wpr_start >> 12) as u32, ((meta.gsp_fw_wpr_end - 1) >> 12) as u32);
+                let libos = params.gsp_rm_params.boot_args_offset;
+                self.with_gsp(state, |gsp_rm, ctx| gsp_rm.start(meta, Some(libos), ctx));
+            }
+            Err(error) => {
+                state.log.record(ModelError::GspRm(GspRmError::Fmc(error)));
+                if let Some(gsp) = state.falcons.iter_mut().find(|f| f.engine() == FalconEngine::Gsp) {
+                    gsp.set_mailbox(0, error.mailbox0());
+                }
+            }
+        }
+    }
+
+    /// Finishes what falcons started during the last access (booter starting or SEC2 resuming
+    /// GSP-RM).
+    fn finish_events(&self, state: &mut GpuState) {
+        let events = core::mem::take(&mut state.machine.events);
+        for event in events {
+            match event {
+                ChipEvent::StartGspRm(meta) => self.with_gsp(state, |gsp_rm, ctx| gsp_rm.start(*meta, None, ctx)),
+                ChipEvent::FspCommand => self.fsp_command(state),
+                ChipEvent::ResumeGspRm => {
+                    let mut mailbox0 = 0;
+                    self.with_gsp(state, |gsp_rm, ctx| mailbox0 = gsp_rm.resume(ctx));
+                    if let Some(sec2) = state.falcons.iter_mut().find(|f| f.engine() == FalconEngine::Sec2) {
+                        sec2.finish_resume(mailbox0);
+                    }
+                }
+            }
+        }
     }
 
     /// Reads 32 bits of PCI configuration space at `offset` (a multiple of 4 below 256).
@@ -286,6 +479,11 @@ impl ModelGpu {
                     .with(NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK::READ_PROTECTION, 0xF)
                     .raw(),
             ),
+            // Read by RM before GA102 (`kmemsysReadUsableFbSize_GP102`): the FB size devinit
+            // found, as LOWER_MAG << (LOWER_SCALE + 20) bytes, ECC off.
+            NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE::OFFSET => {
+                ("NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE", local_memory_range(self.config.vram_bytes))
+            }
             NV_USABLE_FB_SIZE_IN_MB::OFFSET if ga102_or_later => {
                 ("NV_USABLE_FB_SIZE_IN_MB", (self.config.vram_bytes >> 20).min(u64::from(u32::MAX)) as u32)
             }
@@ -303,6 +501,14 @@ impl ModelGpu {
                     NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_DATA_YES
                 },
             ),
+            o if has_ucode_fuses
+                && (NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION
+                    ..NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION + 4 * FPF_SEC2_UCODE_VERSION_COUNT)
+                    .contains(&o) =>
+            {
+                let index = ((o - NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION) / 4) as usize;
+                ("NV_FUSE_OPT_FPF_SEC2_UCODE<n>_VERSION", u32::from(machine.sec2_ucode_fuse[index]))
+            }
             o if has_ucode_fuses
                 && (NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION
                     ..NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION + 4 * FPF_GSP_UCODE_VERSION_COUNT)
@@ -366,7 +572,7 @@ impl ModelGpu {
             gc6::NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0::OFFSET => {
                 Some(&mut state.frts_input_wpr_size)
             }
-            gc6::NV_PGC6_BSI_SECURE_SCRATCH_14::OFFSET => Some(&mut state.bsi_scratch_14),
+            gc6::NV_PGC6_BSI_SECURE_SCRATCH_14::OFFSET => Some(&mut state.machine.bsi_scratch_14),
             _ => None,
         };
         if let Some(slot) = storage {
@@ -379,19 +585,38 @@ impl ModelGpu {
             };
         }
 
+        if GspRm::claims(offset) {
+            let mut value = 0;
+            self.with_gsp(state, |gsp_rm, ctx| match write {
+                None => value = gsp_rm.read_register(offset, ctx),
+                Some(written) => gsp_rm.write_register(offset, written, ctx),
+            });
+            self.finish_events(state);
+            return value;
+        }
+
+        let peer = state.falcons.iter().find(|f| f.engine() == FalconEngine::Gsp).map(Falcon::peer_view);
         let GpuState { machine, falcons, log, memory, .. } = state;
+        let mut handled = None;
+        let mut engine = None;
         if let Some(falcon) = falcons.iter_mut().find(|f| f.claims(offset)) {
-            let mut env = Env { log, memory: memory.as_deref(), machine };
-            let handled = match write {
+            engine = Some(falcon.engine());
+            let gsp = if falcon.engine() == FalconEngine::Sec2 { peer } else { None };
+            let mut env = Env { log, memory: memory.as_deref(), machine, gsp };
+            handled = match write {
                 None => falcon.read(offset, &mut env),
                 Some(value) => falcon.write(offset, value, &mut env).then_some(0),
             };
-            if let Some(value) = handled {
-                return value;
-            }
+        }
+        self.finish_events(state);
+        if engine == Some(FalconEngine::Gsp) {
+            self.with_gsp(state, |gsp_rm, ctx| gsp_rm.service(ctx));
+        }
+        if let Some(value) = handled {
+            return value;
         }
 
-        log.record(ModelError::Unmodelled(UnmodelledAccess { offset, kind, value: shown }));
+        state.log.record(ModelError::Unmodelled(UnmodelledAccess { offset, kind, value: shown }));
         POISON
     }
 }
@@ -508,6 +733,32 @@ impl PciConfigSpace {
                     if slot.upper { (value as u64 & (mask >> 32)) as u32 } else { value & mask as u32 & !0xF };
             }
             _ => {}
+        }
+    }
+}
+
+/// `NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE` for `vram_bytes`: the smallest scale whose 6-bit
+/// magnitude holds the size in MiB (rounded down to what the encoding can say).
+fn local_memory_range(vram_bytes: u64) -> u32 {
+    let mib = vram_bytes >> 20;
+    let mut scale = 0u32;
+    while scale < 15 && (mib >> scale) > 0x3f {
+        scale += 1;
+    }
+    let mag = ((mib >> scale) & 0x3f) as u32;
+    mag << 4 | scale
+}
+
+#[cfg(test)]
+mod local_memory_range_tests {
+    use super::*;
+
+    #[test]
+    fn encodes_the_fb_size_the_driver_decodes() {
+        for gib in [11u64, 24, 40, 80, 141] {
+            let raw = local_memory_range(gib << 30);
+            let decoded = NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE::from_raw(raw).usable_fb_size();
+            assert!(decoded <= gib << 30 && decoded * 64 >= (gib << 30) * 63, "{gib} GiB -> {raw:#x} -> {decoded:#x}");
         }
     }
 }

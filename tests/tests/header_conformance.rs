@@ -377,6 +377,14 @@ fn driver_facts() -> impl Iterator<Item = &'static HeaderFact> {
         // PCI ROM signatures, FWSEC command layout, ...): checked the same way.
         .chain(nvgpu::falcon::regs::facts())
         .chain(sim::facts_pending::FACTS.iter())
+        .chain(
+            nvgpu::gsp::boot::facts_pending::FACT_TABLES
+                .iter()
+                .flat_map(|t| t.iter())
+                .flat_map(|g| g.iter())
+                .flat_map(|f| f.iter()),
+        )
+        .chain(sim::gsp_rm::facts())
 }
 
 fn finish(what: &str, report: Report) {

@@ -49,3 +49,45 @@ ktest!(model_gpus_saw_no_unmodelled_or_rejected_accesses, || {
         Ok(())
     })
 });
+
+ktest!(gsp_rm_boots_on_every_ga10x_and_ada_gpu_when_firmware_is_given, || {
+    use nvgpu::hal::Family;
+    if crate::boot_extras().module("gsp_ga10x.bin").is_none() {
+        return Err("SKIP: no gsp_ga10x.bin among the boot modules (cargo xtask run --firmware)".into());
+    }
+    let summaries = crate::gsp::summaries();
+    let mut checked = 0;
+    gpu::with_gpus(|gpus| {
+        for g in gpus.iter().filter(|g| matches!(g.foundation.hal.family, Family::Ga10x | Family::Ada)) {
+            checked += 1;
+            let s = summaries.iter().find(|s| s.gpu == g.name).ok_or_else(|| alloc::format!("{}: GSP-RM did not boot", g.name))?;
+            kassert!(Some(s.gpu_name.as_str()) == g.foundation.board, "{}: GSP-RM calls itself {:?}, the board is {:?}", g.name, s.gpu_name, g.foundation.board);
+            kassert!(s.report.steps.iter().any(|st| st.step == nvgpu::gsp::boot::BootStep::WaitInitDone), "{}: no INIT_DONE step", g.name);
+            kassert!(s.fb_regions > 0 && s.fb_bytes > 1 << 30, "{}: static info FB {} regions, {} bytes", g.name, s.fb_regions, s.fb_bytes);
+            kassert!(s.rm_objects == 3 && s.commands_sent >= 5, "{}: {} RM objects, {} RPCs", g.name, s.rm_objects, s.commands_sent);
+        }
+        Ok::<(), alloc::string::String>(())
+    })?;
+    kassert!(checked > 0, "no GA10x/Ada GPU to boot GSP-RM on");
+    kassert!(crate::gsp::live_sessions() >= checked, "{} live GSP sessions for {checked} GPUs", crate::gsp::live_sessions());
+    Ok(())
+});
+
+ktest!(rm_objects_allocate_and_free_children_first_on_live_gsp, || {
+    if crate::gsp::live_sessions() == 0 {
+        return Err("SKIP: no live GSP-RM (boot with cargo xtask run --firmware)".into());
+    }
+    for i in 0..crate::gsp::live_sessions() {
+        let outcome = crate::gsp::with_session(i, |client, rpc| -> Result<(u32, u32), alloc::string::String> {
+            // A second client with its own device, then everything freed children first.
+            let mut second = nvgpu::gsp::rm::RmClient::new(rpc, 1).map_err(|e| alloc::format!("client: {e}"))?;
+            let device = second.alloc_device(rpc, &Default::default()).map_err(|e| alloc::format!("device: {e}"))?;
+            second.free_all(rpc).map_err(|e| alloc::format!("free: {e}"))?;
+            Ok((client.handle().raw(), device.raw()))
+        });
+        let (first, device) = outcome.ok_or("session vanished")??;
+        kassert!(first == 0xc1d0_0000, "session {i}: first client handle {first:#x}");
+        kassert!(device & 0xfff0_0000 == 0xcaf0_0000, "session {i}: device handle {device:#x}");
+    }
+    Ok(())
+});

@@ -21,6 +21,8 @@
 //! Facts come from the 535.261.03 sources only (see [`headers`]); the firmware interface is not
 //! compatible across releases, so nothing here is meant to work with another GSP-RM version.
 
+pub mod boot;
+pub mod fwsec_frts;
 pub mod headers;
 pub mod history;
 pub mod init_args;

@@ -1,0 +1,151 @@
+//! GSP-RM in the kernel: boots each GPU's resource manager with `nvgpu::gsp::boot` (firmware
+//! from boot modules, DMA memory from frames), then creates the RM objects every later stage
+//! needs (client, device, subdevice). Runs on models and on real GPUs alike; GPUs whose boot
+//! flow the kernel cannot complete are reported with the typed reason.
+//!
+//! A booted GSP keeps using the DMA memory its boot laid out, so each session lives for the
+//! kernel's lifetime (`SESSIONS`): nothing here is ever freed while GSP-RM runs.
+
+use crate::gpu::{Bar0, FrameDma, KernelClock};
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use nvgpu::chip::Chipset;
+use nvgpu::firmware::FirmwareBundle;
+use nvgpu::gsp::boot::{BootConfig, BootInputs, BootReport, GspBoot};
+use nvgpu::gsp::queue::QueueHeadDoorbell;
+use nvgpu::gsp::rm::RmClient;
+use nvgpu::vbios::Vbios;
+use spin::Mutex;
+
+static CLOCK: KernelClock = KernelClock;
+static DMA: FrameDma = FrameDma;
+
+type Session = GspBoot<'static, Bar0, KernelClock, FrameDma, QueueHeadDoorbell<&'static Bar0>>;
+
+/// A booted GSP and its RM objects. `boot` owns the DMA memory GSP-RM runs on: it is held,
+/// never dropped, for as long as GSP-RM runs.
+struct Live {
+    boot: Session,
+    client: RmClient,
+}
+
+/// Owner of every live GSP session.
+struct Sessions(Vec<Live>);
+
+// SAFETY: the kernel runs on the boot CPU only (application processors are never started), so
+// the sessions, and the model GPUs with interior mutability behind them, are only ever touched
+// from that one CPU; the Mutex serialises interrupt-free kernel code paths.
+unsafe impl Send for Sessions {}
+
+static SESSIONS: Mutex<Sessions> = Mutex::new(Sessions(Vec::new()));
+
+/// What the boot log and the tests see of one GPU's GSP.
+#[derive(Clone)]
+pub struct GspSummary {
+    pub gpu: String,
+    pub report: BootReport,
+    pub gpu_name: String,
+    pub fb_regions: usize,
+    pub fb_bytes: u64,
+    pub rm_objects: usize,
+    pub commands_sent: u32,
+}
+
+static SUMMARIES: Mutex<Vec<GspSummary>> = Mutex::new(Vec::new());
+
+pub fn summaries() -> Vec<GspSummary> {
+    SUMMARIES.lock().clone()
+}
+
+#[derive(Debug)]
+pub enum GspBringUpError {
+    Firmware(nvgpu::firmware::FirmwareError),
+    Boot(nvgpu::gsp::boot::BootError),
+    Rm(nvgpu::gsp::rm::RmError),
+    NotBooted,
+}
+
+impl core::fmt::Display for GspBringUpError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            GspBringUpError::Firmware(e) => write!(f, "firmware: {e}"),
+            GspBringUpError::Boot(e) => write!(f, "{e}"),
+            GspBringUpError::Rm(e) => write!(f, "RM objects: {e}"),
+            GspBringUpError::NotBooted => write!(f, "GSP-RM did not come up"),
+        }
+    }
+}
+
+/// Boots GSP-RM on `bar0` and creates the RM client, device and subdevice.
+pub fn bring_up(
+    name: &str,
+    chipset: Chipset,
+    bar0: &'static Bar0,
+    vbios: &'static Vbios,
+) -> Result<GspSummary, GspBringUpError> {
+    let bundle: &'static FirmwareBundle<'static> = Box::leak(Box::new(
+        FirmwareBundle::load(&crate::gpu::BootModules, chipset).map_err(GspBringUpError::Firmware)?,
+    ));
+    let inputs = BootInputs {
+        io: bar0,
+        clock: &CLOCK,
+        dma: &DMA,
+        chipset,
+        firmware: bundle,
+        vbios: Some(vbios),
+        generic_bootloader: None,
+        fmc: None,
+    };
+    let mut boot = GspBoot::new(inputs, BootConfig::default(), QueueHeadDoorbell(bar0));
+    let report = boot.run().map_err(GspBringUpError::Boot)?;
+    for line in alloc::format!("{report}").lines() {
+        log::info!(target: "gsp", "{name}: {line}");
+    }
+    let (gpu_name, fb_regions, fb_bytes) = {
+        let info = boot.static_info().ok_or(GspBringUpError::NotBooted)?;
+        let regions = info.fb_regions();
+        let bytes = regions.iter().map(|r| r.limit.saturating_sub(r.base).saturating_add(1)).sum();
+        (info.gpu_name(), regions.len(), bytes)
+    };
+    log::info!(target: "gsp", "{name}: static info: \"{gpu_name}\", {fb_regions} FB regions, {} MiB", fb_bytes >> 20);
+    for r in boot.static_info().map(|i| i.fb_regions()).unwrap_or(&[]) {
+        log::info!(target: "gsp", "{name}:   FB region {:#x}..{:#x} reserved {:#x} perf {}", r.base, r.limit, r.reserved, r.performance);
+    }
+
+    let rpc = boot.rpc().ok_or(GspBringUpError::NotBooted)?;
+    let mut client = RmClient::new(rpc, 0).map_err(GspBringUpError::Rm)?;
+    let device = client.alloc_device(rpc, &Default::default()).map_err(GspBringUpError::Rm)?;
+    let subdevice = client.alloc_subdevice(rpc, device, &Default::default()).map_err(GspBringUpError::Rm)?;
+    log::info!(target: "gsp", "{name}: RM client {:#x}, device {:#x}, subdevice {:#x}", client.handle().raw(), device.raw(), subdevice.raw());
+    let commands_sent = rpc.queues().next_command_seq();
+    log::info!(target: "gsp", "{name}: {commands_sent} RPCs sent to GSP-RM so far");
+
+    let summary = GspSummary {
+        gpu: name.into(),
+        report,
+        gpu_name,
+        fb_regions,
+        fb_bytes,
+        rm_objects: 3,
+        commands_sent,
+    };
+    SESSIONS.lock().0.push(Live { boot, client });
+    SUMMARIES.lock().push(summary.clone());
+    Ok(summary)
+}
+
+/// Number of live GSP sessions.
+pub fn live_sessions() -> usize {
+    SESSIONS.lock().0.len()
+}
+
+pub type Rpc = nvgpu::gsp::rpcs::GspRpc<QueueHeadDoorbell<&'static Bar0>, nvgpu::gsp::boot::ClockRef<'static, KernelClock>>;
+
+/// Runs `f` with the RM client and RPC channel of session `index`.
+pub fn with_session<R>(index: usize, f: impl FnOnce(&mut RmClient, &mut Rpc) -> R) -> Option<R> {
+    let mut s = SESSIONS.lock();
+    let live = s.0.get_mut(index)?;
+    let rpc = live.boot.rpc()?;
+    Some(f(&mut live.client, rpc))
+}
