@@ -12,3 +12,4 @@ pub mod device;
 pub mod gsp;
 pub mod firmware;
 pub mod falcon;
+pub mod mm;

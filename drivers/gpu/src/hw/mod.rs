@@ -19,6 +19,7 @@ pub mod falcon;
 pub mod fb;
 pub mod gc6;
 pub mod headers;
+pub mod mmu;
 pub mod pmc;
 pub mod therm;
 
@@ -95,6 +96,7 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     therm::gb100::FACTS,
     therm::gb202::FACTS,
     classes::FACTS,
+    mmu::FACTS,
 ];
 
 /// Iterates over every fact declared in `hw`.
