@@ -3,6 +3,9 @@
 #   - NVIDIA's open-gpu-kernel-modules 535.261.03 source (headers), from Debian's contrib deb-src;
 #   - firmware-nvidia-gsp 535.261.03-1 (GSP-RM firmware), from bookworm non-free-firmware;
 #   - firmware-nvidia-graphics (booter/bootloader images), from bookworm-backports;
+#   - the boot ucodes of the pinned release (booters, GSP bootloaders, Turing's generic falcon
+#     bootloader, Hopper's GSP-FMC), extracted from the source tree's g_bindata_*.c arrays by the
+#     project's own `cargo xtask extract-firmware` into target/real-data/extracted-535.261.03/;
 #   - optionally, upstream sources Debian does not carry, for facts 535.261.03 predates
 #     (Blackwell) and QMD layouts: NVIDIA/open-gpu-kernel-modules at tag 570.133.07 and
 #     NVIDIA/open-gpu-doc at a pinned commit, from local git clones named by OGKM_GIT /
@@ -28,6 +31,7 @@ GSP_DEB_SHA256=ac2e9b2a90a7ba9475ab65d765db781b9c6fc6c6e8c5c838ca911fa1e9939843
 GRAPHICS_PKG_VERSION=20250410-2~bpo12+1
 GRAPHICS_DEB_SHA256=b0a9c7b89668095b0c44d197ac7a0cce280c1aca1b41bf4469a474282e37dfb0
 GSP_DIR="$DATA/firmware-nvidia-gsp"
+EXTRACTED_DIR="$DATA/extracted-${OGKM_VERSION}"
 GRAPHICS_DIR="$DATA/firmware-nvidia-graphics"
 UPSTREAM_OGKM_TAG=570.133.07
 UPSTREAM_OGKM_DIR="$DATA/open-gpu-kernel-modules-${UPSTREAM_OGKM_TAG}"
@@ -126,7 +130,26 @@ fetch_deb() {
 fetch_deb firmware-nvidia-gsp "$GSP_PKG_VERSION" "$GSP_DEB_SHA256" "$GSP_DIR"
 fetch_deb firmware-nvidia-graphics "$GRAPHICS_PKG_VERSION" "$GRAPHICS_DEB_SHA256" "$GRAPHICS_DIR"
 
-# 5. Optional upstream trees from local clones: $1 = repo, $2 = ref, $3 = dir, $4 = git clone
+# 5. The pinned release's boot ucodes, from NVIDIA's source by `cargo xtask extract-firmware`
+#    (checked against the arrays' size comments and parsed back by the driver's parsers). It
+#    rewrites only files whose bytes changed, so a second run changes nothing. Under sudo it runs
+#    as the calling user, so that target/ stays theirs.
+extract_firmware() {
+    mkdir -p "$EXTRACTED_DIR"
+    if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
+        chown -R "$SUDO_USER" "$EXTRACTED_DIR"
+        sudo -u "$SUDO_USER" -H bash -lc 'cd "$1" && cargo xtask extract-firmware --source "$2" --out "$3"' \
+            extract "$ROOT" "$OGKM_DIR" "$EXTRACTED_DIR"
+    else
+        command -v cargo >/dev/null || { say "cargo not found (needed for cargo xtask extract-firmware)"; return 1; }
+        (cd "$ROOT" && cargo xtask extract-firmware --source "$OGKM_DIR" --out "$EXTRACTED_DIR")
+    fi
+}
+say "extracting the $OGKM_VERSION boot ucodes from $OGKM_DIR"
+extract_firmware || die "cargo xtask extract-firmware failed: the $OGKM_VERSION boot ucodes are missing from $EXTRACTED_DIR"
+[ -f "$EXTRACTED_DIR/.extracted" ] || die "$EXTRACTED_DIR/.extracted missing after cargo xtask extract-firmware"
+
+# 6. Optional upstream trees from local clones: $1 = repo, $2 = ref, $3 = dir, $4 = git clone
 #    (may be empty), $5 = paths to keep, $6 = a file that must exist afterwards.
 fetch_upstream() {
     local repo="$1" ref="$2" dir="$3" clone="$4" paths="$5" check="$6" tmp

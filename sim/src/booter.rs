@@ -17,8 +17,9 @@
 //!   (`BOOTVEC`, code and data sizes), FNV-1a 64 of the application code as it sits in IMEM (and
 //!   of the OS code where the driver loads it), FNV-1a 64 of the OS data in DMEM with the
 //!   signature bytes zeroed, and FNV-1a 64 of each signature the file carries. The numbers come
-//!   from the Debian files (`firmware-nvidia-graphics` 20250410-2~bpo12+1, `535.113.01` images);
-//!   the files themselves are not part of the model. Then: the application code blocks are secure
+//!   from the Debian files (`firmware-nvidia-graphics` 20250410-2~bpo12+1, `535.113.01` images),
+//!   which are byte-identical to the files `cargo xtask extract-firmware` writes from the pinned
+//!   535.261.03 source; the files themselves are not part of the model. Then: the application code blocks are secure
 //!   IMEM; on GA102 and later the boot ROM registers name RSA-3K, the file's ucode id, engine mask
 //!   and the signature's DMEM offset; and the signature in DMEM is the one for SEC2's fuse version
 //!   of that ucode id (`NV_FUSE_OPT_FPF_SEC2_UCODE<n>_VERSION`). Failures halt with the generic
@@ -125,6 +126,10 @@ pub struct BooterFingerprint {
     pub file: &'static str,
     /// SHA-256 of the file (documentation: how to find the same file again).
     pub file_sha256: &'static str,
+    /// The arrays of NVIDIA's 535.261.03 source the same image comes from (`g_bindata_*.c`,
+    /// the `_prod` image, header and signatures), which `cargo xtask extract-firmware` turns
+    /// into a byte-identical file.
+    pub bindata: &'static str,
     pub style: BooterLoadStyle,
     /// `nvfw_hs_load_header_v2`, offsets into the ucode image.
     pub os_code_offset: u32,
@@ -159,12 +164,19 @@ const AD10X: &[Chipset] = &[Chipset::AD102, Chipset::AD103, Chipset::AD104, Chip
 /// NVIDIA's booters, from `firmware-nvidia-graphics` 20250410-2~bpo12+1 (Debian bookworm-backports,
 /// the `535.113.01` images; the other chips' directories hold identical copies, by SHA-256). The
 /// numbers were computed from the files with the layout `nvgpu::firmware::BooterFirmware` parses.
+///
+/// The booters of the pinned release, 535.261.03 (`kgspBinArchiveBooter{Load,Unload}Ucode_<chip>`
+/// in its `g_bindata_*.c`, extracted by `cargo xtask extract-firmware`), are the same images:
+/// the files extracted from them are byte-identical to Debian's `535.113.01` ones, and their
+/// fingerprints, computed from the extracted files, are the numbers below
+/// (`tests/tests/firmware_extracted.rs` recomputes them). Each entry names its arrays.
 pub const KNOWN_BOOTERS: &[BooterFingerprint] = &[
     BooterFingerprint {
         kind: BooterKind::Load,
         chips: TU10X_FIRST,
         file: "nvidia/tu102/gsp/booter_load-535.113.01.bin",
         file_sha256: "e1c574cc0734aebeae7954ad727917141d11f472e15dd206791857e63df84fda",
+        bindata: "g_bindata_kgspGetBinArchiveBooterLoadUcode_TU102.c: kgspBinArchiveBooterLoadUcode_TU102_{image,header,sig}_prod_data",
         style: BooterLoadStyle::Direct,
         os_code_offset: 0,
         os_code_size: 0x100,
@@ -186,6 +198,7 @@ pub const KNOWN_BOOTERS: &[BooterFingerprint] = &[
         chips: TU11X,
         file: "nvidia/tu116/gsp/booter_load-535.113.01.bin",
         file_sha256: "aeca340bbc42f739d34a1c64c91b0176f264df5e1b8ff5a054e91d53d70a5cf8",
+        bindata: "g_bindata_kgspGetBinArchiveBooterLoadUcode_TU116.c: kgspBinArchiveBooterLoadUcode_TU116_{image,header,sig}_prod_data",
         style: BooterLoadStyle::Direct,
         os_code_offset: 0,
         os_code_size: 0x100,
@@ -207,6 +220,7 @@ pub const KNOWN_BOOTERS: &[BooterFingerprint] = &[
         chips: GA100,
         file: "nvidia/ga100/gsp/booter_load-535.113.01.bin",
         file_sha256: "1d11d861ef1f41ee0a3437684ec29d0a5573be0c65b2823d38a2a8ec395c8ed9",
+        bindata: "g_bindata_kgspGetBinArchiveBooterLoadUcode_GA100.c: kgspBinArchiveBooterLoadUcode_GA100_{image,header,sig}_prod_data",
         style: BooterLoadStyle::Direct,
         os_code_offset: 0,
         os_code_size: 0x100,
@@ -228,6 +242,7 @@ pub const KNOWN_BOOTERS: &[BooterFingerprint] = &[
         chips: GA10X,
         file: "nvidia/ga102/gsp/booter_load-535.113.01.bin",
         file_sha256: "3ab46bf4c70d72e8fc89d98e6bdc9b83a61954a586629d26b8b5653a620237e0",
+        bindata: "g_bindata_kgspGetBinArchiveBooterLoadUcode_GA102.c: kgspBinArchiveBooterLoadUcode_GA102_{image,header,sig}_prod_data",
         style: BooterLoadStyle::FromHs,
         os_code_offset: 0,
         os_code_size: 0x100,
@@ -249,6 +264,7 @@ pub const KNOWN_BOOTERS: &[BooterFingerprint] = &[
         chips: AD10X,
         file: "nvidia/ad102/gsp/booter_load-535.113.01.bin",
         file_sha256: "7d4ef3258da016f5208cfb1b348a9a1d69aaa13c2f8d4ee8c05d66bd05b45cd6",
+        bindata: "g_bindata_kgspGetBinArchiveBooterLoadUcode_AD102.c: kgspBinArchiveBooterLoadUcode_AD102_{image,header,sig}_prod_data",
         style: BooterLoadStyle::FromHs,
         os_code_offset: 0,
         os_code_size: 0x100,
@@ -270,6 +286,7 @@ pub const KNOWN_BOOTERS: &[BooterFingerprint] = &[
         chips: TU10X_FIRST,
         file: "nvidia/tu102/gsp/booter_unload-535.113.01.bin",
         file_sha256: "68cddb9e6d61d7bf78b06197e6bce8fc6f25b2f34d570c517f85974b4f360a2a",
+        bindata: "g_bindata_kgspGetBinArchiveBooterUnloadUcode_TU102.c: kgspBinArchiveBooterUnloadUcode_TU102_{image,header,sig}_prod_data",
         style: BooterLoadStyle::Direct,
         os_code_offset: 0,
         os_code_size: 0x100,
@@ -291,6 +308,7 @@ pub const KNOWN_BOOTERS: &[BooterFingerprint] = &[
         chips: TU11X,
         file: "nvidia/tu116/gsp/booter_unload-535.113.01.bin",
         file_sha256: "3653ff42f0d64d2918e9f250bf10ee332fc9d8ab775afcfb695566e95c295acf",
+        bindata: "g_bindata_kgspGetBinArchiveBooterUnloadUcode_TU116.c: kgspBinArchiveBooterUnloadUcode_TU116_{image,header,sig}_prod_data",
         style: BooterLoadStyle::Direct,
         os_code_offset: 0,
         os_code_size: 0x100,
@@ -312,6 +330,7 @@ pub const KNOWN_BOOTERS: &[BooterFingerprint] = &[
         chips: GA100,
         file: "nvidia/ga100/gsp/booter_unload-535.113.01.bin",
         file_sha256: "0518f894d45977d817b6308448ea482e93ede1096808d49c6ed62c7604772f0c",
+        bindata: "g_bindata_kgspGetBinArchiveBooterUnloadUcode_GA100.c: kgspBinArchiveBooterUnloadUcode_GA100_{image,header,sig}_prod_data",
         style: BooterLoadStyle::Direct,
         os_code_offset: 0,
         os_code_size: 0x100,
@@ -333,6 +352,7 @@ pub const KNOWN_BOOTERS: &[BooterFingerprint] = &[
         chips: GA10X,
         file: "nvidia/ga102/gsp/booter_unload-535.113.01.bin",
         file_sha256: "09240c83595856a0fe70d2ab3ec7325455cd8adfc48ec7b47f6fced1e5431beb",
+        bindata: "g_bindata_kgspGetBinArchiveBooterUnloadUcode_GA102.c: kgspBinArchiveBooterUnloadUcode_GA102_{image,header,sig}_prod_data",
         style: BooterLoadStyle::FromHs,
         os_code_offset: 0,
         os_code_size: 0x100,
@@ -354,6 +374,7 @@ pub const KNOWN_BOOTERS: &[BooterFingerprint] = &[
         chips: AD10X,
         file: "nvidia/ad102/gsp/booter_unload-535.113.01.bin",
         file_sha256: "d036dfee0545c36e2194bc555cb268a5e11a6f13b5f66a7dec40838efc6ad87e",
+        bindata: "g_bindata_kgspGetBinArchiveBooterUnloadUcode_AD102.c: kgspBinArchiveBooterUnloadUcode_AD102_{image,header,sig}_prod_data",
         style: BooterLoadStyle::FromHs,
         os_code_offset: 0,
         os_code_size: 0x100,

@@ -39,6 +39,9 @@
 //!   runs GSP-RM only when a booter (or the FSP chain) starts it: `NV_PRISCV_RISCV_CPUCTL_ACTIVE_STAT`
 //!   (GA102 layout) / `NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS_ACTIVE_STAT` (Turing) then read 1
 //!   and `HALTED` 0, until GSP-RM stops or the engine is reset ([`crate::gsp_rm`]).
+//! - **NVIDIA's generic falcon bootloader** (Turing, GA100): a start at a known loader's entry
+//!   runs its copies (DMA through its `ctxDma`) and goes on at the entry of what it loaded
+//!   ([`crate::generic_bl`]).
 //! - **Booters on SEC2.** A SEC2 start runs NVIDIA's booter images recognised by fingerprint, or
 //!   the model booter ([`crate::booter`]); `MAILBOX0` holds the booter's result. While GSP-RM
 //!   waits for `CORE_RESUME`, a SEC2 start (no reset, as RM does it) resumes GSP-RM instead.
@@ -67,6 +70,7 @@ use crate::booter::{self, BooterKind, BooterOutcome, BromState, LoadedUcode, Pee
 use crate::error::{AccessKind, DmaError, FalconError, FalconMemory, ModelError, POISON};
 use crate::facts_pending::*;
 use crate::fwsec::{self, FwsecContext, FwsecEffect};
+use crate::generic_bl;
 use crate::gpu::{ChipEvent, ErrorLog, Machine};
 use crate::memory::SystemMemory;
 use crate::ucode::{self, HaltCode, APPLICATION_FWSEC, FLAG_DEBUG_SIGNED, FLAG_HS, FLAG_PKC, SIGNATURE_SIZE};
@@ -1156,20 +1160,7 @@ impl Falcon {
         if moffs.checked_add(BLOCK).is_none_or(|end| end > size) {
             return Err(dma(DmaError::OutOfRange { memory, offset: moffs, size }));
         }
-        if self.require_ctx {
-            return Err(dma(DmaError::RequiresContext));
-        }
-        if !hwf::NV_PFALCON_FBIF_CTL::from_raw(self.fbif_ctl).allow_phys_no_ctx() {
-            return Err(dma(DmaError::PhysicalWithoutContextNotAllowed));
-        }
-        let ctxdma = u32::from(cmd.ctxdma());
-        let transcfg = hwf::NV_PFALCON_FBIF_TRANSCFG::from_raw(self.fbif_transcfg[ctxdma as usize]);
-        let target = hwf::NV_PFALCON_FBIF_TRANSCFG::TARGET.bits.extract(transcfg.raw());
-        let sysmem =
-            target == FbifTarget::CoherentSysmem as u32 || target == NV_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM;
-        if !sysmem || transcfg.mem_type() != Ok(FbifMemType::Physical) {
-            return Err(dma(DmaError::Aperture { ctxdma, transcfg: transcfg.raw() }));
-        }
+        self.check_dma_aperture(u32::from(cmd.ctxdma()))?;
         let memory_port = env.memory.ok_or(dma(DmaError::NoSystemMemory))?;
         let bus = ((u64::from(self.dma_base1) << 40) | (u64::from(self.dma_base) << 8)).wrapping_add(u64::from(fboffs));
         let at = moffs as usize;
@@ -1187,6 +1178,59 @@ impl Falcon {
             self.blocks[at / BLOCK as usize] =
                 ImemBlock { valid: true, tag: (fboffs / BLOCK) as u16, secure: cmd.sec() != 0 };
         }
+        Ok(())
+    }
+
+    /// What every DMA through FBIF context `ctxdma` needs: `DMACTL_REQUIRE_CTX` clear,
+    /// `FBIF_CTL_ALLOW_PHYS_NO_CTX` set, and `FBIF_TRANSCFG(ctxdma)` physical system memory.
+    fn check_dma_aperture(&self, ctxdma: u32) -> Result<(), FalconError> {
+        let dma = FalconError::Dma;
+        if self.require_ctx {
+            return Err(dma(DmaError::RequiresContext));
+        }
+        if !hwf::NV_PFALCON_FBIF_CTL::from_raw(self.fbif_ctl).allow_phys_no_ctx() {
+            return Err(dma(DmaError::PhysicalWithoutContextNotAllowed));
+        }
+        let raw = self.fbif_transcfg.get(ctxdma as usize).copied().unwrap_or(0);
+        let transcfg = hwf::NV_PFALCON_FBIF_TRANSCFG::from_raw(raw);
+        let target = hwf::NV_PFALCON_FBIF_TRANSCFG::TARGET.bits.extract(transcfg.raw());
+        let sysmem =
+            target == FbifTarget::CoherentSysmem as u32 || target == NV_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM;
+        if !sysmem || transcfg.mem_type() != Ok(FbifMemType::Physical) || ctxdma as usize >= self.fbif_transcfg.len() {
+            return Err(dma(DmaError::Aperture { ctxdma, transcfg: transcfg.raw() }));
+        }
+        Ok(())
+    }
+
+    /// NVIDIA's generic falcon bootloader `fp` runs ([`crate::generic_bl`]): its copies, then
+    /// `BOOTVEC` at its entry for the ucode it loaded. DMA failures are recorded.
+    fn run_generic_bootloader(&mut self, fp: &generic_bl::GenericBlFingerprint, env: &mut Env<'_>) -> Result<(), HaltCode> {
+        let loader_start = self.block_for_tag(fp.start_tag as u16)? as u32 * BLOCK;
+        let loader_end = loader_start + fp.code_size.next_multiple_of(BLOCK);
+        let plan = generic_bl::plan(fp, &self.dmem, loader_start..loader_end, IMEM_SIZE, DMEM_SIZE)?;
+        if let Err(error) = self.check_dma_aperture(plan.ctx_dma) {
+            self.record(env.log, error);
+            return Err(HaltCode::LoaderFailed);
+        }
+        let memory_port = env.memory.ok_or(HaltCode::LoaderFailed)?;
+        for copy in &plan.copies {
+            let at = copy.falcon_offset as usize;
+            let range = at..at + copy.len as usize;
+            let target = if copy.imem { &mut self.imem } else { &mut self.dmem };
+            let dest = target.get_mut(range).ok_or(HaltCode::LoaderFailed)?;
+            if !memory_port.read(copy.bus, dest) {
+                self.record(env.log, FalconError::Dma(DmaError::Fault { bus: copy.bus, len: copy.len, write: false }));
+                return Err(HaltCode::LoaderFailed);
+            }
+            if copy.imem {
+                for block in 0..copy.len / BLOCK {
+                    let offset = copy.falcon_offset + block * BLOCK;
+                    self.blocks[(offset / BLOCK) as usize] =
+                        ImemBlock { valid: true, tag: (offset / BLOCK) as u16, secure: copy.secure };
+                }
+            }
+        }
+        self.bootvec = plan.entry;
         Ok(())
     }
 
@@ -1297,6 +1341,11 @@ impl Falcon {
                 Ok(Some(fingerprint)) => return RunEnd::Booter(self.run_booter(fingerprint.kind, env)),
                 Ok(None) => {}
                 Err(code) => return RunEnd::Code(code),
+            }
+        }
+        if let Some(loader) = generic_bl::recognise(&*self) {
+            if let Err(code) = self.run_generic_bootloader(loader, env) {
+                return RunEnd::Code(code);
             }
         }
         match self.check_and_run(env) {

@@ -343,6 +343,12 @@ impl ModelGpu {
         self.state.try_borrow().map(|s| s.gsp_rm.fsp.received.clone()).unwrap_or_default()
     }
 
+    /// The GSP-FMC the FSP's last accepted chain-of-trust command named: one of NVIDIA's (by
+    /// fingerprint, with its own credentials) or a stand-in; `None` before any.
+    pub fn fsp_accepted_fmc(&self) -> Option<crate::gsp_rm::fsp::FmcSeen> {
+        self.state.try_borrow().ok().and_then(|s| s.gsp_rm.fsp.fmc)
+    }
+
     /// The RM objects GSP-RM holds (its internal client, device and subdevice included).
     pub fn gsp_rm_objects(&self) -> Vec<RmObject> {
         self.state.try_borrow().map(|s| s.gsp_rm.objects()).unwrap_or_default()

@@ -20,6 +20,7 @@ pub mod error;
 pub mod facts_pending;
 pub mod falcon;
 pub mod fwsec;
+pub mod generic_bl;
 pub mod gpu;
 pub mod gsp_rm;
 pub mod memory;

@@ -141,6 +141,10 @@ pub enum HaltCode {
     FwsecFrtsOutOfRange = 0x5100_0013,
     /// FWSEC-FRTS: WPR2 is already set up (FRTS runs once per boot).
     FwsecWpr2AlreadySet = 0x5100_0014,
+
+    /// NVIDIA's generic falcon bootloader could not load what its `RM_FLCN_BL_DMEM_DESC` names
+    /// (a DMA fault, an aperture it cannot use, or code over the loader's own blocks).
+    LoaderFailed = 0x5100_0015,
 }
 
 impl HaltCode {
@@ -167,6 +171,7 @@ impl HaltCode {
         HaltCode::FwsecBadFrtsCommand,
         HaltCode::FwsecFrtsOutOfRange,
         HaltCode::FwsecWpr2AlreadySet,
+        HaltCode::LoaderFailed,
     ];
 
     /// The `MAILBOX0` value.
@@ -203,6 +208,7 @@ impl HaltCode {
             HaltCode::FwsecBadFrtsCommand => "FWSEC: malformed FRTS command",
             HaltCode::FwsecFrtsOutOfRange => "FWSEC: FRTS region empty or outside VRAM",
             HaltCode::FwsecWpr2AlreadySet => "FWSEC: WPR2 already set up",
+            HaltCode::LoaderFailed => "generic bootloader could not load the ucode its DMEM descriptor names",
         }
     }
 }

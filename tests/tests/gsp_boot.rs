@@ -1,6 +1,8 @@
 //! The GSP boot (`nvgpu::gsp::boot`, `nvgpu::gsp::fwsec_frts`) on the GPU model (`sim`), with
-//! `sim::DmaArena` as DMA memory and the real Debian firmware files (535.261.03) where the boot
-//! needs them.
+//! `sim::DmaArena` as DMA memory and the real firmware of release 535.261.03 where the boot
+//! needs it: GSP-RM from Debian's `firmware-nvidia-gsp`, the boot ucodes (booters, bootloaders,
+//! Turing's generic falcon bootloader, Hopper's GSP-FMC) extracted from NVIDIA's 535.261.03
+//! source by `cargo xtask extract-firmware`.
 //!
 //! Missing real data is a failure, never a skip: run `sudo scripts/fetch-real-data.sh` from the
 //! workspace root first (or point `NVGPU_REAL_DATA` at a copy).
@@ -85,16 +87,19 @@ fn read(path: &Path) -> Vec<u8> {
 }
 
 /// Firmware by flat module name, as the kernel finds boot modules.
-struct DebianFiles(HashMap<String, Vec<u8>>);
+struct FirmwareFiles(HashMap<String, Vec<u8>>);
 
-impl FirmwareSource for DebianFiles {
+impl FirmwareSource for FirmwareFiles {
     fn get(&self, name: &str) -> Option<&[u8]> {
         self.0.get(name).map(Vec::as_slice)
     }
 }
 
-/// The Debian files `chip` boots with: `gsp_<family>.bin` and its three boot ucodes.
-fn debian_files(chip: Chipset) -> DebianFiles {
+/// The 535.261.03 files `chip` boots with: Debian's `gsp_<family>.bin`, and every boot ucode
+/// its boot takes (booters, bootloader, generic bootloader, GSP-FMC) as extracted from NVIDIA's
+/// source into `extracted-535.261.03/nvidia/<chip>/gsp/`.
+fn firmware_files(chip: Chipset) -> FirmwareFiles {
+    use nvgpu::firmware::{boot_image_chip, extra_image_chip, BootImage, ExtraImage};
     let mut files = HashMap::new();
     let gsp_name = chip.gsp_firmware_file().expect("chip has GSP-RM firmware");
     let gsp = require(
@@ -102,21 +107,22 @@ fn debian_files(chip: Chipset) -> DebianFiles {
         "Debian firmware-nvidia-gsp 535.261.03",
     );
     files.insert(gsp_name.to_string(), read(&gsp));
-    let ucode_chip = nvgpu::firmware::boot_image_chip(chip, nvgpu::firmware::BootImage::BooterLoad)
-        .expect("chip has booters");
-    for image in ["booter_load", "booter_unload", "bootloader"] {
+    let boot = BootImage::ALL.into_iter().filter_map(|image| Some((boot_image_chip(chip, image)?, image.stem())));
+    let extra = ExtraImage::ALL.into_iter().filter_map(|image| Some((extra_image_chip(chip, image)?, image.stem())));
+    for (ucode_chip, stem) in boot.chain(extra) {
         let path = require(
             data_root()
-                .join("firmware-nvidia-graphics/lib/firmware/nvidia")
+                .join(nvgpu::firmware::PINNED_BOOT_FIRMWARE_DIR)
+                .join("nvidia")
                 .join(ucode_chip)
                 .join("gsp")
-                .join(format!("{image}-535.113.01.bin")),
-            "Debian firmware-nvidia-graphics 20250410-2~bpo12+1",
+                .join(format!("{stem}-535.261.03.bin")),
+            "boot ucodes extracted from NVIDIA's 535.261.03 source by `cargo xtask extract-firmware`",
         );
         let module = module_name_for_path(path.to_str().expect("utf-8 path")).expect("module name");
         files.insert(module, read(&path));
     }
-    DebianFiles(files)
+    FirmwareFiles(files)
 }
 
 fn gsp_falcon(model: &ModelGpu) -> Falcon<&ModelGpu, ModelClock> {
@@ -231,23 +237,36 @@ fn turing_fwsec_needs_the_generic_bootloader() {
     assert_eq!(err, FwsecFrtsError::NoGenericBootloader);
 }
 
-/// RM's generic falcon bootloader is compressed inside RM's own source
-/// (`g_bindata_ksec2GetBinArchiveBlUcode_TU102.c`); this test builds a stand-in image of the
-/// right size and shows what the driver does with it on the model: the loader goes to the top
-/// of IMEM by PIO with its descriptor at DMEM 0, and the model, which runs only its own ucode
-/// format, does not recognise it.
+/// NVIDIA's generic falcon bootloader of 535.261.03 (`ksec2GetBinArchiveBlUcode_TU102`, extracted
+/// from RM's source) on the model: the driver puts it at the top of IMEM by PIO with its
+/// descriptor at DMEM 0; the model recognises it, runs its copies, and the FWSEC it loaded opens
+/// WPR2 over FRTS. A stand-in image of the same size is not NVIDIA's loader: the model halts.
 #[test]
-fn turing_fwsec_through_a_generic_bootloader_on_the_model() {
+fn turing_fwsec_frts_through_nvidias_generic_bootloader_on_the_model() {
+    let files = firmware_files(Chipset::TU102);
+    let loader = FirmwareBundle::generic_bootloader(&files, Chipset::TU102)
+        .expect("generic bootloader parses")
+        .expect("Turing takes it");
     let (model, arena) = model_with_memory(ModelConfig::rtx2080ti());
     let vbios = Vbios::from_prom(&model).expect("model VBIOS");
     let fwsec = vbios.fwsec(FwsecKind::Prod).expect("FWSEC");
-    let image = vec![0u8; 0x300];
-    let loader = GenericBootloader { desc: RmFlcnBlDesc::RM_535_SEC2_GP10X, image: &image };
+    let region = frts_region_for(&model);
+    let gsp = gsp_falcon(&model);
+    let outcome = run_fwsec_frts(&gsp, gsp_hal(&model), &arena, &fwsec, region, Some(&loader))
+        .unwrap_or_else(|e| panic!("{e} (model: {:?})", model.errors()));
+    assert_eq!(outcome.method, FwsecMethod::BootWithLoader);
+    assert_eq!(outcome.wpr2, (region.offset, region.last_byte()));
+    assert_eq!(model.wpr2(), Some((region.offset, region.last_byte())));
+    assert_eq!(model.errors(), vec![]);
+    assert_eq!(arena.allocated(), 0);
+
+    let (model, arena) = model_with_memory(ModelConfig::rtx2080ti());
+    let stand_in = vec![0u8; 0x300];
+    let loader = GenericBootloader { desc: RmFlcnBlDesc::RM_535_SEC2_GP10X, image: &stand_in };
     let gsp = gsp_falcon(&model);
     let err = run_fwsec_frts(&gsp, gsp_hal(&model), &arena, &fwsec, frts_region_for(&model), Some(&loader)).unwrap_err();
-    // The model halts on an image it does not know: no FRTS, no WPR2.
     assert!(matches!(err, FwsecFrtsError::Wpr2NotSet { .. }), "{err:?}");
-    eprintln!("Turing FWSEC through a stand-in generic bootloader on the model: {err} (model: {:?})", model.take_errors());
+    model.take_errors();
     assert_eq!(arena.allocated(), 0);
 }
 
@@ -272,8 +291,8 @@ fn libos_entry(table: &[u8], index: usize) -> (u64, u64, u64, u8, u8) {
 #[test]
 fn boot_data_decodes_back_for_ga102_and_ad102() {
     for chip in [Chipset::GA102, Chipset::AD102] {
-        let files = debian_files(chip);
-        let bundle = FirmwareBundle::load(&files, chip).expect("Debian firmware bundle");
+        let files = firmware_files(chip);
+        let bundle = FirmwareBundle::load(&files, chip).expect("firmware bundle");
         let arena = DmaArena::new();
         let fb = FbInputs {
             params: WprChipParams::for_chipset(chip).expect("params"),
@@ -346,7 +365,7 @@ fn boot_data_decodes_back_for_ga102_and_ad102() {
 #[test]
 fn the_real_booters_fit_how_sec2_loads_them() {
     for chip in [Chipset::TU102, Chipset::GA100, Chipset::GA102, Chipset::AD102] {
-        let files = debian_files(chip);
+        let files = firmware_files(chip);
         let bundle = FirmwareBundle::load(&files, chip).expect("bundle");
         for (name, booter) in [("booter_load", &bundle.booter_load), ("booter_unload", &bundle.booter_unload)] {
             let b = booter.as_ref().expect("Turing..Ada have booters");
@@ -388,7 +407,7 @@ fn boot_inputs<'a>(
     }
 }
 
-/// One GA10x/Ada boot on the model with the Debian firmware: the boot (or its error), and the
+/// One GA10x/Ada boot on the model with the 535.261.03 firmware: the boot (or its error), and the
 /// model afterwards.
 struct ModelBoot {
     model: ModelGpu,
@@ -407,7 +426,7 @@ impl ModelBoot {
 /// step's hardware postcondition and the model's view; prints the boot log with host times.
 fn boot_and_unload(config: ModelConfig, sequencer: BootSequencer) {
     let chip = config.chipset;
-    let files = debian_files(chip);
+    let files = firmware_files(chip);
     let bundle = FirmwareBundle::load(&files, chip).expect("bundle");
     let mb = ModelBoot::new(config, sequencer);
     let (model, arena) = (&mb.model, &mb.arena);
@@ -484,11 +503,11 @@ fn ga10x_and_ada_boot_to_init_done_without_a_sequencer_and_unload() {
     }
 }
 
-/// A boot of `config` on the model with the Debian firmware and virtual time, after `prepare`
+/// A boot of `config` on the model with the 535.261.03 firmware and virtual time, after `prepare`
 /// armed something on the model; returns the error and the steps that ran.
 fn failing_boot(config: ModelConfig, boot_config: BootConfig, prepare: impl FnOnce(&ModelGpu)) -> (nvgpu::gsp::boot::BootError, Vec<BootStep>) {
     let chip = config.chipset;
-    let files = debian_files(chip);
+    let files = firmware_files(chip);
     let bundle = FirmwareBundle::load(&files, chip).expect("bundle");
     let (model, arena) = model_with_memory(config);
     model.set_gsp_boot_sequencer(BootSequencer::None);
@@ -549,38 +568,68 @@ fn a_second_boot_without_a_gpu_reset_stops_at_wpr2() {
     assert!(matches!(err.kind, BootErrorKind::Wpr2AlreadyUp { .. }), "{err}");
 }
 
-/// Turing: the flow per RM up to where the model stops. FWSEC (v2) runs through NVIDIA's generic
-/// falcon bootloader, which RM compiles into its binary; a stand-in image of its size shows the
-/// driver's side, and the model, which runs only its own ucode format, halts on it.
+/// Turing: FWSEC-FRTS through NVIDIA's generic falcon bootloader, the GSP reset into its falcon
+/// core, booter_load by PIO on SEC2 (the 535.261.03 booter), GSP-RM to `GSP_INIT_DONE` and the
+/// static information; then the unload (FWSEC-SB through the loader: the model FWSEC implements
+/// no SB, a warning as in RM) with booter_unload taking WPR2 down.
 #[test]
-fn turing_boot_on_the_model_stops_at_fwsec_through_the_generic_bootloader() {
+fn turing_boots_to_init_done_through_the_generic_bootloader_and_unloads() {
     let chip = Chipset::TU102;
-    let files = debian_files(chip);
+    let files = firmware_files(chip);
     let bundle = FirmwareBundle::load(&files, chip).expect("bundle");
+    let loader = FirmwareBundle::generic_bootloader(&files, chip).expect("generic bootloader parses");
     let config = ModelConfig::rtx2080ti();
     let vram = config.vram_bytes;
     let (model, arena) = model_with_memory(config);
+    model.set_gsp_boot_sequencer(BootSequencer::None);
     let vbios = Vbios::from_prom(&model).expect("model VBIOS");
-    let image = vec![0u8; 0x300];
-    let clock = ModelClock::default();
+    let clock = HostClock(Instant::now());
     let mut inputs = boot_inputs(&model, &clock, &arena, &bundle, &vbios);
-    inputs.generic_bootloader = Some(GenericBootloader { desc: RmFlcnBlDesc::RM_535_SEC2_GP10X, image: &image });
+    inputs.generic_bootloader = loader;
     // The model has no NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE; tell the boot the FB size.
     let config = BootConfig { usable_fb_size: Some(vram), ..BootConfig::default() };
     let mut boot = GspBoot::new(inputs, config, QueueHeadDoorbell(&model));
-    let err = boot.run().unwrap_err();
-    eprintln!("{err}\n{}\nmodel: {:?}", boot.report(), model.take_errors());
-    assert_eq!(err.step, BootStep::FwsecFrts);
-    assert!(matches!(err.kind, BootErrorKind::Fwsec(FwsecFrtsError::Wpr2NotSet { .. })), "{err}");
-    // What the driver put in DMEM for the loader: RM_FLCN_BL_DMEM_DESC at 0.
-    let gsp = gsp_falcon(&model);
-    let mut desc = [0u8; 84];
-    gsp.read_dmem(0, &mut desc).expect("DMEM readback");
-    let word = |at: usize| u32::from_le_bytes(desc[at..at + 4].try_into().unwrap());
-    assert_eq!(word(32), 4, "ctxDma PHYS_SYS_NCOH");
-    assert_ne!((word(36), word(40)), (0, 0), "codeDmaBase");
-    assert_eq!(word(72), vbios.fwsec(FwsecKind::Prod).unwrap().dmem().len() as u32, "dataSize");
+    let result = boot.run();
+    eprintln!("{:?}\n{}\nmodel: {:?}", result.as_ref().err().map(ToString::to_string), boot.report(), model.errors());
+    let report = result.expect("TU102 boots");
+    let ran: Vec<BootStep> = report.steps.iter().map(|s| s.step).collect();
+    assert_eq!(
+        ran,
+        [
+            BootStep::WaitGfwBoot,
+            BootStep::CheckWpr2Down,
+            BootStep::PrepareBootData,
+            BootStep::FwsecFrts,
+            BootStep::ResetGspFalcon,
+            BootStep::QueueInitRpcs,
+            BootStep::ProgramLibosArgs,
+            BootStep::BooterLoad,
+            BootStep::RiscvActive,
+            BootStep::LinkStatusQueue,
+            BootStep::WaitInitDone,
+            BootStep::GetStaticInfo,
+        ],
+        "Turing: FWSEC through the loader, the GSP left a falcon, no FALCON_OS write"
+    );
+    let meta = report.wpr_meta.expect("meta");
+    let fwsec = report.fwsec.expect("FWSEC-FRTS ran");
+    assert_eq!(fwsec.method, FwsecMethod::BootWithLoader);
+    assert_eq!(fwsec.wpr2, (meta.frts_offset, meta.frts_offset + meta.frts_size - 1));
+    assert_eq!(report.booter_load.map(|b| b.method), Some(nvgpu::gsp::boot::booter::BooterMethod::Direct));
+    assert_eq!(report.booter_load.map(|b| b.mailboxes.mailbox0), Some(0));
+    assert_eq!(model.wpr2(), Some((meta.gsp_fw_wpr_start, meta.gsp_fw_wpr_end - 1)));
+    assert_eq!(model.gsp_rm_status(), GspRmStatus::Running { init_done: true });
+    let name = boot.static_info().expect("static info").gpu_name();
+    assert_eq!(report.gpu_name.as_deref(), Some(name.as_str()));
+    eprintln!("TU102: GSP-RM says \"{name}\"");
+    assert_eq!(model.errors(), vec![], "the strict model saw nothing wrong");
+
+    let unload = boot.unload().unwrap_or_else(|e| panic!("{e}\nmodel errors: {:?}", model.errors()));
+    eprintln!("TU102 unload:\n{unload}");
+    assert_eq!(model.wpr2(), None);
+    assert_eq!(model.gsp_rm_status(), GspRmStatus::Unloaded);
     drop(boot);
+    model.take_errors();
     assert_eq!(arena.allocated(), 0);
 }
 
@@ -589,7 +638,7 @@ fn turing_boot_on_the_model_stops_at_fwsec_through_the_generic_bootloader() {
 #[test]
 fn ga100_boots_to_init_done_and_unloads_on_the_model() {
     let chip = Chipset::GA100;
-    let files = debian_files(chip);
+    let files = firmware_files(chip);
     let bundle = FirmwareBundle::load(&files, chip).expect("bundle");
     let config = ModelConfig::for_chipset(chip);
     let vram = config.vram_bytes;
@@ -633,30 +682,16 @@ fn ga100_boots_to_init_done_and_unloads_on_the_model() {
     assert_eq!(arena.allocated(), 0);
 }
 
-/// Hopper: the FSP chain of trust. Debian ships no GSP-FMC (nor its hash, signature, key), so
-/// stand-ins go in; the driver's side runs until the FSP would have to answer.
+/// Hopper (H200): the FSP chain of trust with NVIDIA's 535.261.03 GSP-FMC, its SHA-384, public
+/// key and signature, and RM's GH100 boot binary, all extracted from RM's source: the model's
+/// FSP recognises the FMC, accepts its own credentials, and GSP-RM boots to the static
+/// information.
 #[test]
-fn hopper_boot_on_the_model_sends_the_chain_of_trust_message() {
+fn hopper_boots_through_the_fsp_chain_of_trust_with_the_real_gsp_fmc() {
     let chip = Chipset::GH100;
-    let gsp_name = chip.gsp_firmware_file().expect("GH100 takes gsp_ga10x.bin");
-    let gsp_bytes = read(&require(
-        data_root().join("firmware-nvidia-gsp/lib/firmware/nvidia/535.261.03").join(gsp_name),
-        "Debian firmware-nvidia-gsp 535.261.03",
-    ));
-    let fmc_file = read(&require(
-        data_root().join("firmware-nvidia-graphics/lib/firmware/nvidia/ga102/gsp/bootloader-535.113.01.bin"),
-        "Debian firmware-nvidia-graphics 20250410-2~bpo12+1",
-    ));
-    let bundle = FirmwareBundle {
-        chip,
-        gsp: nvgpu::firmware::GspFirmware::for_chip(&gsp_bytes, chip).expect("GH100 signature in gsp_ga10x.bin"),
-        booter_load: None,
-        booter_unload: None,
-        // A stand-in GSP-FMC: any RM_RISCV_UCODE_DESC image.
-        bootloader: nvgpu::firmware::BootloaderFirmware::parse(&fmc_file).expect("bootloader"),
-    };
-    let (hash, key, sig) = ([0x11u8; 48], [0x22u8; 384], [0x33u8; 384]);
-    let fmc = nvgpu::gsp::boot::fsp::FmcImages { image: bundle.bootloader.image(), hash384: &hash, public_key: &key, signature: &sig };
+    let files = firmware_files(chip);
+    let bundle = FirmwareBundle::load(&files, chip).expect("GH100 bundle: gsp_ga10x.bin and gh100-bootloader.bin");
+    let fmc = FirmwareBundle::fmc_images(&files, chip).expect("GSP-FMC files").expect("GH100 takes the GSP-FMC");
     let (model, arena) = model_with_memory(ModelConfig::h200());
     let vbios = Vbios::from_prom(&model).expect("model VBIOS");
     let clock = ModelClock::default();
@@ -664,23 +699,62 @@ fn hopper_boot_on_the_model_sends_the_chain_of_trust_message() {
     inputs.fmc = Some(fmc);
     let mut boot = GspBoot::new(inputs, BootConfig::default(), QueueHeadDoorbell(&model));
     let result = boot.run();
-    eprintln!("{:?}\n{}\nmodel: {:?}", result.as_ref().err().map(ToString::to_string), boot.report(), model.take_errors());
-    let ran: Vec<BootStep> = boot.report().steps.iter().map(|s| s.step).collect();
-    assert!(ran.starts_with(&[BootStep::WaitFspBoot, BootStep::CheckWpr2Down, BootStep::PrepareBootData, BootStep::QueueInitRpcs, BootStep::FspChainOfTrust]));
-    // The model's FSP answers the chain-of-trust message and its GSP-FMC starts GSP-RM, so the
-    // boot runs through to the static information.
-    assert!(result.is_ok(), "{:?}", result.err().map(|e| e.to_string()));
-    assert!(ran.contains(&BootStep::WaitInitDone) && ran.contains(&BootStep::GetStaticInfo), "{ran:?}");
+    eprintln!("{:?}\n{}\nmodel: {:?}", result.as_ref().err().map(ToString::to_string), boot.report(), model.errors());
+    let report = result.unwrap_or_else(|e| panic!("{e}"));
+    let ran: Vec<BootStep> = report.steps.iter().map(|s| s.step).collect();
+    assert_eq!(
+        ran,
+        [
+            BootStep::WaitFspBoot,
+            BootStep::CheckWpr2Down,
+            BootStep::PrepareBootData,
+            BootStep::QueueInitRpcs,
+            BootStep::FspChainOfTrust,
+            BootStep::RiscvActive,
+            BootStep::LinkStatusQueue,
+            BootStep::WaitInitDone,
+            BootStep::GetStaticInfo,
+        ]
+    );
+    // The FSP saw NVIDIA's FMC with its own credentials.
+    match model.fsp_accepted_fmc() {
+        Some(sim::gsp_rm::fsp::FmcSeen::Nvidia(fp)) => assert_eq!(fp.image_size as usize, fmc.image.len()),
+        other => panic!("the model's FSP did not recognise the real GSP-FMC: {other:?}"),
+    }
     // What the FSP got, reassembled from the MCTP packets: the NVDM type (COT, 0x14), then the
-    // payload: version 1, size 860, ..., the FMC's SHA-384 at payload offset 36.
+    // payload: version 1, size 860, ..., the FMC's SHA-384 at payload offset 36, its public key
+    // and signature after it.
     let received = model.fsp_received_messages();
     let message = received.first().expect("the FSP received the COT message");
     assert_eq!(message.len(), 1 + 860, "NVDM type byte + NVDM_PAYLOAD_COT");
     assert_eq!(message[0], 0x14, "NVDM type COT");
     assert_eq!(&message[1..5], &[1, 0, 0x5c, 0x03], "NVDM_PAYLOAD_COT version 1, size 860");
-    assert_eq!(&message[37..85], &hash);
-    model.take_errors();
+    assert_eq!(&message[37..85], fmc.hash384);
+    assert_eq!(&message[85..469], fmc.public_key);
+    assert_eq!(&message[469..853], fmc.signature);
+    let meta = report.wpr_meta.expect("meta");
+    assert_eq!(meta.size_of_bootloader, bundle.bootloader.image().len() as u64);
+    assert_eq!(model.gsp_rm_status(), GspRmStatus::Running { init_done: true });
+    assert!(model.wpr2().is_some(), "the FMC raised WPR2");
+    assert_eq!(model.errors(), vec![]);
     drop(boot);
+    assert_eq!(arena.allocated(), 0);
+
+    // The real FMC with another signature: the FSP refuses the command.
+    let (model, arena) = model_with_memory(ModelConfig::h200());
+    let vbios = Vbios::from_prom(&model).expect("model VBIOS");
+    let mut forged = *fmc.signature;
+    forged[0] ^= 1;
+    let mut inputs = boot_inputs(&model, &clock, &arena, &bundle, &vbios);
+    inputs.fmc = Some(nvgpu::gsp::boot::fsp::FmcImages { signature: &forged, ..fmc });
+    let mut boot = GspBoot::new(inputs, BootConfig::default(), QueueHeadDoorbell(&model));
+    let err = boot.run().expect_err("a forged signature is refused");
+    eprintln!("{err}");
+    assert_eq!(err.step, BootStep::FspChainOfTrust);
+    assert!(matches!(err.kind, BootErrorKind::Fsp(_)), "{err}");
+    assert_eq!(model.gsp_rm_status(), GspRmStatus::Off);
+    drop(boot);
+    model.take_errors();
     assert_eq!(arena.allocated(), 0);
 }
 

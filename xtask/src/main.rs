@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod deps;
+mod extract;
 mod iso;
 mod kernel;
 mod klog;
@@ -43,6 +44,8 @@ Commands:
   bench-boot    time QEMU start to exit on the PVH path
                   --runs N (5)  --machine q35|pc  --append WORDS (default: test)  --mem SIZE  --cpus N
                   --timeout SECS (120)  --kernel PATH  --no-build  -- extra QEMU args
+  extract-firmware  the 535.261.03 boot ucodes from NVIDIA's g_bindata_*.c into
+                target/real-data/extracted-535.261.03 (see `cargo xtask extract-firmware --help`)
   selftest      check xtask itself: the suite on a fake kernel (xtask/fake-kernel), and that a
                 failing kernel is caught
 ";
@@ -104,6 +107,7 @@ fn main() -> ExitCode {
         "qemu-suite" => cmd_qemu_suite(args).map(|()| ExitCode::SUCCESS),
         "bench-boot" => cmd_bench_boot(args).map(|()| ExitCode::SUCCESS),
         "selftest" => cmd_selftest(args).map(|()| ExitCode::SUCCESS),
+        "extract-firmware" => extract::cmd_extract_firmware(args).map(|()| ExitCode::SUCCESS),
         "" | "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -92,11 +92,18 @@ mod tests {
 
 /// The firmware a boot of model (or real) GPUs of `chips` needs, as boot modules named the way
 /// `nvgpu::firmware::FirmwareBundle` looks them up (`gsp_ga10x.bin`, `ga102-booter_load.bin`,
-/// ...), taken from what `scripts/fetch-real-data.sh` unpacked under `target/real-data/`.
+/// `tu102-generic_bootloader.bin`, `gh100-fmc_image.bin`, ...), taken from what
+/// `scripts/fetch-real-data.sh` unpacked under `target/real-data/`: the boot ucodes of the
+/// pinned release extracted from NVIDIA's source (`extracted-535.261.03/`, `cargo xtask
+/// extract-firmware`) before Debian's older files of the same names.
 pub fn firmware_modules(chips: &[&str]) -> Result<Vec<Module>> {
     let real = crate::util::target_dir().join("real-data");
     let mut by_name = std::collections::BTreeMap::new();
-    for root in [real.join("firmware-nvidia-gsp/lib/firmware/nvidia"), real.join("firmware-nvidia-graphics/lib/firmware/nvidia")] {
+    for root in [
+        real.join(nvgpu::firmware::PINNED_BOOT_FIRMWARE_DIR).join("nvidia"),
+        real.join("firmware-nvidia-gsp/lib/firmware/nvidia"),
+        real.join("firmware-nvidia-graphics/lib/firmware/nvidia"),
+    ] {
         collect_firmware(&root, &root, &mut by_name);
     }
     let mut out: Vec<Module> = Vec::new();
@@ -106,16 +113,18 @@ pub fn firmware_modules(chips: &[&str]) -> Result<Vec<Module>> {
             .copied()
             .find(|c| c.name().eq_ignore_ascii_case(chip))
             .ok_or_else(|| error(format!("unknown chip '{chip}'")))?;
-        let names = nvgpu::firmware::FirmwareBundle::module_names(chipset)
+        let mut names = nvgpu::firmware::FirmwareBundle::module_names(chipset)
             .map_err(|e| error(format!("{chip}: {e}")))?;
+        names.extend(nvgpu::firmware::FirmwareBundle::extra_module_names(chipset));
         for name in names {
             if out.iter().any(|m| m.name == name) {
                 continue;
             }
             match by_name.get(&name) {
                 Some(path) => out.push(Module { path: path.clone(), name }),
-                // Not every chip's boot firmware is distributed (Hopper's GSP-FMC is not in
-                // Debian): the kernel reports the missing module for that GPU.
+                // Without NVIDIA's source (extract-firmware) some boot inputs have no file
+                // (Hopper's GSP-FMC, Turing's generic bootloader): the kernel reports the
+                // missing module for that GPU.
                 None => eprintln!(
                     "xtask: warning: firmware {name} for {chip} not found under {} (run scripts/fetch-real-data.sh; some files are not distributed)",
                     real.display()
@@ -134,7 +143,7 @@ fn collect_firmware(root: &Path, dir: &Path, out: &mut std::collections::BTreeMa
             collect_firmware(root, &path, out);
         } else if let Ok(rel) = path.strip_prefix(root) {
             let rel = rel.to_string_lossy();
-            // Only the pinned GSP-RM release; boot images of the one release Debian ships.
+            // Only the pinned GSP-RM release; boot images (extracted or Debian's) under */gsp/.
             if rel.starts_with("535.261.03/") || rel.contains("/gsp/") && !rel.contains("/gsp/gsp-") {
                 if let Some(name) = nvgpu::firmware::module_name_for_path(&rel) {
                     out.entry(name).or_insert(path);

@@ -22,14 +22,21 @@
 //!
 //! # The COT command
 //! Refused with `FSP_ERR_IFS_ERR_INVALID_DATA` unless: exactly `sizeof(NVDM_PAYLOAD_COT)` bytes,
-//! version 1, `size` 860; a GSP-FMC in system memory (`gspFmcSysmemOffset` readable; the model
-//! does not verify its SHA-384 or RSA-3K signature: it has neither the algorithms' inputs from
-//! NVIDIA nor the FMC, which Debian does not ship); an FRTS system-memory buffer of 1 MiB,
+//! version 1, `size` 860; a GSP-FMC in system memory (`gspFmcSysmemOffset` readable); an FRTS
+//! system-memory buffer of 1 MiB,
 //! readable; the FRTS video-memory copy 1 MiB at an offset from the end of FB inside VRAM and at
 //! least its size; `GSP_FMC_BOOT_PARAMS` readable with both targets system memory,
 //! `gspRmDescSize` = `sizeof(GspFwWprMeta)`, `bIsGspRmBoot`, no WPR carve-out, LIBOS arguments
 //! 4 KiB aligned. With GSP-RM already running it is `FSP_ERR_IFS_ERR_INVALID_STATE`; any other
 //! NVDM type `FSP_ERR_IFS_ERR_NOT_SUPPORTED`.
+//!
+//! # Which GSP-FMC
+//! The model runs no RISC-V code and checks no cryptography. A GSP-FMC in system memory that is
+//! one of NVIDIA's ([`KNOWN_FMCS`]: its size and FNV-1a 64, numbers computed from the
+//! 535.261.03 source) is accepted only with its own credentials: the COT's `hash384`,
+//! `publicKey` and `signature` must be the ones that FMC ships with (by FNV-1a 64), else
+//! `FSP_ERR_IFS_ERR_INVALID_DATA`. Any other image is taken as a stand-in and accepted, as
+//! before the real FMC was available to tests; [`FspState::fmc`] tells which it was.
 //!
 //! # The GSP-FMC (after an accepted COT)
 //! It reads `GspFwWprMeta` from `gspRmDescOffset` and checks it as `kgspCalculateFbLayout_GH100`
@@ -84,6 +91,72 @@ pub(crate) struct FspState {
     /// Every complete message taken, NVDM type first (for tests: the FSP's reply overwrites
     /// RM's channel in EMEM).
     pub received: Vec<Vec<u8>>,
+    /// The GSP-FMC of the last accepted COT.
+    pub fmc: Option<FmcSeen>,
+}
+
+/// One of NVIDIA's GSP-FMCs, by the numbers the model's FSP checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FmcFingerprint {
+    /// The arrays it comes from.
+    pub source: &'static str,
+    /// Bytes of the image (`ucode_image`).
+    pub image_size: u32,
+    /// FNV-1a 64 of the image, of its SHA-384 hash (`ucode_hash`), RSA-3K signature
+    /// (`ucode_sig`) and public key (`ucode_pkey`).
+    pub image_fnv64: u64,
+    pub hash_fnv64: u64,
+    pub signature_fnv64: u64,
+    pub public_key_fnv64: u64,
+}
+
+/// NVIDIA's production-signed GSP-FMC for Hopper in RM 535.261.03:
+/// `kgspBinArchiveGspRmFmcGfwProdSigned_GH100_ucode_{image,hash,sig,pkey}_data` in
+/// `src/nvidia/generated/g_bindata_kgspGetBinArchiveGspRmFmcGfwProdSigned_GH100.c` (the archive
+/// `kfspGetGspUcodeArchive` picks without confidential computing on a production part).
+pub const KNOWN_FMCS: &[FmcFingerprint] = &[FmcFingerprint {
+    source: "g_bindata_kgspGetBinArchiveGspRmFmcGfwProdSigned_GH100.c (535.261.03)",
+    image_size: 165_448,
+    image_fnv64: 0x49fb_f61c_5982_42a0,
+    hash_fnv64: 0x20da_42cb_b862_04cc,
+    signature_fnv64: 0x532c_a6ea_3f21_7e85,
+    public_key_fnv64: 0xcfef_218a_ab3a_38a5,
+}];
+
+/// Which GSP-FMC an accepted COT named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FmcSeen {
+    /// One of NVIDIA's, with its own credentials.
+    Nvidia(&'static FmcFingerprint),
+    /// An image the model does not know (a test's stand-in).
+    StandIn,
+}
+
+/// The known FMC at `bus`, checked against the COT's credentials.
+fn recognise_fmc(
+    memory: Option<&(dyn SystemMemory + Send)>,
+    bus: u64,
+    cot: &NvdmPayloadCot,
+) -> Result<FmcSeen, (&'static str, u64)> {
+    let Some(memory) = memory else { return Ok(FmcSeen::StandIn) };
+    for fp in KNOWN_FMCS {
+        let mut image = alloc::vec![0u8; fp.image_size as usize];
+        if !memory.read(bus, &mut image) || booter::fnv1a64(&image) != fp.image_fnv64 {
+            continue;
+        }
+        for (what, bytes, expected) in [
+            ("hash384 is not the GSP-FMC's SHA-384", cot.hash384.as_bytes(), fp.hash_fnv64),
+            ("publicKey is not the GSP-FMC's key", cot.public_key.as_bytes(), fp.public_key_fnv64),
+            ("signature is not the GSP-FMC's", cot.signature.as_bytes(), fp.signature_fnv64),
+        ] {
+            let found = booter::fnv1a64(bytes);
+            if found != expected {
+                return Err((what, found));
+            }
+        }
+        return Ok(FmcSeen::Nvidia(fp));
+    }
+    Ok(FmcSeen::StandIn)
 }
 
 /// What a command packet led to.
@@ -182,7 +255,8 @@ impl FspState {
         let (error_code, refusal) = match nvdm_type {
             NVDM_TYPE_COT if gsp_rm_running => (FSP_ERR_IFS_ERR_INVALID_STATE, Some(("COT while GSP-RM runs", 0))),
             NVDM_TYPE_COT => match check_cot(&message[1..], memory, vram_bytes) {
-                Ok(params) => {
+                Ok((params, fmc)) => {
+                    self.fmc = Some(fmc);
                     outcome.cot = Some(params);
                     (FSP_OK, None)
                 }
@@ -207,7 +281,7 @@ fn check_cot(
     payload: &[u8],
     memory: Option<&(dyn SystemMemory + Send)>,
     vram_bytes: u64,
-) -> Result<GspFmcBootParams, (&'static str, u64)> {
+) -> Result<(GspFmcBootParams, FmcSeen), (&'static str, u64)> {
     let cot = payload
         .get(..NVDM_PAYLOAD_COT_SIZE)
         .filter(|_| payload.len() == NVDM_PAYLOAD_COT_SIZE)
@@ -223,6 +297,7 @@ fn check_cot(
     if fmc == u64::MAX || !readable(memory, fmc, 4096) {
         return Err(("gspFmcSysmemOffset: no readable GSP-FMC", fmc));
     }
+    let fmc_seen = recognise_fmc(memory, fmc, &cot)?;
     let frts_sys = cot.frts_sysmem_offset.get();
     if cot.frts_sysmem_size.get() != FRTS_SIZE || !readable(memory, frts_sys, FRTS_SIZE.into()) {
         return Err(("frtsSysmemOffset/Size: not a readable 1 MiB buffer", frts_sys));
@@ -260,7 +335,7 @@ fn check_cot(
     if libos.boot_args_offset == 0 || libos.boot_args_offset % 4096 != 0 {
         return Err(("gspRmParams.bootArgsOffset not 4 KiB aligned", libos.boot_args_offset));
     }
-    Ok(params)
+    Ok((params, fmc_seen))
 }
 
 /// The GSP-FMC's run after an accepted COT: the checked and placed metadata, or the error it

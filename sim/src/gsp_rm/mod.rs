@@ -61,9 +61,16 @@
 //! GSP-RM stopped (RISC-V halts, error word posted), the next booter (or, on Hopper, the GSP-FMC)
 //! halting with an error.
 //!
+//! # Logs ([`log`])
+//! GSP-RM writes LIBOS log records into LOGINIT (LIBOS arguments accepted, queues linked, resume)
+//! and LOGRM (boot RPCs, the CPU sequencer, `GSP_INIT_DONE`, each RPC answered or dropped, each
+//! fatal error; a fatal error before LOGRM is known goes to LOGINIT) in LIBOS's format. Their
+//! metadata is the model's own, in the logging ELF [`log::model_log_firmware`] (NVIDIA's is in
+//! `gsp_log_*.bin`, which Debian does not ship). Malformed parameters that are answered with an
+//! error status show in the "answered" record's status, not as records of their own.
+//!
 //! # Not modelled
-//! Nothing is written into the LIBOS log buffers (their records are references into the
-//! `.logging` sections of NVIDIA's ELF, which the model does not have); no suspend/resume
+//! NVIDIA's own log records; no suspend/resume
 //! (`srInitArguments` must describe a cold boot, `UNLOADING_GUEST_DRIVER` is always a plain
 //! unload); no task-ISR queues; no events other than
 //! `GSP_RUN_CPU_SEQUENCER` and `GSP_INIT_DONE`.
@@ -71,6 +78,7 @@
 pub mod error;
 pub mod fsp;
 pub mod image;
+pub mod log;
 pub mod objects;
 pub mod payloads;
 pub(crate) mod queue;
@@ -276,6 +284,8 @@ pub(crate) struct GspRm {
     registry: Vec<RegistryEntry>,
     /// The FSP's message state (Hopper).
     pub(crate) fsp: fsp::FspState,
+    /// The LIBOS log buffers GSP-RM writes to ([`log`]).
+    pub(crate) logs: log::ModelLogs,
 }
 
 impl Default for GspRm {
@@ -288,6 +298,7 @@ impl Default for GspRm {
             state: State::Off,
             registry: Vec::new(),
             fsp: fsp::FspState::default(),
+            logs: log::ModelLogs::default(),
         }
     }
 }
@@ -389,6 +400,10 @@ impl GspRm {
 
     fn fail(&mut self, error: GspRmError, ctx: &mut GspCtx<'_>, detail: u32) {
         ctx.log.record(ModelError::GspRm(error));
+        self.logs.fatal(&error, detail);
+        if let Some(memory) = ctx.memory {
+            self.logs.flush(memory);
+        }
         self.mailbox[0] = error.error_word();
         self.mailbox[1] = detail;
         ctx.gsp.set_riscv_running(false);
@@ -407,13 +422,14 @@ impl GspRm {
     pub fn start(&mut self, meta: GspFwWprMeta, libos_args: Option<u64>, ctx: &mut GspCtx<'_>) {
         ctx.gsp.set_riscv_running(true);
         self.registry.clear();
+        self.logs.reset();
         if core::mem::take(&mut self.faults.stop_pending) {
             self.fail(GspRmError::InjectedStop, ctx, 0);
             return;
         }
         let libos_args =
             libos_args.unwrap_or_else(|| u64::from(ctx.gsp.mailbox(0)) | (u64::from(ctx.gsp.mailbox(1)) << 32));
-        match boot(libos_args, ctx) {
+        match boot(libos_args, ctx, &mut self.logs) {
             Ok(queues) => {
                 self.state = State::Running(Box::new(Session {
                     meta,
@@ -434,6 +450,9 @@ impl GspRm {
 
     /// Lets GSP-RM work: notice a reset, act on an injected stop, take commands, post replies.
     pub fn service(&mut self, ctx: &mut GspCtx<'_>) {
+        if let Some(memory) = ctx.memory {
+            self.logs.flush(memory);
+        }
         let State::Running(session) = &mut self.state else { return };
         if ctx.gsp.reset_epoch() != session.reset_epoch {
             if ctx.machine.gsp_resume_armed {
@@ -468,6 +487,7 @@ impl GspRm {
         if let State::Running(session) = &mut self.state {
             session.flush(memory, ctx.gsp)?;
         }
+        self.logs.flush(memory);
         Ok(())
     }
 
@@ -480,13 +500,20 @@ impl GspRm {
             session.init = Init::Done;
             let status = session.init_status;
             session.post_event(RpcEvent::GspInitDone, status, &[], corrupt);
+            match status {
+                NvStatus::NV_OK => self.logs.log(log::LogTask::Rm, log::Msg::InitDone, &[]),
+                _ => self.logs.log(log::LogTask::Rm, log::Msg::InitFailed, &[status.raw().into()]),
+            }
             return;
         }
         // CORE_RESUME goes through SEC2; chips without one (Hopper) get the registers-only script.
         let has_sec2 =
             nvgpu::hal::for_chipset(ctx.config.chipset).falcon(nvgpu::hw::engine::FalconEngine::Sec2).is_some();
         let resume = sequencer == BootSequencer::WithCoreResume && has_sec2;
-        session.post_event(RpcEvent::GspRunCpuSequencer, NvStatus::NV_OK, &sequencer::script(resume), corrupt);
+        let script = sequencer::script(resume);
+        session.post_event(RpcEvent::GspRunCpuSequencer, NvStatus::NV_OK, &script, corrupt);
+        let resume_word = log::LogArg::Str(if resume { "yes" } else { "no" });
+        self.logs.log(log::LogTask::Rm, log::Msg::SequencerPosted, &[(script.len() as u64).into(), resume_word]);
         session.init = Init::AwaitSequencer { resume };
         ctx.machine.gsp_resume_armed = resume;
     }
@@ -499,6 +526,7 @@ impl GspRm {
         if session.init == (Init::AwaitSequencer { resume: false }) && value == sequencer::TOKEN_EXPECTED {
             session.init = Init::Done;
             session.post_event(RpcEvent::GspInitDone, NvStatus::NV_OK, &[], corrupt);
+            self.logs.log(log::LogTask::Rm, log::Msg::InitDone, &[]);
         }
     }
 
@@ -543,6 +571,8 @@ impl GspRm {
         ctx.machine.bsi_scratch_14 |= 1 << nvgpu::hw::gc6::NV_PGC6_BSI_SECURE_SCRATCH_14::BOOT_STAGE_3_HANDOFF.bits.lo;
         session.init = Init::Done;
         session.post_event(RpcEvent::GspInitDone, NvStatus::NV_OK, &[], &mut self.faults.corrupt_next);
+        self.logs.log(log::LogTask::Init, log::Msg::Resumed, &[]);
+        self.logs.log(log::LogTask::Rm, log::Msg::InitDone, &[]);
         self.state = State::Running(session);
         self.service(ctx);
         0
@@ -551,8 +581,10 @@ impl GspRm {
     /// Stops after `UNLOADING_GUEST_DRIVER`: the reply is out; the core halts, and
     /// `NV_PGSP_FALCON_MAILBOX0` says the processor suspended.
     fn unload(&mut self, ctx: &mut GspCtx<'_>) {
+        self.logs.log(log::LogTask::Rm, log::Msg::Unloading, &[]);
         if let (State::Running(session), Some(memory)) = (&mut self.state, ctx.memory) {
             let _ = session.flush(memory, ctx.gsp);
+            self.logs.flush(memory);
         }
         ctx.gsp.set_mailbox(0, error::LIBOS_INTERRUPT_PROCESSOR_SUSPENDED);
         ctx.gsp.set_riscv_running(false);
@@ -612,7 +644,7 @@ fn read_struct<T: FromBytes>(memory: &dyn SystemMemory, bus: u64) -> Option<T> {
 }
 
 /// Steps 1-3 of the boot (module documentation).
-fn boot(libos_args: u64, ctx: &mut GspCtx<'_>) -> Result<Queues, GspRmError> {
+fn boot(libos_args: u64, ctx: &mut GspCtx<'_>, logs: &mut log::ModelLogs) -> Result<Queues, GspRmError> {
     let libos = |what, value| GspRmError::LibosArgs { what, value };
     let memory = ctx.memory.ok_or(libos("no system memory attached to the model", 0))?;
     if libos_args == 0 || !libos_args.is_multiple_of(RM_PAGE_SIZE) {
@@ -669,6 +701,7 @@ fn boot(libos_args: u64, ctx: &mut GspCtx<'_>) -> Result<Queues, GspRmError> {
         if !memory.read(arg.pa, &mut probe) || !memory.read(last, &mut probe) {
             return Err(region("region unreadable", arg.pa));
         }
+        logs.attach(arg.id8, arg.pa, arg.size);
     }
     for (id, name) in [
         (LOGINIT_ID, "missing (LOGINIT)"),
@@ -699,9 +732,13 @@ fn boot(libos_args: u64, ctx: &mut GspCtx<'_>) -> Result<Queues, GspRmError> {
             return Err(GspRmError::RmArgs { what: "profiler buffer unreadable", value: profiler.pa });
         }
     }
-    Queues::link(&args.message_queue_init_arguments, memory)
+    let init = log::LogTask::Init;
+    logs.log(init, log::Msg::LibosArgs, &[libos_args.into(), (seen.len() as u64).into(), rmargs_pa.into()]);
+    let queues = Queues::link(&args.message_queue_init_arguments, memory)?;
+    let queue_args = &args.message_queue_init_arguments;
+    logs.log(init, log::Msg::QueuesLinked, &[queue_args.shared_mem_phys_addr.into(), queue_args.page_table_entry_count.into()]);
+    Ok(queues)
 }
 
-// The model writes nothing into the LIBOS log buffers: their records are format-string
-// references into NVIDIA's `.logging` ELF sections, which the model does not have.
+// The model's log records ([`log`]) assume RM's release buffer size.
 const _: () = assert!(LIBOS_LOG_BUFFER_SIZE == 0x10000);

@@ -30,6 +30,7 @@ use nvgpu::hw::classes;
 use zerocopy::{FromBytes, IntoBytes};
 
 use super::error::GspRmError;
+use super::log::{rpc_name, LogArg, LogTask, Msg};
 use super::objects::{INTERNAL_CLIENT, INTERNAL_DEVICE, INTERNAL_SUBDEVICE};
 use super::payloads::*;
 use super::queue::Command;
@@ -111,6 +112,7 @@ fn dispatch(rm: &mut GspRm, header: RpcMessageHeader, params: Vec<u8>, ctx: &mut
     let boot_rpc = matches!(decoded, Some(RpcFunction::GspSetSystemInfo | RpcFunction::SetRegistry));
 
     if rm.faults.drop_commands {
+        rm.logs.log(LogTask::Rm, Msg::RpcDropped, &[LogArg::Str(rpc_name(function)), function.into()]);
         return;
     }
     if let (Some(status), false) = (rm.faults.fail_status, boot_rpc) {
@@ -121,6 +123,9 @@ fn dispatch(rm: &mut GspRm, header: RpcMessageHeader, params: Vec<u8>, ctx: &mut
 
     let State::Running(session) = &mut rm.state else { return };
     let init = session.init;
+    if boot_rpc {
+        rm.logs.log(LogTask::Rm, Msg::BootRpc, &[LogArg::Str(rpc_name(function)), (params.len() as u64).into()]);
+    }
     match decoded {
         Some(RpcFunction::GspSetSystemInfo) => {
             if init != Init::AwaitSystemInfo {
@@ -218,6 +223,9 @@ fn with_status(function: Option<RpcFunction>, params: &[u8], status: NvStatus) -
 }
 
 fn reply(rm: &mut GspRm, request: RpcMessageHeader, status: NvStatus, payload: &[u8]) {
+    let function = request.function;
+    let name = LogArg::Str(rpc_name(function));
+    rm.logs.log(LogTask::Rm, Msg::RpcAnswered, &[name, function.into(), status.raw().into()]);
     let corrupt = &mut rm.faults.corrupt_next;
     let State::Running(session) = &mut rm.state else { return };
     let header = RpcMessageHeader { rpc_result: status.raw(), rpc_result_private: status.raw(), ..request };

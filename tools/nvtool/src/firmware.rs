@@ -11,7 +11,8 @@ use std::process::ExitCode;
 
 use nvgpu::chip::{Chipset, GSP_FIRMWARE_VERSION};
 use nvgpu::firmware::{
-    BinHeader, BooterFirmware, BootloaderFirmware, FirmwareKind, GspElf, GspSignature,
+    BinHeader, BooterFirmware, BootloaderFirmware, FirmwareKind, GenericBootloaderFirmware,
+    GspElf, GspSignature,
 };
 use serde_json::{json, Value};
 
@@ -60,6 +61,37 @@ pub fn run(args: &[String]) -> ExitCode {
                     println!("{:#}", bootloader_json(path, data.len(), &bootloader));
                 } else {
                     print!("{}", bootloader_text(path, data.len(), &bootloader));
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(path, &e),
+        },
+        FirmwareKind::GenericBootloader => match GenericBootloaderFirmware::parse(&data) {
+            Ok(bl) => {
+                let d = &bl.desc;
+                if json_output {
+                    println!(
+                        "{:#}",
+                        json!({
+                            "file": path,
+                            "size": data.len(),
+                            "kind": "generic_bootloader",
+                            "image_size": bl.image().len(),
+                            "bl_start_tag": d.bl_start_tag,
+                            "bl_dmem_desc_load_off": d.bl_dmem_desc_load_off,
+                            "code_off": d.bl_img_header.bl_code_offset,
+                            "code_size": d.bl_img_header.bl_code_size,
+                            "data_off": d.bl_img_header.bl_data_offset,
+                            "data_size": d.bl_img_header.bl_data_size,
+                        })
+                    );
+                } else {
+                    println!("{path}: NVIDIA generic falcon bootloader ({} bytes)", data.len());
+                    println!("  image            {} bytes", bl.image().len());
+                    println!("  start tag        {:#x}", d.bl_start_tag);
+                    println!("  DMEM desc offset {:#x}", d.bl_dmem_desc_load_off);
+                    println!("  code             {:#x} + {:#x}", d.bl_img_header.bl_code_offset, d.bl_img_header.bl_code_size);
+                    println!("  data             {:#x} + {:#x}", d.bl_img_header.bl_data_offset, d.bl_img_header.bl_data_size);
                 }
                 ExitCode::SUCCESS
             }

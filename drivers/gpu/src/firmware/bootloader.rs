@@ -164,12 +164,19 @@ impl<'a> BootloaderFirmware<'a> {
                 expected: "1..=5 (rmRiscvUcode.h)",
             });
         }
-        if desc.bootloader_size == 0 {
+        // Hopper's boot binary (`kgspGetBinArchiveGspRmBoot_GH100`) has no bootloader part at
+        // all: the GSP-FMC runs its monitor (RM hands the FMC only the monitor and manifest
+        // offsets, `kgspCalculateFbLayout_GH100`).
+        let monitor_only = desc.bootloader_offset == 0
+            && desc.bootloader_param_size == 0
+            && desc.monitor_enabled
+            && desc.monitor_code_size != 0;
+        if desc.bootloader_size == 0 && !monitor_only {
             return Err(FirmwareError::BadField {
                 structure: "RM_RISCV_UCODE_DESC",
                 field: "bootloaderSize",
                 value: 0,
-                expected: "a non-empty bootloader",
+                expected: "a non-empty bootloader (or none at all, with an enabled monitor: Hopper)",
             });
         }
         let image = bin.image(file)?;

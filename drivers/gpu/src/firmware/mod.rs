@@ -8,14 +8,18 @@
 //! follows. Firmware is input: anything truncated, corrupt or of another release is a
 //! [`FirmwareError`], never a panic. Parsed firmware borrows the file's bytes.
 //!
-//! Not here: Hopper's FSP-side FMC (`GspRmFmcGfw`: image, hash, signature, public key) and the
-//! scrubber ucode; neither is in the pinned Debian packages.
+//! Two boot inputs come as plain files only from the project's extractor (`cargo xtask
+//! extract-firmware`, which reads RM's compiled-in arrays of the pinned release): NVIDIA's generic
+//! falcon bootloader ([`GenericBootloaderFirmware`], Turing and GA100) and Hopper's FSP-side FMC
+//! (`GspRmFmcGfw`: image, hash, signature, public key; [`FirmwareBundle::fmc_images`]).
+//! Not here: the scrubber ucode.
 
 mod bin_hdr;
 mod booter;
 mod bootloader;
 mod bundle;
 mod error;
+mod generic_bootloader;
 mod gsp;
 
 #[cfg(test)]
@@ -31,10 +35,11 @@ pub use bootloader::{
     RM_RISCV_UCODE_DESC_SHORT_SIZE, RM_RISCV_UCODE_DESC_SIZE,
 };
 pub use bundle::{
-    boot_image_chip, boot_module_name, module_name_for_path, BootImage, FirmwareBundle,
-    FirmwareSourceExt,
+    boot_image_chip, boot_module_name, extra_image_chip, extra_module_name, module_name_for_path,
+    BootImage, ExtraImage, FirmwareBundle, FirmwareSourceExt, PINNED_BOOT_FIRMWARE_DIR,
 };
 pub use error::{FirmwareError, Result};
+pub use generic_bootloader::{GenericBootloaderFirmware, RM_FLCN_BL_DESC_SIZE};
 pub use gsp::{
     GspElf, GspFirmware, GspSection, GspSignature, GSP_CC_SIGNATURE_SECTION_PREFIX,
     GSP_IMAGE_SECTION, GSP_SIGNATURE_SECTION_PREFIX, GSP_VERSION_SECTION,
@@ -49,11 +54,14 @@ pub enum FirmwareKind {
     Booter,
     /// An `nvfw_bin_hdr` file with an `RM_RISCV_UCODE_DESC`: the GSP bootloader.
     Bootloader,
+    /// An `nvfw_bin_hdr` file with an `RM_FLCN_BL_DESC`: NVIDIA's generic falcon bootloader.
+    GenericBootloader,
 }
 
 impl FirmwareKind {
     /// Tells the kind from the bytes. `nvfw_bin_hdr` has no type tag: a header region exactly the
-    /// size of an `RM_RISCV_UCODE_DESC` (76 or 84 bytes) is a bootloader; an HS header region is
+    /// size of an `RM_RISCV_UCODE_DESC` (76 or 84 bytes) is a bootloader, one of an
+    /// `RM_FLCN_BL_DESC` (24 bytes) the generic falcon bootloader; an HS header region is
     /// at least 36 + 4 + 4 + 12 + 4 + 36 bytes plus the signatures, so anything else is taken for
     /// an HS ucode (and checked as one).
     pub fn detect(bytes: &[u8]) -> Result<Self> {
@@ -75,6 +83,8 @@ impl FirmwareKind {
         let region = header.header_region_size() as usize;
         if region == RM_RISCV_UCODE_DESC_SIZE || region == RM_RISCV_UCODE_DESC_SHORT_SIZE {
             Ok(Self::Bootloader)
+        } else if region == RM_FLCN_BL_DESC_SIZE {
+            Ok(Self::GenericBootloader)
         } else {
             Ok(Self::Booter)
         }
@@ -86,6 +96,7 @@ impl FirmwareKind {
             Self::GspElf => "GSP-RM firmware (ELF)",
             Self::Booter => "HS booter ucode (nvfw_bin_hdr + nvfw_hs_header_v2)",
             Self::Bootloader => "GSP bootloader (nvfw_bin_hdr + RM_RISCV_UCODE_DESC)",
+            Self::GenericBootloader => "generic falcon bootloader (nvfw_bin_hdr + RM_FLCN_BL_DESC)",
         }
     }
 }

@@ -134,11 +134,15 @@ impl HistorySnapshot {
 }
 
 impl fmt::Display for HistorySnapshot {
-    /// One line per entry, oldest first: direction, name, sequence number, records, data words,
-    /// how long ago it started, how long it took, outcome.
+    /// The entries on one line (an error that carries the history stays one log line), oldest
+    /// first, separated by ` | `: direction, name, sequence number, records, data words, how
+    /// long ago it started, how long it took, outcome.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut any = false;
         for e in self.entries() {
+            if any {
+                f.write_str(" | ")?;
+            }
             any = true;
             let dir = match e.direction {
                 Direction::Command => "->",
@@ -147,7 +151,7 @@ impl fmt::Display for HistorySnapshot {
             let ago_us = self.taken_ns.saturating_sub(e.start_ns) / 1000;
             write!(
                 f,
-                "\n  {dir} {} seq {} ({} record{}) data {:#x} {:#x}, {ago_us} us ago, ",
+                "{dir} {} seq {} ({} record{}) data {:#x} {:#x}, {ago_us} us ago, ",
                 e.function,
                 e.seq_num,
                 e.records,
@@ -169,7 +173,7 @@ impl fmt::Display for HistorySnapshot {
             }
         }
         if !any {
-            f.write_str("\n  (no RPCs yet)")?;
+            f.write_str("(no RPCs yet)")?;
         }
         Ok(())
     }
@@ -319,6 +323,8 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL seq 8 (1 record) data 0x0 0x0, 1000 us ago, unfinished, pending"), "{text}");
+        assert!(!text.contains('\n'), "one line: {text}");
+        assert!(text.contains("replied NV_ERR_INVALID_CLASS (0x00000022: Given class-id not valid) | <- NV_VGPU_MSG_EVENT_OS_ERROR_LOG"), "{text}");
         assert_eq!(RpcName(0x1fff).to_string(), "RPC event 0x1fff");
         assert_eq!(RpcName(150).to_string(), "RPC function 150");
     }

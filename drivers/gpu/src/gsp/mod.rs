@@ -28,6 +28,7 @@ pub mod history;
 pub mod init_args;
 pub mod layout;
 pub mod libos;
+pub mod logs;
 pub mod msgq;
 pub mod queue;
 pub mod radix3;

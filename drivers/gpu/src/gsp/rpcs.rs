@@ -38,6 +38,7 @@ use super::queue::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, RE
 use super::rm::NV01_NULL_OBJECT;
 use super::rpc::{RpcEvent, RpcFunction, RpcMessageHeader};
 use super::status::NvStatus;
+use crate::chip::Chipset;
 use crate::hw::headers::OGKM_PINNED;
 use crate::hw::{Header, RegisterIo};
 use crate::platform::{wait_for, Clock, Timeout};
@@ -123,6 +124,8 @@ pub enum RpcErrorKind {
         during: RpcName,
         error: TransportError,
     },
+    /// The queues failed while [`GspRpc::poll`] read the status queue, no RPC outstanding.
+    Polling(TransportError),
     /// No reply (or event) within the timeout. `reply`: waiting for the reply to function
     /// `waiting_for`, else for event `waiting_for`.
     Timeout {
@@ -156,21 +159,34 @@ pub enum RpcErrorKind {
 }
 
 /// An RPC failure, with the RPC history at the time it happened when the failure came from the
-/// exchange with GSP-RM (so that a timeout says what was sent before it).
+/// exchange with GSP-RM (so that a timeout says what was sent before it), and the GPU when the
+/// client was told which one it talks to ([`GspRpc::set_gpu`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RpcError {
     /// What went wrong.
     pub kind: RpcErrorKind,
     /// The last RPCs, oldest first.
     pub history: Option<Box<HistorySnapshot>>,
+    /// The GPU whose GSP-RM this was.
+    pub gpu: Option<Chipset>,
 }
 
 impl RpcError {
-    /// An error without history (the client adds it).
+    /// An error without history or GPU (the client adds them).
     pub const fn new(kind: RpcErrorKind) -> Self {
         RpcError {
             kind,
             history: None,
+            gpu: None,
+        }
+    }
+
+    /// Writes `; last RPCs (oldest first): ...` when the error carries the history (for callers
+    /// that print [`Self::kind`] in their own words, such as the boot's errors).
+    pub fn fmt_history(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.history {
+            Some(h) => write!(f, "; last RPCs (oldest first): {h}"),
+            None => Ok(()),
         }
     }
 
@@ -219,6 +235,7 @@ impl fmt::Display for RpcErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RpcErrorKind::Transport { during, error } => write!(f, "{during}: {error}"),
+            RpcErrorKind::Polling(error) => write!(f, "polling the status queue: {error}"),
             RpcErrorKind::Timeout {
                 waiting_for,
                 reply: true,
@@ -253,12 +270,13 @@ impl fmt::Display for RpcErrorKind {
 }
 
 impl fmt::Display for RpcError {
+    /// One line: the GPU (when known), what went wrong, the history.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.kind.fmt(f)?;
-        if let Some(h) = &self.history {
-            write!(f, "; last RPCs (oldest first):{h}")?;
+        if let Some(gpu) = self.gpu {
+            write!(f, "{gpu:?} GSP RPC: ")?;
         }
-        Ok(())
+        self.kind.fmt(f)?;
+        self.fmt_history(f)
     }
 }
 
@@ -365,6 +383,7 @@ pub struct GspRpc<D: GspDoorbell, C: Clock> {
     history: RpcHistory,
     timeout_ms: u64,
     events: Box<dyn EventHandler + Send>,
+    gpu: Option<Chipset>,
 }
 
 impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
@@ -377,7 +396,27 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
             history: RpcHistory::new(),
             timeout_ms: RPC_REPLY_TIMEOUT_MS,
             events: Box::new(LogEvents),
+            gpu: None,
         }
+    }
+
+    /// Names the GPU this client talks to; its errors carry it.
+    pub fn set_gpu(&mut self, gpu: Chipset) {
+        self.gpu = Some(gpu);
+    }
+
+    /// The GPU named with [`Self::set_gpu`].
+    pub const fn gpu(&self) -> Option<Chipset> {
+        self.gpu
+    }
+
+    /// `error` as it leaves the client: with the history now and the GPU.
+    fn failed(&self, error: RpcError) -> RpcError {
+        let mut error = error.with_history(self.snapshot());
+        if error.gpu.is_none() {
+            error.gpu = self.gpu;
+        }
+        error
     }
 
     /// Sets how long replies are waited for.
@@ -460,11 +499,10 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
         });
         match sent {
             Ok(_) => Ok(entry),
-            Err(error) => Err(RpcError::new(RpcErrorKind::Transport {
+            Err(error) => Err(self.failed(RpcError::new(RpcErrorKind::Transport {
                 during: function.into(),
                 error,
-            })
-            .with_history(self.snapshot())),
+            }))),
         }
     }
 
@@ -472,7 +510,7 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
     /// and `SET_REGISTRY` are queued before GSP-RM even runs). A reply that comes later goes to
     /// the event handler of whatever wait is running then.
     pub fn post<R: Rpc>(&mut self, rpc: &R) -> Result<(), RpcError> {
-        let payload = Self::encode(rpc)?;
+        let payload = Self::encode(rpc).map_err(|e| self.failed(e))?;
         self.send(R::FUNCTION, &payload, rpc.history_data(), true)
             .map(|_| ())
     }
@@ -491,7 +529,7 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
         rpc: &R,
         events: &mut H,
     ) -> Result<R::Reply, RpcError> {
-        let payload = Self::encode(rpc)?;
+        let payload = Self::encode(rpc).map_err(|e| self.failed(e))?;
         let entry = self.send(R::FUNCTION, &payload, rpc.history_data(), false)?;
         let awaited = Awaited::Reply {
             function: R::FUNCTION.raw(),
@@ -501,12 +539,12 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
         let reply = self.wait(awaited, self.timeout_ms, events)?;
         let status = reply.rpc_result();
         if !status.is_ok() {
-            return Err(RpcError::new(RpcErrorKind::Failed {
+            return Err(self.failed(RpcError::new(RpcErrorKind::Failed {
                 function: R::FUNCTION.into(),
                 status,
-            }));
+            })));
         }
-        R::decode_reply(&reply.payload)
+        R::decode_reply(&reply.payload).map_err(|e| self.failed(e))
     }
 
     /// Waits (bounded) for GSP-RM to send `event` (e.g. `GSP_INIT_DONE`), giving other messages
@@ -533,17 +571,11 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
                     self.note_incoming(&message);
                     events
                         .on_message(&message)
-                        .map_err(|e| e.with_history(self.snapshot()))?;
+                        .map_err(|e| self.failed(e))?;
                     handled += 1;
                 }
                 Ok(None) => return Ok(handled),
-                Err(error) => {
-                    return Err(RpcError::new(RpcErrorKind::Transport {
-                        during: RpcName(0),
-                        error,
-                    })
-                    .with_history(self.snapshot()))
-                }
+                Err(error) => return Err(self.failed(RpcError::new(RpcErrorKind::Polling(error)))),
             }
         }
     }
@@ -636,18 +668,17 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
                 if let Some(entry) = entry {
                     self.history.complete(entry, now, RpcOutcome::Failed);
                 }
-                Err(e.with_history(self.snapshot()))
+                Err(self.failed(e))
             }
             Err(Timeout { after_ms, .. }) => {
                 if let Some(entry) = entry {
                     self.history.complete(entry, now, RpcOutcome::TimedOut);
                 }
-                Err(RpcError::new(RpcErrorKind::Timeout {
+                Err(self.failed(RpcError::new(RpcErrorKind::Timeout {
                     waiting_for: during,
                     reply: entry.is_some(),
                     after_ms,
-                })
-                .with_history(self.snapshot()))
+                })))
             }
         }
     }
@@ -3243,6 +3274,31 @@ mod tests {
             err.to_string().starts_with("GSP-RM answered NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC with NV_ERR_INVALID_CLASS (0x00000022"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn errors_name_the_gpu_and_carry_the_history_on_one_line() {
+        let (mut rpc, _gsp, _mem) = client(Box::new(|m: &FakeMessage| {
+            vec![Outgoing {
+                function: m.function,
+                rpc_result: 0x22,
+                payload: m.payload.clone(),
+            }]
+        }));
+        rpc.set_gpu(Chipset::GA102);
+        let err = rpc.call(&alloc(0x1234, &[])).unwrap_err();
+        assert_eq!(err.gpu, Some(Chipset::GA102));
+        assert_eq!(
+            err.history.as_ref().unwrap().last().unwrap().outcome,
+            RpcOutcome::Replied(NvStatus::NV_ERR_INVALID_CLASS)
+        );
+        let text = err.to_string();
+        assert!(
+            text.starts_with("GA102 GSP RPC: GSP-RM answered NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC with NV_ERR_INVALID_CLASS"),
+            "{text}"
+        );
+        assert!(text.contains("; last RPCs (oldest first): -> NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC seq 0"), "{text}");
+        assert!(!text.contains('\n'), "{text}");
     }
 
     #[test]

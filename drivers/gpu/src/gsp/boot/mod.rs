@@ -38,6 +38,7 @@ use core::fmt;
 use crate::chip::Chipset;
 use crate::falcon::{Falcon, FalconError, Mailboxes};
 use crate::firmware::FirmwareBundle;
+use crate::gsp::logs::{GspLogs, LogLine, LogMetadata};
 use crate::gsp::fwsec_frts::{run_fwsec_frts, run_fwsec_sb, FrtsRegion, FwsecFrtsError, FwsecFrtsOutcome, GenericBootloader};
 use crate::gsp::msgq::MessageQueueLayout;
 use crate::gsp::queue::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, STATUS_QUEUE_LINK_TIMEOUT_MS};
@@ -48,7 +49,7 @@ use crate::gsp::rpcs::{
 };
 use crate::gsp::wpr::{GspFwWprMeta, WprChipParams};
 use crate::hal::{BootFlow, Family, Hal};
-use crate::hw::engine::FalconEngine;
+use crate::hw::engine::{FalconEngine, NV_PGSP_MAILBOX};
 use crate::hw::falcon::NV_PFALCON_FALCON_OS;
 use crate::hw::{fb, gc6, RegisterIo};
 use crate::platform::{wait_for, Clock, DmaAllocator, Timeout};
@@ -129,6 +130,14 @@ pub enum BootStep {
 }
 
 impl BootStep {
+    /// Whether GSP-RM may be running (and able to post an error word) during this step.
+    pub const fn gsp_rm_may_run(self) -> bool {
+        matches!(
+            self,
+            Self::RiscvActive | Self::LinkStatusQueue | Self::WaitInitDone | Self::GetStaticInfo | Self::UnloadGuestDriver
+        )
+    }
+
     /// A short description for the boot log.
     pub const fn description(self) -> &'static str {
         match self {
@@ -186,6 +195,8 @@ pub struct BootReport {
     pub gpu_name: Option<String>,
     /// Failures RM logs and goes on from (FWSEC-SB at unload).
     pub warnings: Vec<BootError>,
+    /// GSP-RM's LIBOS log lines read during the boot ([`crate::gsp::logs`]), oldest first.
+    pub logs: Vec<LogLine>,
 }
 
 impl BootReport {
@@ -336,17 +347,113 @@ impl From<fsp::FspError> for BootErrorKind {
     }
 }
 
-/// A failed boot: which chip, which step, what.
+/// `NV_GSP_ERROR_TAG_VAL` (`gsp/gsp_error.h`): bits 31:28 of `NV_PGSP_MAILBOX(0)` when GSP-RM
+/// reports a fatal error there.
+pub const NV_GSP_ERROR_TAG_VAL: u32 = 0xE;
+/// The fields of that word as `gsp_error.h` declares them: (high bit, low bit).
+pub const NV_GSP_ERROR_TAG: (u32, u32) = (31, 28);
+pub const NV_GSP_ERROR_SKIPPED: (u32, u32) = (27, 24);
+pub const NV_GSP_ERROR_TASK: (u32, u32) = (23, 16);
+pub const NV_GSP_ERROR_REASON: (u32, u32) = (15, 8);
+pub const NV_GSP_ERROR_CODE: (u32, u32) = (7, 0);
+
+/// A fatal error GSP-RM posted in `NV_PGSP_MAILBOX(0)` (detail in `NV_PGSP_MAILBOX(1)`), as
+/// `kgspHealthCheck_TU102` (`kernel_gsp_tu102.c`) reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GspErrorReport {
+    /// `NV_PGSP_MAILBOX(0)`: tag, skipped errors, task, reason, code.
+    pub mailbox0: u32,
+    /// `NV_PGSP_MAILBOX(1)`: where (RM prints it as "at").
+    pub mailbox1: u32,
+}
+
+impl GspErrorReport {
+    const fn field(word: u32, (hi, lo): (u32, u32)) -> u32 {
+        (word >> lo) & (u32::MAX >> (31 - (hi - lo)))
+    }
+
+    /// The report in `NV_PGSP_MAILBOX(0)/(1)`, if the error tag is there.
+    pub fn read(io: &(impl RegisterIo + ?Sized)) -> Option<Self> {
+        let mailbox0 = NV_PGSP_MAILBOX::read(io, 0).data();
+        (Self::field(mailbox0, NV_GSP_ERROR_TAG) == NV_GSP_ERROR_TAG_VAL)
+            .then(|| Self { mailbox0, mailbox1: NV_PGSP_MAILBOX::read(io, 1).data() })
+    }
+
+    pub const fn task(&self) -> u32 {
+        Self::field(self.mailbox0, NV_GSP_ERROR_TASK)
+    }
+    pub const fn reason(&self) -> u32 {
+        Self::field(self.mailbox0, NV_GSP_ERROR_REASON)
+    }
+    pub const fn code(&self) -> u32 {
+        Self::field(self.mailbox0, NV_GSP_ERROR_CODE)
+    }
+    /// Further errors GSP-RM could not report.
+    pub const fn skipped(&self) -> u32 {
+        Self::field(self.mailbox0, NV_GSP_ERROR_SKIPPED)
+    }
+}
+
+impl fmt::Display for GspErrorReport {
+    /// RM's wording (`kgspHealthCheck_TU102`), with the raw word.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "GSP-RM task {} raised error code {:#x} for reason {:#x} at {:#x} (NV_PGSP_MAILBOX(0) {:#010x})",
+            self.task(),
+            self.code(),
+            self.reason(),
+            self.mailbox1,
+            self.mailbox0
+        )?;
+        if self.skipped() != 0 {
+            write!(f, ", {} more errors skipped", self.skipped())?;
+        }
+        Ok(())
+    }
+}
+
+/// A failed boot: which chip, which step, what; and GSP-RM's own error report when it posted
+/// one (a step failing while GSP-RM runs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BootError {
     pub chipset: Chipset,
     pub step: BootStep,
     pub kind: BootErrorKind,
+    /// What GSP-RM reported in `NV_PGSP_MAILBOX(0)/(1)` when the step failed.
+    pub gsp_error: Option<GspErrorReport>,
+    /// GSP-RM's LIBOS log lines of the boot up to the failure (empty before the log buffers
+    /// exist), oldest first.
+    pub logs: Vec<LogLine>,
 }
 
 impl fmt::Display for BootError {
+    /// One line: chip, step, cause, GSP-RM's error report, the RPC history; then GSP-RM's log
+    /// lines, one per line, indented.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?} GSP boot, step \"{}\": {}", self.chipset, self.step.description(), self.kind)
+        write!(f, "{:?} GSP boot, step \"{}\": ", self.chipset, self.step.description())?;
+        // The chip is named already: an RPC error prints without it, its history last.
+        let rpc = match &self.kind {
+            BootErrorKind::Rpc(e) => {
+                e.kind.fmt(f)?;
+                Some(e)
+            }
+            kind => {
+                kind.fmt(f)?;
+                None
+            }
+        };
+        if let Some(report) = &self.gsp_error {
+            write!(f, "; {report}")?;
+        }
+        if let Some(e) = rpc {
+            e.fmt_history(f)?;
+        }
+        // Then what GSP-RM logged, a line each.
+        for line in &self.logs {
+            write!(f, "\n  {line}")?;
+        }
+        Ok(())
     }
 }
 
@@ -446,6 +553,8 @@ pub struct GspBoot<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Size
     /// DMA memory of the FSP path (GSP-FMC copy, FRTS buffer, FMC arguments).
     fsp_memory: Vec<DmaRegion<'a, A>>,
     report: BootReport,
+    /// The read positions in GSP-RM's log buffers and the ELFs to decode them with.
+    logs: GspLogs<'a>,
 }
 
 type StepResult<T> = Result<T, BootErrorKind>;
@@ -465,6 +574,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
             static_info: None,
             fsp_memory: Vec::new(),
             report: BootReport::default(),
+            logs: GspLogs::for_gsp_rm(None),
         }
     }
 
@@ -478,9 +588,27 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         self.rpc.as_mut()
     }
 
+    /// The fatal error GSP-RM reports in `NV_PGSP_MAILBOX(0)/(1)`, if any: what to look at when
+    /// an RPC after the boot times out.
+    pub fn gsp_error(&self) -> Option<GspErrorReport> {
+        GspErrorReport::read(self.inputs.io)
+    }
+
     /// GSP-RM's static information, once `GET_GSP_STATIC_INFO` answered.
     pub fn static_info(&self) -> Option<&GspStaticConfigInfo> {
         self.static_info.as_deref()
+    }
+
+    /// Decodes GSP-RM's log records with `metadata` from now on (from `gsp_log_<family>.bin`,
+    /// which Debian does not ship); without it the records print raw.
+    pub fn set_log_metadata(&mut self, metadata: Option<&LogMetadata<'a>>) {
+        self.logs.set_metadata(metadata);
+    }
+
+    /// GSP-RM's log lines since the last read (they are also printed through `log`): what RM's
+    /// `kgspDumpGspLogs` prints, for a caller that polls after the boot.
+    pub fn drain_logs(&mut self) -> Vec<LogLine> {
+        self.collect_logs()
     }
 
     /// The report so far (complete after [`Self::run`]).
@@ -491,10 +619,12 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
     /// Boots GSP-RM with the chip's flow.
     pub fn run(&mut self) -> Result<BootReport, BootError> {
         self.report = BootReport { flow: Some(self.hal.boot_flow), ..BootReport::default() };
+        self.logs.reset();
         match self.hal.boot_flow {
             BootFlow::FwsecFrtsBooter | BootFlow::FwsecBootloader => self.boot_with_booter()?,
             BootFlow::FspChainOfTrust => self.boot_with_fsp()?,
         }
+        self.collect_logs();
         Ok(self.report.clone())
     }
 
@@ -622,10 +752,27 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let elapsed_ns = self.inputs.clock.now_ns().saturating_sub(start);
         self.report.steps.push(StepRecord { step, elapsed_ns });
         result.map_err(|kind| {
-            let error = BootError { chipset: self.inputs.chipset, step, kind };
+            let gsp_error = if step.gsp_rm_may_run() { GspErrorReport::read(self.inputs.io) } else { None };
+            self.collect_logs();
+            let logs = self.report.logs.clone();
+            let error = BootError { chipset: self.inputs.chipset, step, kind, gsp_error, logs };
             log::error!("{error}");
             error
         })
+    }
+
+    /// Reads GSP-RM's log buffers (once the boot data exists) into the report and `log`.
+    fn collect_logs(&mut self) -> Vec<LogLine> {
+        let mut lines = Vec::new();
+        if let Some(data) = self.data.as_ref() {
+            let buffers: Vec<&[u8]> = data.logs.iter().map(|log| log.region.as_slice()).collect();
+            self.logs.drain(&buffers, |line| lines.push(line));
+        }
+        for line in &lines {
+            log::log!(line.level(), "{:?}: {line}", self.inputs.chipset);
+        }
+        self.report.logs.extend(lines.iter().cloned());
+        lines
     }
 
     fn falcon(&self, engine: FalconEngine) -> StepResult<Falcon<&'a R, ClockRef<'a, C>>> {
@@ -645,6 +792,8 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
             chipset: self.inputs.chipset,
             step: BootStep::PrepareBootData,
             kind,
+            gsp_error: None,
+            logs: Vec::new(),
         })
     }
 
@@ -752,7 +901,9 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let memory = data.take_queue_memory().ok_or(BootErrorKind::Missing { what: "queue memory" })?;
         let doorbell = self.doorbell.take().ok_or(BootErrorKind::Missing { what: "the doorbell" })?;
         let queues = GspMessageQueues::new(memory, data.queue_layout, doorbell)?;
-        self.rpc = Some(GspRpc::new(queues, ClockRef(self.inputs.clock)));
+        let mut rpc = GspRpc::new(queues, ClockRef(self.inputs.clock));
+        rpc.set_gpu(self.inputs.chipset);
+        self.rpc = Some(rpc);
         self.send_init_rpcs()
     }
 
@@ -821,7 +972,13 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
                 Ok(run_fwsec_sb(&gsp, self.hal, self.inputs.dma, &fwsec, self.inputs.generic_bootloader.as_ref())?)
             });
         if let Err(kind) = result {
-            let warning = BootError { chipset: self.inputs.chipset, step: BootStep::FwsecSb, kind };
+            let warning = BootError {
+                chipset: self.inputs.chipset,
+                step: BootStep::FwsecSb,
+                kind,
+                gsp_error: None,
+                logs: Vec::new(),
+            };
             log::warn!("{warning} (going on, as RM does)");
             self.report.warnings.push(warning);
         }
@@ -956,6 +1113,8 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         self.report.sequencer_runs += sequencer_runs;
         self.report.resumes += resumes;
         let done = done?;
+        // What GSP-RM logged on its way to INIT_DONE.
+        self.collect_logs();
         if !done.rpc_result().is_ok() {
             return Err(BootErrorKind::InitFailed { rpc_result: done.header.rpc_result });
         }
