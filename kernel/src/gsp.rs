@@ -87,6 +87,11 @@ pub fn bring_up(
     let bundle: &'static FirmwareBundle<'static> = Box::leak(Box::new(
         FirmwareBundle::load(&crate::gpu::BootModules, chipset).map_err(GspBringUpError::Firmware)?,
     ));
+    // Turing's FWSEC runs through NVIDIA's generic falcon bootloader; Hopper boots through the
+    // FSP with the GSP-FMC and its credentials. Both travel as boot modules when present.
+    let generic_bootloader =
+        FirmwareBundle::generic_bootloader(&crate::gpu::BootModules, chipset).map_err(GspBringUpError::Firmware)?;
+    let fmc = FirmwareBundle::fmc_images(&crate::gpu::BootModules, chipset).map_err(GspBringUpError::Firmware)?;
     let inputs = BootInputs {
         io: bar0,
         clock: &CLOCK,
@@ -94,10 +99,22 @@ pub fn bring_up(
         chipset,
         firmware: bundle,
         vbios: Some(vbios),
-        generic_bootloader: None,
-        fmc: None,
+        generic_bootloader,
+        fmc,
     };
     let mut boot = GspBoot::new(inputs, BootConfig::default(), QueueHeadDoorbell(bar0));
+    // Model GPUs come with the model's logging file, so their LIBOS logs print decoded; real
+    // firmware needs NVIDIA's gsp_log_*.bin, which Debian does not ship (logs print raw).
+    if let crate::gpu::Bar0::Model(_) = bar0 {
+        let file: &'static [u8] = sim::gsp_rm::log::model_log_firmware().leak();
+        match nvgpu::gsp::logs::LogMetadata::from_log_firmware(file) {
+            Ok(meta) => {
+                let meta: &'static nvgpu::gsp::logs::LogMetadata<'static> = Box::leak(Box::new(meta));
+                boot.set_log_metadata(Some(meta));
+            }
+            Err(e) => log::warn!(target: "gsp", "{name}: the model's logging file is unusable: {e}"),
+        }
+    }
     let report = boot.run().map_err(GspBringUpError::Boot)?;
     for line in alloc::format!("{report}").lines() {
         log::info!(target: "gsp", "{name}: {line}");

@@ -166,9 +166,9 @@ pub fn all_cases() -> Vec<Case> {
             ..case("pvh-q35-four-model-gpus", Q35, Pvh)
         },
         Case {
-            append: "gpu=model:ad102,model:ga102",
-            firmware: &["ad102", "ga102"],
-            memory: "2G",
+            append: "gpu=model:tu102,model:ga100,model:ga102,model:ad102,model:gh100",
+            firmware: &["tu102", "ga100", "ga102", "ad102", "gh100"],
+            memory: "3G",
             ..case("pvh-q35-gsp-boot", Q35, Pvh)
         },
         Case {
