@@ -126,6 +126,11 @@ pub fn bring_up(
         (info.gpu_name(), regions.len(), bytes)
     };
     log::info!(target: "gsp", "{name}: static info: \"{gpu_name}\", {fb_regions} FB regions, {} MiB", fb_bytes >> 20);
+    if let Some(info) = boot.static_info() {
+        let gr: Vec<u32> = info.gr_engines().collect();
+        let ce: Vec<u32> = info.copy_engines().collect();
+        log::info!(target: "gsp", "{name}: engines: graphics/compute {gr:?}, copy {ce:?}");
+    }
     for r in boot.static_info().map(|i| i.fb_regions()).unwrap_or(&[]) {
         log::info!(target: "gsp", "{name}:   FB region {:#x}..{:#x} reserved {:#x} perf {}", r.base, r.limit, r.reserved, r.performance);
     }
@@ -165,4 +170,25 @@ pub fn with_session<R>(index: usize, f: impl FnOnce(&mut RmClient, &mut Rpc) -> 
     let live = s.0.get_mut(index)?;
     let rpc = live.boot.rpc()?;
     Some(f(&mut live.client, rpc))
+}
+
+/// Unloads every live GSP-RM (UNLOADING_GUEST_DRIVER, then booter_unload: WPR2 comes down), as
+/// the kernel does before it exits; returns how many unloads failed.
+pub fn unload_all() -> usize {
+    let mut sessions = SESSIONS.lock();
+    let mut failed = 0;
+    let summaries = SUMMARIES.lock();
+    for (live, summary) in sessions.0.iter_mut().zip(summaries.iter()) {
+        match live.boot.unload() {
+            Ok(report) => {
+                let ms = report.steps.iter().map(|s| s.elapsed_ns).sum::<u64>() / 1_000_000;
+                log::info!(target: "gsp", "{}: GSP-RM unloaded in {ms} ms", summary.gpu);
+            }
+            Err(e) => {
+                failed += 1;
+                log::error!(target: "gsp", "{}: GSP-RM unload failed: {e}", summary.gpu);
+            }
+        }
+    }
+    failed
 }

@@ -69,7 +69,10 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     }
     if cmdline.flag("test") {
         let (passed, failed) = ktest::run_all(cmdline.value("ktest").unwrap_or(""));
-        let ok = failed == 0 && passed > 0 && outcome.is_ok();
+        // GPUs are handed back in order before the machine goes away: a failed unload fails
+        // the run.
+        let unload_failures = gsp::unload_all();
+        let ok = failed == 0 && passed > 0 && outcome.is_ok() && unload_failures == 0;
         arch::exit_qemu(if ok { arch::QemuExit::Success } else { arch::QemuExit::Failure });
     }
     if let Err(e) = outcome {
@@ -77,5 +80,6 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         arch::exit_qemu(arch::QemuExit::Failure);
     }
     log::info!(target: "kernel", "no payload configured; shutting down");
-    arch::exit_qemu(arch::QemuExit::Success)
+    let unload_failures = gsp::unload_all();
+    arch::exit_qemu(if unload_failures == 0 { arch::QemuExit::Success } else { arch::QemuExit::Failure })
 }
