@@ -443,6 +443,8 @@ pub enum BooterError {
     GspRmNotStopped,
     /// An injected fault (`GspFault::BooterHalts`): the booter halted at once.
     Injected { mailbox0: u32 },
+    /// A suspend/resume request refused (`crate::gsp_rm::suspend`).
+    Sr { what: &'static str, value: u64 },
 }
 
 impl BooterError {
@@ -463,6 +465,7 @@ impl BooterError {
             BooterError::GspRmRunning => 0x0B,
             BooterError::Wpr2NotUp => 0x0C,
             BooterError::GspRmNotStopped => 0x0D,
+            BooterError::Sr { .. } => 0x0E,
             BooterError::Injected { mailbox0 } => return *mailbox0,
         };
         0x5200_0000 | n
@@ -491,6 +494,7 @@ impl fmt::Display for BooterError {
             BooterError::GspRmRunning => write!(f, "booter_load while GSP-RM already runs"),
             BooterError::Wpr2NotUp => write!(f, "booter_unload while WPR2 is not up"),
             BooterError::GspRmNotStopped => write!(f, "booter_unload while GSP-RM still runs"),
+            BooterError::Sr { what, value } => write!(f, "suspend/resume: {what} ({value:#x})"),
             BooterError::Injected { mailbox0 } => write!(f, "injected fault: halted with {mailbox0:#x}"),
         }
     }
@@ -548,6 +552,10 @@ pub(crate) enum BooterEffect {
     ClearWpr2,
     /// GSP's RISC-V core starts GSP-RM with this metadata.
     StartGspRm { meta: Box<GspFwWprMeta> },
+    /// Suspend/resume bookkeeping (`crate::gsp_rm::suspend`).
+    Sr(crate::gsp_rm::suspend::SrState),
+    /// GSP-RM resumes from the saved WPR2.
+    RestoreGspRm,
 }
 
 /// How a run ended.

@@ -1364,7 +1364,8 @@ impl Falcon {
             wpr2: env.machine.wpr2_range(),
             gsp: env.gsp.unwrap_or_default(),
         };
-        let outcome = booter::run(kind, &ctx);
+        let outcome = crate::gsp_rm::suspend::booter(kind, &ctx, &env.machine.gsp_sr)
+            .unwrap_or_else(|| booter::run(kind, &ctx));
         for effect in &outcome.effects {
             match effect {
                 booter::BooterEffect::SetWpr2 { lo_4k, hi_4k } => env.machine.set_wpr2(*lo_4k, *hi_4k),
@@ -1372,6 +1373,8 @@ impl Falcon {
                 booter::BooterEffect::StartGspRm { meta } => {
                     env.machine.events.push(ChipEvent::StartGspRm(meta.clone()))
                 }
+                booter::BooterEffect::Sr(state) => env.machine.gsp_sr = *state,
+                booter::BooterEffect::RestoreGspRm => env.machine.events.push(ChipEvent::RestoreGspRm),
             }
         }
         outcome

@@ -71,6 +71,8 @@ pub(crate) enum ChipEvent {
     ResumeGspRm,
     /// The CPU wrote `NV_PFSP_QUEUE_HEAD(0)`: the FSP takes the packet.
     FspCommand,
+    /// booter_load restored a suspended GSP-RM's WPR2: it resumes.
+    RestoreGspRm,
 }
 
 /// Chip-wide state the falcons' ucode can change.
@@ -88,6 +90,8 @@ pub(crate) struct Machine {
     pub bsi_scratch_14: u32,
     /// GSP-RM posted a `CORE_RESUME` script: the next SEC2 start resumes it.
     pub gsp_resume_armed: bool,
+    /// Suspend/resume state shared by GSP-RM and the booters.
+    pub gsp_sr: crate::gsp_rm::suspend::SrState,
     /// An injected fault: the next booter halts at once with this `MAILBOX0`.
     pub booter_halt: Option<u32>,
     /// Events for the GPU to finish after the current access.
@@ -199,6 +203,7 @@ impl ModelGpu {
                 wpr2_hi: 0,
                 bsi_scratch_14: 0,
                 gsp_resume_armed: false,
+                gsp_sr: Default::default(),
                 booter_halt: None,
                 events: Vec::new(),
             },
@@ -412,6 +417,7 @@ impl ModelGpu {
             match event {
                 ChipEvent::StartGspRm(meta) => self.with_gsp(state, |gsp_rm, ctx| gsp_rm.start(*meta, None, ctx)),
                 ChipEvent::FspCommand => self.fsp_command(state),
+                ChipEvent::RestoreGspRm => self.with_gsp(state, |gsp_rm, ctx| gsp_rm.restore(ctx)),
                 ChipEvent::ResumeGspRm => {
                     let mut mailbox0 = 0;
                     self.with_gsp(state, |gsp_rm, ctx| mailbox0 = gsp_rm.resume(ctx));

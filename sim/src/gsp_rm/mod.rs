@@ -70,9 +70,8 @@
 //! error status show in the "answered" record's status, not as records of their own.
 //!
 //! # Not modelled
-//! NVIDIA's own log records; no suspend/resume
-//! (`srInitArguments` must describe a cold boot, `UNLOADING_GUEST_DRIVER` is always a plain
-//! unload); no task-ISR queues; no events other than
+//! NVIDIA's own log records; GC6 (suspend/resume for standby and hibernate is in [`suspend`];
+//! a cold boot's `srInitArguments` must be zero); no task-ISR queues; no events other than
 //! `GSP_RUN_CPU_SEQUENCER` and `GSP_INIT_DONE`.
 
 pub mod error;
@@ -84,6 +83,7 @@ pub mod payloads;
 pub(crate) mod queue;
 pub mod sequencer;
 pub(crate) mod server;
+pub(crate) mod suspend;
 
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -197,6 +197,9 @@ pub enum GspRmStatus {
     AwaitingResume,
     /// Stopped after `UNLOADING_GUEST_DRIVER`.
     Unloaded,
+    /// Suspended for a power transition (`UNLOADING_GUEST_DRIVER` with `bInPMTransition`),
+    /// its RM objects kept for the resume.
+    PmSuspended,
     /// Stopped on an error (see the recorded errors and `NV_PGSP_MAILBOX(0)`).
     Stopped,
 }
@@ -270,6 +273,8 @@ enum State {
     Off,
     Running(Box<Session>),
     Suspended(Box<Session>),
+    /// Suspended for a power transition ([`suspend`]): the session (objects, queues) kept.
+    PmSuspended(Box<Session>),
     Unloaded,
     Stopped,
 }
@@ -333,6 +338,7 @@ impl GspRm {
             State::Off => GspRmStatus::Off,
             State::Running(s) => GspRmStatus::Running { init_done: s.init == Init::Done },
             State::Suspended(_) => GspRmStatus::AwaitingResume,
+            State::PmSuspended(_) => GspRmStatus::PmSuspended,
             State::Unloaded => GspRmStatus::Unloaded,
             State::Stopped => GspRmStatus::Stopped,
         }
@@ -344,7 +350,7 @@ impl GspRm {
 
     pub fn objects(&self) -> Vec<RmObject> {
         match &self.state {
-            State::Running(s) | State::Suspended(s) => s.objects.all().to_vec(),
+            State::Running(s) | State::Suspended(s) | State::PmSuspended(s) => s.objects.all().to_vec(),
             _ => Vec::new(),
         }
     }

@@ -195,7 +195,10 @@ fn dispatch(rm: &mut GspRm, header: RpcMessageHeader, params: Vec<u8>, ctx: &mut
                 return;
             }
             reply(rm, header, NvStatus::NV_OK, &params);
-            rm.unload(ctx);
+            match RpcUnloadingGuestDriverV1F07::read_from_bytes(&params) {
+                Ok(p) => rm.unloading_guest_driver(&p, ctx),
+                Err(_) => rm.unload(ctx),
+            }
         }
         _ => {
             record(

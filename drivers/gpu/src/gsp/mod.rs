@@ -36,6 +36,7 @@ pub mod rm;
 pub mod rpc;
 pub mod rpcs;
 pub mod status;
+pub mod sr_meta;
 pub mod wpr;
 
 pub use init_args::{

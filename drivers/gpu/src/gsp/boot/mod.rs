@@ -29,6 +29,7 @@ pub mod dma;
 pub mod facts_pending;
 pub mod fsp;
 pub mod sequencer;
+pub mod suspend;
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -127,6 +128,10 @@ pub enum BootStep {
     FwsecSb,
     /// booter_unload on SEC2; WPR2 down afterwards.
     BooterUnload,
+    /// The suspend/resume save area and `GspFwSRMeta` in DMA memory ([`suspend`]).
+    SaveSrData,
+    /// `GSP_SR_INIT_ARGUMENTS` for a resume in the RMARGS page ([`suspend`]).
+    ResumeInitArgs,
 }
 
 impl BootStep {
@@ -160,6 +165,8 @@ impl BootStep {
             Self::UnloadGuestDriver => "UNLOADING_GUEST_DRIVER",
             Self::FwsecSb => "FWSEC-SB",
             Self::BooterUnload => "booter_unload on SEC2",
+            Self::SaveSrData => "GSP SR save area and GspFwSRMeta",
+            Self::ResumeInitArgs => "GSP_SR_INIT_ARGUMENTS for resume",
         }
     }
 }
@@ -269,6 +276,8 @@ pub enum BootErrorKind {
     Fsp(fsp::FspError),
     /// This flow or step is not available yet.
     NotAvailable { what: &'static str },
+    /// Suspend or resume could not proceed ([`suspend`]).
+    Suspend(suspend::SuspendError),
 }
 
 impl fmt::Display for BootErrorKind {
@@ -302,6 +311,7 @@ impl fmt::Display for BootErrorKind {
             }
             Self::Fsp(e) => e.fmt(f),
             Self::NotAvailable { what } => write!(f, "not available: {what}"),
+            Self::Suspend(e) => e.fmt(f),
         }
     }
 }
@@ -555,6 +565,8 @@ pub struct GspBoot<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Size
     report: BootReport,
     /// The read positions in GSP-RM's log buffers and the ELFs to decode them with.
     logs: GspLogs<'a>,
+    /// The suspend/resume data while GSP-RM is suspended ([`suspend`]).
+    sr: Option<suspend::SrData<'a, A>>,
 }
 
 type StepResult<T> = Result<T, BootErrorKind>;
@@ -575,6 +587,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
             fsp_memory: Vec::new(),
             report: BootReport::default(),
             logs: GspLogs::for_gsp_rm(None),
+            sr: None,
         }
     }
 

@@ -1,0 +1,271 @@
+//! GSP suspend and resume (`nvgpu::gsp::boot::suspend`, `nvgpu::gsp::sr_meta`) on the GPU model
+//! (`sim::gsp_rm::suspend`) with the real 535.261.03 firmware (Debian's GSP-RM, the booters
+//! extracted from NVIDIA's source), and `GspFwSRMeta` checked against NVIDIA's header by the C
+//! compiler.
+//!
+//! Missing real data is a failure, never a skip: run `sudo scripts/fetch-real-data.sh` first.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use nvgpu::chip::Chipset;
+use nvgpu::firmware::{module_name_for_path, FirmwareBundle};
+use nvgpu::gsp::boot::booter::BooterError;
+use nvgpu::gsp::boot::suspend::{PmTransition, SuspendError};
+use nvgpu::gsp::boot::{BootConfig, BootErrorKind, BootInputs, BootStep, GspBoot};
+use nvgpu::gsp::queue::QueueHeadDoorbell;
+use nvgpu::gsp::rm::RmClient;
+use nvgpu::gsp::sr_meta::{GspFwSRMeta, SR_META_CONSTANTS, SR_META_LAYOUT};
+use nvgpu::hw::headers::OGKM_PINNED;
+use nvgpu::platform::{Clock, FirmwareSource};
+use nvgpu::vbios::Vbios;
+use sim::gsp_rm::payloads::{NV2080_CTRL_CMD_GPU_GET_INFO_V2, NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_SIZE};
+use sim::{DmaArena, GspRmStatus, ModelConfig, ModelError, ModelGpu};
+
+#[derive(Default)]
+struct ModelClock(std::cell::Cell<u64>);
+
+impl Clock for ModelClock {
+    fn now_ns(&self) -> u64 {
+        let now = self.0.get();
+        self.0.set(now + 1_000);
+        now
+    }
+}
+
+fn data_root() -> PathBuf {
+    match std::env::var_os("NVGPU_REAL_DATA") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/real-data"),
+    }
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| {
+        panic!("missing real data {} ({e}): run `sudo scripts/fetch-real-data.sh` from the workspace root", path.display())
+    })
+}
+
+struct FirmwareFiles(HashMap<String, Vec<u8>>);
+
+impl FirmwareSource for FirmwareFiles {
+    fn get(&self, name: &str) -> Option<&[u8]> {
+        self.0.get(name).map(Vec::as_slice)
+    }
+}
+
+/// As `tests/tests/gsp_boot.rs`: Debian's GSP-RM and the extracted boot ucodes.
+fn firmware_files(chip: Chipset) -> FirmwareFiles {
+    use nvgpu::firmware::{boot_image_chip, extra_image_chip, BootImage, ExtraImage};
+    let mut files = HashMap::new();
+    let gsp_name = chip.gsp_firmware_file().expect("chip has GSP-RM firmware");
+    let gsp = data_root().join("firmware-nvidia-gsp/lib/firmware/nvidia/535.261.03").join(gsp_name);
+    files.insert(gsp_name.to_string(), read(&gsp));
+    let boot = BootImage::ALL.into_iter().filter_map(|image| Some((boot_image_chip(chip, image)?, image.stem())));
+    let extra = ExtraImage::ALL.into_iter().filter_map(|image| Some((extra_image_chip(chip, image)?, image.stem())));
+    for (ucode_chip, stem) in boot.chain(extra) {
+        let path = data_root()
+            .join(nvgpu::firmware::PINNED_BOOT_FIRMWARE_DIR)
+            .join("nvidia")
+            .join(ucode_chip)
+            .join("gsp")
+            .join(format!("{stem}-535.261.03.bin"));
+        let module = module_name_for_path(path.to_str().expect("utf-8 path")).expect("module name");
+        files.insert(module, read(&path));
+    }
+    FirmwareFiles(files)
+}
+
+/// Boots `config` on the model, then runs `f` with the boot.
+fn with_booted(config: ModelConfig, f: impl FnOnce(&ModelGpu, &mut GspBoot<'_, ModelGpu, dyn Clock + '_, DmaArena, QueueHeadDoorbell<&ModelGpu>>)) {
+    let chip = config.chipset;
+    let files = firmware_files(chip);
+    let bundle = FirmwareBundle::load(&files, chip).expect("bundle");
+    let model = ModelGpu::new(config);
+    let arena = DmaArena::new();
+    model.set_system_memory(Box::new(arena.clone()));
+    let vbios = Vbios::from_prom(&model).expect("model VBIOS");
+    let clock = ModelClock::default();
+    let clock: &dyn Clock = &clock;
+    let inputs = BootInputs {
+        io: &model,
+        clock,
+        dma: &arena,
+        chipset: chip,
+        firmware: &bundle,
+        vbios: Some(&vbios),
+        generic_bootloader: None,
+        fmc: None,
+    };
+    let mut boot = GspBoot::new(inputs, BootConfig::default(), QueueHeadDoorbell(&model));
+    boot.run().unwrap_or_else(|e| panic!("{e}\nmodel errors: {:?}", model.errors()));
+    assert_eq!(model.errors(), vec![]);
+    f(&model, &mut boot);
+    drop(boot);
+    model.take_errors();
+    assert_eq!(arena.allocated(), 0, "{chip:?}: every DMA region went back");
+}
+
+fn get_info_params() -> Vec<u8> {
+    vec![0u8; NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_SIZE as usize]
+}
+
+#[test]
+fn suspend_and_resume_keep_rm_objects_on_ga102_and_ad102() {
+    for config in [ModelConfig::rtx3090(), ModelConfig::rtx4090()] {
+        let chip = config.chipset;
+        with_booted(config, |model, boot| {
+            let rpc = boot.rpc().expect("rpc");
+            let mut client = RmClient::new(rpc, 0).expect("client");
+            let device = client.alloc_device(rpc, &Default::default()).expect("device");
+            let subdevice = client.alloc_subdevice(rpc, device, &Default::default()).expect("subdevice");
+            let mut params = get_info_params();
+            client.control(rpc, subdevice, NV2080_CTRL_CMD_GPU_GET_INFO_V2, &mut params).expect("control before");
+            let objects_before = model.gsp_rm_objects();
+            let wpr2_before = model.wpr2().expect("WPR2 up");
+
+            // Suspend: GSP-RM suspended, WPR2 down, GSP halted.
+            let report = boot.suspend(PmTransition::Standby).unwrap_or_else(|e| panic!("{e}\n{:?}", model.errors()));
+            eprintln!("{chip:?} suspend:\n{report}");
+            let steps: Vec<BootStep> = report.steps.iter().map(|s| s.step).collect();
+            assert_eq!(steps, [BootStep::UnloadGuestDriver, BootStep::FwsecSb, BootStep::SaveSrData, BootStep::BooterUnload]);
+            assert_eq!(model.wpr2(), None, "{chip:?}: WPR2 down");
+            assert_eq!(model.gsp_rm_status(), GspRmStatus::PmSuspended);
+            assert!(boot.is_suspended());
+            let sr = boot.sr_data().expect("SR data");
+            assert_eq!(sr.meta_in_memory(), Some(sr.meta));
+            assert_eq!(sr.meta.size_of_suspend_resume_data, wpr2_before.1 + 1 - wpr2_before.0);
+            let gsp = nvgpu::falcon::Falcon::new(
+                model,
+                ModelClock::default(),
+                nvgpu::hal::for_chipset(chip),
+                nvgpu::hw::engine::FalconEngine::Gsp,
+            )
+            .expect("GSP falcon");
+            assert!(!gsp.is_riscv_active(), "{chip:?}: GSP halted");
+            // The model has no FWSEC-SB: the driver warns and goes on, as RM does.
+            assert_eq!(report.warnings.iter().map(|w| w.step).collect::<Vec<_>>(), [BootStep::FwsecSb]);
+            for e in model.take_errors() {
+                assert!(matches!(e, ModelError::Falcon { .. }), "{chip:?}: {e:?}");
+            }
+
+            // Resume: WPR2 back, INIT_DONE, the same objects; the subdevice answers.
+            let report = boot.resume().unwrap_or_else(|e| panic!("{e}\n{:?}", model.errors()));
+            eprintln!("{chip:?} resume:\n{report}");
+            assert_eq!(report.booter_load.map(|b| b.mailboxes.mailbox0), Some(0));
+            assert_eq!(model.wpr2(), Some(wpr2_before));
+            assert_eq!(model.gsp_rm_status(), GspRmStatus::Running { init_done: true });
+            assert!(!boot.is_suspended());
+            assert_eq!(model.gsp_rm_objects(), objects_before);
+            let rpc = boot.rpc().expect("rpc");
+            let mut params = get_info_params();
+            client.control(rpc, subdevice, NV2080_CTRL_CMD_GPU_GET_INFO_V2, &mut params).expect("control after resume");
+            assert_eq!(model.errors(), vec![], "{chip:?}");
+
+            // A plain unload still works afterwards.
+            boot.unload().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(model.wpr2(), None);
+        });
+    }
+}
+
+#[test]
+fn resume_without_suspend_is_a_typed_error() {
+    for config in [ModelConfig::rtx3090(), ModelConfig::rtx4090()] {
+        with_booted(config, |model, boot| {
+            let err = boot.resume().unwrap_err();
+            assert_eq!(err.step, BootStep::ResumeInitArgs);
+            assert_eq!(err.kind, BootErrorKind::Suspend(SuspendError::NotSuspended));
+            assert!(err.to_string().contains("resume without a suspend"), "{err}");
+            assert_eq!(model.gsp_rm_status(), GspRmStatus::Running { init_done: true });
+            boot.suspend(PmTransition::Hibernate).expect("suspend");
+            let err = boot.suspend(PmTransition::Hibernate).unwrap_err();
+            assert_eq!(err.kind, BootErrorKind::Suspend(SuspendError::AlreadySuspended));
+        });
+    }
+}
+
+#[test]
+fn a_corrupted_sr_meta_fails_resume_with_a_typed_error() {
+    for config in [ModelConfig::rtx3090(), ModelConfig::rtx4090()] {
+        let chip = config.chipset;
+        with_booted(config, |model, boot| {
+            boot.suspend(PmTransition::Standby).unwrap_or_else(|e| panic!("{e}"));
+            // The revision (bytes 8..16) changed behind the driver's back.
+            let sr = boot.sr_data_mut().expect("SR data");
+            sr.meta_page.as_mut_slice()[8] ^= 0x07;
+            let err = boot.resume().unwrap_err();
+            assert_eq!(err.step, BootStep::BooterLoad);
+            match &err.kind {
+                BootErrorKind::Booter(BooterError::Failed { mailbox0, .. }) => {
+                    assert_eq!(*mailbox0, sim::BooterError::Sr { what: "", value: 0 }.mailbox0(), "{chip:?}")
+                }
+                other => panic!("{chip:?}: {other:?}"),
+            }
+            let errors = model.take_errors();
+            assert!(
+                errors.iter().any(|e| matches!(e, ModelError::Booter(sim::BooterError::Sr { what: "GspFwSRMeta revision", value: 5 }))),
+                "{chip:?}: {errors:?}"
+            );
+            assert_eq!(model.wpr2(), None, "WPR2 stays down");
+            assert!(!boot.is_suspended(), "the SR data went, as kgspFreeSuspendResumeData does");
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GspFwSRMeta against gsp_fw_sr_meta.h.
+
+#[test]
+fn sr_meta_layout_matches_nvidias_header() {
+    let tree = data_root().join(format!("open-gpu-kernel-modules-{OGKM_PINNED}"));
+    let header = tree.join(SR_META_LAYOUT.header.path);
+    assert!(header.is_file(), "missing real data {}: run `sudo scripts/fetch-real-data.sh`", header.display());
+    let mut c = String::from("#include <stdio.h>\n#include <stddef.h>\n#include \"nvtypes.h\"\n#include \"gsp_fw_sr_meta.h\"\nint main(void) {\n");
+    c += "printf(\"size %zu\\n\", sizeof(GspFwSRMeta));\nprintf(\"align %zu\\n\", _Alignof(GspFwSRMeta));\n";
+    for field in SR_META_LAYOUT.fields {
+        let n = field.c_name;
+        c += &format!("printf(\"{n} %zu %zu\\n\", offsetof(GspFwSRMeta, {n}), sizeof(((GspFwSRMeta*)0)->{n}));\n");
+    }
+    for constant in SR_META_CONSTANTS {
+        let n = constant.c_name;
+        c += &format!("printf(\"{n} %llu\\n\", (unsigned long long)({n}));\n");
+    }
+    c += "return 0;\n}\n";
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tmp/gsp_suspend_layout");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("sr_meta.c");
+    let exe = dir.join("sr_meta");
+    std::fs::write(&src, c).unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(&cc)
+        .arg("-I")
+        .arg(tree.join("src/common/sdk/nvidia/inc"))
+        .arg("-I")
+        .arg(header.parent().unwrap())
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("C compiler");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = Command::new(&exe).output().expect("run");
+    let text = String::from_utf8(run.stdout).unwrap();
+    let got: HashMap<&str, Vec<u64>> = text
+        .lines()
+        .map(|l| {
+            let mut it = l.split_whitespace();
+            (it.next().unwrap(), it.map(|v| v.parse().unwrap()).collect())
+        })
+        .collect();
+    assert_eq!(got["size"], [SR_META_LAYOUT.size as u64]);
+    assert_eq!(got["align"], [SR_META_LAYOUT.align as u64]);
+    for field in SR_META_LAYOUT.fields {
+        assert_eq!(got[field.c_name], [field.offset as u64, field.size as u64], "{}", field.c_name);
+    }
+    for constant in SR_META_CONSTANTS {
+        assert_eq!(got[constant.c_name], [constant.value], "{}", constant.c_name);
+    }
+    assert_eq!(std::mem::size_of::<GspFwSRMeta>(), 256);
+}
