@@ -7,9 +7,9 @@ use crate::util::{
     cargo, display_path, error, run_status, target_dir, workspace_root, xtask_dir, Context, Result,
 };
 
-/// `cargo build -p kernel --release`; the ELF it leaves.
+/// `cargo build -p kernel --release --features image`; the ELF it leaves.
 pub fn build() -> Result<PathBuf> {
-    run_status(cargo().args(["build", "-p", "kernel", "--release"]))?;
+    run_status(cargo().args(["build", "-p", "kernel", "--release", "--features", "image"]))?;
     let elf = target_dir().join("release").join("kernel");
     if !elf.is_file() {
         return Err(error(format!(
