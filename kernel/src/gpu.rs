@@ -173,7 +173,7 @@ fn claim(f: &PciFunction) -> Result<MmioBar0, String> {
     Ok(MmioBar0 { virt, len: BAR0_SIZE })
 }
 
-fn bring_up_one(name: String, bar0: Bar0, device_id: u16, gsp: bool) {
+fn bring_up_one(name: String, bar0: Bar0, device_id: u16, gsp: bool, pci: Option<kernel::pci::PciAddress>) {
     let t0 = crate::time::millis_since_entry();
     let bar0: &'static Bar0 = Box::leak(Box::new(bar0));
     match device::bring_up(bar0, device_id) {
@@ -190,7 +190,7 @@ fn bring_up_one(name: String, bar0: Bar0, device_id: u16, gsp: bool) {
             let gpu = Gpu { name, foundation, bar0 };
             if gsp {
                 let t1 = crate::time::millis_since_entry();
-                match crate::gsp::bring_up(&gpu.name, foundation.identity.chipset, bar0, &foundation.vbios) {
+                match crate::gsp::bring_up(&gpu.name, foundation.identity.chipset, bar0, &foundation.vbios, pci) {
                     Ok(s) => log::info!(
                         target: "gsp",
                         "{}: GSP-RM up in {} ms (\"{}\"), {} RPCs",
@@ -228,7 +228,7 @@ pub fn bring_up(cmdline: &kernel::cmdline::CmdLine<'_>) {
     for f in &real {
         let name = alloc::format!("gpu {}", f.address);
         match claim(f) {
-            Ok(bar0) => bring_up_one(name, Bar0::Mmio(bar0), f.device_id, gsp),
+            Ok(bar0) => bring_up_one(name, Bar0::Mmio(bar0), f.device_id, gsp, Some(f.address)),
             Err(e) => log::error!(target: "gpu", "{name}: cannot claim [{:04x}:{:04x}]: {e}", f.vendor_id, f.device_id),
         }
     }
@@ -246,7 +246,7 @@ pub fn bring_up(cmdline: &kernel::cmdline::CmdLine<'_>) {
             continue;
         };
         match crate::gpu_model::create(chip) {
-            Ok((model, device_id)) => bring_up_one(alloc::format!("model gpu{i} ({chip})"), Bar0::Model(model), device_id, gsp),
+            Ok((model, device_id)) => bring_up_one(alloc::format!("model gpu{i} ({chip})"), Bar0::Model(model), device_id, gsp, None),
             Err(e) => log::error!(target: "gpu", "gpu={spec}: {e}"),
         }
     }

@@ -26,8 +26,12 @@ type Session = GspBoot<'static, Bar0, KernelClock, FrameDma, QueueHeadDoorbell<&
 /// A booted GSP and its RM objects. `boot` owns the DMA memory GSP-RM runs on: it is held,
 /// never dropped, for as long as GSP-RM runs.
 struct Live {
+    chipset: Chipset,
     boot: Session,
     client: RmClient,
+    subdevice: nvgpu::gsp::rm::Handle<nvgpu::gsp::rm::Subdevice>,
+    /// Where a real GPU sits on PCI (power state changes around suspend); `None` for models.
+    pci: Option<kernel::pci::PciAddress>,
 }
 
 /// Owner of every live GSP session.
@@ -83,6 +87,7 @@ pub fn bring_up(
     chipset: Chipset,
     bar0: &'static Bar0,
     vbios: &'static Vbios,
+    pci: Option<kernel::pci::PciAddress>,
 ) -> Result<GspSummary, GspBringUpError> {
     let bundle: &'static FirmwareBundle<'static> = Box::leak(Box::new(
         FirmwareBundle::load(&crate::gpu::BootModules, chipset).map_err(GspBringUpError::Firmware)?,
@@ -152,7 +157,7 @@ pub fn bring_up(
         rm_objects: 3,
         commands_sent,
     };
-    SESSIONS.lock().0.push(Live { boot, client });
+    SESSIONS.lock().0.push(Live { chipset, boot, client, subdevice, pci });
     SUMMARIES.lock().push(summary.clone());
     Ok(summary)
 }
@@ -191,4 +196,55 @@ pub fn unload_all() -> usize {
         }
     }
     failed
+}
+
+#[derive(Debug)]
+pub enum SuspendResumeError {
+    NoSession,
+    Boot(nvgpu::gsp::boot::BootError),
+    Pci(kernel::pci::PciError),
+}
+
+impl core::fmt::Display for SuspendResumeError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SuspendResumeError::NoSession => write!(f, "no such GSP session"),
+            SuspendResumeError::Boot(e) => write!(f, "{e}"),
+            SuspendResumeError::Pci(e) => write!(f, "PCI power state: {e:?}"),
+        }
+    }
+}
+
+fn set_power(pci: Option<kernel::pci::PciAddress>, state: kernel::pci::PowerState) -> Result<(), SuspendResumeError> {
+    let Some(address) = pci else { return Ok(()) };
+    let access = crate::platform_pci::access().ok_or(SuspendResumeError::NoSession)?;
+    let Some(f) = crate::platform_pci::functions().iter().find(|f| f.address == address) else { return Ok(()) };
+    if f.power.is_none() {
+        return Ok(());
+    }
+    let t = kernel::pci::set_power_state(access, f, state).map_err(SuspendResumeError::Pci)?;
+    crate::time::sleep_ms(u64::from(t.settle_us).div_ceil(1000));
+    Ok(())
+}
+
+/// Suspends session `index` (standby: GSP-RM saves its state, WPR2 comes down, a real GPU goes
+/// to D3hot), then resumes it (D0, booter_load with the SR meta, INIT_DONE again).
+pub fn suspend_and_resume(index: usize) -> Result<(u64, u64), SuspendResumeError> {
+    let mut s = SESSIONS.lock();
+    let live = s.0.get_mut(index).ok_or(SuspendResumeError::NoSession)?;
+    let t0 = crate::time::nanos_since_entry();
+    live.boot.suspend(nvgpu::gsp::boot::suspend::PmTransition::Standby).map_err(SuspendResumeError::Boot)?;
+    set_power(live.pci, kernel::pci::PowerState::D3Hot)?;
+    let t1 = crate::time::nanos_since_entry();
+    set_power(live.pci, kernel::pci::PowerState::D0)?;
+    live.boot.resume().map_err(SuspendResumeError::Boot)?;
+    let t2 = crate::time::nanos_since_entry();
+    Ok(((t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000))
+}
+
+/// The chip and subdevice of session `index`.
+pub fn session_subdevice(index: usize) -> Option<(Chipset, nvgpu::gsp::rm::Handle<nvgpu::gsp::rm::Subdevice>)> {
+    let s = SESSIONS.lock();
+    let live = s.0.get(index)?;
+    Some((live.chipset, live.subdevice))
 }

@@ -23,8 +23,9 @@
 //!      the region must lie inside VRAM and WPR2 must not be set up yet. Then WPR2 is
 //!      [offset, offset + size - 1] in 4 KiB units, scratch 0x0E's FRTS error code is NONE, and
 //!      the falcon halts with `MAILBOX0` = 0.
-//!    - `DMEMMAPPER_CMD_SB` (0x19): not implemented by the model. Scratch 0x15's SB error code
-//!      gets [`HaltCode::FwsecUnsupportedCommand`]'s low 16 bits; halt with that code.
+//!    - `DMEMMAPPER_CMD_SB` (0x19): what RM checks after it (`s_executeFwsec_TU102`): scratch
+//!      0x15's SB error code (bits 15:0) is NONE; halt with success. SB's work inside the GPU
+//!      has no effect the published headers describe, so the model has none beyond that.
 //!    - anything else: halt with [`HaltCode::FwsecUnsupportedCommand`].
 //!
 //! On an FRTS failure, scratch 0x0E's FRTS error code (bits 31:16) is the low 16 bits of the
@@ -44,7 +45,7 @@ use crate::facts_pending::{
     FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE, FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE,
     FALCON_APPLICATION_INTERFACE_HEADER_V1_VERSION, FWSECLIC_FRTS_REGION_DESC_SIZE, FWSECLIC_FRTS_REGION_DESC_VERSION,
     FWSECLIC_FRTS_REGION_MEDIA_FB, FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K, FWSECLIC_READ_VBIOS_DESC_SIZE,
-    FWSECLIC_READ_VBIOS_DESC_VERSION, FWSECLIC_READ_VBIOS_STRUCT_FLAGS, NV_VBIOS_FWSECLIC_SB_ERR_CODE_MASK,
+    FWSECLIC_READ_VBIOS_DESC_VERSION, FWSECLIC_READ_VBIOS_STRUCT_FLAGS,
     NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15,
 };
 use crate::ucode::HaltCode;
@@ -230,16 +231,14 @@ pub fn run(dmem: &[u8], interface_offset: u32, context: &FwsecContext) -> FwsecO
     };
     match mapper.init_cmd.get() {
         DMEMMAPPER_CMD_FRTS => run_frts(dmem, &mapper, context),
-        DMEMMAPPER_CMD_SB => {
-            let code = HaltCode::FwsecUnsupportedCommand;
-            FwsecOutcome {
-                halt: code,
-                effects: alloc::vec![FwsecEffect::SetScratch {
-                    index: NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15,
-                    value: code.value() & NV_VBIOS_FWSECLIC_SB_ERR_CODE_MASK,
-                }],
-            }
-        }
+        DMEMMAPPER_CMD_SB => FwsecOutcome {
+            halt: HaltCode::Success,
+            effects: alloc::vec![FwsecEffect::SetScratch {
+                index: NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15,
+                // NV_VBIOS_FWSECLIC_SB_ERR_CODE_NONE in bits 15:0.
+                value: 0,
+            }],
+        },
         _ => FwsecOutcome { halt: HaltCode::FwsecUnsupportedCommand, effects: Vec::new() },
     }
 }

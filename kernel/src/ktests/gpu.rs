@@ -94,3 +94,31 @@ ktest!(rm_objects_allocate_and_free_children_first_on_live_gsp, || {
     }
     Ok(())
 });
+
+ktest!(gsp_suspend_and_resume_keep_rm_objects_alive, || {
+    use nvgpu::hal::BootFlow;
+    let sessions = crate::gsp::live_sessions();
+    if sessions == 0 {
+        return Err("SKIP: no live GSP-RM (boot with cargo xtask run --firmware)".into());
+    }
+    let mut checked = 0;
+    for i in 0..sessions {
+        let (chipset, subdevice) = crate::gsp::session_subdevice(i).ok_or("session vanished")?;
+        // Hopper suspends through the FSP, which the driver does not do yet.
+        if chipset.hal().boot_flow == BootFlow::FspChainOfTrust {
+            continue;
+        }
+        let (down, up) = crate::gsp::suspend_and_resume(i).map_err(|e| alloc::format!("{chipset}: {e}"))?;
+        // The subdevice allocated before the suspend answers a control after the resume.
+        let status = crate::gsp::with_session(i, |client, rpc| {
+            let mut params = alloc::vec![0u8; sim::gsp_rm::payloads::NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_SIZE as usize];
+            client.control(rpc, subdevice, sim::gsp_rm::payloads::NV2080_CTRL_CMD_GPU_GET_INFO_V2, &mut params).map_err(|e| alloc::format!("{e}"))
+        })
+        .ok_or("session vanished")?;
+        status.map_err(|e| alloc::format!("{chipset}: control after resume: {e}"))?;
+        log::info!(target: "gsp", "{chipset}: suspended in {down} ms, resumed in {up} ms");
+        checked += 1;
+    }
+    kassert!(checked > 0, "no session could be suspended");
+    Ok(())
+});
