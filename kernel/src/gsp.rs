@@ -66,7 +66,8 @@ pub fn summaries() -> Vec<GspSummary> {
 pub enum GspBringUpError {
     Firmware(nvgpu::firmware::FirmwareError),
     Boot(nvgpu::gsp::boot::BootError),
-    Rm(nvgpu::gsp::rm::RmError),
+    /// An RM object call failed; with the GPU and the RPC history at that moment.
+    Rm(nvgpu::gsp::rm::RmError, String),
     NotBooted,
 }
 
@@ -75,7 +76,7 @@ impl core::fmt::Display for GspBringUpError {
         match self {
             GspBringUpError::Firmware(e) => write!(f, "firmware: {e}"),
             GspBringUpError::Boot(e) => write!(f, "{e}"),
-            GspBringUpError::Rm(e) => write!(f, "RM objects: {e}"),
+            GspBringUpError::Rm(e, history) => write!(f, "RM objects: {e}; {history}"),
             GspBringUpError::NotBooted => write!(f, "GSP-RM did not come up"),
         }
     }
@@ -141,9 +142,10 @@ pub fn bring_up(
     }
 
     let rpc = boot.rpc().ok_or(GspBringUpError::NotBooted)?;
-    let mut client = RmClient::new(rpc, 0).map_err(GspBringUpError::Rm)?;
-    let device = client.alloc_device(rpc, &Default::default()).map_err(GspBringUpError::Rm)?;
-    let subdevice = client.alloc_subdevice(rpc, device, &Default::default()).map_err(GspBringUpError::Rm)?;
+    let rm_error = |rpc: &mut Rpc, e| GspBringUpError::Rm(e, alloc::format!("{chipset}: {}", rpc.snapshot()));
+    let mut client = RmClient::new(rpc, 0).map_err(|e| rm_error(rpc, e))?;
+    let device = client.alloc_device(rpc, &Default::default()).map_err(|e| rm_error(rpc, e))?;
+    let subdevice = client.alloc_subdevice(rpc, device, &Default::default()).map_err(|e| rm_error(rpc, e))?;
     log::info!(target: "gsp", "{name}: RM client {:#x}, device {:#x}, subdevice {:#x}", client.handle().raw(), device.raw(), subdevice.raw());
     let commands_sent = rpc.queues().next_command_seq();
     log::info!(target: "gsp", "{name}: {commands_sent} RPCs sent to GSP-RM so far");
