@@ -525,10 +525,12 @@ fn fwsec_rejects_bad_commands() {
     assert_eq!(run_fwsec_by_pio(&model, DMEMMAPPER_CMD_FRTS, false), HaltCode::FwsecWpr2AlreadySet.value());
     halted_with(&model, HaltCode::FwsecWpr2AlreadySet);
 
-    // SB is not implemented by the model.
+    // SB leaves what RM checks afterwards: the SB error code (scratch 0x15, bits 15:0) NONE.
     let model = ModelGpu::rtx2080ti();
-    assert_eq!(run_fwsec_by_pio(&model, DMEMMAPPER_CMD_SB, false), HaltCode::FwsecUnsupportedCommand.value());
-    halted_with(&model, HaltCode::FwsecUnsupportedCommand);
+    model.write32(nvgpu::hw::bus::NV_PBUS_SW_SCRATCH::OFFSET + 4 * 0x15, 0xdead);
+    assert_eq!(run_fwsec_by_pio(&model, DMEMMAPPER_CMD_SB, false), HaltCode::Success.value());
+    assert_eq!(model.read32(nvgpu::hw::bus::NV_PBUS_SW_SCRATCH::OFFSET + 4 * 0x15) & 0xffff, 0);
+    assert_eq!(model.errors(), Vec::new());
 
     // The init command left unpatched (0).
     let model = ModelGpu::rtx2080ti();
