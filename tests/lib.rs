@@ -1,1 +1,3 @@
 //! Shared helpers for the integration tests in `tests/tests/`.
+
+pub mod rm_c;

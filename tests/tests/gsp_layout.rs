@@ -16,8 +16,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::OnceLock;
 
 use nvgpu::chip::Chipset;
@@ -25,111 +24,12 @@ use nvgpu::gsp::layout::{all_constants, STRUCT_LAYOUTS};
 use nvgpu::gsp::{self, FbLayoutFlavor, WprChipParams};
 use nvgpu::hw::headers::OGKM_PINNED;
 use nvgpu::hw::Header;
+use tests::rm_c::{
+    read_source as read, require_tree as tree, rm_flags, try_compile_and_run, ASSERT_HOOKS,
+};
 
 // ---------------------------------------------------------------------------------------------
-// Where the data is.
-
-fn data_root() -> PathBuf {
-    match std::env::var_os("NVGPU_REAL_DATA") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/real-data"),
-    }
-}
-
-/// The unpacked 535.261.03 tree, or a failure that says how to get it.
-fn tree() -> PathBuf {
-    let dir = data_root().join(format!("open-gpu-kernel-modules-{OGKM_PINNED}"));
-    assert!(
-        dir.join("src/nvidia/Makefile").is_file(),
-        "missing real data: {} (NVIDIA open-gpu-kernel-modules {OGKM_PINNED}).\n\
-         This test never passes without NVIDIA's sources: run `sudo scripts/fetch-real-data.sh` \
-         from the workspace root (CI={}).",
-        dir.display(),
-        std::env::var("CI").unwrap_or_else(|_| "unset".into())
-    );
-    dir
-}
-
-fn read(tree: &Path, path: &str) -> String {
-    let file = tree.join(path);
-    std::fs::read_to_string(&file).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {} ({e}); run `sudo scripts/fetch-real-data.sh` to restore the tree",
-            file.display()
-        )
-    })
-}
-
-// ---------------------------------------------------------------------------------------------
-// How RM compiles (src/nvidia/Makefile, 535.261.03).
-
-/// `-I` directories of `src/nvidia/Makefile`, relative to `src/`.
-const INCLUDE_DIRS: &[&str] = &[
-    "nvidia/kernel/inc",
-    "nvidia/interface",
-    "common/sdk/nvidia/inc",
-    "common/sdk/nvidia/inc/hw",
-    "nvidia/arch/nvalloc/common/inc",
-    "nvidia/arch/nvalloc/common/inc/gsp",
-    "nvidia/arch/nvalloc/common/inc/deprecated",
-    "nvidia/arch/nvalloc/unix/include",
-    "nvidia/inc",
-    "nvidia/inc/os",
-    "common/shared/inc",
-    "common/shared/msgq/inc",
-    "common/inc",
-    "common/uproc/os/libos-v2.0.0/include",
-    "common/uproc/os/common/include",
-    "common/uproc/os/libos-v2.0.0/debug",
-    "common/inc/swref",
-    "common/inc/swref/published",
-    "nvidia/generated",
-    "common/nvswitch/kernel/inc",
-    "common/nvswitch/interface",
-    "common/nvswitch/common/inc/",
-    "common/inc/displayport",
-    "common/nvlink/interface/",
-    "common/nvlink/inband/interface",
-    "nvidia/src/mm/uvm/interface",
-    "nvidia/inc/libraries",
-    "nvidia/src/libraries",
-    "nvidia/inc/kernel",
-];
-
-/// `-D` flags of `src/nvidia/Makefile`.
-const DEFINES: &[&str] = &[
-    "_LANGUAGE_C",
-    "__NO_CTYPE",
-    "NVRM",
-    "LOCK_VAL_ENABLED=0",
-    "PORT_ATOMIC_64_BIT_SUPPORTED=1",
-    "PORT_IS_KERNEL_BUILD=1",
-    "PORT_IS_CHECKED_BUILD=1",
-    "PORT_MODULE_atomic=1",
-    "PORT_MODULE_core=1",
-    "PORT_MODULE_cpu=1",
-    "PORT_MODULE_crypto=1",
-    "PORT_MODULE_debug=1",
-    "PORT_MODULE_memory=1",
-    "PORT_MODULE_safe=1",
-    "PORT_MODULE_string=1",
-    "PORT_MODULE_sync=1",
-    "PORT_MODULE_thread=1",
-    "PORT_MODULE_util=1",
-    "PORT_MODULE_example=0",
-    "PORT_MODULE_mmio=0",
-    "PORT_MODULE_time=0",
-    "RS_STANDALONE=0",
-    "RS_STANDALONE_TEST=0",
-    "RS_COMPATABILITY_MODE=1",
-    "RS_PROVIDES_API_STATE=0",
-    "NV_CONTAINERS_NO_TEMPLATES",
-    "INCLUDE_NVLINK_LIB",
-    "INCLUDE_NVSWITCH_LIB",
-    "NV_PRINTF_STRINGS_ALLOWED=1",
-    "NV_ASSERT_FAILED_USES_STRINGS=1",
-    "PORT_ASSERT_FAILED_USES_STRINGS=1",
-];
+// What the C program includes (RM's flags, data root and compile-and-run: `tests::rm_c`).
 
 /// The includes, in the order RM's `message_queue_cpu.c` and `kernel_gsp.c` use them (the RPC
 /// structures are generated headers included under the same `RPC_*` switches), then the headers
@@ -164,12 +64,6 @@ const PRELUDE: &str = r#"
 #include "turing/tu102/dev_ram.h"
 #include <stdio.h>
 #include <stddef.h>
-
-/* RM's assertion hooks, which _checkSum32's NV_ASSERT_CHECKED refers to: a failed assertion
- * stops the program (the test then fails); RM's debugger hooks do nothing. */
-void nvAssertFailedNoLog(NV_ASSERT_FAILED_FUNC_TYPE) { __builtin_trap(); }
-NvBool nvDbgBreakpointEnabled(void) { return NV_FALSE; }
-void NV_API_CALL os_dbg_breakpoint(void) { }
 
 /* Zeroed RM objects for the HAL variants' inline bodies: a bare-metal GPU, no vGPU offload. */
 static OBJGPU gpu0;
@@ -476,50 +370,14 @@ fn build_program(tree: &Path) -> Program {
     }
     main.push_str("    return 0;\n}\n");
     Program {
-        source: format!("{PRELUDE}\n{main}"),
+        // ASSERT_HOOKS: RM's assertion hooks, which _checkSum32's NV_ASSERT_CHECKED refers to.
+        source: format!("{PRELUDE}{ASSERT_HOOKS}\n{main}"),
         hal,
     }
 }
 
 fn run_program(tree: &Path, program: &Program) -> Result<Report, String> {
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("gsp_layout-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let source = dir.join("gsp_layout.c");
-    let binary = dir.join("gsp_layout");
-    std::fs::write(&source, &program.source)
-        .map_err(|e| format!("cannot write {}: {e}", source.display()))?;
-    let src = tree.join("src");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let mut cmd = Command::new(&cc);
-    cmd.arg("-std=gnu11")
-        .arg("-w")
-        .arg("-include")
-        .arg(src.join("common/sdk/nvidia/inc/cpuopsys.h"));
-    for d in DEFINES {
-        cmd.arg(format!("-D{d}"));
-    }
-    for i in INCLUDE_DIRS {
-        cmd.arg("-I").arg(src.join(i));
-    }
-    cmd.arg("-o").arg(&binary).arg(&source);
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run the C compiler `{cc}` ({e}); install gcc"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "compiling {} against NVIDIA's headers failed:\n{}",
-            source.display(),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let out = Command::new(&binary)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
-    if !out.status.success() {
-        return Err(format!("{} exited with {}", binary.display(), out.status));
-    }
-    let stdout = String::from_utf8(out.stdout).map_err(|e| format!("non-UTF-8 output: {e}"))?;
+    let stdout = try_compile_and_run("gsp_layout", &program.source, &rm_flags(tree))?;
     let mut report = Report::default();
     for line in stdout.lines() {
         let parts: Vec<&str> = line.split(' ').collect();
@@ -545,8 +403,6 @@ fn run_program(tree: &Path, program: &Program) -> Result<Report, String> {
             _ => return Err(format!("unexpected line from the C program: `{line}`")),
         }
     }
-    // Kept for reading when anything above failed; removed once it has answered.
-    let _ = std::fs::remove_dir_all(&dir);
     Ok(report)
 }
 

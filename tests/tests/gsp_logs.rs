@@ -8,8 +8,8 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use nvgpu::chip::Chipset;
 use nvgpu::firmware::{module_name_for_path, FirmwareBundle, GspElf};
@@ -24,16 +24,10 @@ use nvgpu::platform::{Clock, FirmwareSource};
 use nvgpu::vbios::Vbios;
 use sim::gsp_rm::log::{elf64, metadata_address, model_log_firmware, string_address, Msg, MESSAGES};
 use sim::{BootSequencer, DmaArena, GspFault, ModelConfig, ModelGpu};
+use tests::rm_c::{compile_and_run, data_root};
 
 // ---------------------------------------------------------------------------------------------
 // Real data, the model, a clock.
-
-fn data_root() -> PathBuf {
-    match std::env::var_os("NVGPU_REAL_DATA") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/real-data"),
-    }
-}
 
 fn require(path: PathBuf, what: &str) -> PathBuf {
     assert!(
@@ -172,13 +166,7 @@ fn find_prefix(lines: &[LogLine], log: &str, message: Msg, rest: &str) -> usize 
 #[test]
 fn the_record_format_is_nvidias() {
     let src = nvidia_tree().join("src");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("gsp_logs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let source = dir.join("libos_log.c");
-    let binary = dir.join("libos_log");
-    std::fs::write(
-        &source,
-        r#"#include "libos_log.h"
+    let program = r#"#include "libos_log.h"
 #include <stdio.h>
 #include <stddef.h>
 static NvU64 got[32];
@@ -197,32 +185,25 @@ int main(void) {
     printf("%s", m->format);
     return 0;
 }
-"#,
-    )
-    .expect("write C source");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(&cc)
-        .args(["-std=gnu11", "-w", "-DNVRM", "-include"])
-        .arg(src.join("common/sdk/nvidia/inc/cpuopsys.h"))
-        .arg("-I")
-        .arg(src.join("common/sdk/nvidia/inc"))
-        .arg("-I")
-        .arg(src.join("common/uproc/os/common/include"))
-        .arg("-o")
-        .arg(&binary)
-        .arg(&source)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run the C compiler `{cc}` ({e}); install gcc"));
-    assert!(out.status.success(), "compiling against libos_log.h failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    let out = Command::new(&binary).output().expect("run");
-    let text = String::from_utf8(out.stdout).expect("utf-8");
+"#;
+    let flags: Vec<OsString> = vec![
+        "-std=gnu11".into(),
+        "-w".into(),
+        "-DNVRM".into(),
+        "-include".into(),
+        src.join("common/sdk/nvidia/inc/cpuopsys.h").into(),
+        "-I".into(),
+        src.join("common/sdk/nvidia/inc").into(),
+        "-I".into(),
+        src.join("common/uproc/os/common/include").into(),
+    ];
+    let text = compile_and_run("libos_log", program, &flags);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], format!("{LOG_METADATA_SIZE} 0 8 16 20 21"), "libosLogMetadata");
     assert_eq!(lines[1], format!("{LOG_METADATA_EXTENDED_SIZE} 8 16"), "libosLogMetadata_extended");
     // Three tokens: 7, 0xab, then &meta; two arguments at LOG_LEVEL_WARNING; levels 0, 1, 2.
     assert_eq!(lines[2], "3 7 171 2 1 0 1 2");
     assert_eq!(lines[3], "value %d and %x");
-    let _ = std::fs::remove_dir_all(&dir);
 
     // The same constants as the model writes them.
     let libos_log_h = std::fs::read_to_string(src.join("common/uproc/os/common/include/libos_log.h")).expect("read");

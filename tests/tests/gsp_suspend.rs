@@ -6,8 +6,8 @@
 //! Missing real data is a failure, never a skip: run `sudo scripts/fetch-real-data.sh` first.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::ffi::OsString;
+use std::path::Path;
 
 use nvgpu::chip::Chipset;
 use nvgpu::firmware::{module_name_for_path, FirmwareBundle};
@@ -22,6 +22,7 @@ use nvgpu::platform::{Clock, FirmwareSource};
 use nvgpu::vbios::Vbios;
 use sim::gsp_rm::payloads::{NV2080_CTRL_CMD_GPU_GET_INFO_V2, NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_SIZE};
 use sim::{DmaArena, GspRmStatus, ModelConfig, ModelError, ModelGpu};
+use tests::rm_c::{compile_and_run, data_root};
 
 #[derive(Default)]
 struct ModelClock(std::cell::Cell<u64>);
@@ -31,13 +32,6 @@ impl Clock for ModelClock {
         let now = self.0.get();
         self.0.set(now + 1_000);
         now
-    }
-}
-
-fn data_root() -> PathBuf {
-    match std::env::var_os("NVGPU_REAL_DATA") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/real-data"),
     }
 }
 
@@ -231,25 +225,13 @@ fn sr_meta_layout_matches_nvidias_header() {
         c += &format!("printf(\"{n} %llu\\n\", (unsigned long long)({n}));\n");
     }
     c += "return 0;\n}\n";
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tmp/gsp_suspend_layout");
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("sr_meta.c");
-    let exe = dir.join("sr_meta");
-    std::fs::write(&src, c).unwrap();
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(&cc)
-        .arg("-I")
-        .arg(tree.join("src/common/sdk/nvidia/inc"))
-        .arg("-I")
-        .arg(header.parent().unwrap())
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("C compiler");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = Command::new(&exe).output().expect("run");
-    let text = String::from_utf8(run.stdout).unwrap();
+    let flags: Vec<OsString> = vec![
+        "-I".into(),
+        tree.join("src/common/sdk/nvidia/inc").into(),
+        "-I".into(),
+        header.parent().unwrap().into(),
+    ];
+    let text = compile_and_run("sr_meta", &c, &flags);
     let got: HashMap<&str, Vec<u64>> = text
         .lines()
         .map(|l| {
