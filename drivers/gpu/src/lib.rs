@@ -13,3 +13,4 @@ pub mod gsp;
 pub mod firmware;
 pub mod falcon;
 pub mod mm;
+pub mod host;

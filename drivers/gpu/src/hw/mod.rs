@@ -19,6 +19,7 @@ pub mod falcon;
 pub mod fb;
 pub mod gc6;
 pub mod headers;
+pub mod host;
 pub mod mmu;
 pub mod pmc;
 pub mod therm;
@@ -97,6 +98,15 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     therm::gb202::FACTS,
     classes::FACTS,
     mmu::FACTS,
+    host::DMA_FACTS,
+    host::DMA_CONSTANT_FACTS,
+    host::GP_ENTRY_FACTS,
+    host::GP_ENTRY_CONSTANT_FACTS,
+    host::method::FACTS,
+    host::METHOD_DATA_FACTS,
+    host::METHOD_VALUE_FACTS,
+    host::ampere::FACTS,
+    host::hopper::FACTS,
 ];
 
 /// Iterates over every fact declared in `hw`.
