@@ -206,3 +206,35 @@ pub fn try_compile_and_run(name: &str, source: &str, flags: &[OsString]) -> Resu
 pub fn compile_and_run(name: &str, source: &str, flags: &[OsString]) -> String {
     try_compile_and_run(name, source, flags).unwrap_or_else(|e| panic!("{e}"))
 }
+
+// Source text helpers: checking that RM's code still says what the driver relied on.
+
+/// Whitespace collapsed to single spaces, so source snippets match across line breaks.
+pub fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The body of C function `name` in `text`: from the start of the line that defines it (a line
+/// with no indentation, the name followed by a `{` before any `;`) to the next lone `}` line.
+pub fn function_body<'a>(text: &'a str, name: &str) -> &'a str {
+    let definition = text.match_indices(name).map(|(at, _)| at).find(|&at| {
+        let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+        let after = &text[at + name.len()..];
+        let starts_plain = !text[line_start..].starts_with([' ', '\t', '/', '*', '#']);
+        let next_char_ok = after.starts_with(['(', '\n', ' ']);
+        let prev_char_ok = !text[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let brace_first = match (after.find('{'), after.find(';')) {
+            (Some(b), Some(s)) => b < s,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        starts_plain && prev_char_ok && next_char_ok && brace_first
+    });
+    let Some(at) = definition else {
+        panic!("definition of {name} not found")
+    };
+    let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+    let rest = &text[line_start..];
+    let end = rest.find("\n}\n").map(|e| e + 3).unwrap_or(rest.len());
+    &rest[..end]
+}

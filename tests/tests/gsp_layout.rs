@@ -24,7 +24,7 @@ use nvgpu::gsp::layout::{all_constants, STRUCT_LAYOUTS};
 use nvgpu::gsp::{self, FbLayoutFlavor, WprChipParams};
 use nvgpu::hw::headers::OGKM_PINNED;
 use nvgpu::hw::Header;
-use tests::rm_c::{
+use tests::rm_c::{function_body, squash, 
     read_source as read, require_tree as tree, rm_flags, try_compile_and_run, ASSERT_HOOKS,
 };
 
@@ -144,36 +144,6 @@ const OUT_OF_LINE: &[(&str, &str, &[&str], &str)] = &[(
     "(NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0_WPR_SIZE_1MB_IN_4K * 0x1000)",
 )];
 
-/// Whitespace collapsed to single spaces, so source snippets match across line breaks.
-fn squash(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The body of C function `name` in `text`: from the start of the line that defines it (a
-/// line with no indentation, the name followed by a `{` before any `;`) to the next line that is
-/// a lone `}`.
-fn function_body<'a>(text: &'a str, name: &str) -> &'a str {
-    let definition = text.match_indices(name).map(|(at, _)| at).find(|&at| {
-        let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
-        let after = &text[at + name.len()..];
-        let starts_plain = !text[line_start..].starts_with([' ', '\t', '/', '*', '#']);
-        let next_char_ok = after.starts_with(['(', '\n', ' ']);
-        let prev_char_ok = !text[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
-        let brace_first = match (after.find('{'), after.find(';')) {
-            (Some(b), Some(s)) => b < s,
-            (Some(_), None) => true,
-            _ => false,
-        };
-        starts_plain && prev_char_ok && next_char_ok && brace_first
-    });
-    let Some(at) = definition else {
-        panic!("definition of {name} not found")
-    };
-    let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
-    let rest = &text[line_start..];
-    let end = rest.find("\n}\n").map(|e| e + 3).unwrap_or(rest.len());
-    &rest[..end]
-}
 
 /// A C expression for the value of HAL right-hand side `rhs` of `item` (a field value, or
 /// `&variant` to be called).

@@ -1608,6 +1608,21 @@ pub struct GspRmAlloc<'a> {
     pub params: &'a [u8],
 }
 
+/// The reply to an RM call (alloc or control): the fixed struct `T` (`shorter` is the error
+/// reason when the reply does not hold it), its status and the parameters after it,
+/// `paramsSize` bytes long.
+fn decode_rm_call<T: FromBytes + KnownLayout + Immutable>(
+    function: RpcFunction,
+    payload: &[u8],
+    shorter: &'static str,
+    status_and_size: impl Fn(&T) -> (u32, u32),
+) -> Result<RmCallReply, RpcError> {
+    let fixed: T = read_prefix(payload).ok_or(RpcError::bad_reply(function, shorter, payload.len()))?;
+    let (status, params_size) = status_and_size(&fixed);
+    let params = decode_params(function, payload, size_of::<T>(), params_size)?;
+    Ok(RmCallReply { status: NvStatus::from_raw(status), params })
+}
+
 fn decode_params(
     function: RpcFunction,
     payload: &[u8],
@@ -1643,20 +1658,8 @@ impl Rpc for GspRmAlloc<'_> {
         out.extend_from_slice(self.params);
     }
     fn decode_reply(payload: &[u8]) -> Result<RmCallReply, RpcError> {
-        let fixed: RpcGspRmAllocV03_00 = read_prefix(payload).ok_or(RpcError::bad_reply(
-            Self::FUNCTION,
-            "shorter than rpc_gsp_rm_alloc_v03_00",
-            payload.len(),
-        ))?;
-        let params = decode_params(
-            Self::FUNCTION,
-            payload,
-            size_of::<RpcGspRmAllocV03_00>(),
-            fixed.params_size,
-        )?;
-        Ok(RmCallReply {
-            status: NvStatus::from_raw(fixed.status),
-            params,
+        decode_rm_call::<RpcGspRmAllocV03_00>(Self::FUNCTION, payload, "shorter than rpc_gsp_rm_alloc_v03_00", |f| {
+            (f.status, f.params_size)
         })
     }
     fn reply_len(&self) -> Option<usize> {
@@ -1698,20 +1701,8 @@ impl Rpc for GspRmControl<'_> {
         out.extend_from_slice(self.params);
     }
     fn decode_reply(payload: &[u8]) -> Result<RmCallReply, RpcError> {
-        let fixed: RpcGspRmControlV03_00 = read_prefix(payload).ok_or(RpcError::bad_reply(
-            Self::FUNCTION,
-            "shorter than rpc_gsp_rm_control_v03_00",
-            payload.len(),
-        ))?;
-        let params = decode_params(
-            Self::FUNCTION,
-            payload,
-            size_of::<RpcGspRmControlV03_00>(),
-            fixed.params_size,
-        )?;
-        Ok(RmCallReply {
-            status: NvStatus::from_raw(fixed.status),
-            params,
+        decode_rm_call::<RpcGspRmControlV03_00>(Self::FUNCTION, payload, "shorter than rpc_gsp_rm_control_v03_00", |f| {
+            (f.status, f.params_size)
         })
     }
     fn reply_len(&self) -> Option<usize> {
