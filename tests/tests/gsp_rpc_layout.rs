@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 
 use nvgpu::gsp::layout::{ConstantFact, StructLayout};
 use nvgpu::gsp::status::{NvStatus, NVSTATUSCODES_H};
-use nvgpu::gsp::{headers as gsp_headers, rm, rpcs};
+use nvgpu::gsp::{headers as gsp_headers, rm, rm_fifo, rpcs};
 use nvgpu::hw::headers::OGKM_PINNED;
 use nvgpu::hw::Header;
 use tests::rm_c::{function_body, read_source as read, require_tree as tree, rm_flags, squash, try_compile_and_run};
@@ -34,17 +34,19 @@ fn struct_layouts() -> Vec<&'static StructLayout> {
     rpcs::STRUCT_LAYOUTS
         .iter()
         .chain(rm::STRUCT_LAYOUTS)
+        .chain(rm_fifo::STRUCT_LAYOUTS)
         .collect()
 }
 
 fn constants() -> Vec<&'static ConstantFact> {
-    rpcs::CONSTANTS.iter().chain(rm::CONSTANTS).collect()
+    rpcs::CONSTANTS.iter().chain(rm::CONSTANTS).chain(rm_fifo::CONSTANTS).collect()
 }
 
 fn cited_headers() -> Vec<Header> {
     let mut all: Vec<Header> = rpcs::headers::ALL
         .iter()
         .chain(rm::headers::ALL)
+        .chain(rm_fifo::headers::ALL)
         .copied()
         .collect();
     all.push(NVSTATUSCODES_H);
@@ -88,6 +90,20 @@ const PRELUDE: &str = r#"
 #include "class/cl2080.h"
 #include "nvlimits.h"
 #include "nvstatus.h"
+#include "nvos.h"
+#include "nvgputypes.h"
+#include "nverror.h"
+#include "gpu/mem_mgr/mem_desc.h"
+#include "alloc/alloc_channel.h"
+#include "class/cl90f1.h"
+#include "class/cla06c.h"
+#include "class/clb0b5sw.h"
+#include "class/clc361.h"
+#include "class/cl2080_notification.h"
+#include "ctrl/ctrl0080/ctrl0080dma.h"
+#include "ctrl/ctrla06f/ctrla06fgpfifo.h"
+#include "ctrl/ctrlc36f.h"
+#include "published/turing/tu102/dev_ctrl.h"
 #include <stdio.h>
 #include <stddef.h>
 "#;
@@ -106,6 +122,7 @@ fn expressions() -> Vec<(String, u64)> {
             .into_iter()
             .map(|(e, v)| (e.to_owned(), v)),
     );
+    all.extend(rm_fifo::expression_checks().into_iter().map(|(e, v)| (e.to_owned(), v)));
     all
 }
 

@@ -33,6 +33,7 @@ pub mod msgq;
 pub mod queue;
 pub mod radix3;
 pub mod rm;
+pub mod rm_fifo;
 pub mod rpc;
 pub mod rpcs;
 pub mod status;
