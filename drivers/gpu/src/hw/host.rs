@@ -178,6 +178,19 @@ pub mod method {
 
         /// Binds a class to the subchannel.
         pub NVC46F_SET_OBJECT: u32 = 0x00000000 in headers::CLC46F;
+        /// No operation (its data is ignored).
+        pub NVC46F_NOP: u32 = 0x00000008 in headers::CLC46F;
+        /// Raises the channel's non-stalling interrupt.
+        pub NVC46F_NON_STALL_INTERRUPT: u32 = 0x00000020 in headers::CLC46F;
+        /// Memory operations (TLB invalidation, cache flushes): four words, executed on `MEM_OP_D`.
+        pub NVC46F_MEM_OP_A: u32 = 0x00000028 in headers::CLC46F;
+        pub NVC46F_MEM_OP_B: u32 = 0x0000002c in headers::CLC46F;
+        pub NVC46F_MEM_OP_C: u32 = 0x00000030 in headers::CLC46F;
+        pub NVC46F_MEM_OP_D: u32 = 0x00000034 in headers::CLC46F;
+        /// The channel's reference count (read back from USERD `Ref`).
+        pub NVC46F_SET_REFERENCE: u32 = 0x00000050 in headers::CLC46F;
+        /// Wait for idle: later methods wait until earlier work finished.
+        pub NVC46F_WFI: u32 = 0x00000078 in headers::CLC46F;
         /// Semaphore address bits 31:2.
         pub NVC46F_SEM_ADDR_LO: u32 = 0x0000005c in headers::CLC46F;
         /// Semaphore address high bits.
