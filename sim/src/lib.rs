@@ -23,6 +23,7 @@ pub mod falcon;
 pub mod fwsec;
 pub mod generic_bl;
 pub mod gpu;
+pub mod host;
 pub mod gsp_rm;
 pub mod memory;
 pub mod ucode;
