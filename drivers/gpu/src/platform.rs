@@ -89,6 +89,29 @@ impl DmaBuffer {
     pub fn cpu_ptr(&self) -> *mut u8 {
         self.cpu
     }
+
+    /// Reads the little-endian `u32` at `offset` with a volatile load: memory the device
+    /// writes (semaphores, USERD, notifiers) must be read afresh each time. `None` when out of
+    /// range or misaligned.
+    pub fn read_volatile_u32(&self, offset: usize) -> Option<u32> {
+        if offset % 4 != 0 || offset.checked_add(4)? > self.len {
+            return None;
+        }
+        // SAFETY: in bounds and 4-byte aligned (allocations are at least 4-byte aligned, see
+        // `DmaAllocator`), and `new`'s contract makes the memory valid for reads.
+        Some(u32::from_le(unsafe { core::ptr::read_volatile(self.cpu.add(offset).cast::<u32>()) }))
+    }
+
+    /// Writes `value` little-endian at `offset` with a volatile store (the device reads it:
+    /// GPPut, GPFIFO entries). `false` when out of range or misaligned.
+    pub fn write_volatile_u32(&mut self, offset: usize, value: u32) -> bool {
+        if offset % 4 != 0 || offset.checked_add(4).is_none_or(|end| end > self.len) {
+            return false;
+        }
+        // SAFETY: in bounds and aligned as above; `&mut self` gives exclusive CPU access.
+        unsafe { core::ptr::write_volatile(self.cpu.add(offset).cast::<u32>(), value.to_le()) };
+        true
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

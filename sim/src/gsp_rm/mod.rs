@@ -78,6 +78,7 @@ pub mod error;
 pub mod fsp;
 pub mod image;
 pub mod log;
+pub mod fifo;
 pub mod objects;
 pub mod payloads;
 pub(crate) mod queue;
@@ -267,6 +268,7 @@ struct Session {
     outbox: VecDeque<Vec<u8>>,
     partial: Option<Partial>,
     objects: Objects,
+    fifo: fifo::Fifo,
 }
 
 enum State {
@@ -447,6 +449,7 @@ impl GspRm {
                     outbox: VecDeque::new(),
                     partial: None,
                     objects: Objects::at_boot(),
+                    fifo: fifo::Fifo::default(),
                 }));
                 self.service(ctx);
             }

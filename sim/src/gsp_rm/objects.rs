@@ -144,6 +144,24 @@ impl Objects {
         }
     }
 
+    /// Checks that `handle` may be allocated under `parent` in `client` (client exists, parent
+    /// exists, handle new); returns the parent's class.
+    pub fn check_new_child(&self, client: u32, parent: u32, handle: u32) -> Result<u32, NvStatus> {
+        if !self.client_exists(client) {
+            return Err(NvStatus::NV_ERR_INVALID_CLIENT);
+        }
+        let parent_object = self.find(client, parent).ok_or(NvStatus::NV_ERR_INVALID_OBJECT_PARENT)?;
+        if handle == 0 || self.find(client, handle).is_some() {
+            return Err(NvStatus::NV_ERR_INSERT_DUPLICATE_NAME);
+        }
+        Ok(parent_object.class)
+    }
+
+    /// Records an object another module validated with [`Self::check_new_child`].
+    pub fn insert(&mut self, client: u32, parent: u32, handle: u32, class: u32) {
+        self.objects.push(RmObject { client, handle, parent, class });
+    }
+
     /// Frees `handle` of `client` and everything under it.
     pub fn free(&mut self, client: u32, handle: u32) -> NvStatus {
         if !self.client_exists(client) {

@@ -419,7 +419,13 @@ fn alloc(session: &mut Session, function: u32, params: &[u8], ctx: &mut GspCtx<'
     } else if request.flags & RMAPI_RPC_FLAGS_SERIALIZED != 0 {
         NvStatus::NV_ERR_NOT_SUPPORTED
     } else {
-        session.objects.alloc(request.h_client, request.h_parent, request.h_object, request.h_class, rest)
+        let family = ctx.config.chipset.family();
+        if super::fifo::Fifo::handles(family, request.h_class) {
+            let key = (request.h_client, request.h_parent, request.h_object, request.h_class);
+            session.fifo.alloc(&mut session.objects, family, key, rest)
+        } else {
+            session.objects.alloc(request.h_client, request.h_parent, request.h_object, request.h_class, rest)
+        }
     };
     (status, with_status(Some(RpcFunction::GspRmAlloc), params, status))
 }
@@ -433,6 +439,7 @@ fn free(session: &mut Session, function: u32, params: &[u8], ctx: &mut GspCtx<'_
         return (NvStatus::NV_ERR_INVALID_PARAM_STRUCT, params.to_vec());
     };
     let status = session.objects.free(request.params.h_root, request.params.h_object_old);
+    session.fifo.retain_existing(&session.objects);
     (status, with_status(Some(RpcFunction::Free), params, status))
 }
 
@@ -523,7 +530,13 @@ fn control(session: &mut Session, function: u32, params: &[u8], ctx: &mut GspCtx
                 }
                 NvStatus::NV_OK
             }
-            _ => NvStatus::NV_ERR_NOT_SUPPORTED,
+            (cmd, class) => {
+                let family = ctx.config.chipset.family();
+                match session.fifo.control(family, request.h_client, request.h_object, class, cmd, out) {
+                    Some(status) => status,
+                    None => NvStatus::NV_ERR_NOT_SUPPORTED,
+                }
+            }
         }
     };
     if let Some(slot) = payload.get_mut(12..16) {

@@ -11,6 +11,7 @@
 
 pub mod format;
 pub mod page_table;
+pub mod va;
 pub mod vram;
 
 pub use format::{
@@ -22,3 +23,4 @@ pub use page_table::{
     TlbError, TlbInvalidate, TlbInvalidator, Translation,
 };
 pub use vram::{VramAllocation, VramAllocator, VramError, VramStats};
+pub use va::{VaAllocator, VaError};
