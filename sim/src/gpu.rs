@@ -19,6 +19,7 @@
 //! | `NV_FUSE_OPT_FPF_SEC2_UCODE<n>_VERSION` (GA100, GA10x, Ada) | 0 unless set with [`ModelGpu::set_sec2_ucode_fuse`], read-only; selects the booter's signature |
 //! | `NV_PGC6_BSI_SECURE_SCRATCH_14` | read/write storage; SEC2 sets `BOOT_STAGE_3_HANDOFF` when it resumes GSP-RM |
 //! | `NV_PGSP_MAILBOX(0..4)`, `NV_PGSP_QUEUE_HEAD(0..8)` (`dev_gsp.h`) | read/write storage owned by GSP-RM: its error word in MAILBOX(0/1); a QUEUE_HEAD(0) write is the command doorbell ([`crate::gsp_rm`]) |
+//! | `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE(_PDB, _UPPER_PDB)`, `NV_PBUS_BAR0_WINDOW` / `NV_XAL_EP_BAR0_WINDOW`, `NV_PRAMIN` | see [`crate::mmu::MemorySystem`] |
 //! | falcons | see [`crate::falcon`]; SEC2 runs booters ([`crate::booter`]), GSP's RISC-V core GSP-RM |
 //!
 //! Every access to a GSP register (falcon, FBIF, RISC-V windows, `NV_PGSP_MAILBOX`,
@@ -47,6 +48,7 @@ use crate::facts_pending::*;
 use crate::falcon::{Env, Falcon, FalconSpec};
 use crate::gsp_rm::{BootSequencer, GspCtx, GspFault, GspRm, GspRmStatus, RegistryEntry, RmObject};
 use crate::memory::SystemMemory;
+use crate::mmu::{MemorySystem, MmuClient, MmuFaultRecord};
 use crate::vbios_builder::{self, BuiltVbios, FWSEC_UCODE_ID};
 
 /// The errors a model recorded, in order.
@@ -168,6 +170,8 @@ struct GpuState {
     memory: Option<Box<dyn SystemMemory + Send>>,
     pci: PciConfigSpace,
     gsp_rm: GspRm,
+    /// VRAM, the MMU's TLB and fault log, PRAMIN and the invalidate registers.
+    mm: MemorySystem,
 }
 
 /// A model GPU. Implements [`RegisterIo`] for BAR0 (and the VBIOS parser's [`Bar0Read`]).
@@ -214,6 +218,7 @@ impl ModelGpu {
             memory: None,
             pci: PciConfigSpace::new(config.pci, config.bars),
             gsp_rm: GspRm::default(),
+            mm: MemorySystem::new(config.chipset.family(), config.vram_bytes),
         };
         Self { config, vbios, state: RefCell::new(state) }
     }
@@ -597,6 +602,18 @@ impl ModelGpu {
             };
         }
 
+        if state.mm.claims(offset) {
+            let GpuState { mm, memory, log, .. } = state;
+            let sysmem: Option<&dyn SystemMemory> = match memory.as_deref() {
+                Some(m) => Some(m),
+                None => None,
+            };
+            return mm.access(offset, write, sysmem).unwrap_or_else(|_| {
+                log.record(ModelError::Unmodelled(UnmodelledAccess { offset, kind, value: shown }));
+                POISON
+            });
+        }
+
         if GspRm::claims(offset) {
             let mut value = 0;
             self.with_gsp(state, |gsp_rm, ctx| match write {
@@ -630,6 +647,64 @@ impl ModelGpu {
 
         state.log.record(ModelError::Unmodelled(UnmodelledAccess { offset, kind, value: shown }));
         POISON
+    }
+}
+
+/// GPU memory: VRAM, and memory through the MMU for the model's engines and for tests.
+impl ModelGpu {
+    /// Reads VRAM at `addr`; `false` when the range is past its end.
+    pub fn vram_read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        self.state.try_borrow().is_ok_and(|s| s.mm.vram.read(addr, buf))
+    }
+
+    /// Writes VRAM at `addr`; `false` (nothing written) when the range is past its end.
+    pub fn vram_write(&self, addr: u64, data: &[u8]) -> bool {
+        self.state.try_borrow_mut().is_ok_and(|mut s| s.mm.vram.write(addr, data))
+    }
+
+    /// Runs `f` with the address space rooted at `pdb` (the chip's MMU format), as `client`
+    /// reaches it: accesses go through the TLB and the tables in memory, faults are logged.
+    /// `None` if the model is already busy (re-entered from inside an access).
+    pub fn with_address_space<R>(
+        &self,
+        pdb: nvgpu::mm::TableAddress,
+        client: MmuClient,
+        f: impl FnOnce(&mut crate::mmu::AddressSpace<'_>) -> R,
+    ) -> Option<R> {
+        let mut guard = self.state.try_borrow_mut().ok()?;
+        let GpuState { mm, memory, .. } = &mut *guard;
+        let sysmem: Option<&dyn SystemMemory> = match memory.as_deref() {
+            Some(m) => Some(m),
+            None => None,
+        };
+        let format = nvgpu::mm::MmuFormat::for_family(self.config.chipset.family());
+        Some(f(&mut mm.address_space(format, pdb, client, sysmem)))
+    }
+
+    /// Runs `f` with VRAM and system memory by physical address.
+    pub fn with_physical_memory<R>(&self, f: impl FnOnce(&mut dyn crate::engine_mem::PhysicalMemory) -> R) -> Option<R> {
+        let mut guard = self.state.try_borrow_mut().ok()?;
+        let GpuState { mm, memory, .. } = &mut *guard;
+        let sysmem: Option<&dyn SystemMemory> = match memory.as_deref() {
+            Some(m) => Some(m),
+            None => None,
+        };
+        Some(f(&mut crate::mmu::Memories { vram: &mut mm.vram, sysmem }))
+    }
+
+    /// Every MMU fault so far, oldest first.
+    pub fn mmu_faults(&self) -> Vec<MmuFaultRecord> {
+        self.state.try_borrow().map(|s| s.mm.faults.entries().to_vec()).unwrap_or_default()
+    }
+
+    /// Takes the MMU faults out of the log.
+    pub fn take_mmu_faults(&self) -> Vec<MmuFaultRecord> {
+        self.state.try_borrow_mut().map(|mut s| s.mm.faults.take()).unwrap_or_default()
+    }
+
+    /// TLB invalidates performed so far.
+    pub fn tlb_invalidates(&self) -> u64 {
+        self.state.try_borrow().map(|s| s.mm.tlb.invalidates()).unwrap_or_default()
     }
 }
 

@@ -26,8 +26,10 @@ pub mod gpu;
 pub mod host;
 pub mod gsp_rm;
 pub mod memory;
+pub mod mmu;
 pub mod ucode;
 pub mod vbios_builder;
+pub mod vram;
 
 pub use board::{BarSizes, ModelConfig, PciIdentity};
 pub use error::{AccessKind, DmaError, FalconError, FalconMemory, ModelError, UnmodelledAccess, POISON};

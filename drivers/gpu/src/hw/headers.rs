@@ -70,6 +70,21 @@ headers! {
     /// Where NV_MMU_VER2_* (the page-table format of Pascal to Ada) is defined.
     GP100_DEV_MMU = OGKM_PINNED: "src/common/inc/swref/published/pascal/gp100/dev_mmu.h";
     GH100_DEV_MMU = OGKM_PINNED: "src/common/inc/swref/published/hopper/gh100/dev_mmu.h";
+    /// `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE*`: RM's TLB invalidate on Turing and later
+    /// (`kern_gmmu_tu102.c` includes this header for every chip through Hopper).
+    TU102_DEV_VM = OGKM_PINNED: "src/common/inc/swref/published/turing/tu102/dev_vm.h";
+    /// `NV_PBUS_BAR0_WINDOW`: RM's PRAMIN window register before Hopper (`kern_bus_gm107.c`).
+    GM107_DEV_BUS = OGKM_PINNED: "src/common/inc/swref/published/maxwell/gm107/dev_bus.h";
+    /// `NV_PRAMIN`: the 1 MiB BAR0 window into memory.
+    TU102_DEV_RAM = OGKM_PINNED: "src/common/inc/swref/published/turing/tu102/dev_ram.h";
+    /// `NV_XAL_EP_BAR0_WINDOW`: Hopper's PRAMIN window register (`kern_bus_gh100.c`).
+    GH100_PRI_NV_XAL_EP = OGKM_PINNED: "src/common/inc/swref/published/hopper/gh100/pri_nv_xal_ep.h";
+    /// `NV_PFAULT_*` (fault and access types, MMU engine ids), Turing to Ada.
+    TU102_DEV_FAULT = OGKM_PINNED: "kernel-open/nvidia-uvm/hwref/turing/tu102/dev_fault.h";
+    /// `NV_PFAULT_*`, Hopper (engine ids moved).
+    GH100_DEV_FAULT = OGKM_PINNED: "kernel-open/nvidia-uvm/hwref/hopper/gh100/dev_fault.h";
+    /// MMU_FAULT_BUFFER: the 32-byte fault packet, Volta to Blackwell.
+    CLC369 = OGKM_PINNED: "src/common/sdk/nvidia/inc/class/clc369.h";
     /// The FWSEC-FRTS error code in a VBIOS scratch register: RM defines it in its C source.
     KERNEL_GSP_FRTS_TU102 = OGKM_PINNED: "src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_frts_tu102.c";
     /// NV_FIRMWARE_CHIP_FAMILY_*: which GSP firmware image and signature a chip takes.

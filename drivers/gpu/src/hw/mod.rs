@@ -16,13 +16,16 @@ pub mod bus;
 pub mod classes;
 pub mod engine;
 pub mod falcon;
+pub mod fault;
 pub mod fb;
 pub mod gc6;
 pub mod headers;
 pub mod host;
 pub mod mmu;
 pub mod pmc;
+pub mod pramin;
 pub mod therm;
+pub mod vm;
 
 pub use headers::Header;
 
@@ -107,6 +110,15 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     host::METHOD_VALUE_FACTS,
     host::ampere::FACTS,
     host::hopper::FACTS,
+    vm::CONSTANT_FACTS,
+    vm::FACTS,
+    pramin::FACTS,
+    pramin::CONSTANT_FACTS,
+    fault::FACTS,
+    fault::tu102::FACTS,
+    fault::gh100::FACTS,
+    fault::BUFFER_FACTS,
+    fault::PACKET_FACTS,
 ];
 
 /// Iterates over every fact declared in `hw`.

@@ -8,9 +8,14 @@
 //!   memory ([`page_table::walk`]).
 //! - [`vram`]: 2 MiB root chunks split into 64 KiB and 4 KiB pieces over the framebuffer GSP-RM
 //!   reports.
+//! - [`pramin`], [`dma_tables`]: page-table memory in VRAM (through the PRAMIN window) and in
+//!   DMA system memory; [`tlb`]: TLB invalidation through BAR0 registers.
 
+pub mod dma_tables;
 pub mod format;
 pub mod page_table;
+pub mod pramin;
+pub mod tlb;
 pub mod va;
 pub mod vram;
 
@@ -22,5 +27,8 @@ pub use page_table::{
     walk, MappedPage, PageTableError, PageTableMemory, PageTables, TableMemoryError, TlbChange,
     TlbError, TlbInvalidate, TlbInvalidator, Translation,
 };
+pub use dma_tables::DmaTableMemory;
+pub use pramin::{Pramin, PraminError, VramTableMemory};
+pub use tlb::RegisterTlbInvalidator;
 pub use vram::{VramAllocation, VramAllocator, VramError, VramStats};
 pub use va::{VaAllocator, VaError};
