@@ -16,6 +16,7 @@ extern crate alloc;
 
 pub mod board;
 pub mod booter;
+pub mod ce;
 pub mod engine_mem;
 pub mod error;
 pub mod facts_pending;

@@ -15,3 +15,4 @@ pub mod falcon;
 pub mod mm;
 pub mod host;
 pub mod channel;
+pub mod ce;

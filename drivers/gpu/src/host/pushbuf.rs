@@ -199,6 +199,11 @@ impl<S: PushStorage> PushBuffer<S> {
         self.words().is_empty()
     }
 
+    /// Words that can still be written (`usize::MAX` when the storage grows).
+    pub fn available(&self) -> usize {
+        self.storage.available()
+    }
+
     /// Gives the storage back.
     pub fn into_storage(self) -> S {
         self.storage

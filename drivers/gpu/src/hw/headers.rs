@@ -108,6 +108,11 @@ headers! {
     CLC8B5 = OGKM_PINNED: "src/common/sdk/nvidia/inc/class/clc8b5.h";
     CLC9B5 = OGKM_BLACKWELL: "src/common/sdk/nvidia/inc/class/clc9b5.h";
     CLCAB5 = OGKM_BLACKWELL: "src/common/sdk/nvidia/inc/class/clcab5.h";
+    /// HOPPER_DMA_COPY_A in full: the SDK's `clc8b5.h` of 535 holds only what RM uses.
+    UVM_CLC8B5 = OGKM_PINNED: "kernel-open/nvidia-uvm/clc8b5.h";
+    /// Blackwell copy classes' methods: 570's `clc9b5.h`/`clcab5.h` carry only the class numbers.
+    CLC9B5_DOC = OPEN_GPU_DOC: "classes/dma-copy/clc9b5.h";
+    CLCAB5_DOC = OPEN_GPU_DOC: "classes/dma-copy/clcab5.h";
     CLC5C0 = OGKM_PINNED: "src/common/sdk/nvidia/inc/class/clc5c0.h";
     CLC6C0 = OGKM_PINNED: "src/common/sdk/nvidia/inc/class/clc6c0.h";
     CLC7C0 = OGKM_PINNED: "src/common/sdk/nvidia/inc/class/clc7c0.h";

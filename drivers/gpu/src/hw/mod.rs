@@ -13,6 +13,7 @@ use core::fmt;
 use core::marker::PhantomData;
 
 pub mod bus;
+pub mod ce;
 pub mod classes;
 pub mod engine;
 pub mod falcon;
@@ -119,6 +120,15 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     fault::gh100::FACTS,
     fault::BUFFER_FACTS,
     fault::PACKET_FACTS,
+    ce::method::FACTS,
+    ce::FACTS,
+    ce::VALUE_FACTS,
+    ce::PHYS_MODE_TARGET_FACTS,
+    ce::ampere_a::FACTS,
+    ce::ampere_b::FACTS,
+    ce::hopper::FACTS,
+    ce::blackwell_a::FACTS,
+    ce::blackwell_b::FACTS,
 ];
 
 /// Iterates over every fact declared in `hw`.
