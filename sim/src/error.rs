@@ -183,6 +183,10 @@ impl fmt::Display for FalconError {
 pub enum ModelError {
     /// An access to a register the model does not implement.
     Unmodelled(UnmodelledAccess),
+    /// A doorbell that runs nothing.
+    Doorbell { token: u32, reason: &'static str },
+    /// A channel stopped with a robust-channel error.
+    ChannelError { chid: u32, xid: u32 },
     /// A BAR0 access at an offset that is not a multiple of 4.
     Misaligned { offset: u32, kind: AccessKind, value: u32 },
     /// A write to a register the driver may not write (read-only, or privileged).
@@ -199,6 +203,8 @@ impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ModelError::Unmodelled(access) => write!(f, "{access}"),
+            ModelError::Doorbell { token, reason } => write!(f, "doorbell with work-submit token {token:#x}: {reason}"),
+            ModelError::ChannelError { chid, xid } => write!(f, "channel {chid} stopped with robust-channel error Xid {xid}"),
             ModelError::Misaligned { offset, kind, value } => {
                 write!(f, "misaligned BAR0 {kind} at {offset:#08x} (value {value:#010x})")
             }

@@ -48,6 +48,7 @@ use crate::facts_pending::*;
 use crate::falcon::{Env, Falcon, FalconSpec};
 use crate::gsp_rm::{BootSequencer, GspCtx, GspFault, GspRm, GspRmStatus, RegistryEntry, RmObject};
 use crate::memory::SystemMemory;
+use nvgpu::gsp::rm_fifo as f;
 use crate::mmu::{MemorySystem, MmuClient, MmuFaultRecord};
 use crate::vbios_builder::{self, BuiltVbios, FWSEC_UCODE_ID};
 
@@ -172,6 +173,8 @@ struct GpuState {
     gsp_rm: GspRm,
     /// VRAM, the MMU's TLB and fault log, PRAMIN and the invalidate registers.
     mm: MemorySystem,
+    /// The GPU's virtual time (semaphore timestamps, `NVC361_TIME`).
+    gpu_time_ns: u64,
 }
 
 /// A model GPU. Implements [`RegisterIo`] for BAR0 (and the VBIOS parser's [`Bar0Read`]).
@@ -219,6 +222,7 @@ impl ModelGpu {
             pci: PciConfigSpace::new(config.pci, config.bars),
             gsp_rm: GspRm::default(),
             mm: MemorySystem::new(config.chipset.family(), config.vram_bytes),
+            gpu_time_ns: 0,
         };
         Self { config, vbios, state: RefCell::new(state) }
     }
@@ -602,6 +606,21 @@ impl ModelGpu {
             };
         }
 
+        if (f::NVC361_BASE..f::NVC361_BASE + USERMODE_SIZE).contains(&offset) {
+            return match (offset - f::NVC361_BASE, write) {
+                (f::NVC361_NOTIFY_CHANNEL_PENDING, Some(token)) => {
+                    self.doorbell(state, token);
+                    0
+                }
+                (NVC361_TIME_0, None) => state.gpu_time_ns as u32,
+                (NVC361_TIME_1, None) => (state.gpu_time_ns >> 32) as u32,
+                _ => {
+                    state.log.record(ModelError::Unmodelled(UnmodelledAccess { offset, kind, value: shown }));
+                    POISON
+                }
+            };
+        }
+
         if state.mm.claims(offset) {
             let GpuState { mm, memory, log, .. } = state;
             let sysmem: Option<&dyn SystemMemory> = match memory.as_deref() {
@@ -647,6 +666,139 @@ impl ModelGpu {
 
         state.log.record(ModelError::Unmodelled(UnmodelledAccess { offset, kind, value: shown }));
         POISON
+    }
+}
+
+/// Bytes of the usermode region (`NVC361_NV_USERMODE__SIZE`, `clc361.h`).
+const USERMODE_SIZE: u32 = 0x1_0000;
+/// `NVC361_TIME_0` / `NVC361_TIME_1`: the GPU timer, low and high words.
+const NVC361_TIME_0: u32 = 0x80;
+const NVC361_TIME_1: u32 = 0x84;
+/// Model time a doorbell's work takes, in ns (virtual time: deterministic).
+const WORK_NS: u64 = 1_000;
+
+/// Channels: the doorbell runs the host.
+impl ModelGpu {
+    /// `NVC361_NOTIFY_CHANNEL_PENDING` with `token`: runs that channel, then any channel blocked
+    /// on a semaphore, until none makes progress.
+    fn doorbell(&self, state: &mut GpuState, token: u32) {
+        state.gpu_time_ns += WORK_NS;
+        let Some(fifo) = state.gsp_rm.fifo_mut() else {
+            state.log.record(ModelError::Doorbell { token, reason: "GSP-RM is not running" });
+            return;
+        };
+        let Some(ch) = fifo.channel_by_token(token) else {
+            state.log.record(ModelError::Doorbell { token, reason: "no channel has this work-submit token" });
+            return;
+        };
+        if !ch.scheduled {
+            state.log.record(ModelError::Doorbell { token, reason: "the channel is not scheduled" });
+            return;
+        }
+        let first = ch.handle_key();
+        let mut progress = self.run_channel(state, first);
+        // Blocked channels may have been released by what just ran.
+        while progress {
+            progress = false;
+            let blocked: Vec<(u32, u32)> = match state.gsp_rm.fifo_mut() {
+                Some(fifo) => fifo.channels.iter().filter(|c| c.blocked && c.error.is_none()).map(|c| c.handle_key()).collect(),
+                None => Vec::new(),
+            };
+            for key in blocked {
+                progress |= self.run_channel(state, key);
+            }
+        }
+    }
+
+    /// Runs one channel; `true` when it consumed entries or finished.
+    fn run_channel(&self, state: &mut GpuState, key: (u32, u32)) -> bool {
+        use crate::engine_mem::PhysicalMemory as _;
+        use crate::engines::{PhysView, SharedSpace, VirtView};
+        use crate::host::RunOutcome;
+        let family = self.config.chipset.family();
+        let format = nvgpu::mm::MmuFormat::for_family(family);
+        let GpuState { mm, memory, gsp_rm, gpu_time_ns, log, .. } = &mut *state;
+        let Some(fifo) = gsp_rm.fifo_mut() else { return false };
+        let pdb = fifo
+            .channels
+            .iter()
+            .find(|c| c.handle_key() == key)
+            .and_then(|c| fifo.vaspace(c.client, c.vaspace))
+            .and_then(|v| v.pdb);
+        let Some(ch) = fifo.channels.iter_mut().find(|c| c.handle_key() == key) else { return false };
+        if ch.error.is_some() {
+            return false;
+        }
+        let Some(pdb) = pdb.and_then(|p| crate::mmu::table_address(p)) else {
+            log.record(ModelError::Doorbell { token: ch.token(), reason: "the channel's VA space has no page directory" });
+            return false;
+        };
+        let sysmem: Option<&dyn SystemMemory> = match memory.as_deref() {
+            Some(m) => Some(m),
+            None => None,
+        };
+        let before = ch.host.gp_get;
+        ch.engines.timestamp_ns = *gpu_time_ns;
+        let space = SharedSpace(core::cell::RefCell::new(mm.address_space(
+            format,
+            pdb,
+            crate::mmu::MmuClient::host(family),
+            sysmem,
+        )));
+        let mut effects = HostTime { now: *gpu_time_ns, space: &space, pdb };
+        let outcome = ch.host.run(&mut VirtView(&space), &mut PhysView(&space), &mut ch.engines, &mut effects);
+        let notifier = ch.error_notifier;
+        let after = ch.host.gp_get;
+        ch.blocked = matches!(outcome, RunOutcome::Blocked { .. });
+        let RunOutcome::Error(error) = outcome else {
+            return after != before || !ch.blocked;
+        };
+        let xid = channel_error_xid(&error, ch.engine_type);
+        ch.error = Some(xid);
+        let (engine_type, runlist, chid) = (ch.engine_type, ch.runlist, ch.host.chid);
+        let text = alloc::format!("channel {chid}: {error}");
+        log::warn!("GPU model: robust-channel error Xid {xid} on {text}");
+        if let Some(at) = notifier {
+            // NvNotification: timeStamp, info32 = Xid, info16 = 0, status = 0xFFFF.
+            let mut n = [0u8; 16];
+            n[0..8].copy_from_slice(&gpu_time_ns.to_le_bytes());
+            n[8..12].copy_from_slice(&xid.to_le_bytes());
+            n[14..16].copy_from_slice(&0xFFFFu16.to_le_bytes());
+            let _ = space.0.borrow_mut().mem.write_phys(at, &n);
+        }
+        drop(space);
+        state.log.record(ModelError::ChannelError { chid, xid });
+        self.with_gsp(state, |gsp_rm, ctx| gsp_rm.post_channel_error(engine_type, runlist, chid, xid, &text, ctx));
+        true
+    }
+}
+
+/// The Xid (`nverror.h`) RM reports for a host stop.
+fn channel_error_xid(error: &crate::host::HostError, engine_type: u32) -> u32 {
+    use crate::host::{EngineError, HostError};
+    match error {
+        HostError::Fault(_) | HostError::Engine { error: EngineError::Fault(_), .. } => {
+            f::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT
+        }
+        HostError::Engine { .. } if engine_type == f::NV2080_ENGINE_TYPE_GRAPHICS => f::ROBUST_CHANNEL_GR_EXCEPTION,
+        HostError::Engine { .. } => f::ROBUST_CHANNEL_CE0_ERROR + engine_type.saturating_sub(f::NV2080_ENGINE_TYPE_COPY0),
+        _ => f::ROBUST_CHANNEL_PBDMA_ERROR,
+    }
+}
+
+/// The host's view of the GPU around it: time, and TLB invalidation of the running space.
+struct HostTime<'s, 'a> {
+    now: u64,
+    space: &'s crate::engines::SharedSpace<'a>,
+    pdb: nvgpu::mm::TableAddress,
+}
+
+impl crate::host::HostEffects for HostTime<'_, '_> {
+    fn timestamp_ns(&mut self) -> u64 {
+        self.now
+    }
+    fn invalidate_tlb(&mut self) {
+        self.space.0.borrow_mut().tlb.invalidate_pdb(self.pdb);
     }
 }
 

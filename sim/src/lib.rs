@@ -18,6 +18,7 @@ pub mod board;
 pub mod booter;
 pub mod ce;
 pub mod engine_mem;
+pub mod engines;
 pub mod error;
 pub mod facts_pending;
 pub mod falcon;

@@ -85,6 +85,18 @@ impl PhysicalMemory for Memories<'_> {
     }
 }
 
+/// Where a page directory given as a physical address is, for the walk (peer memory cannot hold
+/// page tables).
+pub fn table_address(at: PhysAddr) -> Option<TableAddress> {
+    let aperture = match at.aperture {
+        PhysAperture::Video => nvgpu::mm::TableAperture::Video,
+        PhysAperture::SystemCoherent => nvgpu::mm::TableAperture::SystemCoherent,
+        PhysAperture::SystemNonCoherent => nvgpu::mm::TableAperture::SystemNonCoherent,
+        PhysAperture::Peer(_) => return None,
+    };
+    Some(TableAddress { aperture, address: at.addr })
+}
+
 fn phys_aperture(a: Aperture) -> PhysAperture {
     match a {
         Aperture::Video => PhysAperture::Video,

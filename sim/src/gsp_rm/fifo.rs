@@ -57,7 +57,7 @@ pub struct ChannelGroup {
 }
 
 /// A GPFIFO channel.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Channel {
     pub client: u32,
     pub handle: u32,
@@ -72,7 +72,10 @@ pub struct Channel {
     pub scheduled: bool,
     /// The robust-channel error (Xid) that stopped the channel.
     pub error: Option<u32>,
+    /// Stopped at a semaphore acquire: runs again whenever other work happens.
+    pub blocked: bool,
     pub host: HostChannel,
+    pub engines: crate::engines::ChannelEngines,
 }
 
 impl Channel {
@@ -82,6 +85,11 @@ impl Channel {
 
     pub fn token(&self) -> u32 {
         f::work_submit_token(self.runlist, self.host.chid)
+    }
+
+    /// (client, handle): how the GPU finds the channel again.
+    pub fn handle_key(&self) -> (u32, u32) {
+        (self.client, self.handle)
     }
 }
 
@@ -95,7 +103,7 @@ pub struct EngineObject {
 }
 
 /// The FIFO side of GSP-RM's objects.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Fifo {
     pub vaspaces: Vec<VaSpace>,
     pub groups: Vec<ChannelGroup>,
@@ -271,7 +279,9 @@ impl Fifo {
                 bound: false,
                 scheduled: false,
                 error: None,
+                blocked: false,
                 host: HostChannel::new(chid, p.gp_fifo_offset, entries, userd),
+                engines: crate::engines::ChannelEngines::new(classes.copy, classes.compute),
             });
         } else if class == classes.copy || class == classes.compute {
             let channel = self.channel(client, parent).ok_or(NvStatus::NV_ERR_INVALID_OBJECT_PARENT)?;

@@ -357,6 +357,36 @@ impl GspRm {
         }
     }
 
+    /// The channel objects, while GSP-RM runs.
+    pub(crate) fn fifo_mut(&mut self) -> Option<&mut fifo::Fifo> {
+        match &mut self.state {
+            State::Running(s) => Some(&mut s.fifo),
+            _ => None,
+        }
+    }
+
+    /// Reports a robust-channel error to the CPU as RM does: `RC_TRIGGERED`
+    /// (`rpc_rc_triggered_v17_02`: engine, chid, Xid, scope) and the Xid in `OS_ERROR_LOG`.
+    pub(crate) fn post_channel_error(&mut self, engine_type: u32, runlist: u32, chid: u32, xid: u32, text: &str, ctx: &mut GspCtx<'_>) {
+        let State::Running(session) = &mut self.state else { return };
+        let mut rc = [0u8; 28];
+        rc[0..4].copy_from_slice(&engine_type.to_le_bytes());
+        rc[4..8].copy_from_slice(&chid.to_le_bytes());
+        rc[12..16].copy_from_slice(&xid.to_le_bytes());
+        let mut corrupt = false;
+        session.post_event(RpcEvent::RcTriggered, NvStatus::NV_OK, &rc, &mut corrupt);
+        let mut log = [0u8; 12 + 0x100];
+        log[0..4].copy_from_slice(&xid.to_le_bytes());
+        log[4..8].copy_from_slice(&runlist.to_le_bytes());
+        log[8..12].copy_from_slice(&chid.to_le_bytes());
+        let n = text.len().min(0xff);
+        log[12..12 + n].copy_from_slice(&text.as_bytes()[..n]);
+        session.post_event(RpcEvent::OsErrorLog, NvStatus::NV_OK, &log, &mut corrupt);
+        if let Some(memory) = ctx.memory {
+            let _ = session.flush(memory, ctx.gsp);
+        }
+    }
+
     pub fn set_sequencer(&mut self, sequencer: BootSequencer) {
         self.sequencer = sequencer;
     }
