@@ -14,3 +14,4 @@ pub mod firmware;
 pub mod falcon;
 pub mod mm;
 pub mod host;
+pub mod payload;
