@@ -158,6 +158,8 @@ pub struct Cubin {
     pub data_sections: Vec<DataSection>,
     /// Relocations against code and data sections (debug sections are left out).
     pub relocations: Vec<Relocation>,
+    /// Every record of the global `.nv.info` section, as found.
+    pub global_attributes: Vec<RawAttribute>,
 }
 
 fn elf_err(context: &'static str) -> impl Fn(object::read::Error) -> Error {
@@ -213,8 +215,10 @@ impl Cubin {
         let mut regcount = Vec::new();
         let mut frame = Vec::new();
         let mut min_stack = Vec::new();
+        let mut global_attributes = Vec::new();
         if let Some(i) = find(b".nv.info") {
             for r in nvinfo::records(section_data(i, ".nv.info")?)? {
+                global_attributes.push(RawAttribute::from(&r));
                 let (Some(sym), Some(value)) = (r.word(0), r.word(1)) else { continue };
                 match r.attribute {
                     attr::EIATTR_REGCOUNT => regcount.push((sym, value)),
@@ -365,7 +369,7 @@ impl Cubin {
             }
         }
 
-        Ok(Cubin { abi, e_flags, sm, kernels, data_sections, relocations })
+        Ok(Cubin { abi, e_flags, sm, kernels, data_sections, relocations, global_attributes })
     }
 
     /// The kernel called `name`.
