@@ -14,4 +14,5 @@ pub mod firmware;
 pub mod falcon;
 pub mod mm;
 pub mod host;
+pub mod compute;
 pub mod payload;

@@ -22,6 +22,7 @@ pub mod headers;
 pub mod host;
 pub mod mmu;
 pub mod pmc;
+pub mod qmd;
 pub mod therm;
 
 pub use headers::Header;
