@@ -89,8 +89,6 @@ impl EntryFlags {
     pub const ADDRESS_64: u64 = 0x1;
     /// Host OS is Linux (libnvfatbin option `-host=linux`, the default there).
     pub const HOST_LINUX: u64 = 0x10;
-    /// Host OS is Windows (`-host=windows`).
-    pub const HOST_WINDOWS: u64 = 0x40;
     /// The payload is one LZ4 block (`-compress-all`, mode default/speed/balance).
     pub const COMPRESSED_LZ4: u64 = 0x2000;
     /// The payload is a Zstandard frame (`-compress-all -compress-mode=size`).
