@@ -292,6 +292,21 @@ impl Chipset {
         self.hal().mmu_version
     }
 
+    /// The SM (compute capability, major*10 + minor) of this chip's shader cores: which cubins
+    /// run on it. Per NVIDIA's CUDA C++ Programming Guide, "Compute Capabilities": Turing 7.5,
+    /// GA100 8.0, GA10x 8.6, AD10x 8.9, GH100 9.0, GB10x 10.0, GB20x 12.0.
+    pub const fn sm_version(self) -> u32 {
+        match self.family() {
+            Family::Turing => 75,
+            Family::Ga100 => 80,
+            Family::Ga10x => 86,
+            Family::Ada => 89,
+            Family::Hopper => 90,
+            Family::BlackwellGb10x => 100,
+            Family::BlackwellGb20x => 120,
+        }
+    }
+
     /// QMD layout the compute class takes.
     pub const fn qmd_version(self) -> QmdVersion {
         self.hal().qmd_version

@@ -16,3 +16,5 @@ pub mod mm;
 pub mod host;
 pub mod channel;
 pub mod ce;
+pub mod compute;
+pub mod payload;

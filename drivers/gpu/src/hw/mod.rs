@@ -25,6 +25,7 @@ pub mod host;
 pub mod mmu;
 pub mod pmc;
 pub mod pramin;
+pub mod qmd;
 pub mod therm;
 pub mod vm;
 

@@ -1,0 +1,2 @@
+//! Compute engine: launch descriptors (QMD).
+pub mod qmd;

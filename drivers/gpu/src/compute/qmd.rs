@@ -1,0 +1,236 @@
+//! QMD builder and decoder over the layouts of [`crate::hw::qmd`]: the driver builds a QMD with
+//! typed, range-checked setters; the GPU model decodes the same fields from the same table, so
+//! neither can use a position the other does not.
+
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::hw::qmd::{FieldPos, QmdLayout, Semantic};
+
+/// A QMD field could not be set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QmdError {
+    /// The layout has no such field (e.g. `SM_GLOBAL_CACHING_ENABLE` on Hopper).
+    NoSuchField { semantic: Semantic, major: u8 },
+    /// The value does not fit the field (after the field's shift).
+    OutOfRange { field: &'static str, value: u64, max: u64 },
+    /// The value is not a multiple of what a `_SHIFTED<n>` field can hold.
+    Misaligned { field: &'static str, value: u64, align: u64 },
+    /// An array index past the field's elements.
+    BadIndex { field: &'static str, index: u32 },
+    /// A decoded QMD has the wrong number of words.
+    WrongSize { expected: usize, got: usize },
+}
+
+impl fmt::Display for QmdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            QmdError::NoSuchField { semantic, major } => write!(f, "QMD version {major} has no {semantic:?} field"),
+            QmdError::OutOfRange { field, value, max } => write!(f, "{field}: {value:#x} exceeds {max:#x}"),
+            QmdError::Misaligned { field, value, align } => write!(f, "{field}: {value:#x} is not a multiple of {align}"),
+            QmdError::BadIndex { field, index } => write!(f, "{field}: no element {index}"),
+            QmdError::WrongSize { expected, got } => write!(f, "QMD of {got} words, expected {expected}"),
+        }
+    }
+}
+
+/// A QMD being built or read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Qmd {
+    pub layout: QmdLayout,
+    words: Vec<u32>,
+}
+
+impl Qmd {
+    /// A zeroed QMD of `layout` with its version fields set.
+    pub fn new(layout: QmdLayout) -> Self {
+        let mut qmd = Qmd { layout, words: vec![0; layout.dwords] };
+        // Both version fields exist in every declared layout and the values fit 4 bits.
+        let _ = qmd.set(Semantic::QmdMajorVersion, 0, layout.major.into());
+        let _ = qmd.set(Semantic::QmdVersion, 0, layout.minor.into());
+        qmd
+    }
+
+    /// Reads a QMD from memory.
+    pub fn from_words(layout: QmdLayout, words: &[u32]) -> Result<Self, QmdError> {
+        if words.len() != layout.dwords {
+            return Err(QmdError::WrongSize { expected: layout.dwords, got: words.len() });
+        }
+        Ok(Qmd { layout, words: words.to_vec() })
+    }
+
+    /// The words, as the GPU reads them.
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    fn pos(&self, semantic: Semantic, index: u32) -> Result<(&'static FieldPos, u32), QmdError> {
+        let field = self.layout.field(semantic).ok_or(QmdError::NoSuchField { semantic, major: self.layout.major })?;
+        if index > 0 && (field.stride == 0 || index >= self.layout.constant_buffers) {
+            return Err(QmdError::BadIndex { field: field.name, index });
+        }
+        Ok((field, field.lo + index * field.stride))
+    }
+
+    /// Sets field `semantic` (element `index` of an array field) to `value`, in the field's
+    /// natural unit (bytes for sizes and addresses: `_SHIFTED<n>` fields are shifted here).
+    pub fn set(&mut self, semantic: Semantic, index: u32, value: u64) -> Result<(), QmdError> {
+        let (field, lo) = self.pos(semantic, index)?;
+        let align = 1u64 << field.shift;
+        if value % align != 0 {
+            return Err(QmdError::Misaligned { field: field.name, value, align });
+        }
+        let stored = value >> field.shift;
+        let max = (1u64 << field.width()) - 1;
+        if stored > max {
+            return Err(QmdError::OutOfRange { field: field.name, value, max: max << field.shift });
+        }
+        for bit in 0..field.width() {
+            let at = (lo + bit) as usize;
+            let (word, shift) = (at / 32, at % 32);
+            let slot = self.words.get_mut(word).ok_or(QmdError::BadIndex { field: field.name, index })?;
+            *slot = (*slot & !(1 << shift)) | ((((stored >> bit) & 1) as u32) << shift);
+        }
+        Ok(())
+    }
+
+    /// Reads field `semantic` (element `index`), in the field's natural unit.
+    pub fn get(&self, semantic: Semantic, index: u32) -> Result<u64, QmdError> {
+        let (field, lo) = self.pos(semantic, index)?;
+        let mut value = 0u64;
+        for bit in 0..field.width() {
+            let at = (lo + bit) as usize;
+            let word = *self.words.get(at / 32).ok_or(QmdError::BadIndex { field: field.name, index })?;
+            value |= u64::from((word >> (at % 32)) & 1) << bit;
+        }
+        Ok(value << field.shift)
+    }
+
+    /// Sets a 64-bit address split into `LOWER`/`UPPER` fields (the lower field's shift applies
+    /// to the whole address, as `_SHIFTED` pairs in the headers split `address >> n`).
+    pub fn set_address(&mut self, lower: Semantic, upper: Semantic, index: u32, address: u64) -> Result<(), QmdError> {
+        let (lo_field, _) = self.pos(lower, index)?;
+        let shift = lo_field.shift;
+        if address % (1 << shift) != 0 {
+            return Err(QmdError::Misaligned { field: lo_field.name, value: address, align: 1 << shift });
+        }
+        let shifted = address >> shift;
+        let lo_bits = lo_field.width();
+        let lo_mask = (1u64 << lo_bits) - 1;
+        let (hi_field, _) = self.pos(upper, index)?;
+        let hi = shifted >> lo_bits;
+        if hi >> hi_field.width() != 0 {
+            return Err(QmdError::OutOfRange { field: hi_field.name, value: address, max: u64::MAX });
+        }
+        // Write raw (unshifted) values: the shift was applied to the address as a whole.
+        self.set(lower, index, (shifted & lo_mask) << shift)?;
+        self.set(upper, index, hi << hi_field.shift)
+    }
+
+    /// The address of a `LOWER`/`UPPER` pair.
+    pub fn address(&self, lower: Semantic, upper: Semantic, index: u32) -> Result<u64, QmdError> {
+        let (lo_field, _) = self.pos(lower, index)?;
+        let (hi_field, _) = self.pos(upper, index)?;
+        let lo = self.get(lower, index)? >> lo_field.shift;
+        let hi = self.get(upper, index)? >> hi_field.shift;
+        Ok(((hi << lo_field.width()) | lo) << lo_field.shift)
+    }
+}
+
+/// What a launch sets in a QMD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub program_address: u64,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_memory: u64,
+    pub registers: u32,
+    pub barriers: u32,
+    /// Constant bank 0: address and size.
+    pub const0: (u64, u64),
+    /// Release semaphore 0 address and payload, if wanted.
+    pub release: Option<(u64, u64)>,
+}
+
+/// Builds the QMD for `launch` in `layout`.
+pub fn build(layout: QmdLayout, launch: &Launch) -> Result<Qmd, QmdError> {
+    use Semantic::*;
+    let mut q = Qmd::new(layout);
+    q.set_address(ProgramAddressLower, ProgramAddressUpper, 0, launch.program_address)?;
+    for (s, v) in [(GridWidth, launch.grid[0]), (GridHeight, launch.grid[1]), (GridDepth, launch.grid[2])] {
+        q.set(s, 0, v.into())?;
+    }
+    for (s, v) in [(BlockDim0, launch.block[0]), (BlockDim1, launch.block[1]), (BlockDim2, launch.block[2])] {
+        q.set(s, 0, v.into())?;
+    }
+    q.set(SharedMemorySize, 0, launch.shared_memory)?;
+    q.set(RegisterCount, 0, launch.registers.into())?;
+    q.set(BarrierCount, 0, launch.barriers.into())?;
+    q.set_address(ConstantBufferAddrLower, ConstantBufferAddrUpper, 0, launch.const0.0)?;
+    q.set(ConstantBufferSize, 0, launch.const0.1)?;
+    q.set(ConstantBufferValid, 0, 1)?;
+    if let Some((address, payload)) = launch.release {
+        q.set(Release0Enable, 0, 1)?;
+        q.set_address(Release0AddrLower, Release0AddrUpper, 0, address)?;
+        q.set(Release0PayloadLower, 0, payload & 0xffff_ffff)?;
+        q.set(Release0PayloadUpper, 0, payload >> 32)?;
+    }
+    Ok(q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::qmd::{LAYOUTS, HOPPER};
+
+    fn sample() -> Launch {
+        Launch {
+            program_address: 0x12_3456_7800,
+            grid: [1000, 20, 3],
+            block: [256, 2, 1],
+            shared_memory: 2048,
+            registers: 12,
+            barriers: 1,
+            const0: (0x7_0000_0100, 0x22a + 6),
+            release: Some((0x9_8765_4320, 0x1_0000_0007)),
+        }
+    }
+
+    #[test]
+    fn every_layout_builds_and_decodes() {
+        use Semantic::*;
+        let l = sample();
+        for layout in LAYOUTS {
+            let q = build(*layout, &l).unwrap();
+            assert_eq!(q.words().len(), 64);
+            let back = Qmd::from_words(*layout, q.words()).unwrap();
+            assert_eq!(back.address(ProgramAddressLower, ProgramAddressUpper, 0), Ok(l.program_address), "{}", layout.major);
+            assert_eq!(back.get(GridWidth, 0), Ok(1000));
+            assert_eq!(back.get(GridDepth, 0), Ok(3));
+            assert_eq!(back.get(BlockDim0, 0), Ok(256));
+            assert_eq!(back.get(SharedMemorySize, 0), Ok(2048));
+            assert_eq!(back.get(RegisterCount, 0), Ok(12));
+            assert_eq!(back.get(BarrierCount, 0), Ok(1));
+            assert_eq!(back.address(ConstantBufferAddrLower, ConstantBufferAddrUpper, 0), Ok(l.const0.0));
+            assert_eq!(back.get(ConstantBufferSize, 0), Ok(0x230));
+            assert_eq!(back.get(ConstantBufferValid, 0), Ok(1));
+            assert_eq!(back.get(ConstantBufferValid, 1), Ok(0));
+            assert_eq!(back.address(Release0AddrLower, Release0AddrUpper, 0), Ok(0x9_8765_4320));
+            assert_eq!(back.get(Release0PayloadUpper, 0), Ok(1));
+            assert_eq!(back.get(QmdMajorVersion, 0), Ok(layout.major.into()));
+        }
+    }
+
+    #[test]
+    fn range_and_presence_are_checked() {
+        use Semantic::*;
+        let mut q = Qmd::new(HOPPER);
+        assert!(matches!(q.set(SmGlobalCachingEnable, 0, 1), Err(QmdError::NoSuchField { .. })));
+        assert!(matches!(q.set(BlockDim2, 0, 1 << 16), Err(QmdError::OutOfRange { .. })));
+        assert!(matches!(q.set(ConstantBufferSize, 0, 0x231), Err(QmdError::Misaligned { .. })));
+        assert!(matches!(q.set(ConstantBufferValid, 8, 1), Err(QmdError::BadIndex { .. })));
+        assert!(matches!(q.set(GridWidth, 1, 1), Err(QmdError::BadIndex { .. })));
+        assert!(Qmd::from_words(HOPPER, &[0; 63]).is_err());
+    }
+}
