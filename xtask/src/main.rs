@@ -363,6 +363,15 @@ fn cmd_test(mut args: Args) -> Result<()> {
                 .current_dir(workspace_root()),
         )?;
     }
+    let cuda_tools = workspace_root().join("scripts").join("fetch-cuda-tools.sh");
+    if cuda_tools.is_file() {
+        println!("== NVIDIA's PTX assembler and fatbin tools (PyPI wheels, for payload tests)");
+        run_status(
+            std::process::Command::new("bash")
+                .arg(&cuda_tools)
+                .current_dir(workspace_root()),
+        )?;
+    }
     println!("== cargo test --workspace");
     run_status(cargo().args(["test", "--workspace"]))?;
     // Facts cited from releases Debian does not carry (Blackwell, QMD layouts) are checked by
