@@ -1125,7 +1125,10 @@ fn client_device_subdevice_alloc_control_and_free() {
     let bad_client = NvStatus::NV_ERR_INVALID_CLIENT.raw();
     assert_eq!(rig.alloc_rpc(0x1234, 0x1234, 0x77, NV01_DEVICE_0, &nv0080), (bad_client, bad_client));
     let bad_class = NvStatus::NV_ERR_INVALID_CLASS.raw();
-    assert_eq!(rig.alloc_rpc(client, device, 0x78, 0xC56F, &[]), (bad_class, bad_class));
+    // AMPERE_A (the 3D class, 0xC697): not one the model's GSP-RM allocates.
+    assert_eq!(rig.alloc_rpc(client, device, 0x78, 0xC697, &[]), (bad_class, bad_class));
+    // A GPFIFO channel belongs under a channel group, not under the device.
+    assert_eq!(rig.alloc_rpc(client, device, 0x78, 0xC56F, &[]), (bad_parent, bad_parent));
 
     // Controls.
     let mut params = vec![0u8; NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS_SIZE as usize];
