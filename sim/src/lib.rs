@@ -25,6 +25,7 @@ pub mod generic_bl;
 pub mod gpu;
 pub mod gsp_rm;
 pub mod memory;
+pub mod ptx;
 pub mod ucode;
 pub mod vbios_builder;
 
