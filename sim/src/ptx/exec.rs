@@ -426,7 +426,6 @@ fn int_bin(op: IntOp, ty: Ty, a: u64, b: u64) -> u64 {
         IntOp::SubSat => (sext(a, 32) - sext(b, 32)).clamp(i32::MIN as i64, i32::MAX as i64) as u64,
         IntOp::MulLo => a.wrapping_mul(b),
         IntOp::MulHi => {
-            let p = ival(a, ty) * ival(b, ty);
             if bits == 64 {
                 let (x, y) = (ival(a, ty), ival(b, ty));
                 if signed {
@@ -435,7 +434,7 @@ fn int_bin(op: IntOp, ty: Ty, a: u64, b: u64) -> u64 {
                     (((x as u128) * (y as u128)) >> 64) as u64
                 }
             } else {
-                (p >> bits) as u64
+                ((ival(a, ty) * ival(b, ty)) >> bits) as u64
             }
         }
         IntOp::MulWide => (ival(a, ty) * ival(b, ty)) as u64,

@@ -56,8 +56,16 @@ fn scan(text: &str) -> Result<Vec<Item>, PtxError> {
         let next = chars.get(i + 1).copied();
         match c {
             '\n' => {
+                // `.version`, `.target`, `.address_size`, `.file` and `.loc` end at the line's end.
+                let s = buf.trim();
+                let first = s.split_whitespace().next().unwrap_or("");
+                if matches!(first, ".version" | ".target" | ".address_size" | ".file" | ".loc") {
+                    items.push(Item { line: buf_line, kind: ItemKind::Stmt(s.to_string()) });
+                    buf.clear();
+                } else {
+                    buf.push(' ');
+                }
                 line += 1;
-                buf.push(' ');
             }
             '/' if next == Some('/') => {
                 while i < chars.len() && chars[i] != '\n' {
@@ -1375,9 +1383,12 @@ impl FunctionBuilder {
                 }
             }
             "vote" if parts.contains(&"sync") => {
-                let mode = m
-                    .take_any(&[("all", VoteMode::All), ("any", VoteMode::Any), ("uni", VoteMode::Uni), ("ballot", VoteMode::Ballot)])
-                    .ok_or_else(|| cx.unsupported())?;
+                // `.uni` is also the branch hint the modifier filter drops: look for it first.
+                let mode = if parts.contains(&"uni") {
+                    VoteMode::Uni
+                } else {
+                    m.take_any(&[("all", VoteMode::All), ("any", VoteMode::Any), ("ballot", VoteMode::Ballot)]).ok_or_else(|| cx.unsupported())?
+                };
                 let ty = m.one_type(cx)?;
                 m.done(cx)?;
                 if (mode == VoteMode::Ballot) != (ty == Ty::B32) || !matches!(ty, Ty::B32 | Ty::Pred) {
