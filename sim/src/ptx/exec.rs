@@ -429,7 +429,7 @@ fn int_bin(op: IntOp, ty: Ty, a: u64, b: u64) -> u64 {
             if bits == 64 {
                 let (x, y) = (ival(a, ty), ival(b, ty));
                 if signed {
-                    (((x as i128) * (y as i128)) >> 64) as u64
+                    ((x * y) >> 64) as u64
                 } else {
                     (((x as u128) * (y as u128)) >> 64) as u64
                 }
@@ -678,7 +678,7 @@ fn range(space: Space, addr: u64, len: usize, size: usize) -> Result<core::ops::
 }
 
 fn load(env: &mut Env, local: &[u8], shared: &[u8], space: Space, addr: u64, buf: &mut [u8]) -> Result<(), ExecError> {
-    if addr % buf.len() as u64 != 0 {
+    if !addr.is_multiple_of(buf.len() as u64) {
         return Err(ExecError::Misaligned { addr, len: buf.len() as u32 });
     }
     let (space, off) = resolve(space, addr);
@@ -695,7 +695,7 @@ fn load(env: &mut Env, local: &[u8], shared: &[u8], space: Space, addr: u64, buf
 }
 
 fn store(env: &mut Env, local: &mut [u8], shared: &mut [u8], space: Space, addr: u64, data: &[u8]) -> Result<(), ExecError> {
-    if addr % data.len() as u64 != 0 {
+    if !addr.is_multiple_of(data.len() as u64) {
         return Err(ExecError::Misaligned { addr, len: data.len() as u32 });
     }
     let (space, off) = resolve(space, addr);
@@ -821,8 +821,8 @@ fn run_thread(env: &mut Env, t: u32, regs: &mut [u64], local: &mut [u8], shared:
             Op::MovSreg { d, s } => regs[d as usize] = sreg(env, t, s),
             Op::Pack { d, parts, n, part_bits } => {
                 let mut r = 0u64;
-                for k in 0..n as usize {
-                    r |= (v!(parts[k]) & mask(part_bits)) << (k as u32 * part_bits);
+                for (k, part) in parts.iter().enumerate().take(n as usize) {
+                    r |= (v!(*part) & mask(part_bits)) << (k as u32 * part_bits);
                 }
                 regs[d as usize] = r;
             }
