@@ -791,3 +791,41 @@ fn bench_matmul_instructions_per_second() {
         stats.instructions as f64 / secs / 1e6
     );
 }
+
+/// PTX is input: real compiler output with single-character damage must parse to a module or a
+/// typed error, and a module that parses must run to completion or a typed error, never panic.
+#[test]
+fn damaged_real_ptx_never_panics() {
+    let replacements = [';', '{', '}', '%', '[', ']', '0', ' ', ':', ',', '.', '-', '9', 'x', '|', '!'];
+    for (file, kernel) in [("reduce", "reduce_sum_shfl_u32"), ("matmul", "matmul_tiled"), ("convert", "int_ops")] {
+        let text = ptx(file, "sm_90");
+        let chars: Vec<char> = text.chars().collect();
+        let mut rng = Rng(text.len() as u64);
+        let (mut parsed, mut ran) = (0, 0);
+        for _ in 0..1500 {
+            let mut damaged = chars.clone();
+            let at = (rng.next() % chars.len() as u64) as usize;
+            let c = replacements[(rng.next() % replacements.len() as u64) as usize];
+            if rng.u32() % 4 == 0 {
+                damaged.remove(at);
+            } else {
+                damaged[at] = c;
+            }
+            let s: String = damaged.into_iter().collect();
+            let Ok(m) = Module::parse(&s) else { continue };
+            parsed += 1;
+            let Some(k) = m.kernel(kernel) else { continue };
+            // Pointers into a small memory, sizes small: errors are fine, panics are not.
+            let mut params = vec![0u8; k.param_size() as usize];
+            for p in k.params() {
+                let v: u64 = if p.size == 8 { BASE + 0x100 } else { 8 };
+                let n = (p.size as usize).min(8);
+                params[p.offset as usize..p.offset as usize + n].copy_from_slice(&v.to_le_bytes()[..n]);
+            }
+            let mut gpu = Gpu::new(1 << 12);
+            let _ = ptx::launch(&m, kernel, &LaunchConfig::new([2, 1, 1], [16, 2, 1]), &params, &mut gpu.mem, &Limits { instruction_budget: 200_000 });
+            ran += 1;
+        }
+        assert!(parsed > 100 && ran > 50, "{file}: too few damaged modules parsed ({parsed}) or ran ({ran}) to test anything");
+    }
+}
