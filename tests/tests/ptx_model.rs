@@ -135,6 +135,7 @@ fn every_payload_parses_for_every_architecture() {
         ("f32_math", &["f32_math", "f32_exact"]),
         ("convert", &["conversions", "int_ops", "int64_ops"]),
         ("warp", &["warp_ops", "warp_segments", "atomics"]),
+        ("calls", &["calls"]),
     ];
     for arch in ARCHES {
         for (file, kernels) in expected {
@@ -144,7 +145,7 @@ fn every_payload_parses_for_every_architecture() {
                 let k = m.kernel(k).unwrap_or_else(|| panic!("{file}.cu for {arch} lacks {k}"));
                 assert!(k.instruction_count() > 0);
             }
-            assert_eq!(m.kernels().len(), kernels.len());
+            assert_eq!(m.kernels().len(), kernels.len(), "{file} {arch}");
         }
     }
 }
@@ -790,6 +791,35 @@ fn bench_matmul_instructions_per_second() {
         stats.instructions,
         stats.instructions as f64 / secs / 1e6
     );
+}
+
+#[test]
+fn calls_to_device_functions() {
+    let mix = |a: u32, b: u32| a.wrapping_mul(2_654_435_761) ^ (b >> 3);
+    for arch in ARCHES {
+        let m = module("calls", arch);
+        for &(n, block) in &[(100u32, 32u32), (77, 50)] {
+            let mut rng = Rng(n as u64);
+            let a: Vec<f32> = (0..n).map(|_| rng.f32(0.0, 100.0)).collect();
+            let b: Vec<f32> = (0..n).map(|_| rng.f32(-100.0, 100.0)).collect();
+            let mut gpu = Gpu::new(1 << 20);
+            let (da, db) = (gpu.alloc(&bytes_f32(&a)), gpu.alloc(&bytes_f32(&b)));
+            let dout = gpu.zeros(4 * n as usize);
+            let dpairs = gpu.zeros(8 * n as usize);
+            let dcount = gpu.alloc(&bytes_u32(&(0..n).collect::<Vec<_>>()));
+            launch(&mut gpu, &m, "calls", n.div_ceil(block), block, &[U64(da), U64(db), U64(dout), U64(dpairs), U64(dcount), U32(n)]);
+            let out = gpu.f32s(dout, n as usize);
+            let pairs = gpu.u32s(dpairs, 2 * n as usize);
+            let count = gpu.u32s(dcount, n as usize);
+            for i in 0..n as usize {
+                // lerp3: fma(b - a, t, a) + (float)mix((unsigned)a, 7), as the PTX computes it.
+                let want = (b[i] - a[i]).mul_add(0.25, a[i]) + mix(a[i] as u32, 7) as f32;
+                assert_eq!(out[i].to_bits(), want.to_bits(), "{arch} out[{i}]");
+                assert_eq!(count[i], i as u32 + 1);
+                assert_eq!([pairs[2 * i], pairs[2 * i + 1]], [mix(i as u32, n), mix(n, i as u32)], "{arch} pairs[{i}]");
+            }
+        }
+    }
 }
 
 /// PTX is input: real compiler output with single-character damage must parse to a module or a

@@ -29,6 +29,7 @@ enum State {
 /// What a launch binds, shared by every thread.
 struct Env<'a> {
     code: &'a [Inst],
+    sites: &'a [super::CallSite],
     params: &'a [u8],
     const_bank: &'a [u8],
     globals: Vec<u64>,
@@ -52,6 +53,8 @@ struct Cta {
     shared: Vec<u8>,
     pc: Vec<u32>,
     state: Vec<State>,
+    /// Per thread: (return instruction, call site) of each active call.
+    stacks: Vec<Vec<(u32, u32)>>,
 }
 
 /// Runs `kernel` of `module` over the grid of `cfg`, with the parameter buffer `params` (laid out
@@ -94,6 +97,7 @@ pub fn launch(
     let nthreads = nthreads as u32;
     let mut env = Env {
         code: &k.code,
+        sites: &k.call_sites,
         params,
         const_bank: cfg.const_bank.unwrap_or(module.const_image()),
         globals,
@@ -116,6 +120,8 @@ pub fn launch(
         shared: vec![0; total_shared as usize],
         pc: vec![0; nthreads as usize],
         state: vec![State::Ready; nthreads as usize],
+        // Without recursion a call chain visits each call site at most once.
+        stacks: (0..nthreads).map(|_| Vec::with_capacity(k.call_sites.len())).collect(),
     };
     let mut stats = LaunchStats::default();
     for z in 0..gz {
@@ -127,6 +133,7 @@ pub fn launch(
                 cta.shared.fill(0);
                 cta.pc.fill(0);
                 cta.state.fill(State::Ready);
+                cta.stacks.iter_mut().for_each(Vec::clear);
                 run_cta(&mut env, &mut cta).map_err(|(error, t)| {
                     let pc = cta.pc.get(t as usize).copied().unwrap_or(0) as usize;
                     located(k, pc, error, env.ctaid, tid_of(t, env.ntid))
@@ -223,7 +230,7 @@ fn run_warp(env: &mut Env, cta: &mut Cta, w: u32) -> Result<(), (ExecError, u32)
                 let regs = &mut cta.regs[ti * cta.nregs..(ti + 1) * cta.nregs];
                 let local = &mut cta.local[ti * cta.local_size..(ti + 1) * cta.local_size];
                 let mut pc = cta.pc[ti];
-                let r = run_thread(env, t, regs, local, &mut cta.shared, &mut pc);
+                let r = run_thread(env, t, regs, local, &mut cta.shared, &mut cta.stacks[ti], &mut pc);
                 cta.pc[ti] = pc;
                 cta.state[ti] = r.map_err(|e| (e, t))?;
             }
@@ -776,13 +783,30 @@ fn sreg(env: &Env, t: u32, s: Sreg) -> u64 {
     }
 }
 
+/// Copies a call argument or return value between frame slots in local memory.
+fn frame_copy(local: &mut [u8], from: u32, to: u32, len: u32) -> Result<(), ExecError> {
+    let src = range(Space::Local, from as u64, len as usize, local.len())?;
+    range(Space::Local, to as u64, len as usize, local.len())?;
+    local.copy_within(src, to as usize);
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // The interpreter loop.
 
 /// Runs thread `t` from `*pc` until it stops. On return `*pc` is the next instruction (for a
 /// barrier: the one after it; for a collective: the collective itself; for an error: the
 /// failing one).
-fn run_thread(env: &mut Env, t: u32, regs: &mut [u64], local: &mut [u8], shared: &mut [u8], pc_out: &mut u32) -> Result<State, ExecError> {
+#[allow(clippy::too_many_arguments)]
+fn run_thread(
+    env: &mut Env,
+    t: u32,
+    regs: &mut [u64],
+    local: &mut [u8],
+    shared: &mut [u8],
+    stack: &mut Vec<(u32, u32)>,
+    pc_out: &mut u32,
+) -> Result<State, ExecError> {
     let code = env.code;
     let mut pc = *pc_out as usize;
     macro_rules! v {
@@ -1063,6 +1087,35 @@ fn run_thread(env: &mut Env, t: u32, regs: &mut [u64], local: &mut [u8], shared:
                 pc = target as usize;
                 continue;
             }
+            Op::Call { site } => {
+                let Some(cs) = env.sites.get(site as usize) else { fail!(ExecError::Unsupported) };
+                if stack.iter().any(|(_, s)| env.sites.get(*s as usize).is_some_and(|o| o.callee == cs.callee)) {
+                    fail!(ExecError::RecursiveCall);
+                }
+                for &(from, to, len) in &cs.copies {
+                    if let Err(e) = frame_copy(local, from, to, len) {
+                        fail!(e);
+                    }
+                }
+                stack.push((pc as u32 + 1, site));
+                pc = cs.target as usize;
+                continue;
+            }
+            Op::Ret => match stack.pop() {
+                Some((back, site)) => {
+                    if let Some((from, to, len)) = env.sites.get(site as usize).and_then(|s| s.ret) {
+                        if let Err(e) = frame_copy(local, from, to, len) {
+                            fail!(e);
+                        }
+                    }
+                    pc = back as usize;
+                    continue;
+                }
+                None => {
+                    *pc_out = pc as u32;
+                    return Ok(State::Exited);
+                }
+            },
             Op::Exit => {
                 *pc_out = pc as u32;
                 return Ok(State::Exited);

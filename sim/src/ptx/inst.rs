@@ -314,6 +314,11 @@ pub enum Op {
     /// every thread of the CTA).
     Bar { id: Src, count: Option<Src> },
     Bra { target: u32 },
+    /// `call` to a `.func`: the kernel's call site `site` ([`super::CallSite`]).
+    Call { site: u32 },
+    /// `ret`: back to the caller, or (in the kernel itself) the thread's end.
+    Ret,
+    /// `exit`: the thread's end, from any depth.
     Exit,
     /// `shfl.sync`: warp-collective.
     Shfl { mode: ShflMode, d: Reg, dp: Option<Reg>, a: Src, b: Src, c: Src, mask: Src },

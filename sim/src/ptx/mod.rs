@@ -44,7 +44,7 @@
 //! `0x7fffffff` (f32) as PTX specifies.
 //!
 //! # Not supported (a typed parse error names the instruction and line)
-//! `call` to `.func`, f16/bf16 arithmetic, textures/surfaces, `mma`/`wmma`, `cp.async`, `ldmatrix`,
+//! recursive calls and calls through function pointers, f16/bf16 arithmetic, textures/surfaces, `mma`/`wmma`, `cp.async`, `ldmatrix`,
 //! `red`/`atom` on 16-bit types or vectors, `bar.arrive`/`bar.red`, `match.sync`, `redux.sync`.
 
 pub mod exec;
@@ -96,8 +96,21 @@ pub struct Kernel {
     /// Per instruction: source line and opcode text, for errors only.
     pub(crate) lines: Vec<u32>,
     pub(crate) opcodes: Vec<String>,
+    pub(crate) call_sites: Vec<CallSite>,
     pub(crate) static_shared: u32,
     pub(crate) local_size: u32,
+}
+
+/// A resolved `call`: the callee's first instruction, the argument copies (caller slot, callee
+/// slot, bytes) and the return-value copy (callee slot, caller slot, bytes), all in the
+/// thread's local memory. Each `.func` has one frame per thread, so recursion is refused at run
+/// time ([`ExecError::RecursiveCall`]).
+#[derive(Clone, Debug)]
+pub(crate) struct CallSite {
+    pub target: u32,
+    pub callee: u32,
+    pub copies: Vec<(u32, u32, u32)>,
+    pub ret: Option<(u32, u32, u32)>,
 }
 
 /// A kernel parameter as the driver must lay it out in the parameter buffer.
@@ -277,6 +290,8 @@ pub enum ExecError {
     WarpDivergence { lane: u32, mask: u32 },
     /// An instruction form the interpreter rejects at run time (e.g. an f16 conversion).
     Unsupported,
+    /// A `.func` called while it is already active (frames are static, one per function).
+    RecursiveCall,
 }
 
 /// Everything that can go wrong, with where.

@@ -10,7 +10,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::inst::*;
-use super::{GlobalVar, Kernel, Module, Param, ParseError, PtxError};
+use super::{CallSite, GlobalVar, Kernel, Module, Param, ParseError, PtxError};
 
 fn err(line: u32, error: ParseError) -> PtxError {
     PtxError::Parse { line, error }
@@ -409,6 +409,7 @@ pub fn parse_module(text: &str) -> Result<Module, PtxError> {
     };
     let mut scope = ModuleScope::default();
     let mut seen_version = false;
+    let mut funcs: Vec<RawFunc> = Vec::new();
     let mut i = 0;
     while i < items.len() {
         let line = items[i].line;
@@ -483,11 +484,11 @@ pub fn parse_module(text: &str) -> Result<Module, PtxError> {
                     }
                     j += 1;
                 }
-                let body = &items[i + 1..j.saturating_sub(1)];
-                let f = FunctionBuilder::new(line, header, &scope)?.build(body, &scope)?;
-                if let Some(k) = f {
-                    module.kernels.push(k);
+                let (name, is_entry) = header_name(line, header)?;
+                if funcs.iter().any(|f: &RawFunc| f.name == name) {
+                    return Err(err(line, ParseError::BadDirective(format!("function `{name}` defined twice"))));
                 }
+                funcs.push(RawFunc { name, is_entry, line, header: header.clone(), body: i + 1..j.saturating_sub(1) });
                 i = j;
             }
             ItemKind::Label(l) => return Err(err(line, ParseError::BadDirective(format!("label `{l}` outside a function")))),
@@ -497,7 +498,195 @@ pub fn parse_module(text: &str) -> Result<Module, PtxError> {
     if !seen_version {
         return Err(err(1, ParseError::MissingVersion));
     }
+    for (f, raw) in funcs.iter().enumerate() {
+        if raw.is_entry {
+            module.kernels.push(link_kernel(&items, &funcs, f, &scope)?);
+        } else {
+            // Functions no kernel calls are still decoded, so their errors are reported.
+            link_function_alone(&items, &funcs, f, &scope)?;
+        }
+    }
     Ok(module)
+}
+
+/// A function's text: header and the items of its body.
+struct RawFunc {
+    name: String,
+    is_entry: bool,
+    line: u32,
+    header: String,
+    body: core::ops::Range<usize>,
+}
+
+/// `[.visible] .entry name(...)` or `.func [(ret)] name(...)`: the name and whether it is a kernel.
+fn header_name(line: u32, header: &str) -> Result<(String, bool), PtxError> {
+    let bad = || err(line, ParseError::BadDirective(format!("function header `{header}`")));
+    let is_entry = header.split_whitespace().any(|w| w == ".entry" || w.starts_with(".entry("));
+    let kw = if is_entry { ".entry" } else { ".func" };
+    let after = &header[header.find(kw).ok_or_else(bad)? + kw.len()..];
+    let mut rest = after.trim_start();
+    if rest.starts_with('(') {
+        let close = rest.find(')').ok_or_else(bad)?;
+        rest = rest[close + 1..].trim_start();
+    }
+    let name_end = rest.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(rest.len());
+    let name = &rest[..name_end];
+    if name.is_empty() {
+        return Err(bad());
+    }
+    Ok((name.to_string(), is_entry))
+}
+
+/// Names of the functions a body calls (`call[.uni] [(ret),] name, (args)`).
+fn callees(body: &[Item]) -> Vec<&str> {
+    let mut out = Vec::new();
+    for item in body {
+        if let ItemKind::Stmt(s) = &item.kind {
+            // Skip a guard (`@%p1 call ...`).
+            let s = match s.strip_prefix('@') {
+                Some(g) => g.split_once(char::is_whitespace).map_or("", |(_, r)| r.trim_start()),
+                None => s.as_str(),
+            };
+            let stmt = match s.split_once(char::is_whitespace) {
+                Some((op, rest)) if op == "call" || op.starts_with("call.") => rest,
+                _ => continue,
+            };
+            let ops = split_commas(stmt.trim());
+            let name = if ops.first().is_some_and(|o| o.starts_with('(')) { ops.get(1) } else { ops.first() };
+            if let Some(n) = name {
+                out.push(*n);
+            }
+        }
+    }
+    out
+}
+
+/// Where one function of a kernel landed: entry instruction and its parameter slots (offsets
+/// and sizes in the thread's local memory).
+struct Frame {
+    pc: u32,
+    formals: Vec<(u32, u32)>,
+    ret: Option<(u32, u32)>,
+}
+
+/// A call site before its callee's frame is known.
+struct PendingCall {
+    line: u32,
+    opcode: String,
+    callee: u32,
+    args: Vec<(u32, u32)>,
+    ret: Option<(u32, u32)>,
+}
+
+/// The code of one kernel under construction: its own instructions, then those of every
+/// function it calls (directly or not), each with its own registers and parameter slots.
+#[derive(Default)]
+struct Link {
+    code: Vec<Inst>,
+    lines: Vec<u32>,
+    opcodes: Vec<String>,
+    calls: Vec<PendingCall>,
+    num_regs: u32,
+    local_size: u32,
+}
+
+fn link_kernel(items: &[Item], funcs: &[RawFunc], entry: usize, scope: &ModuleScope) -> Result<Kernel, PtxError> {
+    // The functions reachable from the kernel, kernel first.
+    let mut order = vec![entry];
+    let mut k = 0;
+    while k < order.len() {
+        let f = &funcs[order[k]];
+        for name in callees(&items[f.body.clone()]) {
+            let idx = funcs.iter().position(|g| g.name == name && !g.is_entry).ok_or_else(|| {
+                err(f.line, ParseError::UndefinedSymbol { instruction: "call".into(), symbol: name.to_string() })
+            })?;
+            if !order.contains(&idx) {
+                order.push(idx);
+            }
+        }
+        k += 1;
+    }
+    // Shared memory: module scope, then each function's declarations; dynamic shared after all.
+    let mut shared_size = scope.shared_size;
+    let mut shared_syms: Vec<BTreeMap<String, u32>> = Vec::new();
+    for &f in &order {
+        let mut syms = BTreeMap::new();
+        for item in &items[funcs[f].body.clone()] {
+            if let ItemKind::Stmt(s) = &item.kind {
+                if s.starts_with(".shared") || s.starts_with(".extern .shared") {
+                    let d = parse_var_decl(item.line, s)?;
+                    let at = align_up(shared_size, d.align);
+                    syms.insert(d.name, at);
+                    shared_size = at + d.size;
+                }
+            }
+        }
+        shared_syms.push(syms);
+    }
+    // Dynamic shared memory starts after every static declaration, 16-byte aligned (the
+    // strictest alignment any type needs), or the `.extern` array's own alignment.
+    let dyn_align = scope.extern_shared.iter().map(|(_, a)| *a).fold(16, u32::max);
+    let dyn_base = align_up(shared_size, dyn_align);
+
+    let mut link = Link::default();
+    let mut frames: BTreeMap<usize, Frame> = BTreeMap::new();
+    let mut kernel_params = (Vec::new(), 0);
+    for (n, &f) in order.iter().enumerate() {
+        let raw = &funcs[f];
+        let b = FunctionBuilder::new(raw.line, &raw.header, scope, &shared_syms[n], dyn_base, &mut link, funcs)?;
+        if n == 0 {
+            kernel_params = (b.params.clone(), b.param_size);
+        }
+        let frame = b.build(&items[raw.body.clone()], &mut link)?;
+        frames.insert(f, frame);
+    }
+    let mut call_sites = Vec::with_capacity(link.calls.len());
+    for c in &link.calls {
+        let frame = frames.get(&(c.callee as usize)).ok_or_else(|| err(c.line, ParseError::Unsupported(c.opcode.clone())))?;
+        let arity = || err(c.line, ParseError::BadOperand { instruction: c.opcode.clone(), operand: format!("{} arguments for {} parameters", c.args.len(), frame.formals.len()) });
+        if c.args.len() != frame.formals.len() || c.ret.is_some() != frame.ret.is_some() {
+            return Err(arity());
+        }
+        let copies = c.args.iter().zip(&frame.formals).map(|(a, f)| (a.0, f.0, a.1.min(f.1))).collect();
+        let ret = match (c.ret, frame.ret) {
+            (Some(caller), Some(callee)) => Some((callee.0, caller.0, caller.1.min(callee.1))),
+            _ => None,
+        };
+        call_sites.push(CallSite { target: frame.pc, callee: c.callee, copies, ret });
+    }
+    Ok(Kernel {
+        name: funcs[entry].name.clone(),
+        params: kernel_params.0,
+        param_size: kernel_params.1,
+        num_regs: link.num_regs,
+        code: link.code,
+        lines: link.lines,
+        opcodes: link.opcodes,
+        call_sites,
+        static_shared: dyn_base,
+        local_size: link.local_size,
+    })
+}
+
+/// Decodes a function no kernel calls, for its errors only.
+fn link_function_alone(items: &[Item], funcs: &[RawFunc], f: usize, scope: &ModuleScope) -> Result<(), PtxError> {
+    let raw = &funcs[f];
+    let mut link = Link::default();
+    let mut syms = BTreeMap::new();
+    let mut shared_size = scope.shared_size;
+    for item in &items[raw.body.clone()] {
+        if let ItemKind::Stmt(s) = &item.kind {
+            if s.starts_with(".shared") {
+                let d = parse_var_decl(item.line, s)?;
+                let at = align_up(shared_size, d.align);
+                syms.insert(d.name, at);
+                shared_size = at + d.size;
+            }
+        }
+    }
+    let b = FunctionBuilder::new(raw.line, &raw.header, scope, &syms, shared_size, &mut link, funcs)?;
+    b.build(&items[raw.body.clone()], &mut link)?;
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -509,43 +698,52 @@ enum Symbol {
     Offset(u64),
     /// A module `.global` variable.
     Global(u32),
+    /// A `.param` of a `.func` or of a call site: a slot in the thread's local memory (offset,
+    /// size), so `ld.param`/`st.param` on it become local accesses.
+    Frame(u64, u32),
 }
 
-struct FunctionBuilder {
-    name: String,
-    is_entry: bool,
+struct FunctionBuilder<'f> {
     params: Vec<Param>,
+    /// A `.func`'s parameter and return slots in local memory.
+    formals: Vec<(u32, u32)>,
+    ret: Option<(u32, u32)>,
+    funcs: &'f [RawFunc],
+    /// Where this function's instructions start in the kernel's code.
+    pc_base: u32,
     param_size: u32,
     /// `%r<32>` style declarations: prefix -> (first index, count).
     ranged: BTreeMap<String, (u32, u32)>,
     single: BTreeMap<String, u32>,
     num_regs: u32,
     symbols: BTreeMap<String, Symbol>,
-    shared_size: u32,
     local_size: u32,
 }
 
-impl FunctionBuilder {
-    fn new(line: u32, header: &str, scope: &ModuleScope) -> Result<Self, PtxError> {
+impl<'f> FunctionBuilder<'f> {
+    fn new(
+        line: u32,
+        header: &str,
+        scope: &ModuleScope,
+        shared: &BTreeMap<String, u32>,
+        dyn_base: u32,
+        link: &mut Link,
+        funcs: &'f [RawFunc],
+    ) -> Result<Self, PtxError> {
         let bad = || err(line, ParseError::BadDirective(format!("function header `{header}`")));
-        let is_entry = header.contains(".entry");
-        if !is_entry && !header.contains(".func") {
-            return Err(bad());
-        }
+        let (_, is_entry) = header_name(line, header)?;
         // `[.visible] .entry name ( params ) [performance directives]`, or
         // `.func [(ret)] name ( params )`.
         let kw = if is_entry { ".entry" } else { ".func" };
         let after = &header[header.find(kw).ok_or_else(bad)? + kw.len()..];
         let mut rest = after.trim_start();
-        if rest.starts_with('(') {
-            let close = rest.find(')').ok_or_else(bad)?;
-            rest = rest[close + 1..].trim_start();
+        let mut ret_decl = None;
+        if let Some(r) = rest.strip_prefix('(') {
+            let close = r.find(')').ok_or_else(bad)?;
+            ret_decl = Some(&r[..close]);
+            rest = r[close + 1..].trim_start();
         }
         let name_end = rest.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(rest.len());
-        let name = rest[..name_end].to_string();
-        if name.is_empty() {
-            return Err(bad());
-        }
         rest = rest[name_end..].trim_start();
         let (params, param_size) = if let Some(r) = rest.strip_prefix('(') {
             let close = r.find(')').ok_or_else(bad)?;
@@ -554,10 +752,13 @@ impl FunctionBuilder {
             (Vec::new(), 0)
         };
         let mut symbols = BTreeMap::new();
-        for p in &params {
-            symbols.insert(p.name.clone(), Symbol::Offset(p.offset as u64));
-        }
         for (n, off) in &scope.shared {
+            symbols.insert(n.clone(), Symbol::Offset(*off as u64));
+        }
+        for (n, _) in &scope.extern_shared {
+            symbols.insert(n.clone(), Symbol::Offset(dyn_base as u64));
+        }
+        for (n, off) in shared {
             symbols.insert(n.clone(), Symbol::Offset(*off as u64));
         }
         for (n, off) in &scope.consts {
@@ -566,17 +767,48 @@ impl FunctionBuilder {
         for (n, idx) in &scope.globals {
             symbols.insert(n.clone(), Symbol::Global(*idx));
         }
+        let mut local_size = link.local_size;
+        let mut formals = Vec::new();
+        let mut ret = None;
+        if is_entry {
+            if ret_decl.is_some() {
+                return Err(bad());
+            }
+            for p in &params {
+                symbols.insert(p.name.clone(), Symbol::Offset(p.offset as u64));
+            }
+        } else {
+            // A `.func`'s parameters and return value live in the thread's local memory.
+            let mut slot = |p: &Param, symbols: &mut BTreeMap<String, Symbol>| {
+                let at = align_up(local_size, p.align);
+                local_size = at + p.size;
+                symbols.insert(p.name.clone(), Symbol::Frame(at as u64, p.size));
+                (at, p.size)
+            };
+            for p in &params {
+                formals.push(slot(p, &mut symbols));
+            }
+            if let Some(r) = ret_decl {
+                let (rp, _) = parse_params(line, r)?;
+                match rp.as_slice() {
+                    [] => {}
+                    [p] => ret = Some(slot(p, &mut symbols)),
+                    _ => return Err(err(line, ParseError::Unsupported(format!("several return values in `{header}`")))),
+                }
+            }
+        }
         Ok(FunctionBuilder {
-            name,
-            is_entry,
             params,
+            formals,
+            ret,
+            funcs,
+            pc_base: link.code.len() as u32,
             param_size,
             ranged: BTreeMap::new(),
             single: BTreeMap::new(),
-            num_regs: 0,
+            num_regs: link.num_regs,
             symbols,
-            shared_size: scope.shared_size,
-            local_size: 0,
+            local_size,
         })
     }
 
@@ -620,92 +852,72 @@ impl FunctionBuilder {
         (n < *count).then_some(base + n)
     }
 
-    fn build(mut self, body: &[Item], scope: &ModuleScope) -> Result<Option<Kernel>, PtxError> {
-        // Pass 1: declarations and label positions.
+    /// Decodes the body into `link`; returns where the function landed.
+    fn build(mut self, body: &[Item], link: &mut Link) -> Result<Frame, PtxError> {
+        // Pass 1: registers, local variables and label positions. (Shared variables were laid
+        // out for the whole kernel; `.param` slots of call sites are bound in order in pass 2,
+        // as each call block redeclares `param0`...)
         let mut labels: BTreeMap<&str, u32> = BTreeMap::new();
         let mut count = 0u32;
-        let mut locals = Vec::new();
         for item in body {
             match &item.kind {
                 ItemKind::Stmt(s) if s.starts_with('.') => {
                     let first = s.split_whitespace().next().unwrap_or("");
                     match first {
                         ".reg" => self.declare_regs(item.line, s)?,
-                        ".loc" | ".pragma" | ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnreg" => {}
-                        ".param" => {
-                            return Err(err(item.line, ParseError::Unsupported(format!("`{s}` (call frames: `call` is not supported)"))));
-                        }
+                        ".loc" | ".pragma" | ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnreg" | ".param" | ".shared" => {}
+                        ".extern" if s.contains(".shared") => {}
                         _ => {
                             let d = parse_var_decl(item.line, s)?;
-                            match d.space.as_str() {
-                                "shared" => {
-                                    let at = align_up(self.shared_size, d.align);
-                                    self.symbols.insert(d.name, Symbol::Offset(at as u64));
-                                    self.shared_size = at + d.size;
-                                }
-                                "local" => {
-                                    let at = align_up(self.local_size, d.align);
-                                    locals.push((d.name.clone(), at, d.init.clone()));
-                                    self.symbols.insert(d.name, Symbol::Offset(at as u64));
-                                    self.local_size = at + d.size;
-                                }
-                                _ => return Err(err(item.line, ParseError::BadDirective(s.clone()))),
+                            if d.space != "local" {
+                                return Err(err(item.line, ParseError::BadDirective(s.clone())));
                             }
+                            if !d.init.is_empty() {
+                                return Err(err(item.line, ParseError::Unsupported(".local variable with an initialiser".into())));
+                            }
+                            let at = align_up(self.local_size, d.align);
+                            self.symbols.insert(d.name, Symbol::Offset(at as u64));
+                            self.local_size = at + d.size;
                         }
                     }
                 }
                 ItemKind::Stmt(_) => count += 1,
                 ItemKind::Label(l) => {
-                    if labels.insert(l.as_str(), count).is_some() {
+                    if labels.insert(l.as_str(), self.pc_base + count).is_some() {
                         return Err(err(item.line, ParseError::DuplicateLabel(l.clone())));
                     }
                 }
                 ItemKind::Open(_) | ItemKind::Close => {}
             }
         }
-        if locals.iter().any(|(_, _, init)| !init.is_empty()) {
-            return Err(err(0, ParseError::Unsupported(".local variable with an initialiser".into())));
-        }
-        // Dynamic shared memory starts after every static declaration, 16-byte aligned (the
-        // strictest alignment any type needs), or the `.extern` array's own alignment.
-        let mut dyn_align = 16;
-        for (_, a) in &scope.extern_shared {
-            dyn_align = dyn_align.max(*a);
-        }
-        let dyn_base = align_up(self.shared_size, dyn_align);
-        for (n, _) in &scope.extern_shared {
-            self.symbols.insert(n.clone(), Symbol::Offset(dyn_base as u64));
-        }
 
-        // Pass 2: instructions.
-        let mut code = Vec::with_capacity(count as usize);
-        let mut lines = Vec::with_capacity(count as usize);
-        let mut opcodes = Vec::with_capacity(count as usize);
+        // Pass 2: instructions, and call-site parameter slots as they are declared.
         for item in body {
             if let ItemKind::Stmt(s) = &item.kind {
+                if s.starts_with(".param") {
+                    let p = parse_params(item.line, s)?.0;
+                    for p in p {
+                        let at = align_up(self.local_size, p.align);
+                        self.local_size = at + p.size;
+                        self.symbols.insert(p.name, Symbol::Frame(at as u64, p.size));
+                    }
+                    continue;
+                }
                 if s.starts_with('.') {
                     continue;
                 }
-                let (inst, opcode) = self.decode(item.line, s, &labels)?;
-                code.push(inst);
-                lines.push(item.line);
-                opcodes.push(opcode);
+                let (inst, opcode) = self.decode(item.line, s, &labels, link)?;
+                link.code.push(inst);
+                link.lines.push(item.line);
+                link.opcodes.push(opcode);
             }
         }
-        if !self.is_entry {
-            return Ok(None);
+        link.num_regs = self.num_regs;
+        link.local_size = self.local_size;
+        if link.code.len() > u32::MAX as usize / 2 {
+            return Err(err(0, ParseError::Unsupported("function too large".into())));
         }
-        Ok(Some(Kernel {
-            name: self.name,
-            params: self.params,
-            param_size: self.param_size,
-            num_regs: self.num_regs,
-            code,
-            lines,
-            opcodes,
-            static_shared: dyn_base,
-            local_size: self.local_size,
-        }))
+        Ok(Frame { pc: self.pc_base, formals: self.formals, ret: self.ret })
     }
 
     // -----------------------------------------------------------------------------------------
@@ -721,6 +933,7 @@ impl FunctionBuilder {
         match self.symbols.get(s) {
             Some(Symbol::Offset(o)) => Ok(Src::Imm(*o)),
             Some(Symbol::Global(g)) => Ok(Src::Global(*g)),
+            Some(Symbol::Frame(o, _)) => Ok(Src::Imm(*o)),
             None if s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$') => Err(cx.undefined_symbol(s)),
             None => Err(cx.bad_operand(s)),
         }
@@ -741,7 +954,8 @@ impl FunctionBuilder {
         }
     }
 
-    fn addr(&self, cx: &Cx, s: &str) -> Result<Addr, PtxError> {
+    /// A memory operand, and whether it names a `.param` slot of a call frame (local memory).
+    fn addr(&self, cx: &Cx, s: &str) -> Result<(Addr, bool), PtxError> {
         let inner = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')).ok_or_else(|| cx.bad_operand(s))?.trim();
         // `base+off`, `base+-off`, `base-off` or a plain `base` / immediate.
         let split = inner.char_indices().skip(1).find(|(_, c)| *c == '+' || *c == '-').map(|(i, _)| i);
@@ -755,9 +969,10 @@ impl FunctionBuilder {
             None => (inner, 0),
         };
         if let Some(v) = parse_int(base) {
-            return Ok(Addr { base: Src::Imm(v as u64), offset });
+            return Ok((Addr { base: Src::Imm(v as u64), offset }, false));
         }
-        Ok(Addr { base: self.src(cx, base, Ty::U64)?, offset })
+        let frame = matches!(self.symbols.get(base), Some(Symbol::Frame(..)));
+        Ok((Addr { base: self.src(cx, base, Ty::U64)?, offset }, frame))
     }
 
     fn vector<'a>(&self, cx: &Cx, s: &'a str) -> Result<Vec<&'a str>, PtxError> {
@@ -765,7 +980,7 @@ impl FunctionBuilder {
         Ok(inner.split(',').map(str::trim).collect())
     }
 
-    fn decode(&self, line: u32, stmt: &str, labels: &BTreeMap<&str, u32>) -> Result<(Inst, String), PtxError> {
+    fn decode(&self, line: u32, stmt: &str, labels: &BTreeMap<&str, u32>, link: &mut Link) -> Result<(Inst, String), PtxError> {
         let mut rest = stmt.trim();
         let mut guard = None;
         if let Some(g) = rest.strip_prefix('@') {
@@ -782,7 +997,7 @@ impl FunctionBuilder {
         let opcode = &rest[..end];
         let operands = split_commas(rest[end..].trim());
         let cx = Cx { line, opcode };
-        let op = self.decode_op(&cx, opcode, &operands, labels)?;
+        let op = self.decode_op(&cx, opcode, &operands, labels, link)?;
         Ok((Inst { guard, op }, opcode.to_string()))
     }
 }
@@ -926,15 +1141,15 @@ const BOOL_OPS: &[(&str, BoolOp)] = &[("and", BoolOp::And), ("or", BoolOp::Or), 
 /// Real PTX instructions this interpreter does not run: a clear "unsupported" rather than
 /// "unknown".
 const KNOWN_UNSUPPORTED: &[&str] = &[
-    "call", "addc", "subc", "mul24", "mad24", "sad", "testp", "copysign", "tanh", "ex2h", "tex", "tld4", "txq",
+    "addc", "subc", "mul24", "mad24", "sad", "testp", "copysign", "tanh", "ex2h", "tex", "tld4", "txq",
     "suld", "sust", "sured", "suq", "mma", "wmma", "cp", "ldmatrix", "stmatrix", "match", "redux", "ldu",
     "prefetch", "prefetchu", "isspacep", "mapa", "getctarank", "elect", "mbarrier", "griddepcontrol", "alloca",
     "stacksave", "stackrestore", "fns", "dp4a", "dp2a", "bmsk", "szext", "lop3", "vadd", "vsub", "vmad", "vote",
     "applypriority", "discard", "createpolicy",
 ];
 
-impl FunctionBuilder {
-    fn decode_op(&self, cx: &Cx, opcode: &str, ops: &[&str], labels: &BTreeMap<&str, u32>) -> Result<Op, PtxError> {
+impl FunctionBuilder<'_> {
+    fn decode_op(&self, cx: &Cx, opcode: &str, ops: &[&str], labels: &BTreeMap<&str, u32>, link: &mut Link) -> Result<Op, PtxError> {
         let parts: Vec<&str> = opcode.split('.').collect();
         let name = parts[0];
         let mut m = Mods::new(&parts[1..]);
@@ -1246,16 +1461,19 @@ impl FunctionBuilder {
                 Op::Cvta { to, space, bits: ty.bits(), d: self.dst(cx, ops[0])?, a: self.src(cx, ops[1], ty)? }
             }
             "ld" | "st" => {
-                let space = m.space();
+                let mut space = m.space();
                 let n = m.take_any(&[("v2", 2u8), ("v4", 4u8)]).unwrap_or(1);
                 let ty = m.one_type(cx)?;
                 m.done(cx)?;
+                cx.operands(ops, 2)?;
+                let (regs_text, addr_text) = if name == "ld" { (ops[0], ops[1]) } else { (ops[1], ops[0]) };
+                let (addr, frame) = self.addr(cx, addr_text)?;
+                if space == Space::Param && frame {
+                    space = Space::Local;
+                }
                 if ty == Ty::Pred || (space == Space::Param && name == "st") {
                     return Err(cx.unsupported());
                 }
-                cx.operands(ops, 2)?;
-                let (regs_text, addr_text) = if name == "ld" { (ops[0], ops[1]) } else { (ops[1], ops[0]) };
-                let addr = self.addr(cx, addr_text)?;
                 let items: Vec<&str> = if n == 1 { vec![regs_text] } else { self.vector(cx, regs_text)? };
                 if items.len() != n as usize {
                     return Err(cx.bad_operand(regs_text));
@@ -1315,7 +1533,7 @@ impl FunctionBuilder {
                     cx.operands(ops, 2)?;
                     (None, ops)
                 };
-                let addr = self.addr(cx, rest[0])?;
+                let (addr, _) = self.addr(cx, rest[0])?;
                 let b = self.src(cx, rest[1], ty)?;
                 let c = if op == AtomOp::Cas { self.src(cx, rest[2], ty)? } else { Src::Imm(0) };
                 Op::Atom { space, op, ty, d, addr, b, c }
@@ -1350,8 +1568,54 @@ impl FunctionBuilder {
             }
             "ret" | "exit" => {
                 m.done(cx)?;
-                cx.operands(ops, 0).or_else(|_| if ops.is_empty() { Ok(()) } else { Err(cx.bad_operand(ops[0])) })?;
-                Op::Exit
+                if !ops.is_empty() {
+                    return Err(cx.bad_operand(ops[0]));
+                }
+                if name == "ret" {
+                    Op::Ret
+                } else {
+                    Op::Exit
+                }
+            }
+            "call" => {
+                m.done(cx)?;
+                // `call[.uni] [(ret),] name, (args)`; function pointers (a register or a
+                // prototype label) are not supported.
+                let (ret_text, rest) = match ops.first() {
+                    Some(o) if o.starts_with('(') => (Some(*o), &ops[1..]),
+                    _ => (None, ops),
+                };
+                let (callee, args_text) = match rest {
+                    [c] => (*c, "()"),
+                    [c, a] => (*c, *a),
+                    _ => return Err(cx.unsupported()),
+                };
+                let callee = self
+                    .funcs
+                    .iter()
+                    .position(|f| f.name == callee && !f.is_entry)
+                    .ok_or_else(|| cx.undefined_symbol(callee))? as u32;
+                let slot = |s: &str| -> Result<(u32, u32), PtxError> {
+                    match self.symbols.get(s) {
+                        Some(Symbol::Frame(o, size)) => Ok((*o as u32, *size)),
+                        _ => Err(cx.bad_operand(s)),
+                    }
+                };
+                let list = |t: &str| -> Result<Vec<(u32, u32)>, PtxError> {
+                    let inner = t.strip_prefix('(').and_then(|r| r.strip_suffix(')')).ok_or_else(|| cx.bad_operand(t))?;
+                    inner.split(',').map(str::trim).filter(|a| !a.is_empty()).map(&slot).collect()
+                };
+                let args = list(args_text)?;
+                let ret = match ret_text {
+                    Some(t) => match list(t)?.as_slice() {
+                        [r] => Some(*r),
+                        _ => return Err(cx.bad_operand(t)),
+                    },
+                    None => None,
+                };
+                let site = link.calls.len() as u32;
+                link.calls.push(PendingCall { line: cx.line, opcode: opcode.to_string(), callee, args, ret });
+                Op::Call { site }
             }
             "trap" | "brkpt" => return Err(cx.unsupported()),
             "membar" | "fence" | "nanosleep" | "pmevent" => Op::Nop,

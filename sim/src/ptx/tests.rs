@@ -51,8 +51,10 @@ fn unknown_instruction_is_named_with_its_line() {
 
 #[test]
 fn unsupported_instruction_is_not_called_unknown() {
-    let (_, e) = parse_err(&kernel("", "\tcall.uni foo, (%r1);\n\tret;"));
-    assert_eq!(e, ParseError::Unsupported("call.uni".into()));
+    let (_, e) = parse_err(&kernel("", "\tcall.uni foo, ();\n\tret;"));
+    assert_eq!(e, ParseError::UndefinedSymbol { instruction: "call".into(), symbol: "foo".into() });
+    let (_, e) = parse_err(&kernel("", "\ttex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [t, {%r1}];\n\tret;"));
+    assert_eq!(e, ParseError::Unsupported("tex.1d.v4.f32.s32".into()));
     let (_, e) = parse_err(&kernel("", "\tadd.rn.f16 %r1, %r2, %r3;\n\tret;"));
     assert_eq!(e, ParseError::Unsupported("add.rn.f16".into()));
     let (_, e) = parse_err(&kernel("", "\tmul.lo.weird.u32 %r1, %r2, %r3;\n\tret;"));
@@ -290,4 +292,46 @@ fn bad_launches_are_rejected() {
     assert!(matches!(launch(&m, "k", &LaunchConfig::linear(1, 1025), &p, &mut mem, &l), Err(PtxError::Launch(LaunchError::BadShape { .. }))));
     assert!(matches!(launch(&m, "k", &LaunchConfig::linear(0, 32), &p, &mut mem, &l), Err(PtxError::Launch(LaunchError::BadShape { .. }))));
     assert!(matches!(launch(&m, "k", &LaunchConfig::linear(1, 1), &p[..4], &mut mem, &l), Err(PtxError::Launch(LaunchError::ParamBufferTooSmall { .. }))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls.
+
+/// `twice(x) = x + x` and `quad(x) = twice(twice(x))`, called from the kernel; the kernel stores
+/// quad(tid) + 1 for each thread.
+const CALLS: &str = ".visible .func (.param .b32 twice_ret) twice(.param .b32 twice_x)\n{\n.reg .b32 %r<3>;\n\
+    ld.param.u32 %r1, [twice_x];\nadd.s32 %r2, %r1, %r1;\nst.param.b32 [twice_ret+0], %r2;\nret;\n}\n\
+    .visible .func (.param .b32 quad_ret) quad(.param .b32 quad_x)\n{\n.reg .b32 %r<4>;\n\
+    ld.param.u32 %r1, [quad_x];\n{\n.param .b32 param0;\nst.param.b32 [param0+0], %r1;\n.param .b32 retval0;\n\
+    call.uni (retval0), twice, (param0);\nld.param.b32 %r2, [retval0+0];\n}\n\
+    {\n.param .b32 param0;\nst.param.b32 [param0+0], %r2;\n.param .b32 retval0;\ncall.uni (retval0), twice, (param0);\n\
+    ld.param.b32 %r3, [retval0+0];\n}\nst.param.b32 [quad_ret+0], %r3;\nret;\n}\n";
+
+#[test]
+fn calls_pass_arguments_and_return_values() {
+    let body = "\tmov.u32 %r1, %tid.x;\n\t{\n\t.param .b32 param0;\n\tst.param.b32 [param0+0], %r1;\n\t.param .b32 retval0;\n\
+                \tcall.uni (retval0), quad, (param0);\n\tld.param.b32 %r2, [retval0+0];\n\t}\n\tadd.s32 %r2, %r2, 1;\n\
+                \tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r2;\n\tret;";
+    let m = module(&alloc::format!("{CALLS}{}", kernel("", body)));
+    let mut mem = FlatMemory::new(0x1000, 0x100);
+    run(&m, 1, 40, &mut mem, 0x1000, &Limits::default()).unwrap();
+    assert_eq!(u32s(&mut mem, 0x1000, 40), (0..40).map(|t| 4 * t + 1).collect::<Vec<u32>>());
+}
+
+#[test]
+fn recursion_and_bad_calls_are_errors() {
+    let rec = ".visible .func f(.param .b32 f_x)\n{\n.reg .b32 %r<2>;\nld.param.u32 %r1, [f_x];\n\
+               {\n.param .b32 param0;\nst.param.b32 [param0+0], %r1;\ncall.uni f, (param0);\n}\nret;\n}\n";
+    let body = "\t{\n\t.param .b32 param0;\n\tst.param.b32 [param0+0], 1;\n\tcall.uni f, (param0);\n\t}\n\tret;";
+    let m = module(&alloc::format!("{rec}{}", kernel("", body)));
+    let mut mem = FlatMemory::new(0x1000, 0x100);
+    assert!(matches!(run(&m, 1, 1, &mut mem, 0x1000, &Limits::default()), Err(PtxError::Exec { error: ExecError::RecursiveCall, .. })));
+    // Wrong argument count.
+    let body = "\t{\n\t.param .b32 param0;\n\t.param .b32 param1;\n\tcall.uni f, (param0, param1);\n\t}\n\tret;";
+    let (_, e) = parse_err(&alloc::format!("{rec}{}", kernel("", body)));
+    assert!(matches!(e, ParseError::BadOperand { .. }), "{e:?}");
+    // An argument that is not a call parameter.
+    let body = "\tcall.uni f, (%r1);\n\tret;";
+    let (_, e) = parse_err(&alloc::format!("{rec}{}", kernel("", body)));
+    assert!(matches!(e, ParseError::BadOperand { .. }), "{e:?}");
 }
