@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The GPU architectures the payloads are compiled for (sm_90: PTX ISA 7.8).
-pub const ARCHES: &[&str] = &["sm_80", "sm_86", "sm_89", "sm_90"];
+/// The GPU architectures the payloads are compiled for (sm_80..sm_90: PTX ISA 7.8; sm_90a: 8.0).
+pub const ARCHES: &[&str] = &["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"];
 
 /// `payloads/` of the workspace.
 pub fn payload_dir() -> PathBuf {

@@ -136,11 +136,13 @@ fn every_payload_parses_for_every_architecture() {
         ("convert", &["conversions", "int_ops", "int64_ops"]),
         ("warp", &["warp_ops", "warp_segments", "atomics"]),
         ("calls", &["calls"]),
+        ("local_array", &["local_array"]),
     ];
     for arch in ARCHES {
         for (file, kernels) in expected {
             let m = module(file, arch);
             assert_eq!(m.target.split(',').next().map(str::trim), Some(*arch), "{file} {arch}");
+            assert_eq!(m.version, if *arch == "sm_90a" { (8, 0) } else { (7, 8) }, "{file} {arch}");
             for k in *kernels {
                 let k = m.kernel(k).unwrap_or_else(|| panic!("{file}.cu for {arch} lacks {k}"));
                 assert!(k.instruction_count() > 0);
@@ -791,6 +793,28 @@ fn bench_matmul_instructions_per_second() {
         stats.instructions,
         stats.instructions as f64 / secs / 1e6
     );
+}
+
+#[test]
+fn per_thread_local_arrays() {
+    for arch in ARCHES {
+        let m = module("local_array", arch);
+        for &(n, block) in &[(500u32, 96u32), (33, 32)] {
+            let mut rng = Rng(n as u64 + 3);
+            let v: Vec<u32> = (0..n).map(|_| rng.u32()).collect();
+            let mut gpu = Gpu::new(1 << 20);
+            let din = gpu.alloc(&bytes_u32(&v));
+            let dout = gpu.zeros(4 * n as usize);
+            launch(&mut gpu, &m, "local_array", n.div_ceil(block), block, &[U64(din), U64(dout), U32(n)]);
+            let out = gpu.u32s(dout, n as usize);
+            for i in 0..n as usize {
+                let x = v[i];
+                let buf: Vec<u32> = (0..16u32).map(|k| x.wrapping_mul(k + 1).wrapping_add(k)).collect();
+                let want = (0..16u32).fold(0u32, |acc, k| acc.wrapping_mul(31).wrapping_add(buf[(x.wrapping_add(7 * k) & 15) as usize]));
+                assert_eq!(out[i], want, "{arch} thread {i}");
+            }
+        }
+    }
 }
 
 #[test]
