@@ -72,13 +72,20 @@ fn flags(arch: &str) -> Vec<String> {
 
 /// PTX text of `payloads/<name>.cu` for `arch`, compiled now or taken from the cache.
 pub fn ptx(name: &str, arch: &str) -> String {
+    ptx_with(name, arch, &[])
+}
+
+/// As [`ptx`], with extra compiler flags (e.g. `-fgpu-flush-denormals-to-zero`).
+pub fn ptx_with(name: &str, arch: &str, extra: &[&str]) -> String {
+    let mut all_flags = flags(arch);
+    all_flags.extend(extra.iter().map(|s| s.to_string()));
     let dir = payload_dir();
     let source = dir.join(format!("{name}.cu"));
     let text = std::fs::read(&source).unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()));
     let shim = std::fs::read(dir.join("cuda_shim.h")).unwrap_or_else(|e| panic!("cannot read payloads/cuda_shim.h: {e}"));
     let version = compiler_version();
     let mut h = 0xcbf2_9ce4_8422_2325;
-    for part in [text.as_slice(), shim.as_slice(), version.as_bytes(), flags(arch).join(" ").as_bytes()] {
+    for part in [text.as_slice(), shim.as_slice(), version.as_bytes(), all_flags.join(" ").as_bytes()] {
         h = fnv1a(part, h);
         h = fnv1a(&[0xff], h);
     }
@@ -91,7 +98,7 @@ pub fn ptx(name: &str, arch: &str) -> String {
     // Compile to a private name, then rename: parallel tests never read a half-written file.
     let tmp = cache.join(format!("{name}.{arch}.{h:016x}.{}.tmp", std::process::id()));
     let result = Command::new(clang())
-        .args(flags(arch))
+        .args(&all_flags)
         .arg(&source)
         .arg("-o")
         .arg(&tmp)

@@ -11,7 +11,7 @@
 
 use sim::engine_mem::{FlatMemory, VirtualMemory};
 use sim::ptx::{self, LaunchConfig, LaunchStats, Limits, Module};
-use tests::ptx_build::{ptx, ARCHES};
+use tests::ptx_build::{ptx, ptx_with, ARCHES};
 
 const BASE: u64 = 0x1_0000_0000;
 
@@ -482,6 +482,35 @@ fn f32_division_roots_and_transcendentals() {
             assert_eq!(canon(y[4 * i + 1]), canon(p * q), "{arch} {p} * {q}");
             assert_eq!(canon(y[4 * i + 2]), canon(p.mul_add(q, r)), "{arch} fma({p}, {q}, {r})");
             assert_eq!(canon(y[4 * i + 3]), canon(p / q), "{arch} {p} / {q}");
+        }
+    }
+}
+
+#[test]
+fn flush_to_zero_forms() {
+    // `-fgpu-flush-denormals-to-zero` makes clang emit add/mul/fma/div `.ftz.f32`: subnormal
+    // inputs and results become zero of the same sign.
+    let ftz = |x: f32| if x.is_subnormal() { 0.0f32.copysign(x) } else { x };
+    for arch in ARCHES {
+        let text = ptx_with("f32_math", arch, &["-fgpu-flush-denormals-to-zero"]);
+        assert!(text.contains("add.ftz.f32") && text.contains("fma.rn.ftz.f32"), "{arch}: clang emitted no .ftz forms");
+        let m = Module::parse(&text).unwrap_or_else(|e| panic!("{arch}: {e}"));
+        let sub = f32::from_bits(0x0000_1234);
+        let xs = [sub, -sub, 1e-38, 1.5e-38, 3.0, -2e-39, 1e-20, f32::MIN_POSITIVE];
+        let ys = [1.0f32, 2.0, 0.5, -0.75, sub, 4.0, 1e-19, 0.5];
+        let zs = [0.0f32, -sub, 1e-38, -1.2e-38, 1.0, 0.0, -1e-39, 0.0];
+        let n = xs.len() as u32;
+        let mut gpu = Gpu::new(1 << 16);
+        let (da, db, dc) = (gpu.alloc(&bytes_f32(&xs)), gpu.alloc(&bytes_f32(&ys)), gpu.alloc(&bytes_f32(&zs)));
+        let dy = gpu.zeros(16 * n as usize);
+        launch(&mut gpu, &m, "f32_exact", 1, 32, &[U64(da), U64(db), U64(dc), U64(dy), U32(n)]);
+        let y = gpu.f32s(dy, 4 * n as usize);
+        for i in 0..n as usize {
+            let (p, q, r) = (ftz(xs[i]), ftz(ys[i]), ftz(zs[i]));
+            assert_eq!(y[4 * i].to_bits(), ftz(p + q).to_bits(), "{arch} add.ftz {p} {q}");
+            assert_eq!(y[4 * i + 1].to_bits(), ftz(p * q).to_bits(), "{arch} mul.ftz {p} {q}");
+            assert_eq!(y[4 * i + 2].to_bits(), ftz(p.mul_add(q, r)).to_bits(), "{arch} fma.ftz {p} {q} {r}");
+            assert_eq!(y[4 * i + 3].to_bits(), ftz(p / q).to_bits(), "{arch} div.ftz {p} {q}");
         }
     }
 }

@@ -930,8 +930,8 @@ fn run_thread(
                 let x = v!(a);
                 regs[d as usize] = if ty == Ty::F32 {
                     match op {
-                        FloatUn::Neg => (x ^ 0x8000_0000) & 0xFFFF_FFFF,
-                        FloatUn::Abs => x & 0x7FFF_FFFF,
+                        FloatUn::Neg => f32v(x, ftz).to_bits() as u64 ^ 0x8000_0000,
+                        FloatUn::Abs => f32v(x, ftz).to_bits() as u64 & 0x7FFF_FFFF,
                         _ => {
                             let x = f32v(x, ftz);
                             let r = match op {
