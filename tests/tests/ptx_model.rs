@@ -906,7 +906,7 @@ fn damaged_real_ptx_never_panics() {
                 params[p.offset as usize..p.offset as usize + n].copy_from_slice(&v.to_le_bytes()[..n]);
             }
             let mut gpu = Gpu::new(1 << 12);
-            let _ = ptx::launch(&m, kernel, &LaunchConfig::new([2, 1, 1], [16, 2, 1]), &params, &mut gpu.mem, &Limits { instruction_budget: 200_000 });
+            let _ = ptx::launch(&m, kernel, &LaunchConfig::new([2, 1, 1], [16, 2, 1]), &params, &mut gpu.mem, &Limits { instruction_budget: 200_000, ..Limits::default() });
             ran += 1;
         }
         assert!(parsed > 100 && ran > 50, "{file}: too few damaged modules parsed ({parsed}) or ran ({ran}) to test anything");

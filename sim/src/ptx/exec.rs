@@ -94,6 +94,10 @@ pub fn launch(
         .static_shared
         .checked_add(cfg.dynamic_shared)
         .ok_or(LaunchError::BadShape { grid: cfg.grid, block: cfg.block })?;
+    let needed = (k.num_regs as u64 * 8 + k.local_size as u64) * nthreads + total_shared as u64;
+    if needed > limits.cta_memory_bytes {
+        return Err(LaunchError::TooMuchMemory { needed, limit: limits.cta_memory_bytes }.into());
+    }
     let nthreads = nthreads as u32;
     let mut env = Env {
         code: &k.code,

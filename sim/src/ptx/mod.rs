@@ -224,11 +224,15 @@ pub struct Limits {
     /// Instructions (all threads together) before the launch fails with
     /// [`ExecError::BudgetExhausted`].
     pub instruction_budget: u64,
+    /// Bytes the model may allocate for one CTA (registers, local and shared memory) before
+    /// the launch fails with [`LaunchError::TooMuchMemory`]: PTX declares register and array
+    /// sizes, and the model's heap is finite.
+    pub cta_memory_bytes: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { instruction_budget: 1 << 32 }
+        Limits { instruction_budget: 1 << 32, cta_memory_bytes: 256 << 20 }
     }
 }
 
@@ -272,6 +276,8 @@ pub enum LaunchError {
     ParamCount { expected: usize, given: usize },
     ParamTooLarge { name: String, size: u32, given: usize },
     UnboundGlobal(String),
+    /// Registers, local and shared memory of one CTA would need `needed` bytes.
+    TooMuchMemory { needed: u64, limit: u64 },
 }
 
 /// Why a running kernel stopped.

@@ -243,8 +243,22 @@ pub(crate) fn mask(bits: u32) -> u64 {
 
 fn align_up(v: u32, a: u32) -> u32 {
     let a = a.max(1);
-    v.div_ceil(a) * a
+    v.div_ceil(a).saturating_mul(a)
 }
+
+/// Places `size` bytes at `align` after `cur`: (offset, new end), or an error when the layout
+/// passes 4 GiB (sizes are input).
+fn place(line: u32, cur: u32, align: u32, size: u32) -> Result<(u32, u32), PtxError> {
+    let a = align.max(1);
+    let at = cur.div_ceil(a).checked_mul(a);
+    match at.and_then(|at| Some((at, at.checked_add(size)?))) {
+        Some(r) => Ok(r),
+        None => Err(err(line, ParseError::BadDirective("variables larger than 4 GiB".into()))),
+    }
+}
+
+/// The constant bank of a launch is 64 KiB (CUDA's `__constant__` limit).
+const MAX_CONST_BYTES: u32 = 64 << 10;
 
 /// Splits at top-level commas (not inside `{}`, `[]`, `()`).
 fn split_commas(s: &str) -> Vec<&str> {
@@ -374,9 +388,9 @@ fn parse_params(line: u32, list: &str) -> Result<(Vec<Param>, u32), PtxError> {
         let d = parse_var_decl(line, &p.replacen(".param", ".local", 1).replace(".ptr", "").replace(".global ", " ").replace(".shared ", " ").replace(".const ", " "))
             .map_err(|_| err(line, ParseError::BadDirective(format!("parameter `{p}`"))))?;
         let align = d.align.max(d.elem.bytes());
-        offset = align_up(offset, align);
-        params.push(Param { name: d.name, size: d.size, align, offset });
-        offset += d.size;
+        let (at, end) = place(line, offset, align, d.size)?;
+        params.push(Param { name: d.name, size: d.size, align, offset: at });
+        offset = end;
     }
     Ok((params, offset))
 }
@@ -447,15 +461,18 @@ pub fn parse_module(text: &str) -> Result<Module, PtxError> {
                         match d.space.as_str() {
                             "shared" if d.is_extern || d.size == 0 => scope.extern_shared.push((d.name, d.align)),
                             "shared" => {
-                                let at = align_up(scope.shared_size, d.align);
+                                let (at, end) = place(line, scope.shared_size, d.align, d.size)?;
                                 scope.shared.insert(d.name, at);
-                                scope.shared_size = at + d.size;
+                                scope.shared_size = end;
                             }
                             "const" => {
-                                let at = align_up(module.const_image.len() as u32, d.align);
+                                let (at, end) = place(line, module.const_image.len() as u32, d.align, d.size)?;
+                                if end > MAX_CONST_BYTES {
+                                    return Err(err(line, ParseError::BadDirective(format!("`.const` variables past 64 KiB: {s}"))));
+                                }
                                 module.const_image.resize(at as usize, 0);
                                 module.const_image.extend_from_slice(&d.init);
-                                module.const_image.resize((at + d.size) as usize, 0);
+                                module.const_image.resize(end as usize, 0);
                                 scope.consts.insert(d.name, at);
                             }
                             "global" => {
@@ -615,9 +632,9 @@ fn link_kernel(items: &[Item], funcs: &[RawFunc], entry: usize, scope: &ModuleSc
             if let ItemKind::Stmt(s) = &item.kind {
                 if s.starts_with(".shared") || s.starts_with(".extern .shared") {
                     let d = parse_var_decl(item.line, s)?;
-                    let at = align_up(shared_size, d.align);
+                    let (at, end) = place(item.line, shared_size, d.align, d.size)?;
                     syms.insert(d.name, at);
-                    shared_size = at + d.size;
+                    shared_size = end;
                 }
             }
         }
@@ -678,9 +695,9 @@ fn link_function_alone(items: &[Item], funcs: &[RawFunc], f: usize, scope: &Modu
         if let ItemKind::Stmt(s) = &item.kind {
             if s.starts_with(".shared") {
                 let d = parse_var_decl(item.line, s)?;
-                let at = align_up(shared_size, d.align);
+                let (at, end) = place(item.line, shared_size, d.align, d.size)?;
                 syms.insert(d.name, at);
-                shared_size = at + d.size;
+                shared_size = end;
             }
         }
     }
@@ -779,20 +796,20 @@ impl<'f> FunctionBuilder<'f> {
             }
         } else {
             // A `.func`'s parameters and return value live in the thread's local memory.
-            let mut slot = |p: &Param, symbols: &mut BTreeMap<String, Symbol>| {
-                let at = align_up(local_size, p.align);
-                local_size = at + p.size;
+            let mut slot = |p: &Param, symbols: &mut BTreeMap<String, Symbol>| -> Result<(u32, u32), PtxError> {
+                let (at, end) = place(line, local_size, p.align, p.size)?;
+                local_size = end;
                 symbols.insert(p.name.clone(), Symbol::Frame(at as u64, p.size));
-                (at, p.size)
+                Ok((at, p.size))
             };
             for p in &params {
-                formals.push(slot(p, &mut symbols));
+                formals.push(slot(p, &mut symbols)?);
             }
             if let Some(r) = ret_decl {
                 let (rp, _) = parse_params(line, r)?;
                 match rp.as_slice() {
                     [] => {}
-                    [p] => ret = Some(slot(p, &mut symbols)),
+                    [p] => ret = Some(slot(p, &mut symbols)?),
                     _ => return Err(err(line, ParseError::Unsupported(format!("several return values in `{header}`")))),
                 }
             }
@@ -875,9 +892,9 @@ impl<'f> FunctionBuilder<'f> {
                             if !d.init.is_empty() {
                                 return Err(err(item.line, ParseError::Unsupported(".local variable with an initialiser".into())));
                             }
-                            let at = align_up(self.local_size, d.align);
+                            let (at, end) = place(item.line, self.local_size, d.align, d.size)?;
                             self.symbols.insert(d.name, Symbol::Offset(at as u64));
-                            self.local_size = at + d.size;
+                            self.local_size = end;
                         }
                     }
                 }
@@ -897,8 +914,8 @@ impl<'f> FunctionBuilder<'f> {
                 if s.starts_with(".param") {
                     let p = parse_params(item.line, s)?.0;
                     for p in p {
-                        let at = align_up(self.local_size, p.align);
-                        self.local_size = at + p.size;
+                        let (at, end) = place(item.line, self.local_size, p.align, p.size)?;
+                        self.local_size = end;
                         self.symbols.insert(p.name, Symbol::Frame(at as u64, p.size));
                     }
                     continue;

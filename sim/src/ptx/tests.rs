@@ -114,7 +114,7 @@ fn params_are_laid_out_with_natural_and_declared_alignment() {
 fn budget_exhaustion_stops_an_infinite_loop() {
     let m = module(&kernel("", "$L_loop:\n\tadd.s32 %r1, %r1, 1;\n\tbra.uni $L_loop;"));
     let mut mem = FlatMemory::new(0x1000, 0x100);
-    let e = run(&m, 1, 32, &mut mem, 0x1000, &Limits { instruction_budget: 10_000 }).unwrap_err();
+    let e = run(&m, 1, 32, &mut mem, 0x1000, &Limits { instruction_budget: 10_000, ..Limits::default() }).unwrap_err();
     match e {
         PtxError::Exec { error: ExecError::BudgetExhausted { executed }, instruction, .. } => {
             assert_eq!(executed, 10_000);
@@ -122,7 +122,7 @@ fn budget_exhaustion_stops_an_infinite_loop() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(alloc::format!("{}", run(&m, 1, 1, &mut mem, 0x1000, &Limits { instruction_budget: 5 }).unwrap_err()).contains("instruction budget exhausted"));
+    assert!(alloc::format!("{}", run(&m, 1, 1, &mut mem, 0x1000, &Limits { instruction_budget: 5, ..Limits::default() }).unwrap_err()).contains("instruction budget exhausted"));
 }
 
 #[test]
@@ -292,6 +292,16 @@ fn bad_launches_are_rejected() {
     assert!(matches!(launch(&m, "k", &LaunchConfig::linear(1, 1025), &p, &mut mem, &l), Err(PtxError::Launch(LaunchError::BadShape { .. }))));
     assert!(matches!(launch(&m, "k", &LaunchConfig::linear(0, 32), &p, &mut mem, &l), Err(PtxError::Launch(LaunchError::BadShape { .. }))));
     assert!(matches!(launch(&m, "k", &LaunchConfig::linear(1, 1), &p[..4], &mut mem, &l), Err(PtxError::Launch(LaunchError::ParamBufferTooSmall { .. }))));
+    // Declared sizes are input: a huge local array is refused, not allocated.
+    let m = module(&kernel("\t.local .align 4 .b8 big[1000000000];", "\tret;"));
+    assert!(matches!(
+        launch(&m, "k", &LaunchConfig::linear(1, 1024), &p, &mut mem, &l),
+        Err(PtxError::Launch(LaunchError::TooMuchMemory { .. }))
+    ));
+    let mut cfg = LaunchConfig::linear(1, 32);
+    cfg.dynamic_shared = u32::MAX;
+    let m = module(&kernel("", "\tret;"));
+    assert!(matches!(launch(&m, "k", &cfg, &p, &mut mem, &l), Err(PtxError::Launch(LaunchError::TooMuchMemory { .. }))));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,4 +344,16 @@ fn recursion_and_bad_calls_are_errors() {
     let body = "\tcall.uni f, (%r1);\n\tret;";
     let (_, e) = parse_err(&alloc::format!("{rec}{}", kernel("", body)));
     assert!(matches!(e, ParseError::BadOperand { .. }), "{e:?}");
+}
+
+#[test]
+fn oversized_declarations_are_errors_not_overflows() {
+    let (_, e) = parse_err(&kernel("\t.local .b8 a[4000000000];\n\t.local .b8 b[4000000000];", "\tret;"));
+    assert!(matches!(e, ParseError::BadDirective(_)), "{e:?}");
+    let (_, e) = parse_err(".const .align 4 .b8 table[70000];\n");
+    assert!(matches!(e, ParseError::BadDirective(_)), "{e:?}");
+    let (_, e) = parse_err(".visible .entry k(.param .b8 a[4294967295], .param .u32 b)\n{\nret;\n}\n");
+    assert!(matches!(e, ParseError::BadDirective(_)), "{e:?}");
+    let (_, e) = parse_err(&kernel("\t.reg .b32 %x<4000000000>;", "\tret;"));
+    assert!(matches!(e, ParseError::BadDirective(_)), "{e:?}");
 }
