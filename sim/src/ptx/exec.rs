@@ -923,6 +923,10 @@ fn run_thread(
                     put64(r, sat)
                 };
             }
+            Op::Copysign { ty, d, a, b } => {
+                let sign = if ty == Ty::F32 { 1u64 << 31 } else { 1u64 << 63 };
+                regs[d as usize] = (v!(b) & mask(ty.bits()) & !sign) | (v!(a) & sign);
+            }
             Op::Fma { ty, ftz, sat, d, a, b, c, .. } => {
                 regs[d as usize] = if ty == Ty::F32 {
                     put32(float::fma32(f32v(v!(a), ftz), f32v(v!(b), ftz), f32v(v!(c), ftz)), ftz, sat)

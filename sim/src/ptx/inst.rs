@@ -297,6 +297,8 @@ pub enum Op {
     Shf { left: bool, wrap: bool, d: Reg, a: Src, b: Src, c: Src },
     Float { op: FloatOp, ty: Ty, rnd: Round, ftz: bool, sat: bool, d: Reg, a: Src, b: Src },
     FloatUn { op: FloatUn, ty: Ty, rnd: Round, ftz: bool, d: Reg, a: Src },
+    /// `copysign`: `b` with the sign of `a`.
+    Copysign { ty: Ty, d: Reg, a: Src, b: Src },
     Fma { ty: Ty, rnd: Round, ftz: bool, sat: bool, d: Reg, a: Src, b: Src, c: Src },
     /// `setp`: `d = (a cmp b) combine c`, `d2 = !(a cmp b) combine c`.
     Setp { cmp: Cmp, ty: Ty, ftz: bool, d: Reg, d2: Option<Reg>, a: Src, b: Src, combine: Option<(BoolOp, Src, bool)> },

@@ -43,9 +43,23 @@
 //! flushes f32 subnormal inputs and results to signed zero. NaN results are the canonical NaN
 //! `0x7fffffff` (f32) as PTX specifies.
 //!
+//! # Calls
+//! Each kernel is linked with every `.func` it reaches: the callee's instructions follow the
+//! kernel's, with their own registers in the same flat register file, and the `.param`
+//! variables of functions and call sites are slots in the thread's local memory, so `call`
+//! copies the arguments into the callee's slots and `ret` copies the return value back. Frames
+//! are static (one per function), so a recursive call is refused at run time
+//! ([`ExecError::RecursiveCall`]).
+//!
+//! # Integer corner cases
+//! Division by zero (undefined in PTX) gives all ones for the quotient and the dividend for the
+//! remainder; `INT_MIN / -1` wraps. Shifts by the width or more give 0 (or the sign for `shr.s`).
+//!
 //! # Not supported (a typed parse error names the instruction and line)
-//! recursive calls and calls through function pointers, f16/bf16 arithmetic, textures/surfaces, `mma`/`wmma`, `cp.async`, `ldmatrix`,
-//! `red`/`atom` on 16-bit types or vectors, `bar.arrive`/`bar.red`, `match.sync`, `redux.sync`.
+//! Calls through function pointers, f16/bf16 arithmetic and conversions, textures and surfaces,
+//! `mma`/`wmma`, `cp.async`, `ldmatrix`, `atom`/`red` on 16-bit types or vectors, `bar.arrive`/
+//! `bar.red`, `match.sync`, `redux.sync`, `addc`/`subc`, `mul24`/`mad24`, `sad`, `testp`,
+//! `tanh`, `trap`, `prmt` modes other than the default, `fma` with `.rz/.rm/.rp`.
 
 pub mod exec;
 pub mod float;

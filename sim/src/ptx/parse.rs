@@ -1158,7 +1158,7 @@ const BOOL_OPS: &[(&str, BoolOp)] = &[("and", BoolOp::And), ("or", BoolOp::Or), 
 /// Real PTX instructions this interpreter does not run: a clear "unsupported" rather than
 /// "unknown".
 const KNOWN_UNSUPPORTED: &[&str] = &[
-    "addc", "subc", "mul24", "mad24", "sad", "testp", "copysign", "tanh", "ex2h", "tex", "tld4", "txq",
+    "addc", "subc", "mul24", "mad24", "sad", "testp", "tanh", "ex2h", "tex", "tld4", "txq",
     "suld", "sust", "sured", "suq", "mma", "wmma", "cp", "ldmatrix", "stmatrix", "match", "redux", "ldu",
     "prefetch", "prefetchu", "isspacep", "mapa", "getctarank", "elect", "mbarrier", "griddepcontrol", "alloca",
     "stacksave", "stackrestore", "fns", "dp4a", "dp2a", "bmsk", "szext", "lop3", "vadd", "vsub", "vmad", "vote",
@@ -1359,6 +1359,15 @@ impl FunctionBuilder<'_> {
                     }
                     Op::FloatUn { op, ty, rnd, ftz, d, a: self.src(cx, ops[1], ty)? }
                 }
+            }
+            "copysign" => {
+                let ty = m.one_type(cx)?;
+                m.done(cx)?;
+                if !matches!(ty, Ty::F32 | Ty::F64) {
+                    return Err(cx.unsupported());
+                }
+                cx.operands(ops, 3)?;
+                Op::Copysign { ty, d: self.dst(cx, ops[0])?, a: self.src(cx, ops[1], ty)?, b: self.src(cx, ops[2], ty)? }
             }
             "bfe" => {
                 let ty = m.one_type(cx)?;

@@ -357,3 +357,17 @@ fn oversized_declarations_are_errors_not_overflows() {
     let (_, e) = parse_err(&kernel("\t.reg .b32 %x<4000000000>;", "\tret;"));
     assert!(matches!(e, ParseError::BadDirective(_)), "{e:?}");
 }
+
+#[test]
+fn copysign_bfe_bfi_and_predicate_logic() {
+    // copysign(-2.0 -> 3.0) = -3.0; bfe.s32 of 0xF0 at 4, len 4 = -1; bfi of 0b101 into 0 at 8;
+    // not/xor on predicates; set.lt writing all ones.
+    let body = "\tmov.f32 %f1, 0fC0000000;\n\tmov.f32 %f2, 0f40400000;\n\tcopysign.f32 %f3, %f1, %f2;\n\tmov.b32 %r1, %f3;\n\
+                \tmov.u32 %r2, 0xF0;\n\tbfe.s32 %r3, %r2, 4, 4;\n\tbfi.b32 %r4, 5, 0, 8, 3;\n\
+                \tsetp.lt.s32 %p1, %r3, 0;\n\tnot.pred %p2, %p1;\n\txor.pred %p3, %p1, %p2;\n\tselp.u32 %r5, 7, 9, %p3;\n\
+                \tset.lt.u32.s32 %r6, %r3, 0;\n\tst.global.v4.u32 [%rd1], {%r1, %r3, %r4, %r5};\n\tst.global.u32 [%rd1+16], %r6;\n\tret;";
+    let m = module(&kernel("", body));
+    let mut mem = FlatMemory::new(0x1000, 0x100);
+    run(&m, 1, 1, &mut mem, 0x1000, &Limits::default()).unwrap();
+    assert_eq!(u32s(&mut mem, 0x1000, 5), [(-3.0f32).to_bits(), u32::MAX, 0x500, 7, u32::MAX]);
+}
