@@ -316,7 +316,7 @@ pub enum Op {
     /// every thread of the CTA).
     Bar { id: Src, count: Option<Src> },
     Bra { target: u32 },
-    /// `call` to a `.func`: the kernel's call site `site` ([`super::CallSite`]).
+    /// `call` to a `.func`: index of the kernel's resolved call site (callee, argument copies).
     Call { site: u32 },
     /// `ret`: back to the caller, or (in the kernel itself) the thread's end.
     Ret,
