@@ -220,7 +220,12 @@ impl Tlb {
 
     /// Drops every translation of the address space rooted at `pdb`.
     pub fn invalidate_pdb(&mut self, pdb: TableAddress) {
-        self.entries.retain(|(p, _), _| *p != pdb);
+        self.invalidate_matching(|p| *p == pdb);
+    }
+
+    /// One invalidate of every address space whose PDB `matches`.
+    fn invalidate_matching(&mut self, matches: impl Fn(&TableAddress) -> bool) {
+        self.entries.retain(|(p, _), _| !matches(p));
         self.invalidates += 1;
     }
 
@@ -680,8 +685,7 @@ impl MemorySystem {
             }
             // The register cannot tell coherent from non-coherent system memory.
             Ok(InvalidatePdbAperture::SysMem) | Err(_) => {
-                self.tlb.invalidate_pdb(TableAddress { aperture: TableAperture::SystemCoherent, address });
-                self.tlb.invalidate_pdb(TableAddress { aperture: TableAperture::SystemNonCoherent, address });
+                self.tlb.invalidate_matching(|p| p.aperture != TableAperture::Video && p.address == address);
             }
         }
     }
