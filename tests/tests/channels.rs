@@ -303,3 +303,49 @@ fn ad102_channels_copy_and_survive_a_sibling_error() {
 fn gh100_channels_copy_and_survive_a_sibling_error() {
     exercise(configs().remove(4));
 }
+
+/// The doorbell goes nowhere: what is left is the driver's own cost of a submission.
+struct NoDoorbell<'a>(&'a ModelGpu);
+
+impl nvgpu::hw::RegisterIo for NoDoorbell<'_> {
+    fn read32(&self, offset: u32) -> u32 {
+        self.0.read32(offset)
+    }
+    fn write32(&self, offset: u32, value: u32) {
+        if offset != nvgpu::gsp::rm_fifo::NVC361_BASE + nvgpu::gsp::rm_fifo::NVC361_NOTIFY_CHANNEL_PENDING {
+            self.0.write32(offset, value);
+        }
+    }
+}
+
+/// CPU cost of one GPFIFO submission (a 64-byte copy's methods plus the fence release): copy
+/// into the pushbuffer ring, GPFIFO entry, GPPut, doorbell write. A measurement, not a check:
+/// `cargo test --release -p tests --test channels -- --ignored --nocapture submission_cost`.
+#[test]
+#[ignore]
+fn submission_cost() {
+    use nvgpu::hw::RegisterIo as _;
+    with_booted(ModelConfig::rtx4090(), |model, arena, clock, boot| {
+        let family = model.chipset().family();
+        let rpc = boot.rpc().expect("rpc");
+        let mut rm = RmClient::new(rpc, 0).expect("client");
+        let device = rm.alloc_device(rpc, &Default::default()).expect("device");
+        let mut tlb = RegisterTlbInvalidator::new(model, clock);
+        let mut vas = GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(arena.clone()))
+            .expect("VA space");
+        let config = ChannelConfig { gpfifo_entries: 2048, pushbuffer_bytes: 1 << 20, engine: ChannelEngine::Copy(0) };
+        let mut ch = Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, config).expect("channel");
+        let ce = CeEncoder::new(CeClass::from_class_number(ch.engine_class()).expect("class"), ENGINE_SUBCHANNEL);
+        let mut pb = ch.pushbuffer();
+        ce.copy(&mut pb, CeAddress::Virtual(1 << 33), CeAddress::Virtual(1 << 34), 64, Pipelining::Pipelined).expect("copy");
+        let io = NoDoorbell(model);
+        let _ = io.read32(0);
+        let n = 1000;
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(ch.submit(&io, &pb).expect("submit"));
+        }
+        let ns = start.elapsed().as_nanos() as f64 / n as f64;
+        eprintln!("one GPFIFO submission ({} pushbuffer words + fence): {ns:.0} ns", pb.words().len());
+    });
+}
