@@ -1,6 +1,6 @@
 //! The engines behind a channel's subchannels, as the host dispatches to them: the copy engine
-//! ([`crate::ce`]) for the family's copy class, and the compute class (bound, but its methods
-//! are refused until the compute engine is modelled).
+//! ([`crate::ce`]) for the family's copy class, and the compute engine ([`crate::compute`]) for
+//! its compute class.
 //!
 //! The host and the engines share one address space; [`SharedSpace`] lends it to both through
 //! a `RefCell`, one access at a time, as [`VirtualMemory`] and [`PhysicalMemory`] views.
@@ -20,7 +20,8 @@ use crate::mmu::AddressSpace;
 #[derive(Debug, Default)]
 pub struct ChannelEngines {
     copy: Vec<(u8, CopyEngine)>,
-    compute: Vec<(u8, u32)>,
+    compute: Vec<(u8, crate::compute::ComputeEngine)>,
+    family: Option<nvgpu::hal::Family>,
     /// The class numbers this GPU's engines implement.
     copy_class: u32,
     compute_class: u32,
@@ -31,8 +32,13 @@ pub struct ChannelEngines {
 }
 
 impl ChannelEngines {
-    pub fn new(copy_class: u32, compute_class: u32) -> Self {
-        ChannelEngines { copy_class, compute_class, ..Default::default() }
+    pub fn new(family: nvgpu::hal::Family, copy_class: u32, compute_class: u32) -> Self {
+        ChannelEngines { family: Some(family), copy_class, compute_class, ..Default::default() }
+    }
+
+    /// The compute engine on `subchannel`, if one is bound there.
+    pub fn compute(&self, subchannel: u8) -> Option<&crate::compute::ComputeEngine> {
+        self.compute.iter().find(|(s, _)| *s == subchannel).map(|(_, c)| c)
     }
 }
 
@@ -45,7 +51,8 @@ impl EngineDispatch for ChannelEngines {
             self.copy.push((subchannel, CopyEngine::new(ce_class)));
             Ok(())
         } else if class == self.compute_class {
-            self.compute.push((subchannel, class));
+            let family = self.family.ok_or(EngineError::UnknownClass)?;
+            self.compute.push((subchannel, crate::compute::ComputeEngine::new(family)));
             Ok(())
         } else {
             Err(EngineError::UnknownClass)
@@ -75,10 +82,15 @@ impl EngineDispatch for ChannelEngines {
                 Err(e) => Err(EngineError::Refused(format!("{e}"))),
             };
         }
-        let _ = class;
-        Err(EngineError::Refused(format!(
-            "class {class:#06x}: the model's compute engine does not take methods yet"
-        )))
+        if let Some((_, compute)) = self.compute.iter_mut().find(|(s, _)| *s == subchannel) {
+            let _ = pm;
+            return match compute.method(method, data, vm) {
+                Ok(_) => Ok(()),
+                Err(crate::compute::ComputeError::Fault(fault)) => Err(EngineError::Fault(fault)),
+                Err(e) => Err(EngineError::Refused(format!("{e}"))),
+            };
+        }
+        Err(EngineError::Refused(format!("class {class:#06x}: no engine on subchannel {subchannel}")))
     }
 }
 

@@ -17,6 +17,7 @@ extern crate alloc;
 pub mod board;
 pub mod booter;
 pub mod ce;
+pub mod compute;
 pub mod engine_mem;
 pub mod engines;
 pub mod error;

@@ -281,7 +281,7 @@ impl Fifo {
                 error: None,
                 blocked: false,
                 host: HostChannel::new(chid, p.gp_fifo_offset, entries, userd),
-                engines: crate::engines::ChannelEngines::new(classes.copy, classes.compute),
+                engines: crate::engines::ChannelEngines::new(family, classes.copy, classes.compute),
             });
         } else if class == classes.copy || class == classes.compute {
             let channel = self.channel(client, parent).ok_or(NvStatus::NV_ERR_INVALID_OBJECT_PARENT)?;

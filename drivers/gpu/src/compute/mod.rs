@@ -1,2 +1,3 @@
 //! Compute engine: launch descriptors (QMD).
 pub mod qmd;
+pub mod launch;

@@ -15,6 +15,7 @@ use core::marker::PhantomData;
 pub mod bus;
 pub mod ce;
 pub mod classes;
+pub mod compute;
 pub mod engine;
 pub mod falcon;
 pub mod fault;
@@ -121,6 +122,7 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     fault::gh100::FACTS,
     fault::BUFFER_FACTS,
     fault::PACKET_FACTS,
+    compute::FACTS,
     ce::method::FACTS,
     ce::FACTS,
     ce::VALUE_FACTS,

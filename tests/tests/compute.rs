@@ -1,0 +1,360 @@
+//! Kernels launched through a compute channel on model GPUs (GA100, GA102, AD102, GH100) with the
+//! real 535.261.03 firmware: the project's CUDA kernels compiled to PTX by clang-19 at test
+//! time, their code image, QMD (the family's layout) and constant bank 0 in GPU memory, the
+//! launch methods pushed on the compute object's subchannel, the fence waited for; results are
+//! compared with the CPU's. Turing has no declared QMD layout: its launch is a typed error.
+//!
+//! Data lives in VRAM (copied in and out by a copy-engine channel) and in mapped system memory.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use nvgpu::ce::{CeAddress, CeClass, CeEncoder, Pipelining};
+use nvgpu::channel::{Channel, ChannelConfig, ChannelEngine, GpuVaSpace, ENGINE_SUBCHANNEL};
+use nvgpu::chip::Chipset;
+use nvgpu::firmware::{module_name_for_path, FirmwareBundle};
+use nvgpu::gsp::boot::{BootConfig, BootInputs, GspBoot};
+use nvgpu::gsp::queue::QueueHeadDoorbell;
+use nvgpu::gsp::rm::RmClient;
+use nvgpu::mm::{Aperture, MmuFormat, PteAttrs, RegisterTlbInvalidator, VramAllocator};
+use nvgpu::platform::{Clock, DmaAllocator, FirmwareSource};
+use nvgpu::vbios::Vbios;
+use sim::{DmaArena, ModelConfig, ModelGpu};
+use tests::rm_c::data_root;
+
+#[derive(Default)]
+struct ModelClock(std::cell::Cell<u64>);
+
+impl Clock for ModelClock {
+    fn now_ns(&self) -> u64 {
+        let now = self.0.get();
+        self.0.set(now + 1_000);
+        now
+    }
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| {
+        panic!("missing real data {} ({e}): run `sudo scripts/fetch-real-data.sh` from the workspace root", path.display())
+    })
+}
+
+struct FirmwareFiles(HashMap<String, Vec<u8>>);
+
+impl FirmwareSource for FirmwareFiles {
+    fn get(&self, name: &str) -> Option<&[u8]> {
+        self.0.get(name).map(Vec::as_slice)
+    }
+}
+
+fn firmware_files(chip: Chipset) -> FirmwareFiles {
+    use nvgpu::firmware::{boot_image_chip, extra_image_chip, BootImage, ExtraImage};
+    let mut files = HashMap::new();
+    let gsp_name = chip.gsp_firmware_file().expect("chip has GSP-RM firmware");
+    let gsp = data_root().join("firmware-nvidia-gsp/lib/firmware/nvidia/535.261.03").join(gsp_name);
+    files.insert(gsp_name.to_string(), read(&gsp));
+    let boot = BootImage::ALL.into_iter().filter_map(|image| Some((boot_image_chip(chip, image)?, image.stem())));
+    let extra = ExtraImage::ALL.into_iter().filter_map(|image| Some((extra_image_chip(chip, image)?, image.stem())));
+    for (ucode_chip, stem) in boot.chain(extra) {
+        let path = data_root()
+            .join(nvgpu::firmware::PINNED_BOOT_FIRMWARE_DIR)
+            .join("nvidia")
+            .join(ucode_chip)
+            .join("gsp")
+            .join(format!("{stem}-535.261.03.bin"));
+        let module = module_name_for_path(path.to_str().expect("utf-8 path")).expect("module name");
+        files.insert(module, read(&path));
+    }
+    FirmwareFiles(files)
+}
+
+type Boot<'a> = GspBoot<'a, ModelGpu, dyn Clock + 'a, DmaArena, QueueHeadDoorbell<&'a ModelGpu>>;
+
+/// Boots `config` with whatever its family's boot takes, then runs `f`.
+fn with_booted(config: ModelConfig, f: impl FnOnce(&ModelGpu, &DmaArena, &dyn Clock, &mut Boot<'_>)) {
+    let chip = config.chipset;
+    let vram = config.vram_bytes;
+    let files = firmware_files(chip);
+    let bundle = FirmwareBundle::load(&files, chip).expect("bundle");
+    let model = ModelGpu::new(config);
+    let arena = DmaArena::new();
+    model.set_system_memory(Box::new(arena.clone()));
+    let vbios = Vbios::from_prom(&model).expect("model VBIOS");
+    let clock = ModelClock::default();
+    let clock: &dyn Clock = &clock;
+    let inputs = BootInputs {
+        io: &model,
+        clock,
+        dma: &arena,
+        chipset: chip,
+        firmware: &bundle,
+        vbios: Some(&vbios),
+        generic_bootloader: FirmwareBundle::generic_bootloader(&files, chip).expect("generic bootloader"),
+        fmc: FirmwareBundle::fmc_images(&files, chip).expect("FMC"),
+    };
+    // Models without NV_USABLE_FB_SIZE_IN_MB / LOCAL_MEMORY_RANGE: the boot is told the FB size.
+    let boot_config = match chip {
+        Chipset::TU102 | Chipset::GA100 => BootConfig { usable_fb_size: Some(vram), ..BootConfig::default() },
+        _ => BootConfig::default(),
+    };
+    if matches!(chip, Chipset::TU102 | Chipset::GA100) {
+        model.set_gsp_boot_sequencer(sim::BootSequencer::None);
+    }
+    let mut boot = GspBoot::new(inputs, boot_config, QueueHeadDoorbell(&model));
+    boot.run().unwrap_or_else(|e| panic!("{chip:?}: {e}\nmodel errors: {:?}", model.errors()));
+    model.take_errors();
+    f(&model, &arena, clock, &mut boot);
+}
+
+
+use nvgpu::compute::launch::{const_bank0, model_code_image, push_launch, qmd, LaunchError, CONST0_BYTES, QMD_BYTES};
+use nvgpu::compute::qmd::Launch;
+use nvgpu::mm::DmaTableMemory as Tables;
+use tests::ptx_build;
+
+const TIMEOUT_MS: u64 = 10_000;
+
+struct Rig<'a> {
+    model: &'a ModelGpu,
+    arena: &'a DmaArena,
+    clock: &'a dyn Clock,
+    family: nvgpu::hal::Family,
+    vas: GpuVaSpace<Tables<DmaArena>>,
+    tlb: RegisterTlbInvalidator<'a, ModelGpu, dyn Clock + 'a>,
+    compute: Channel,
+    copy: Channel,
+    copy_encoder: CeEncoder,
+    vram: VramAllocator,
+    keep: Vec<nvgpu::platform::DmaBuffer>,
+}
+
+impl Rig<'_> {
+    /// A DMA buffer holding `bytes`, mapped; returns its VA.
+    fn sysmem(&mut self, bytes: &[u8]) -> u64 {
+        let mut b = self.arena.alloc(bytes.len().max(1).next_multiple_of(4096)).expect("dma");
+        b.as_mut_slice()[..bytes.len()].copy_from_slice(bytes);
+        let m = self.vas.map_dma(&b, &mut self.tlb).expect("map");
+        self.keep.push(b);
+        m.va
+    }
+
+    /// VRAM holding `bytes` (copied in by the copy engine); returns its VA.
+    fn vram(&mut self, bytes: &[u8]) -> u64 {
+        let size = (bytes.len().max(1) as u64).next_multiple_of(64 << 10);
+        let a = self.vram.alloc(size, 64 << 10).expect("vram");
+        let m = self.vas.map(a.base(), a.size(), Aperture::Video, PteAttrs::default(), &mut self.tlb).expect("map vram");
+        let staging = self.sysmem(bytes);
+        let mut pb = self.copy.pushbuffer();
+        self.copy_encoder
+            .copy(&mut pb, CeAddress::Virtual(staging), CeAddress::Virtual(m.va), bytes.len() as u64, Pipelining::NonPipelined)
+            .expect("copy in");
+        let f = self.copy.submit(self.model, &pb).expect("submit copy");
+        self.copy.wait(f, self.clock, TIMEOUT_MS, || {}).expect("copy in done");
+        m.va
+    }
+
+    /// Reads `len` bytes at `va` back through the copy engine.
+    fn read(&mut self, va: u64, len: usize) -> Vec<u8> {
+        let staging = self.sysmem(&vec![0u8; len]);
+        let mut pb = self.copy.pushbuffer();
+        self.copy_encoder
+            .copy(&mut pb, CeAddress::Virtual(va), CeAddress::Virtual(staging), len as u64, Pipelining::NonPipelined)
+            .expect("copy out");
+        let f = self.copy.submit(self.model, &pb).expect("submit copy");
+        self.copy.wait(f, self.clock, TIMEOUT_MS, || {}).expect("copy out done");
+        self.keep.last().expect("staging").as_slice()[..len].to_vec()
+    }
+
+    /// Launches `entry` of `ptx` with `params` and waits.
+    fn launch(&mut self, ptx: &str, entry: &str, grid: [u32; 3], block: [u32; 3], shared: u32, params: &[u8]) -> Result<(), LaunchError> {
+        let code = self.sysmem(&model_code_image(entry, ptx));
+        let bank = const_bank0(self.family, params)?;
+        let mut area = vec![0u8; CONST0_BYTES as usize + QMD_BYTES];
+        area[QMD_BYTES..].copy_from_slice(&bank);
+        let area_va = self.sysmem(&area);
+        let launch = Launch {
+            program_address: code,
+            grid,
+            block,
+            shared_memory: u64::from(shared),
+            registers: 32,
+            barriers: 1,
+            const0: (area_va + QMD_BYTES as u64, CONST0_BYTES),
+            release: None,
+        };
+        let q = qmd(self.family, &launch)?;
+        let words: Vec<u8> = q.words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.keep.last_mut().expect("area").as_mut_slice()[..QMD_BYTES].copy_from_slice(&words);
+        let mut pb = self.compute.pushbuffer();
+        push_launch(&mut pb, ENGINE_SUBCHANNEL, area_va)?;
+        let f = self.compute.submit(self.model, &pb).expect("submit launch");
+        self.compute
+            .wait(f, self.clock, TIMEOUT_MS, || {})
+            .unwrap_or_else(|e| panic!("{:?}: {e}\nmodel: {:?}", self.family, self.model.errors()));
+        Ok(())
+    }
+}
+
+fn u32s(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+fn bytes_u32(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn bytes_f32(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn params(parts: &[&[u8]]) -> Vec<u8> {
+    // Natural alignment, as PTX lays out .param lists (8-byte pointers, 4-byte scalars).
+    let mut out = Vec::new();
+    for p in parts {
+        let align = p.len().min(8);
+        while out.len() % align != 0 {
+            out.push(0);
+        }
+        out.extend_from_slice(p);
+    }
+    out
+}
+
+fn arch_for(chip: Chipset) -> &'static str {
+    match chip {
+        Chipset::GA100 => "sm_80",
+        Chipset::GA102 => "sm_86",
+        Chipset::AD102 => "sm_89",
+        _ => "sm_90",
+    }
+}
+
+fn run(config: ModelConfig) {
+    let chip = config.chipset;
+    let family = chip.family();
+    with_booted(config, |model, arena, clock, boot| {
+        let fb_regions = boot.static_info().expect("static info").fb_regions().to_vec();
+        let rpc = boot.rpc().expect("rpc");
+        let mut rm = RmClient::new(rpc, 0).expect("client");
+        let device = rm.alloc_device(rpc, &Default::default()).expect("device");
+        let mut tlb = RegisterTlbInvalidator::new(model, clock);
+        let mut vas = GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), Tables::new(arena.clone())).expect("VA space");
+        let compute = Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, ChannelConfig { engine: ChannelEngine::Compute, ..Default::default() })
+            .unwrap_or_else(|e| panic!("{chip:?}: compute channel: {e}\n{:?}", model.errors()));
+        let copy = Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, ChannelConfig::default()).expect("copy channel");
+        let copy_encoder = CeEncoder::new(CeClass::from_class_number(copy.engine_class()).expect("class"), ENGINE_SUBCHANNEL);
+        let vram = VramAllocator::from_fb_regions(&fb_regions, &[]).expect("vram");
+        let mut rig = Rig { model, arena, clock, family, vas, tlb, compute, copy, copy_encoder, vram, keep: Vec::new() };
+
+        if chip == Chipset::TU102 {
+            let e = rig.launch("", "k", [1, 1, 1], [1, 1, 1], 0, &[]).unwrap_err();
+            assert!(matches!(e, LaunchError::Unsupported { .. }), "{e}");
+            return;
+        }
+        let arch = arch_for(chip);
+
+        // vector_add_u32 on VRAM buffers, n not a multiple of the block.
+        let ptx = ptx_build::ptx("vector_add", arch);
+        let n = 10_007u32;
+        let a: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let b: Vec<u32> = (0..n).map(|i| i ^ 0x5555_aaaa).collect();
+        let (da, db) = (rig.vram(&bytes_u32(&a)), rig.vram(&bytes_u32(&b)));
+        let dc = rig.vram(&vec![0u8; 4 * n as usize]);
+        let p = params(&[&da.to_le_bytes(), &db.to_le_bytes(), &dc.to_le_bytes(), &n.to_le_bytes()]);
+        rig.launch(&ptx, "vector_add_u32", [n.div_ceil(256), 1, 1], [256, 1, 1], 0, &p).expect("launch");
+        let c = u32s(&rig.read(dc, 4 * n as usize));
+        for i in 0..n as usize {
+            assert_eq!(c[i], a[i].wrapping_add(b[i]), "{chip:?} vector_add at {i}");
+        }
+
+        // SAXPY on system memory buffers.
+        let ptx = ptx_build::ptx("saxpy", arch);
+        let n = 5_000u32;
+        let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 100.0).collect();
+        let y: Vec<f32> = (0..n).map(|i| 1.0 / (i as f32 + 1.0)).collect();
+        let (dx, dy) = (rig.sysmem(&bytes_f32(&x)), rig.sysmem(&bytes_f32(&y)));
+        let p = params(&[&n.to_le_bytes(), &2.5f32.to_le_bytes(), &dx.to_le_bytes(), &dy.to_le_bytes()]);
+        rig.launch(&ptx, "saxpy", [8, 1, 1], [128, 1, 1], 0, &p).expect("launch");
+        let out = f32s(&rig.read(dy, 4 * n as usize));
+        for i in 0..n as usize {
+            assert_eq!(out[i].to_bits(), 2.5f32.mul_add(x[i], y[i]).to_bits(), "{chip:?} saxpy at {i}");
+        }
+
+        // Tiled matrix multiply (shared memory, barriers), odd shapes.
+        let ptx = ptx_build::ptx("matmul", arch);
+        let (rows, cols, inner) = (37usize, 29usize, 23usize);
+        let ma: Vec<f32> = (0..rows * inner).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect();
+        let mb: Vec<f32> = (0..inner * cols).map(|i| ((i * 104_729) % 1000) as f32 / 250.0 - 2.0).collect();
+        let (da, db) = (rig.vram(&bytes_f32(&ma)), rig.vram(&bytes_f32(&mb)));
+        let dc = rig.vram(&vec![0u8; 4 * rows * cols]);
+        let p = params(&[&da.to_le_bytes(), &db.to_le_bytes(), &dc.to_le_bytes(), &(rows as i32).to_le_bytes(), &(cols as i32).to_le_bytes(), &(inner as i32).to_le_bytes()]);
+        rig.launch(&ptx, "matmul_tiled", [cols.div_ceil(16) as u32, rows.div_ceil(16) as u32, 1], [16, 16, 1], 0, &p).expect("launch");
+        let c = f32s(&rig.read(dc, 4 * rows * cols));
+        for r in 0..rows {
+            for col in 0..cols {
+                let mut acc = 0.0f32;
+                for k in 0..inner {
+                    acc = ma[r * inner + k].mul_add(mb[k * cols + col], acc);
+                }
+                assert_eq!(c[r * cols + col].to_bits(), acc.to_bits(), "{chip:?} matmul at ({r},{col})");
+            }
+        }
+
+        // Reduction with dynamic shared memory.
+        let ptx = ptx_build::ptx("reduce", arch);
+        let (n, block) = (3_000u32, 128u32);
+        let grid = n.div_ceil(block);
+        let v: Vec<u32> = (0..n).map(|i| i.wrapping_mul(0x9e37_79b9) >> 7).collect();
+        let din = rig.vram(&bytes_u32(&v));
+        let dout = rig.vram(&vec![0u8; 4 * grid as usize]);
+        let p = params(&[&din.to_le_bytes(), &dout.to_le_bytes(), &n.to_le_bytes()]);
+        rig.launch(&ptx, "reduce_sum_u32", [grid, 1, 1], [block, 1, 1], 4 * block, &p).expect("launch");
+        let got = u32s(&rig.read(dout, 4 * grid as usize));
+        for g in 0..grid as usize {
+            let lo = g * block as usize;
+            let want = v[lo..(lo + block as usize).min(n as usize)].iter().fold(0u32, |s, x| s.wrapping_add(*x));
+            assert_eq!(got[g], want, "{chip:?} reduce cta {g}");
+        }
+
+        // Histogram with shared-memory atomics.
+        let ptx = ptx_build::ptx("histogram", arch);
+        let n = 20_000u32;
+        let data: Vec<u8> = (0..n).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let dd = rig.vram(&data);
+        let dbins = rig.vram(&vec![0u8; 4 * 256]);
+        let p = params(&[&dd.to_le_bytes(), &n.to_le_bytes(), &dbins.to_le_bytes()]);
+        rig.launch(&ptx, "histogram256", [16, 1, 1], [256, 1, 1], 0, &p).expect("launch");
+        let bins = u32s(&rig.read(dbins, 4 * 256));
+        let mut want = [0u32; 256];
+        for &d in &data {
+            want[d as usize] += 1;
+        }
+        assert_eq!(bins, want.to_vec(), "{chip:?} histogram");
+        assert_eq!(model.take_errors(), vec![], "{chip:?}: the strict model saw nothing wrong");
+    });
+}
+
+#[test]
+fn ga100_runs_kernels_through_a_compute_channel() {
+    run(ModelConfig::for_chipset(Chipset::GA100));
+}
+
+#[test]
+fn ga102_runs_kernels_through_a_compute_channel() {
+    run(ModelConfig::rtx3090());
+}
+
+#[test]
+fn ad102_runs_kernels_through_a_compute_channel() {
+    run(ModelConfig::rtx4090());
+}
+
+#[test]
+fn gh100_runs_kernels_through_a_compute_channel() {
+    run(ModelConfig::h200());
+}
+
+#[test]
+fn turing_launch_is_a_typed_error() {
+    run(ModelConfig::rtx2080ti());
+}
