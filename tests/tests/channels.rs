@@ -349,3 +349,45 @@ fn submission_cost() {
         eprintln!("one GPFIFO submission ({} pushbuffer words + fence): {ns:.0} ns", pb.words().len());
     });
 }
+
+/// A small pushbuffer ring wraps many times; a producer that never waits is stopped with a
+/// typed "ring space" error before it could overwrite a segment the GPU has not run.
+#[test]
+fn pushbuffer_ring_wraps_and_never_overwrites_live_segments() {
+    with_booted(ModelConfig::rtx3090(), |model, arena, clock, boot| {
+        let family = model.chipset().family();
+        let rpc = boot.rpc().expect("rpc");
+        let mut rm = RmClient::new(rpc, 0).expect("client");
+        let device = rm.alloc_device(rpc, &Default::default()).expect("device");
+        let mut tlb = RegisterTlbInvalidator::new(model, clock);
+        let mut vas = GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(arena.clone()))
+            .expect("VA space");
+        let config = ChannelConfig { gpfifo_entries: 16, pushbuffer_bytes: 4096, engine: ChannelEngine::Copy(0) };
+        let mut ch = Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, config).expect("channel");
+        let scratch = ch.semaphore_va() + 64;
+        // 300 submissions of ~100 words through a 1024-word ring, each checked.
+        for i in 0..300u32 {
+            let mut pb = ch.pushbuffer();
+            pb.nops(90).expect("nops");
+            pb.semaphore_release(scratch, i, false).expect("release");
+            let f = ch.submit(model, &pb).expect("submit");
+            ch.wait(f, clock, 1_000, || {}).expect("wait");
+            assert_eq!(ch.read_semaphore(64), Some(i));
+        }
+        // Without waiting (the doorbell is dropped, so nothing completes), the ring fills and
+        // submit refuses rather than overwrite.
+        let quiet = NoDoorbell(model);
+        let mut pb = ch.pushbuffer();
+        pb.nops(200).expect("nops");
+        let mut accepted = 0;
+        let err = loop {
+            match ch.submit(&quiet, &pb) {
+                Ok(_) => accepted += 1,
+                Err(e) => break e,
+            }
+            assert!(accepted < 100, "submit never refused");
+        };
+        assert!(matches!(err, ChannelError::Timeout { .. }), "{err}");
+        assert!(accepted >= 1 && accepted <= 4, "{accepted} segments of 205 words fit a 1024-word ring");
+    });
+}

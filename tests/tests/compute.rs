@@ -358,3 +358,71 @@ fn gh100_runs_kernels_through_a_compute_channel() {
 fn turing_launch_is_a_typed_error() {
     run(ModelConfig::rtx2080ti());
 }
+
+/// The doorbell goes nowhere: what is left is the driver's own cost.
+struct NoDoorbell<'a>(&'a ModelGpu);
+
+impl nvgpu::hw::RegisterIo for NoDoorbell<'_> {
+    fn read32(&self, offset: u32) -> u32 {
+        self.0.read32(offset)
+    }
+    fn write32(&self, offset: u32, value: u32) {
+        if offset != nvgpu::gsp::rm_fifo::NVC361_BASE + nvgpu::gsp::rm_fifo::NVC361_NOTIFY_CHANNEL_PENDING {
+            self.0.write32(offset, value);
+        }
+    }
+}
+
+/// One launch's CPU work: QMD built in the family's layout and written to GPU-visible memory,
+/// constant bank 0 with the parameters, the two launch methods, the GPFIFO entry, GPPut and the
+/// doorbell. Kept out of line so callgrind can count it alone
+/// (`valgrind --tool=callgrind --toggle-collect='*one_launch*'`).
+#[inline(never)]
+fn one_launch(family: nvgpu::hal::Family, ch: &mut Channel, io: &NoDoorbell<'_>, area: &mut [u8], area_va: u64, code_va: u64, params: &[u8]) {
+    let launch = Launch {
+        program_address: code_va,
+        grid: [40, 1, 1],
+        block: [256, 1, 1],
+        shared_memory: 0,
+        registers: 32,
+        barriers: 1,
+        const0: (area_va + QMD_BYTES as u64, CONST0_BYTES),
+        release: None,
+    };
+    let q = qmd(family, &launch).expect("qmd");
+    for (dst, w) in area[..QMD_BYTES].chunks_exact_mut(4).zip(q.words()) {
+        dst.copy_from_slice(&w.to_le_bytes());
+    }
+    let at = QMD_BYTES + nvgpu::compute::launch::param_cbank_offset(family) as usize;
+    area[at..at + params.len()].copy_from_slice(params);
+    let mut pb = ch.pushbuffer();
+    push_launch(&mut pb, ENGINE_SUBCHANNEL, area_va).expect("push");
+    std::hint::black_box(ch.submit(io, &pb).expect("submit"));
+}
+
+/// CPU cost of one kernel launch. A measurement, not a check:
+/// `cargo test --release -p tests --test compute -- --ignored --nocapture launch_cost`.
+#[test]
+#[ignore]
+fn launch_cost() {
+    with_booted(ModelConfig::h200(), |model, arena, clock, boot| {
+        let family = model.chipset().family();
+        let rpc = boot.rpc().expect("rpc");
+        let mut rm = RmClient::new(rpc, 0).expect("client");
+        let device = rm.alloc_device(rpc, &Default::default()).expect("device");
+        let mut tlb = RegisterTlbInvalidator::new(model, clock);
+        let mut vas = GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), Tables::new(arena.clone())).expect("VA space");
+        let config = ChannelConfig { gpfifo_entries: 4096, pushbuffer_bytes: 1 << 20, engine: ChannelEngine::Compute };
+        let mut ch = Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, config).expect("channel");
+        let mut area = vec![0u8; QMD_BYTES + CONST0_BYTES as usize];
+        let params = params(&[&1u64.to_le_bytes(), &2u64.to_le_bytes(), &3u64.to_le_bytes(), &4u32.to_le_bytes()]);
+        let io = NoDoorbell(model);
+        let n = 2000;
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            one_launch(family, &mut ch, &io, &mut area, 1 << 36, 1 << 37, &params);
+        }
+        let ns = start.elapsed().as_nanos() as f64 / n as f64;
+        eprintln!("one kernel launch (QMD, constant bank, pushbuffer, GPFIFO, doorbell): {ns:.0} ns");
+    });
+}

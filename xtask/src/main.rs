@@ -9,6 +9,7 @@ mod iso;
 mod kernel;
 mod klog;
 mod modules;
+mod payloads;
 mod pci;
 mod qemu;
 mod qmp;
@@ -74,6 +75,8 @@ Kernel:
   --test              add `test`: run the in-kernel tests, then exit
   --firmware          add the GSP firmware the --gpu model chips need (from target/real-data,
                       see scripts/fetch-real-data.sh) as boot modules
+  --app               run the example application: --firmware, the kernels of payloads/ compiled
+                      to PTX by clang-19 as boot modules, and the kernel word `app`
   --module PATH[=NAME]  boot module, repeatable (GRUB: module2; PVH: all packed into one cpio -initrd);
                       the kernel symbol map kernel.sym is always added
   --kernel PATH       boot this ELF instead of building; --no-build boots target/release/kernel as is
@@ -181,7 +184,8 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
     let gpu = args.value("--gpu")?;
     let append = args.values("--append")?;
     let test = args.flag("--test");
-    let firmware = args.flag("--firmware");
+    let app = args.flag("--app");
+    let firmware = args.flag("--firmware") || app;
     let modules = args
         .values("--module")?
         .iter()
@@ -201,6 +205,9 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
     let mut words: Vec<String> = Vec::new();
     if test {
         words.push("test".into());
+    }
+    if app {
+        words.push("app".into());
     }
     if let Some(gpu) = gpu {
         words.push(format!("gpu={gpu}"));
@@ -229,6 +236,9 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
             .collect();
         let chips = if chips.is_empty() { vec!["gh100"] } else { chips };
         modules.extend(modules::firmware_modules(&chips)?);
+    }
+    if app && !dry_run {
+        modules.extend(payloads::modules()?);
     }
     let boot = if use_iso || uefi {
         let image = iso::default_path("run")?;

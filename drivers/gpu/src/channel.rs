@@ -479,23 +479,41 @@ impl Channel {
             return Err(e);
         }
         let fence = self.next_fence;
-        let mut segment = PushBuffer::with_storage(pb.words().to_vec(), self.classes.host);
-        segment.semaphore_release(self.semaphore_map.va, fence, true)?;
-        let words = segment.words();
-        let bytes = words.len() * 4;
+        // The fence release, encoded on the stack (five words: one incrementing header and the
+        // semaphore methods).
+        let mut tail_words = [0u32; 8];
+        let mut tail = PushBuffer::over_slice(&mut tail_words, self.classes.host);
+        tail.semaphore_release(self.semaphore_map.va, fence, true)?;
+        let tail_len = tail.len();
+        let body = pb.words();
+        let total_words = body.len() + tail_len;
+        let bytes = total_words * 4;
         let ring = self.pushbuffer.len();
         if bytes > ring / 2 {
-            return Err(ChannelError::SegmentTooLarge { words: words.len(), ring_words: ring / 4 });
+            return Err(ChannelError::SegmentTooLarge { words: total_words, ring_words: ring / 4 });
         }
         self.retire();
         let mut start = self.pb_put;
         if start + bytes > ring {
             start = 0;
         }
-        // The region [start, start+bytes) must not hold a segment still in flight, and the GPFIFO
-        // ring must keep one entry free (GPPut == GPGet means empty).
+        // The ring is filled in order: the live region runs from the oldest in-flight segment's
+        // start to `pb_put`, wrapping. The new segment must stay clear of it, and the GPFIFO ring
+        // must keep one entry free (GPPut == GPGet means empty).
         let gp_full = self.in_flight.len() as u32 + 1 >= self.entries;
-        let overlaps = self.in_flight.iter().any(|f| f.pb_start < start + bytes && start < f.pb_end);
+        let overlaps = match (self.in_flight.front(), self.in_flight.back()) {
+            (Some(oldest), Some(newest)) => {
+                let end = start + bytes;
+                if newest.pb_start >= oldest.pb_start {
+                    // Live: [oldest.start, newest.end).
+                    start < newest.pb_end && end > oldest.pb_start
+                } else {
+                    // Wrapped. Live: [oldest.start, ring) and [0, newest.end).
+                    end > oldest.pb_start || start < newest.pb_end
+                }
+            }
+            _ => false,
+        };
         if gp_full || overlaps {
             return Err(ChannelError::Timeout {
                 what: "pushbuffer ring space (wait for earlier fences first)",
@@ -506,11 +524,12 @@ impl Channel {
             });
         }
         let dst = &mut self.pushbuffer.as_mut_slice()[start..start + bytes];
+        let words = body.iter().chain(&tail_words[..tail_len]);
         for (chunk, w) in dst.chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&w.to_le_bytes());
         }
-        let entry = GpEntry::new(self.pushbuffer_map.va + start as u64, words.len() as u32, GpEntryFlags::default())
-            .map_err(|_| ChannelError::SegmentTooLarge { words: words.len(), ring_words: ring / 4 })?;
+        let entry = GpEntry::new(self.pushbuffer_map.va + start as u64, total_words as u32, GpEntryFlags::default())
+            .map_err(|_| ChannelError::SegmentTooLarge { words: total_words, ring_words: ring / 4 })?;
         let [e0, e1] = entry.to_words();
         let at = self.gp_put as usize * 8;
         self.gpfifo.write_volatile_u32(at, e0);

@@ -1,0 +1,54 @@
+//! The example application's kernels as boot modules: the project's CUDA sources in `payloads/`,
+//! compiled to PTX by Debian's clang-19 when the image is built (nothing generated is committed),
+//! for sm_80 (Ampere and Ada models) and sm_90 (Hopper). Module names: `payload-NAME-ARCH.ptx`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::iso::Module;
+use crate::util::{error, target_dir, workspace_root, Context, Result};
+
+/// The example application's sources.
+pub const APP_PAYLOADS: &[&str] = &["vector_add", "saxpy", "matmul", "reduce", "histogram", "mandelbrot"];
+/// The PTX targets compiled.
+pub const ARCHES: &[&str] = &["sm_80", "sm_90"];
+
+/// Compiles every payload for every target (when its source changed) and returns the modules.
+pub fn modules() -> Result<Vec<Module>> {
+    let out_dir = target_dir().join("payloads");
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let src_dir = workspace_root().join("payloads");
+    let shim = src_dir.join("cuda_shim.h");
+    let mut modules = Vec::new();
+    for name in APP_PAYLOADS {
+        let source = src_dir.join(format!("{name}.cu"));
+        for arch in ARCHES {
+            let out: PathBuf = out_dir.join(format!("payload-{name}-{arch}.ptx"));
+            let fresh = std::fs::metadata(&out)
+                .and_then(|o| o.modified())
+                .ok()
+                .zip(newest(&[&source, &shim]))
+                .is_some_and(|(built, src)| built >= src);
+            if !fresh {
+                let status = Command::new("clang-19")
+                    .args(["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib"])
+                    .arg(format!("--cuda-gpu-arch={arch}"))
+                    .args(["-Xclang", "-target-feature", "-Xclang", "+ptx78", "-O2", "-S"])
+                    .arg(&source)
+                    .arg("-o")
+                    .arg(&out)
+                    .status()
+                    .map_err(|e| error(format!("cannot run clang-19 ({e}): run `sudo scripts/install-deps.sh cuda`")))?;
+                if !status.success() {
+                    return Err(error(format!("clang-19 failed on {} for {arch}", source.display())));
+                }
+            }
+            modules.push(Module { path: out, name: format!("payload-{name}-{arch}.ptx") });
+        }
+    }
+    Ok(modules)
+}
+
+fn newest(paths: &[&PathBuf]) -> Option<std::time::SystemTime> {
+    paths.iter().filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok()).max()
+}
