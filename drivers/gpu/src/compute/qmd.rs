@@ -86,24 +86,14 @@ impl Qmd {
         if stored > max {
             return Err(QmdError::OutOfRange { field: field.name, value, max: max << field.shift });
         }
-        for bit in 0..field.width() {
-            let at = (lo + bit) as usize;
-            let (word, shift) = (at / 32, at % 32);
-            let slot = self.words.get_mut(word).ok_or(QmdError::BadIndex { field: field.name, index })?;
-            *slot = (*slot & !(1 << shift)) | ((((stored >> bit) & 1) as u32) << shift);
-        }
+        put_bits(&mut self.words, lo, field.width(), stored).ok_or(QmdError::BadIndex { field: field.name, index })?;
         Ok(())
     }
 
     /// Reads field `semantic` (element `index`), in the field's natural unit.
     pub fn get(&self, semantic: Semantic, index: u32) -> Result<u64, QmdError> {
         let (field, lo) = self.pos(semantic, index)?;
-        let mut value = 0u64;
-        for bit in 0..field.width() {
-            let at = (lo + bit) as usize;
-            let word = *self.words.get(at / 32).ok_or(QmdError::BadIndex { field: field.name, index })?;
-            value |= u64::from((word >> (at % 32)) & 1) << bit;
-        }
+        let value = get_bits(&self.words, lo, field.width()).ok_or(QmdError::BadIndex { field: field.name, index })?;
         Ok(value << field.shift)
     }
 
@@ -135,6 +125,98 @@ impl Qmd {
         let lo = self.get(lower, index)? >> lo_field.shift;
         let hi = self.get(upper, index)? >> hi_field.shift;
         Ok(((hi << lo_field.width()) | lo) << lo_field.shift)
+    }
+}
+
+/// Writes the low `width` bits of `value` at bit `lo` of `words`, a word at a time; `None` when
+/// the field runs past the end.
+fn put_bits(words: &mut [u32], lo: u32, width: u32, value: u64) -> Option<()> {
+    let (mut at, mut done) = (lo as usize, 0u32);
+    while done < width {
+        let (word, off) = (at / 32, (at % 32) as u32);
+        let n = (32 - off).min(width - done);
+        let mask = if n == 32 { u32::MAX } else { ((1u32 << n) - 1) << off };
+        let bits = ((value >> done) as u32) << off;
+        let slot = words.get_mut(word)?;
+        *slot = (*slot & !mask) | (bits & mask);
+        done += n;
+        at += n as usize;
+    }
+    Some(())
+}
+
+/// Reads `width` bits at bit `lo` of `words`.
+fn get_bits(words: &[u32], lo: u32, width: u32) -> Option<u64> {
+    let (mut at, mut done, mut value) = (lo as usize, 0u32, 0u64);
+    while done < width {
+        let (word, off) = (at / 32, (at % 32) as u32);
+        let n = (32 - off).min(width - done);
+        let mask = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+        value |= u64::from((*words.get(word)? >> off) & mask) << done;
+        done += n;
+        at += n as usize;
+    }
+    Some(value)
+}
+
+/// A QMD built once for a kernel and block shape, with the positions of what changes from one
+/// launch to the next (grid, constant bank 0's address) resolved: a launch copies 64 words and
+/// patches five fields, with no table search.
+#[derive(Clone, Debug)]
+pub struct QmdTemplate {
+    base: Qmd,
+    grid: [(u32, u32); 3],
+    const0_lo: (u32, u32, u32),
+    const0_hi: (u32, u32),
+}
+
+impl QmdTemplate {
+    /// The template of `launch` (its grid and constant bank address are placeholders).
+    pub fn new(layout: QmdLayout, launch: &Launch) -> Result<Self, QmdError> {
+        use Semantic::*;
+        let base = build(layout, launch)?;
+        let plain = |s: Semantic| -> Result<(u32, u32), QmdError> {
+            let (f, lo) = base.pos(s, 0)?;
+            if f.shift != 0 {
+                return Err(QmdError::Misaligned { field: f.name, value: 0, align: 1 << f.shift });
+            }
+            Ok((lo, f.width()))
+        };
+        let grid = [plain(GridWidth)?, plain(GridHeight)?, plain(GridDepth)?];
+        let (lo_f, lo_at) = base.pos(ConstantBufferAddrLower, 0)?;
+        let (hi_f, hi_at) = base.pos(ConstantBufferAddrUpper, 0)?;
+        Ok(QmdTemplate {
+            base,
+            grid,
+            const0_lo: (lo_at, lo_f.width(), lo_f.shift),
+            const0_hi: (hi_at, hi_f.width()),
+        })
+    }
+
+    /// The QMD words of one launch of the template with `grid` and constant bank 0 at `const0`.
+    pub fn write(&self, grid: [u32; 3], const0: u64, out: &mut [u32]) -> Result<(), QmdError> {
+        let words = self.base.words();
+        let got = out.len();
+        let out = out.get_mut(..words.len()).ok_or(QmdError::WrongSize { expected: words.len(), got })?;
+        out.copy_from_slice(words);
+        for ((at, width), value) in self.grid.iter().zip(grid) {
+            if u64::from(value) >> width != 0 {
+                return Err(QmdError::OutOfRange { field: "grid", value: value.into(), max: (1 << width) - 1 });
+            }
+            put_bits(out, *at, *width, value.into()).ok_or(QmdError::BadIndex { field: "grid", index: 0 })?;
+        }
+        let (lo_at, lo_width, shift) = self.const0_lo;
+        if const0 % (1 << shift) != 0 {
+            return Err(QmdError::Misaligned { field: "constant bank 0", value: const0, align: 1 << shift });
+        }
+        let shifted = const0 >> shift;
+        let (hi_at, hi_width) = self.const0_hi;
+        if shifted >> (lo_width + hi_width) != 0 {
+            return Err(QmdError::OutOfRange { field: "constant bank 0", value: const0, max: u64::MAX });
+        }
+        put_bits(out, lo_at, lo_width, shifted).ok_or(QmdError::BadIndex { field: "constant bank 0", index: 0 })?;
+        put_bits(out, hi_at, hi_width, shifted >> lo_width).ok_or(QmdError::BadIndex { field: "constant bank 0", index: 0 })?;
+        Ok(())
     }
 }
 
@@ -219,6 +301,18 @@ mod tests {
             assert_eq!(back.address(Release0AddrLower, Release0AddrUpper, 0), Ok(0x9_8765_4320));
             assert_eq!(back.get(Release0PayloadUpper, 0), Ok(1));
             assert_eq!(back.get(QmdMajorVersion, 0), Ok(layout.major.into()));
+        }
+    }
+
+    #[test]
+    fn templates_write_what_build_writes() {
+        let l = sample();
+        for layout in LAYOUTS {
+            let t = QmdTemplate::new(*layout, &Launch { grid: [1, 1, 1], const0: (0x100, l.const0.1), ..l }).unwrap();
+            let mut out = [0u32; 64];
+            t.write(l.grid, l.const0.0, &mut out).unwrap();
+            assert_eq!(&out[..], build(*layout, &l).unwrap().words(), "{}", layout.major);
+            assert!(t.write([1, 1 << 16, 1], 0x100, &mut out).is_err());
         }
     }
 
