@@ -187,6 +187,11 @@ impl Module {
         self.code.device_ptr()
     }
 
+    /// The physical VRAM address of the uploaded image (diagnostics, tests).
+    pub fn image_vram_address(&self) -> u64 {
+        self.code.vram_address()
+    }
+
     /// Bytes of the uploaded image.
     pub fn image_len(&self) -> usize {
         self.code.len()
