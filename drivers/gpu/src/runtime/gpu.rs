@@ -477,7 +477,8 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
 
     /// Tears the GPU down: waits for the streams, frees the channels, the staging buffer and
     /// every RM object of the client (the VA space with it). Buffers and modules not freed
-    /// before are gone with the VA space and the allocator.
+    /// before are gone with the VA space and the allocator. The page tables' DMA memory stays
+    /// allocated: `GpuVaSpace` has no way yet to give its `PageTables` back.
     pub fn destroy(mut self, rpc: &mut impl RpcChannel) -> Result<(), RuntimeError> {
         let waited = self.synchronize();
         let mut tlb = self.tlb();
@@ -497,6 +498,10 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
     }
 }
 
+// Kernel launch belongs here as `Stream::launch(&self, gpu, &Function, LaunchConfig, &Args)`:
+// check the config (`LaunchConfig::check`), pack the arguments (`Function::pack`), then hand a
+// compute stream's channel, the function's code VA and the packed block to the compute
+// engine's launch path (`crate::compute`), which is not written yet.
 impl Stream {
     /// Whether this is the GPU's default stream.
     pub fn is_default(&self) -> bool {
@@ -587,7 +592,7 @@ impl Stream {
         C: Clock + ?Sized,
     {
         let bytes = dst.byte_len();
-        if bytes % 4 != 0 {
+        if !bytes.is_multiple_of(4) {
             return Err(RuntimeError::Misaligned { what: "32-bit memset", bytes, multiple: 4 });
         }
         self.submit_ce(gpu, "memset", |ce, pb| {
