@@ -96,7 +96,10 @@ pub fn ptx_with(name: &str, arch: &str, extra: &[&str]) -> String {
         return ptx;
     }
     // Compile to a private name, then rename: parallel tests never read a half-written file.
-    let tmp = cache.join(format!("{name}.{arch}.{h:016x}.{}.tmp", std::process::id()));
+    // Private per process and per call: tests of one binary run on threads of one process.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = cache.join(format!("{name}.{arch}.{h:016x}.{}.{call}.tmp", std::process::id()));
     let result = Command::new(clang())
         .args(&all_flags)
         .arg(&source)

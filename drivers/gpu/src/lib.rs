@@ -18,3 +18,4 @@ pub mod channel;
 pub mod ce;
 pub mod compute;
 pub mod payload;
+pub mod runtime;

@@ -132,6 +132,17 @@ pub trait DmaAllocator {
     fn free(&self, buffer: DmaBuffer);
 }
 
+/// A shared reference allocates from what it refers to, so owners that want an allocator by
+/// value (`DmaTableMemory`) can borrow one that outlives them (the kernel's, a test's arena).
+impl<A: DmaAllocator + ?Sized> DmaAllocator for &A {
+    fn alloc(&self, len: usize) -> Result<DmaBuffer, DmaError> {
+        (**self).alloc(len)
+    }
+    fn free(&self, buffer: DmaBuffer) {
+        (**self).free(buffer)
+    }
+}
+
 /// Firmware blobs by name (`gsp_ga10x.bin`, ...), from boot modules or files.
 pub trait FirmwareSource {
     fn get(&self, name: &str) -> Option<&[u8]>;
