@@ -74,14 +74,16 @@ pub struct Event {
     fence: Option<Fence>,
 }
 
-struct StreamState {
-    channel: Channel,
-    kind: StreamKind,
+pub(super) struct StreamState {
+    pub(super) channel: Channel,
+    pub(super) kind: StreamKind,
     generation: u32,
     /// The copy engine's method encoder (copy streams).
     ce: Option<CeEncoder>,
     /// The last work submitted.
-    last: Option<Fence>,
+    pub(super) last: Option<Fence>,
+    /// QMDs and constant banks of launches in flight (compute streams).
+    pub(super) launch: Option<super::launch::LaunchArea>,
 }
 
 /// One GPU as an application sees it. See the module documentation for ownership.
@@ -234,7 +236,11 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
             }
             StreamKind::Compute => None,
         };
-        Ok(StreamState { channel, kind, generation, ce, last: None })
+        let launch = match kind {
+            StreamKind::Compute => Some(super::launch::LaunchArea::new(dma, vas, tlb)?),
+            StreamKind::Copy => None,
+        };
+        Ok(StreamState { channel, kind, generation, ce, last: None, launch })
     }
 
     /// The chip.
@@ -244,6 +250,11 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
 
     pub fn config(&self) -> GpuConfig {
         self.config
+    }
+
+    /// BAR0.
+    pub(super) fn io(&self) -> &'a R {
+        self.io
     }
 
     /// The clock waits are measured with.
@@ -445,11 +456,14 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let state = self.streams.get_mut(stream.index as usize).and_then(Option::take);
         let state = state.ok_or(RuntimeError::NoSuchStream { index: stream.index })?;
         let mut tlb = self.tlb();
+        if let Some(area) = state.launch {
+            area.free(self.dma, &mut self.vas, &mut tlb)?;
+        }
         state.channel.destroy(&mut self.rm, rpc, &mut self.vas, self.dma, &mut tlb)?;
         waited
     }
 
-    fn stream_state(&mut self, stream: Stream) -> Result<&mut StreamState, RuntimeError> {
+    pub(super) fn stream_state(&mut self, stream: Stream) -> Result<&mut StreamState, RuntimeError> {
         match self.streams.get_mut(stream.index as usize) {
             Some(Some(state)) if state.generation == stream.generation => Ok(state),
             _ => Err(RuntimeError::NoSuchStream { index: stream.index }),
@@ -484,6 +498,12 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let mut tlb = self.tlb();
         let mut first: Result<(), RuntimeError> = Ok(());
         for state in core::mem::take(&mut self.streams).into_iter().flatten() {
+            if let Some(area) = state.launch {
+                let r = area.free(self.dma, &mut self.vas, &mut tlb);
+                if first.is_ok() {
+                    first = r;
+                }
+            }
             let r = state.channel.destroy(&mut self.rm, rpc, &mut self.vas, self.dma, &mut tlb);
             if first.is_ok() {
                 first = r.map_err(Into::into);
@@ -498,10 +518,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
     }
 }
 
-// Kernel launch belongs here as `Stream::launch(&self, gpu, &Function, LaunchConfig, &Args)`:
-// check the config (`LaunchConfig::check`), pack the arguments (`Function::pack`), then hand a
-// compute stream's channel, the function's code VA and the packed block to the compute
-// engine's launch path (`crate::compute`), which is not written yet.
+// Kernel launch: `Stream::launch` in `super::launch`.
 impl Stream {
     /// Whether this is the GPU's default stream.
     pub fn is_default(&self) -> bool {

@@ -23,6 +23,7 @@
 
 mod buffer;
 mod gpu;
+mod launch;
 mod module;
 pub mod params;
 

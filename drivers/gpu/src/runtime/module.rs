@@ -20,6 +20,38 @@ use crate::platform::{Clock, DmaAllocator};
 /// Alignment of each kernel's code in a SASS upload (instruction fetch granule of the SMs).
 const CODE_ALIGN: usize = 256;
 
+/// Bytes of the module-scope `.shared` variables of a PTX text (`.shared .align A .b8 name[N];`
+/// and scalar forms), summed with their alignment.
+fn module_shared_bytes(text: &str) -> u64 {
+    let mut total = 0u64;
+    for line in text.lines() {
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix(".shared") else { continue };
+        let mut align = 1u64;
+        let mut elem = 0u64;
+        let mut count = 1u64;
+        let mut words = rest.split_whitespace().peekable();
+        while let Some(w) = words.next() {
+            if w == ".align" {
+                align = words.next().and_then(|a| a.parse().ok()).unwrap_or(1).max(1);
+            } else if let Some(ty) = w.strip_prefix('.') {
+                let bits: u64 = ty.get(1..).and_then(|b| b.parse().ok()).unwrap_or(0);
+                if bits != 0 {
+                    elem = bits / 8;
+                }
+            } else {
+                // The name, possibly with `[N]` and a trailing `;`.
+                if let (Some(open), Some(close)) = (w.find('['), w.find(']')) {
+                    count = w.get(open + 1..close).and_then(|n| n.parse().ok()).unwrap_or(0);
+                }
+                break;
+            }
+        }
+        total = total.next_multiple_of(align) + elem * count;
+    }
+    total
+}
+
 /// Which kind of image a module runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImageKind {
@@ -107,24 +139,34 @@ impl Module {
         let parsed = payload::Module::load(bytes)?;
         let (kind, image, functions) = match parsed.select(gpu.chipset())? {
             Image::Ptx(ptx) => {
+                // The model runs PTX: each entry gets its own code image (the magic, the entry's
+                // name, the module's text: `compute::launch::model_code_image`), 256-byte aligned
+                // in one upload.
                 let entries = params::ptx_entries(&ptx.text)?;
-                let mut image = ptx.text.clone();
-                image.push(0);
-                let functions = entries
-                    .into_iter()
-                    .map(|e| FunctionInfo {
+                let text = core::str::from_utf8(&ptx.text)
+                    .map_err(|_| RuntimeError::Payload(payload::Error::Corrupt { what: "PTX", detail: "not UTF-8" }))?;
+                let static_shared = module_shared_bytes(text);
+                let mut image = Vec::new();
+                let mut functions = Vec::new();
+                for e in entries {
+                    image.resize(image.len().next_multiple_of(CODE_ALIGN), 0);
+                    let code_offset = image.len() as u64;
+                    let code = crate::compute::launch::model_code_image(&e.name, text);
+                    image.extend_from_slice(&code);
+                    functions.push(FunctionInfo {
                         name: e.name,
-                        code_offset: 0,
-                        code_size: image.len() as u64,
+                        code_offset,
+                        code_size: code.len() as u64,
                         params: e.params,
                         param_size: e.param_size,
-                        // Static shared memory and .maxntid are in the text; the model's PTX
-                        // parser reads them at launch. Not known here.
-                        static_shared: 0,
+                        // Module-scope `.shared` declarations, summed: at least what any entry
+                        // uses (the model computes each entry's own and takes the rest as
+                        // dynamic shared memory).
+                        static_shared,
                         max_threads: None,
                         registers: None,
-                    })
-                    .collect();
+                    });
+                }
                 (ImageKind::Ptx { sm: ptx.sm }, image, functions)
             }
             Image::Sass(cubin) => {

@@ -1,0 +1,153 @@
+//! Kernel launches on compute streams.
+//!
+//! Each compute stream owns a launch area: DMA memory mapped into the GPU's VA space, cut into
+//! slots of one QMD (256 bytes) and one constant bank 0 (parameters at the compiler's offset,
+//! `compute::launch::param_cbank_offset`). A launch takes the next slot (waiting for the launch
+//! that used it before, if that has not finished), writes the QMD from a [`QmdTemplate`] cached
+//! per function and block shape, and pushes `SEND_PCAS_A` + `SEND_SIGNALING_PCAS2_B`
+//! ([`crate::compute::launch::push_launch`]); the stream's fence follows.
+
+use alloc::vec::Vec;
+
+use super::gpu::{Stream, StreamKind};
+use super::module::{Function, LaunchConfig};
+use super::params::Args;
+use super::{Gpu, RuntimeError};
+use crate::channel::{Fence, GpuMapping, GpuVaSpace, ENGINE_SUBCHANNEL};
+use crate::compute::launch::{push_launch, qmd_layout, CONST0_BYTES, QMD_BYTES};
+use crate::compute::qmd::{Launch, QmdTemplate};
+use crate::hw::RegisterIo;
+use crate::mm::{PageTableMemory, TlbInvalidator};
+use crate::platform::{Clock, DmaAllocator, DmaBuffer};
+
+/// Bytes of one launch slot: the QMD, then constant bank 0 (kept 256-byte aligned).
+pub const SLOT_BYTES: usize = (QMD_BYTES + CONST0_BYTES as usize).next_multiple_of(256);
+/// Launches a compute stream can have in flight before one waits for a slot.
+pub const SLOTS: usize = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TemplateKey {
+    code_va: u64,
+    block: [u32; 3],
+    shared: u64,
+}
+
+/// A compute stream's launch slots and QMD templates.
+pub struct LaunchArea {
+    buffer: DmaBuffer,
+    map: GpuMapping,
+    /// The fence of the launch that last used each slot.
+    used_by: Vec<Option<Fence>>,
+    next: usize,
+    templates: Vec<(TemplateKey, QmdTemplate)>,
+}
+
+impl LaunchArea {
+    pub(super) fn new<M: PageTableMemory>(
+        dma: &(impl DmaAllocator + ?Sized),
+        vas: &mut GpuVaSpace<M>,
+        tlb: &mut impl TlbInvalidator,
+    ) -> Result<Self, RuntimeError> {
+        let buffer = dma.alloc(SLOT_BYTES * SLOTS)?;
+        let map = match vas.map_dma(&buffer, tlb) {
+            Ok(map) => map,
+            Err(e) => {
+                dma.free(buffer);
+                return Err(e.into());
+            }
+        };
+        Ok(LaunchArea { buffer, map, used_by: alloc::vec![None; SLOTS], next: 0, templates: Vec::new() })
+    }
+
+    pub(super) fn free<M: PageTableMemory>(
+        self,
+        dma: &(impl DmaAllocator + ?Sized),
+        vas: &mut GpuVaSpace<M>,
+        tlb: &mut impl TlbInvalidator,
+    ) -> Result<(), RuntimeError> {
+        vas.unmap(self.map, tlb)?;
+        dma.free(self.buffer);
+        Ok(())
+    }
+}
+
+impl Stream {
+    /// Launches `function` with `config` and `args` on this (compute) stream. Returns once the
+    /// launch is queued; [`Stream::synchronize`] or an event waits for it.
+    pub fn launch<R, A, C>(
+        &self,
+        gpu: &mut Gpu<'_, R, A, C>,
+        function: &Function<'_>,
+        config: LaunchConfig,
+        args: &Args,
+    ) -> Result<(), RuntimeError>
+    where
+        R: RegisterIo + ?Sized,
+        A: DmaAllocator + ?Sized,
+        C: Clock + ?Sized,
+    {
+        config.check(function)?;
+        let params = function.pack(args)?;
+        let family = gpu.chipset().family();
+        let layout = qmd_layout(family).map_err(|_| RuntimeError::Unsupported { what: "kernel launches on this family (no QMD layout)" })?;
+        let cbank_offset = crate::compute::launch::param_cbank_offset(family) as usize;
+        if cbank_offset + params.len() > CONST0_BYTES as usize {
+            return Err(RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" });
+        }
+        let shared = function.static_shared_bytes() + u64::from(config.shared_bytes);
+        let key = TemplateKey { code_va: function.code_va(), block: config.block, shared };
+        let (io, clock, timeout_ms) = (gpu.io(), gpu.clock(), gpu.config().timeout_ms);
+        let state = gpu.stream_state(*self)?;
+        if state.kind != StreamKind::Compute {
+            return Err(RuntimeError::WrongStream { what: "launch kernels", kind: state.kind });
+        }
+        let area = state.launch.as_mut().ok_or(RuntimeError::WrongStream { what: "launch kernels", kind: state.kind })?;
+        let slot = area.next;
+        area.next = (slot + 1) % SLOTS;
+        if let Some(previous) = area.used_by[slot].take() {
+            state.channel.wait(previous, clock, timeout_ms, || {})?;
+        }
+        let area = state.launch.as_mut().ok_or(RuntimeError::WrongStream { what: "launch kernels", kind: StreamKind::Compute })?;
+        let slot_va = area.map.va + (slot * SLOT_BYTES) as u64;
+        let const0_va = slot_va + QMD_BYTES as u64;
+        let template = match area.templates.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                let launch = Launch {
+                    program_address: key.code_va,
+                    grid: [1, 1, 1],
+                    block: config.block,
+                    shared_memory: shared,
+                    registers: function.registers().unwrap_or(32),
+                    barriers: 1,
+                    const0: (const0_va, CONST0_BYTES),
+                    release: None,
+                };
+                let t = QmdTemplate::new(layout, &launch).map_err(|_| RuntimeError::BadLaunch { what: "the launch does not fit the QMD" })?;
+                area.templates.push((key, t));
+                area.templates.len() - 1
+            }
+        };
+        let mut words = [0u32; QMD_BYTES / 4];
+        area.templates[template]
+            .1
+            .write(config.grid, const0_va, &mut words)
+            .map_err(|_| RuntimeError::BadLaunch { what: "the grid does not fit the QMD" })?;
+        let base = slot * SLOT_BYTES;
+        let bytes = area.buffer.as_mut_slice();
+        for (dst, w) in bytes[base..base + QMD_BYTES].chunks_exact_mut(4).zip(words) {
+            dst.copy_from_slice(&w.to_le_bytes());
+        }
+        let bank = &mut bytes[base + QMD_BYTES..base + QMD_BYTES + CONST0_BYTES as usize];
+        bank[..cbank_offset].fill(0);
+        bank[cbank_offset..cbank_offset + params.len()].copy_from_slice(&params);
+        let mut pb = state.channel.pushbuffer();
+        push_launch(&mut pb, ENGINE_SUBCHANNEL, slot_va).map_err(|_| RuntimeError::BadLaunch { what: "the QMD address" })?;
+        let fence = state.channel.submit(io, &pb)?;
+        state.last = Some(fence);
+        if let Some(area) = state.launch.as_mut() {
+            area.used_by[slot] = Some(fence);
+        }
+        Ok(())
+    }
+}
