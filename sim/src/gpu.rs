@@ -21,6 +21,7 @@
 //! | `NV_PGSP_MAILBOX(0..4)`, `NV_PGSP_QUEUE_HEAD(0..8)` (`dev_gsp.h`) | read/write storage owned by GSP-RM: its error word in MAILBOX(0/1); a QUEUE_HEAD(0) write is the command doorbell ([`crate::gsp_rm`]) |
 //! | `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE(_PDB, _UPPER_PDB)`, `NV_PBUS_BAR0_WINDOW` / `NV_XAL_EP_BAR0_WINDOW`, `NV_PRAMIN` | see [`crate::mmu::MemorySystem`] |
 //! | BAR1 (not BAR0: [`ModelGpu::bar1_read`]/[`ModelGpu::bar1_write`]) | VRAM through the BAR1 VA space under GSP-RM's root (`bar1PdeBase`), the model MMU and TLB; faults logged, reads 0xFF |
+//! | `NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_*` (VF+0x1000..0x1614) | the interrupt tree, see [`crate::intr`] |
 //! | falcons | see [`crate::falcon`]; SEC2 runs booters ([`crate::booter`]), GSP's RISC-V core GSP-RM |
 //!
 //! Every access to a GSP register (falcon, FBIF, RISC-V windows, `NV_PGSP_MAILBOX`,
@@ -174,6 +175,8 @@ struct GpuState {
     gsp_rm: GspRm,
     /// VRAM, the MMU's TLB and fault log, PRAMIN and the invalidate registers.
     mm: MemorySystem,
+    /// The CPU interrupt tree (`CPU_INTR_TOP`/`LEAF`).
+    intr: crate::intr::InterruptTree,
     /// The GPU's virtual time (semaphore timestamps, `NVC361_TIME`).
     gpu_time_ns: u64,
 }
@@ -223,6 +226,7 @@ impl ModelGpu {
             pci: PciConfigSpace::new(config.pci, config.bars),
             gsp_rm: GspRm::default(),
             mm: MemorySystem::new(config.chipset.family(), config.vram_bytes),
+            intr: Default::default(),
             gpu_time_ns: 0,
         };
         Self { config, vbios, state: RefCell::new(state) }
@@ -626,6 +630,13 @@ impl ModelGpu {
             };
         }
 
+        if crate::intr::InterruptTree::claims(offset) {
+            return state.intr.access(offset, write).unwrap_or_else(|| {
+                state.log.record(ModelError::ReadOnly { register: "NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_TOP", offset, value: shown });
+                0
+            });
+        }
+
         if state.mm.claims(offset) {
             let GpuState { mm, memory, log, .. } = state;
             let sysmem: Option<&dyn SystemMemory> = match memory.as_deref() {
@@ -722,7 +733,7 @@ impl ModelGpu {
         use crate::host::RunOutcome;
         let family = self.config.chipset.family();
         let format = nvgpu::mm::MmuFormat::for_family(family);
-        let GpuState { mm, memory, gsp_rm, gpu_time_ns, log, .. } = &mut *state;
+        let GpuState { mm, memory, gsp_rm, gpu_time_ns, log, intr, .. } = &mut *state;
         let Some(fifo) = gsp_rm.fifo_mut() else { return false };
         let pdb = fifo
             .channels
@@ -743,6 +754,7 @@ impl ModelGpu {
             None => None,
         };
         let before = ch.host.gp_get;
+        let notifications = (ch.host.non_stall_interrupts, ch.engines.interrupts);
         ch.engines.timestamp_ns = *gpu_time_ns;
         let space = SharedSpace(core::cell::RefCell::new(mm.address_space(
             format,
@@ -752,6 +764,13 @@ impl ModelGpu {
         )));
         let mut effects = HostTime { now: *gpu_time_ns, space: &space, pdb };
         let outcome = ch.host.run(&mut VirtView(&space), &mut PhysView(&space), &mut ch.engines, &mut effects);
+        // NON_STALL_INTERRUPT and copy launches with an interrupt raise the engine's
+        // notification vector (latched: several before service show as one pending bit).
+        if (ch.host.non_stall_interrupts, ch.engines.interrupts) != notifications {
+            if let Some(vector) = crate::intr::nonstall_vector(ch.engine_type) {
+                intr.raise(vector);
+            }
+        }
         let notifier = ch.error_notifier;
         let after = ch.host.gp_get;
         ch.blocked = matches!(outcome, RunOutcome::Blocked { .. });
@@ -938,6 +957,17 @@ impl ModelGpu {
     /// Takes the MMU faults out of the log.
     pub fn take_mmu_faults(&self) -> Vec<MmuFaultRecord> {
         self.state.try_borrow_mut().map(|mut s| s.mm.faults.take()).unwrap_or_default()
+    }
+
+    /// The interrupt line to the CPU (what the kernel polls as its "MSI"): an enabled vector is
+    /// pending in an enabled subtree.
+    pub fn interrupt_pending(&self) -> bool {
+        self.state.try_borrow().is_ok_and(|s| s.intr.line())
+    }
+
+    /// Interrupt vectors raised so far (pending or serviced).
+    pub fn interrupts_raised(&self) -> u64 {
+        self.state.try_borrow().map(|s| s.intr.raised).unwrap_or_default()
     }
 
     /// TLB invalidates performed so far.
