@@ -197,6 +197,9 @@ pub enum ModelError {
     Booter(BooterError),
     /// GSP-RM refused something the CPU gave it.
     GspRm(GspRmError),
+    /// A BAR1 access that reached no VRAM: outside the aperture, BAR1 not bound, or an MMU
+    /// fault (`fault`, also in the MMU fault log). Reads return 0xFF bytes, writes are dropped.
+    Bar1 { offset: u64, len: u64, write: bool, reason: &'static str, fault: Option<crate::engine_mem::MmuFault> },
 }
 
 impl fmt::Display for ModelError {
@@ -214,6 +217,14 @@ impl fmt::Display for ModelError {
             ModelError::Falcon { engine, error } => write!(f, "{engine:?} falcon: {error}"),
             ModelError::Booter(error) => write!(f, "SEC2 booter: {error}"),
             ModelError::GspRm(error) => write!(f, "GSP-RM: {error}"),
+            ModelError::Bar1 { offset, len, write, reason, fault } => {
+                let what = if *write { "write" } else { "read" };
+                write!(f, "BAR1 {what} of {len:#x} bytes at {offset:#x}: {reason}")?;
+                match fault {
+                    Some(fault) => write!(f, " ({fault})"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

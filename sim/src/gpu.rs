@@ -20,6 +20,8 @@
 //! | `NV_PGC6_BSI_SECURE_SCRATCH_14` | read/write storage; SEC2 sets `BOOT_STAGE_3_HANDOFF` when it resumes GSP-RM |
 //! | `NV_PGSP_MAILBOX(0..4)`, `NV_PGSP_QUEUE_HEAD(0..8)` (`dev_gsp.h`) | read/write storage owned by GSP-RM: its error word in MAILBOX(0/1); a QUEUE_HEAD(0) write is the command doorbell ([`crate::gsp_rm`]) |
 //! | `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE(_PDB, _UPPER_PDB)`, `NV_PBUS_BAR0_WINDOW` / `NV_XAL_EP_BAR0_WINDOW`, `NV_PRAMIN` | see [`crate::mmu::MemorySystem`] |
+//! | BAR1 (not BAR0: [`ModelGpu::bar1_read`]/[`ModelGpu::bar1_write`]) | VRAM through the BAR1 VA space under GSP-RM's root (`bar1PdeBase`), the model MMU and TLB; faults logged, reads 0xFF |
+//! | `NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_*` (VF+0x1000..0x1614) | the interrupt tree, see [`crate::intr`] |
 //! | falcons | see [`crate::falcon`]; SEC2 runs booters ([`crate::booter`]), GSP's RISC-V core GSP-RM |
 //!
 //! Every access to a GSP register (falcon, FBIF, RISC-V windows, `NV_PGSP_MAILBOX`,
@@ -173,6 +175,8 @@ struct GpuState {
     gsp_rm: GspRm,
     /// VRAM, the MMU's TLB and fault log, PRAMIN and the invalidate registers.
     mm: MemorySystem,
+    /// The CPU interrupt tree (`CPU_INTR_TOP`/`LEAF`).
+    intr: crate::intr::InterruptTree,
     /// The GPU's virtual time (semaphore timestamps, `NVC361_TIME`).
     gpu_time_ns: u64,
 }
@@ -222,6 +226,7 @@ impl ModelGpu {
             pci: PciConfigSpace::new(config.pci, config.bars),
             gsp_rm: GspRm::default(),
             mm: MemorySystem::new(config.chipset.family(), config.vram_bytes),
+            intr: Default::default(),
             gpu_time_ns: 0,
         };
         Self { config, vbios, state: RefCell::new(state) }
@@ -408,6 +413,7 @@ impl ModelGpu {
                 state.machine.set_wpr2((meta.gsp_fw_wpr_start >> 12) as u32, ((meta.gsp_fw_wpr_end - 1) >> 12) as u32);
                 let libos = params.gsp_rm_params.boot_args_offset;
                 self.with_gsp(state, |gsp_rm, ctx| gsp_rm.start(meta, Some(libos), ctx));
+                Self::bind_bar1(state, self.family());
             }
             Err(error) => {
                 state.log.record(ModelError::GspRm(GspRmError::Fmc(error)));
@@ -424,7 +430,10 @@ impl ModelGpu {
         let events = core::mem::take(&mut state.machine.events);
         for event in events {
             match event {
-                ChipEvent::StartGspRm(meta) => self.with_gsp(state, |gsp_rm, ctx| gsp_rm.start(*meta, None, ctx)),
+                ChipEvent::StartGspRm(meta) => {
+                    self.with_gsp(state, |gsp_rm, ctx| gsp_rm.start(*meta, None, ctx));
+                    Self::bind_bar1(state, self.family());
+                }
                 ChipEvent::FspCommand => self.fsp_command(state),
                 ChipEvent::RestoreGspRm => self.with_gsp(state, |gsp_rm, ctx| gsp_rm.restore(ctx)),
                 ChipEvent::ResumeGspRm => {
@@ -621,6 +630,13 @@ impl ModelGpu {
             };
         }
 
+        if crate::intr::InterruptTree::claims(offset) {
+            return state.intr.access(offset, write).unwrap_or_else(|| {
+                state.log.record(ModelError::ReadOnly { register: "NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_TOP", offset, value: shown });
+                0
+            });
+        }
+
         if state.mm.claims(offset) {
             let GpuState { mm, memory, log, .. } = state;
             let sysmem: Option<&dyn SystemMemory> = match memory.as_deref() {
@@ -717,7 +733,7 @@ impl ModelGpu {
         use crate::host::RunOutcome;
         let family = self.config.chipset.family();
         let format = nvgpu::mm::MmuFormat::for_family(family);
-        let GpuState { mm, memory, gsp_rm, gpu_time_ns, log, .. } = &mut *state;
+        let GpuState { mm, memory, gsp_rm, gpu_time_ns, log, intr, .. } = &mut *state;
         let Some(fifo) = gsp_rm.fifo_mut() else { return false };
         let pdb = fifo
             .channels
@@ -738,6 +754,7 @@ impl ModelGpu {
             None => None,
         };
         let before = ch.host.gp_get;
+        let notifications = (ch.host.non_stall_interrupts, ch.engines.interrupts);
         ch.engines.timestamp_ns = *gpu_time_ns;
         let space = SharedSpace(core::cell::RefCell::new(mm.address_space(
             format,
@@ -747,6 +764,13 @@ impl ModelGpu {
         )));
         let mut effects = HostTime { now: *gpu_time_ns, space: &space, pdb };
         let outcome = ch.host.run(&mut VirtView(&space), &mut PhysView(&space), &mut ch.engines, &mut effects);
+        // NON_STALL_INTERRUPT and copy launches with an interrupt raise the engine's
+        // notification vector (latched: several before service show as one pending bit).
+        if (ch.host.non_stall_interrupts, ch.engines.interrupts) != notifications {
+            if let Some(vector) = crate::intr::nonstall_vector(ch.engine_type) {
+                intr.raise(vector);
+            }
+        }
         let notifier = ch.error_notifier;
         let after = ch.host.gp_get;
         ch.blocked = matches!(outcome, RunOutcome::Blocked { .. });
@@ -802,6 +826,87 @@ impl crate::host::HostEffects for HostTime<'_, '_> {
     }
 }
 
+/// BAR1: the CPU's aperture onto VRAM, translated through the BAR1 VA space whose root page
+/// directory GSP-RM keeps ([`GspRm::bar1_pdb`], reported as `bar1PdeBase`). BAR1 offsets are VAs
+/// of that space; the walk and the TLB are the model MMU's (client `NV_PFAULT_MMU_ENG_ID_BAR1`),
+/// so a PTE changed without a TLB invalidate is not seen.
+impl ModelGpu {
+    /// GSP-RM just started: it clears the BAR1 root directory it keeps (no mappings yet).
+    fn bind_bar1(state: &mut GpuState, family: Family) {
+        let Some(pdb) = state.gsp_rm.bar1_pdb() else { return };
+        let bytes = nvgpu::mm::MmuFormat::for_family(family).levels().first().map_or(0, |l| l.table_bytes());
+        let zeros = alloc::vec![0u8; bytes as usize];
+        state.mm.vram.write(pdb, &zeros);
+        state.mm.tlb.invalidate_pdb(nvgpu::mm::TableAddress { aperture: nvgpu::mm::TableAperture::Video, address: pdb });
+    }
+
+    /// Reads `buf.len()` bytes at BAR1 offset `offset`. `false` when any of it reached no VRAM
+    /// (past the aperture, BAR1 not bound, an MMU fault): then `buf` is all 0xFF and the error
+    /// is recorded (and the fault in the MMU fault log).
+    pub fn bar1_read(&self, offset: u64, buf: &mut [u8]) -> bool {
+        use crate::engine_mem::VirtualMemory as _;
+        let ok = self.bar1_access(offset, buf.len(), false, |space| space.read(offset, buf));
+        if !ok {
+            buf.fill(0xFF);
+        }
+        ok
+    }
+
+    /// Writes `data` at BAR1 offset `offset`. `false` when any of it reached no VRAM: the bytes
+    /// of the faulting page and after are dropped, and the error is recorded.
+    pub fn bar1_write(&self, offset: u64, data: &[u8]) -> bool {
+        use crate::engine_mem::VirtualMemory as _;
+        self.bar1_access(offset, data.len(), true, |space| space.write(offset, data))
+    }
+
+    fn bar1_access(
+        &self,
+        offset: u64,
+        len: usize,
+        write: bool,
+        f: impl FnOnce(&mut crate::mmu::AddressSpace<'_>) -> Result<(), crate::engine_mem::MmuFault>,
+    ) -> bool {
+        let Ok(mut guard) = self.state.try_borrow_mut() else { return false };
+        let state = &mut *guard;
+        let len = len as u64;
+        let refuse = |log: &mut ErrorLog, reason, fault| {
+            log.record(ModelError::Bar1 { offset, len, write, reason, fault });
+            false
+        };
+        if offset.checked_add(len).is_none_or(|end| end > self.config.bars.bar1) {
+            return refuse(&mut state.log, "beyond the BAR1 aperture", None);
+        }
+        let Some(pdb) = state.gsp_rm.bar1_pdb() else {
+            return refuse(&mut state.log, "BAR1 is not bound (GSP-RM is not running)", None);
+        };
+        let pdb = nvgpu::mm::TableAddress { aperture: nvgpu::mm::TableAperture::Video, address: pdb };
+        let family = self.family();
+        let format = nvgpu::mm::MmuFormat::for_family(family);
+        let GpuState { mm, memory, log, .. } = state;
+        let sysmem: Option<&dyn SystemMemory> = match memory.as_deref() {
+            Some(m) => Some(m),
+            None => None,
+        };
+        match f(&mut mm.address_space(format, pdb, MmuClient::bar1(family), sysmem)) {
+            Ok(()) => true,
+            Err(fault) => refuse(log, "MMU fault", Some(fault)),
+        }
+    }
+}
+
+/// The driver reaches the model's BAR1 as it reaches a real one.
+impl nvgpu::mm::Bar1Access for ModelGpu {
+    fn bar1_read(&self, offset: u64, buf: &mut [u8]) -> Result<(), nvgpu::mm::Bar1AccessError> {
+        let len = buf.len() as u64;
+        ModelGpu::bar1_read(self, offset, buf).then_some(()).ok_or(nvgpu::mm::Bar1AccessError { offset, len, write: false })
+    }
+
+    fn bar1_write(&self, offset: u64, data: &[u8]) -> Result<(), nvgpu::mm::Bar1AccessError> {
+        let len = data.len() as u64;
+        ModelGpu::bar1_write(self, offset, data).then_some(()).ok_or(nvgpu::mm::Bar1AccessError { offset, len, write: true })
+    }
+}
+
 /// GPU memory: VRAM, and memory through the MMU for the model's engines and for tests.
 impl ModelGpu {
     /// Reads VRAM at `addr`; `false` when the range is past its end.
@@ -852,6 +957,17 @@ impl ModelGpu {
     /// Takes the MMU faults out of the log.
     pub fn take_mmu_faults(&self) -> Vec<MmuFaultRecord> {
         self.state.try_borrow_mut().map(|mut s| s.mm.faults.take()).unwrap_or_default()
+    }
+
+    /// The interrupt line to the CPU (what the kernel polls as its "MSI"): an enabled vector is
+    /// pending in an enabled subtree.
+    pub fn interrupt_pending(&self) -> bool {
+        self.state.try_borrow().is_ok_and(|s| s.intr.line())
+    }
+
+    /// Interrupt vectors raised so far (pending or serviced).
+    pub fn interrupts_raised(&self) -> u64 {
+        self.state.try_borrow().map(|s| s.intr.raised).unwrap_or_default()
     }
 
     /// TLB invalidates performed so far.

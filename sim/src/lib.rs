@@ -30,6 +30,7 @@ pub mod host;
 pub mod gsp_rm;
 pub mod memory;
 pub mod mmu;
+pub mod intr;
 pub mod ptx;
 pub mod ucode;
 pub mod vbios_builder;

@@ -144,6 +144,14 @@ impl MmuClient {
         })
     }
 
+    /// The BAR1 unit (CPU accesses through BAR1).
+    pub fn bar1(family: Family) -> Self {
+        Self::hub(match family {
+            Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => fault::gh100::NV_PFAULT_MMU_ENG_ID_BAR1,
+            _ => fault::tu102::NV_PFAULT_MMU_ENG_ID_BAR1,
+        })
+    }
+
     /// Graphics/compute, subcontext `veid`, from GPC `gpc_id`.
     pub fn graphics(family: Family, veid: u16, gpc_id: u8) -> Self {
         let base = match family {

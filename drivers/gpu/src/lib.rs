@@ -15,6 +15,7 @@ pub mod falcon;
 pub mod mm;
 pub mod host;
 pub mod channel;
+pub mod intr;
 pub mod ce;
 pub mod compute;
 pub mod payload;

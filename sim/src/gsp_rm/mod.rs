@@ -257,6 +257,12 @@ struct Partial {
     needed: usize,
 }
 
+impl Session {
+    fn bar1_pdb(&self) -> u64 {
+        self.meta.non_wpr_heap_offset
+    }
+}
+
 /// One boot of GSP-RM.
 struct Session {
     meta: GspFwWprMeta,
@@ -447,6 +453,17 @@ impl GspRm {
         ctx.gsp.set_riscv_running(false);
         ctx.machine.gsp_resume_armed = false;
         self.state = State::Stopped;
+    }
+
+    /// The BAR1 root page directory GSP-RM keeps while it runs (`bar1PdeBase`): the first bytes
+    /// of its non-WPR heap, reserved memory outside the FB regions it reports to clients.
+    pub fn bar1_pdb(&self) -> Option<u64> {
+        match &self.state {
+            State::Running(session) | State::Suspended(session) | State::PmSuspended(session) => {
+                Some(session.bar1_pdb())
+            }
+            _ => None,
+        }
     }
 
     /// Whether GSP-RM runs (or waits for its resume).

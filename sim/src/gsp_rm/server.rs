@@ -324,8 +324,9 @@ fn put32(out: &mut [u8], at: usize, value: u32) {
 /// framebuffer region (all of FB below `gspFwRsvdStart`, compressible, ISO-capable), FB size and
 /// RAM type, the engines (GR0 and copy engines 0-2 in `engineCaps`), the board's names, the
 /// VBIOS's subsystem ids, compute branding on 3D-controller boards, and GSP-RM's internal client
-/// handles. The rest stays zero: the model has no SKU, GPC/TPC/ZCULL or display-less data to
-/// report, and no BAR PDE bases (`bar1PdeBase`/`bar2PdeBase` 0).
+/// handles, and `bar1PdeBase`, the BAR1 root page directory it keeps in its reserved memory
+/// (`GspRm::bar1_pdb`). The rest stays zero: the model has no SKU, GPC/TPC/ZCULL or
+/// display-less data to report, and no BAR2 (`bar2PdeBase` 0).
 fn static_info(session: &Session, ctx: &GspCtx<'_>) -> Vec<u8> {
     use super::payloads::rm_engine_type::{RM_ENGINE_TYPE_COPY0, RM_ENGINE_TYPE_GR0};
     let config = ctx.config;
@@ -385,6 +386,7 @@ fn static_info(session: &Session, ctx: &GspCtx<'_>) -> Vec<u8> {
     info.b_vbios_valid = 1;
     info.vbios_sub_vendor = config.pci.subsystem_vendor_id.into();
     info.vbios_sub_device = config.pci.subsystem_id.into();
+    info.bar1_pde_base = session.bar1_pdb();
     info.h_internal_client = INTERNAL_CLIENT;
     info.h_internal_device = INTERNAL_DEVICE;
     info.h_internal_subdevice = INTERNAL_SUBDEVICE;

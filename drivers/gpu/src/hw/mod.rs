@@ -29,6 +29,7 @@ pub mod pramin;
 pub mod qmd;
 pub mod therm;
 pub mod vm;
+pub mod intr;
 
 pub use headers::Header;
 
@@ -115,6 +116,8 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     host::hopper::FACTS,
     vm::CONSTANT_FACTS,
     vm::FACTS,
+    intr::CONSTANT_FACTS,
+    intr::FACTS,
     pramin::FACTS,
     pramin::CONSTANT_FACTS,
     fault::FACTS,

@@ -8,9 +8,11 @@
 //!   memory ([`page_table::walk`]).
 //! - [`vram`]: 2 MiB root chunks split into 64 KiB and 4 KiB pieces over the framebuffer GSP-RM
 //!   reports.
+//! - [`bar1`]: CPU access to VRAM through BAR1, below the root page directory GSP-RM owns.
 //! - [`pramin`], [`dma_tables`]: page-table memory in VRAM (through the PRAMIN window) and in
 //!   DMA system memory; [`tlb`]: TLB invalidation through BAR0 registers.
 
+pub mod bar1;
 pub mod dma_tables;
 pub mod format;
 pub mod page_table;
@@ -27,6 +29,7 @@ pub use page_table::{
     walk, MappedPage, PageTableError, PageTableMemory, PageTables, TableMemoryError, TlbChange,
     TlbError, TlbInvalidate, TlbInvalidator, Translation,
 };
+pub use bar1::{Bar1, Bar1Access, Bar1AccessError, Bar1Error, Bar1Mapping};
 pub use dma_tables::DmaTableMemory;
 pub use pramin::{Pramin, PraminError, VramTableMemory};
 pub use tlb::RegisterTlbInvalidator;

@@ -158,6 +158,9 @@ pub enum PageTableError {
         at: TableAddress,
         level: &'static str,
     },
+    /// A root directory handed over by its owner already holds an entry (at `at`): the builder
+    /// would not know what it maps, so it refuses to adopt the root.
+    RootInUse { at: TableAddress, value: u64 },
 }
 
 impl From<FormatError> for PageTableError {
@@ -208,6 +211,9 @@ impl fmt::Display for PageTableError {
             PageTableError::Corrupt { at, error } => write!(f, "page-table entry at {at}: {error}"),
             PageTableError::UnexpectedPte { at, level } => {
                 write!(f, "PTE at {at} in {level}, which holds no PTEs")
+            }
+            PageTableError::RootInUse { at, value } => {
+                write!(f, "the root directory to adopt already holds {value:#x} at {at}")
             }
         }
     }
@@ -284,6 +290,46 @@ impl<M: PageTableMemory> PageTables<M> {
     /// instance block points at).
     pub fn new(format: MmuFormat, mut mem: M) -> Result<Self, PageTableError> {
         let root = Self::new_table(&format, &mut mem, 0)?;
+        Ok(Self {
+            format,
+            mem,
+            root,
+            unlinked: Vec::new(),
+        })
+    }
+
+    /// An empty address space over a root directory someone else allocated and keeps (GSP-RM's
+    /// BAR1 page directory): every level below it is allocated from `mem`. The root must hold
+    /// no entries; it is registered in `mem` by the caller and is handed back to
+    /// `mem.free_table` by [`Self::release`] like any other table.
+    pub fn adopt_root(format: MmuFormat, mem: M, root: TableAddress) -> Result<Self, PageTableError> {
+        let desc = format.levels().first().ok_or(PageTableError::PageSizeNotInFormat {
+            page_size: PageSize::Size4K,
+        })?;
+        let entries = desc.entries() as usize;
+        let words = entries * desc.words_per_entry();
+        for i in 0..words as u64 {
+            let at = root
+                .offset(i * 8)
+                .ok_or(TableMemoryError::BadAddress { at: root })?;
+            let value = mem.read_u64(at)?;
+            if value != 0 {
+                return Err(PageTableError::RootInUse { at, value });
+            }
+        }
+        let slots = match desc.kind {
+            LevelKind::DualDirectory => entries * 2,
+            _ => entries,
+        };
+        let mut children = Vec::new();
+        children.resize_with(slots, || None);
+        let root = Table {
+            addr: root,
+            level: 0,
+            words: vec![0; words],
+            children,
+            used: 0,
+        };
         Ok(Self {
             format,
             mem,

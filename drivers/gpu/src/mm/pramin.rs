@@ -166,6 +166,9 @@ pub struct VramTableMemory<'a, R: RegisterIo + ?Sized> {
     pramin: Pramin<'a, R>,
     allocator: VramAllocator,
     tables: BTreeMap<u64, VramAllocation>,
+    /// Tables owned by someone else (GSP-RM's BAR1 root), base -> bytes: read and written,
+    /// never allocated or freed here.
+    adopted: BTreeMap<u64, u64>,
     /// 64-bit entries written (zeroing new tables not counted).
     pub entry_writes: u64,
 }
@@ -173,7 +176,7 @@ pub struct VramTableMemory<'a, R: RegisterIo + ?Sized> {
 impl<'a, R: RegisterIo + ?Sized> VramTableMemory<'a, R> {
     /// Tables carved from `allocator`, written through the PRAMIN window of `io`.
     pub fn new(io: &'a R, family: Family, allocator: VramAllocator) -> Result<Self, PraminError> {
-        Ok(VramTableMemory { pramin: Pramin::new(io, family)?, allocator, tables: BTreeMap::new(), entry_writes: 0 })
+        Ok(VramTableMemory { pramin: Pramin::new(io, family)?, allocator, tables: BTreeMap::new(), adopted: BTreeMap::new(), entry_writes: 0 })
     }
 
     /// The window, for other VRAM accesses.
@@ -181,9 +184,33 @@ impl<'a, R: RegisterIo + ?Sized> VramTableMemory<'a, R> {
         &self.pramin
     }
 
+    /// Gives the allocator back (tables still held stay allocated in it) and restores the
+    /// PRAMIN window.
+    pub fn into_allocator(self) -> VramAllocator {
+        self.allocator
+    }
+
     /// The allocator tables come from.
     pub fn allocator_mut(&mut self) -> &mut VramAllocator {
         &mut self.allocator
+    }
+
+    /// Lets entries of the `bytes`-byte VRAM table at `table`, which someone else allocated and
+    /// keeps, be read and written through this memory (the BAR1 root GSP-RM reports). Refused
+    /// when it is not an aligned VRAM address or overlaps a table held here.
+    pub fn adopt_table(&mut self, table: TableAddress, bytes: u64) -> Result<(), TableMemoryError> {
+        let bad = TableMemoryError::BadAddress { at: table };
+        let end = table.address.checked_add(bytes).ok_or(bad)?;
+        if table.aperture != TableAperture::Video || table.address % 8 != 0 || bytes == 0 {
+            return Err(bad);
+        }
+        let overlaps_own = self.tables.values().any(|t| t.base() < end && table.address < t.base() + t.size());
+        let overlaps_adopted = self.adopted.iter().any(|(&base, &size)| base < end && table.address < base + size);
+        if overlaps_own || overlaps_adopted {
+            return Err(bad);
+        }
+        self.adopted.insert(table.address, bytes);
+        Ok(())
     }
 
     fn check(&self, at: TableAddress) -> Result<u64, TableMemoryError> {
@@ -191,8 +218,15 @@ impl<'a, R: RegisterIo + ?Sized> VramTableMemory<'a, R> {
         if at.aperture != TableAperture::Video || at.address % 8 != 0 {
             return Err(bad);
         }
-        let (_, table) = self.tables.range(..=at.address).next_back().ok_or(bad)?;
-        (at.address + 8 <= table.base() + table.size()).then_some(at.address).ok_or(bad)
+        let end = at.address.checked_add(8).ok_or(bad)?;
+        let own = self.tables.range(..=at.address).next_back().map(|(_, t)| (t.base(), t.size()));
+        let adopted = self.adopted.range(..=at.address).next_back().map(|(&base, &size)| (base, size));
+        [own, adopted]
+            .into_iter()
+            .flatten()
+            .any(|(base, size)| end <= base + size)
+            .then_some(at.address)
+            .ok_or(bad)
     }
 }
 
@@ -213,6 +247,9 @@ impl<R: RegisterIo + ?Sized> PageTableMemory for VramTableMemory<'_, R> {
     fn free_table(&mut self, table: TableAddress, _bytes: u64) {
         if let Some(allocation) = self.tables.remove(&table.address) {
             let _ = self.allocator.free(allocation);
+        } else {
+            // An adopted table goes back to its owner untouched.
+            self.adopted.remove(&table.address);
         }
     }
 

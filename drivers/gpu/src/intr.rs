@@ -1,0 +1,154 @@
+//! Interrupt service for engine notifications (non-stall interrupts), through the VF CPU
+//! interrupt tree (`hw::intr`, `turing/tu102/dev_vm.h`) as a GSP-client RM services them
+//! (`intr_tu102.c`): enable the vectors' leaf bits and the subtree in `CPU_INTR_TOP_EN_SET`, and
+//! on an interrupt read `CPU_INTR_TOP`, read the pending subtrees' leaves, write the bits
+//! back to clear them (W1C) before acting, so that a notification raised while the work is
+//! handled raises the line again.
+//!
+//! Which vector an engine notifies on is GSP-RM's to say
+//! (`NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE`, `vectorNonStall` per engine): the caller
+//! passes the vectors in.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::hw::intr::{
+    leaf_subtree, vector_bit, vector_leaf, NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF as LEAF,
+    NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF_EN_CLEAR as LEAF_EN_CLEAR,
+    NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF_EN_SET as LEAF_EN_SET,
+    NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF__SIZE_1 as LEAVES, NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_TOP as TOP,
+    NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_TOP_EN_SET as TOP_EN_SET,
+};
+use crate::hw::vm::VF_BASE;
+use crate::hw::RegisterIo;
+
+/// An interrupt the service routine found and acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InterruptEvent {
+    /// An engine finished work that asked for a notification (`NON_STALL_INTERRUPT`, a copy
+    /// with an interrupt): `engine` is the caller's tag for the vector.
+    NonStall { engine: u32, vector: u32 },
+    /// A pending, enabled vector nobody registered (acknowledged so that it cannot storm).
+    Unexpected { vector: u32 },
+}
+
+/// A vector the driver cannot enable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VectorOutOfRange {
+    pub vector: u32,
+}
+
+impl fmt::Display for VectorOutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "interrupt vector {} is beyond the {} CPU_INTR_LEAF registers", self.vector, LEAVES)
+    }
+}
+
+/// The notification vectors this driver services, and the service routine.
+pub struct Interrupts {
+    /// (engine tag, vector).
+    vectors: Vec<(u32, u32)>,
+}
+
+impl Interrupts {
+    /// Enables each `(engine tag, vector)`'s leaf bit and its subtree.
+    pub fn enable(io: &(impl RegisterIo + ?Sized), vectors: &[(u32, u32)]) -> Result<Self, VectorOutOfRange> {
+        if let Some(&(_, vector)) = vectors.iter().find(|(_, v)| vector_leaf(*v) >= LEAVES) {
+            return Err(VectorOutOfRange { vector });
+        }
+        let mut subtrees = 0u32;
+        for &(_, vector) in vectors {
+            LEAF_EN_SET::default().with(LEAF_EN_SET::VALUE, 1 << vector_bit(vector)).write(io, VF_BASE, vector_leaf(vector));
+            subtrees |= 1 << leaf_subtree(vector_leaf(vector));
+        }
+        TOP_EN_SET::default().with(TOP_EN_SET::VALUE, subtrees).write(io, VF_BASE, 0);
+        Ok(Interrupts { vectors: vectors.to_vec() })
+    }
+
+    /// Disables the vectors again (the subtrees stay enabled: other owners may use them).
+    pub fn disable(self, io: &(impl RegisterIo + ?Sized)) {
+        for (_, vector) in self.vectors {
+            LEAF_EN_CLEAR::default()
+                .with(LEAF_EN_CLEAR::VALUE, 1 << vector_bit(vector))
+                .write(io, VF_BASE, vector_leaf(vector));
+        }
+    }
+
+    /// The service routine: reads `CPU_INTR_TOP`, then the leaves of each pending subtree, and
+    /// acknowledges every pending, enabled bit; returns one event per bit.
+    pub fn service(&self, io: &(impl RegisterIo + ?Sized)) -> Vec<InterruptEvent> {
+        let mut events = Vec::new();
+        let top = TOP::read(io, VF_BASE, 0).value();
+        for leaf in 0..LEAVES {
+            if top & (1 << leaf_subtree(leaf)) == 0 {
+                continue;
+            }
+            let enabled = LEAF_EN_SET::read(io, VF_BASE, leaf).value();
+            let pending = LEAF::read(io, VF_BASE, leaf).value() & enabled;
+            if pending == 0 {
+                continue;
+            }
+            LEAF::default().with(LEAF::VALUE, pending).write(io, VF_BASE, leaf);
+            for bit in 0..32 {
+                if pending & (1 << bit) == 0 {
+                    continue;
+                }
+                let vector = leaf * 32 + bit;
+                events.push(match self.vectors.iter().find(|(_, v)| *v == vector) {
+                    Some(&(engine, vector)) => InterruptEvent::NonStall { engine, vector },
+                    None => InterruptEvent::Unexpected { vector },
+                });
+            }
+        }
+        events
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::cell::RefCell;
+    use std::collections::BTreeMap;
+
+    /// Leaves W1C, enables set/clear, TOP computed: enough of the tree to drive the routine.
+    #[derive(Default)]
+    struct Tree(RefCell<BTreeMap<u32, u32>>);
+    impl RegisterIo for Tree {
+        fn read32(&self, offset: u32) -> u32 {
+            let m = self.0.borrow();
+            if offset == TOP::address(VF_BASE, 0) {
+                return (0..LEAVES)
+                    .filter(|&l| {
+                        let leaf = m.get(&LEAF::address(VF_BASE, l)).copied().unwrap_or(0);
+                        let en = m.get(&LEAF_EN_SET::address(VF_BASE, l)).copied().unwrap_or(0);
+                        leaf & en != 0
+                    })
+                    .fold(0, |top, l| top | 1 << leaf_subtree(l));
+            }
+            m.get(&offset).copied().unwrap_or(0)
+        }
+        fn write32(&self, offset: u32, value: u32) {
+            let mut m = self.0.borrow_mut();
+            let slot = m.entry(offset).or_default();
+            if (LEAF::address(VF_BASE, 0)..LEAF::address(VF_BASE, LEAVES)).contains(&offset) {
+                *slot &= !value;
+            } else {
+                *slot |= value;
+            }
+        }
+    }
+
+    #[test]
+    fn services_acknowledges_and_names_the_engine() {
+        let io = Tree::default();
+        let intr = Interrupts::enable(&io, &[(7, 37)]).unwrap();
+        assert_eq!(io.read32(TOP_EN_SET::address(VF_BASE, 0)), 1);
+        assert!(intr.service(&io).is_empty());
+        io.0.borrow_mut().insert(LEAF::address(VF_BASE, 1), 1 << 5 | 1 << 6);
+        assert_eq!(intr.service(&io), vec![InterruptEvent::NonStall { engine: 7, vector: 37 }]);
+        // Bit 6 is not enabled: left alone.
+        assert_eq!(io.read32(LEAF::address(VF_BASE, 1)), 1 << 6);
+        assert!(intr.service(&io).is_empty());
+        assert_eq!(Interrupts::enable(&io, &[(0, 256)]).err(), Some(VectorOutOfRange { vector: 256 }));
+    }
+}
