@@ -90,7 +90,17 @@ impl ComputeEngine {
                 self.qmd_va = Some(u64::from(value) << 8);
                 Ok(None)
             }
-            NVC6C0_SEND_SIGNALING_PCAS2_B => {
+            NVC5C0_SEND_SIGNALING_PCAS_B if self.family == Family::Turing => {
+                if value & NVC5C0_PCAS_B_INVALIDATE_AND_SCHEDULE != NVC5C0_PCAS_B_INVALIDATE_AND_SCHEDULE {
+                    return Err(ComputeError::UnsupportedAction(value));
+                }
+                let qmd_va = self.qmd_va.ok_or(ComputeError::NoQmd)?;
+                let launch = self.launch(qmd_va, vm)?;
+                self.launches += 1;
+                self.last = Some(launch);
+                Ok(Some(launch))
+            }
+            NVC6C0_SEND_SIGNALING_PCAS2_B if self.family != Family::Turing => {
                 let action = value & 0xf;
                 if action != NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE {
                     return Err(ComputeError::UnsupportedAction(action));

@@ -107,7 +107,7 @@ fn with_booted(config: ModelConfig, f: impl FnOnce(&ModelGpu, &DmaArena, &dyn Cl
 }
 
 
-use nvgpu::compute::launch::{const_bank0, model_code_image, push_launch, qmd, LaunchError, CONST0_BYTES, QMD_BYTES};
+use nvgpu::compute::launch::{const_bank0, model_code_image, push_launch, qmd, LaunchError as _, CONST0_BYTES, QMD_BYTES};
 use nvgpu::compute::qmd::Launch;
 use nvgpu::mm::DmaTableMemory as Tables;
 use tests::ptx_build;
@@ -166,7 +166,7 @@ impl Rig<'_> {
     }
 
     /// Launches `entry` of `ptx` with `params` and waits.
-    fn launch(&mut self, ptx: &str, entry: &str, grid: [u32; 3], block: [u32; 3], shared: u32, params: &[u8]) -> Result<(), LaunchError> {
+    fn launch(&mut self, ptx: &str, entry: &str, grid: [u32; 3], block: [u32; 3], shared: u32, params: &[u8]) -> Result<(), nvgpu::compute::launch::LaunchError> {
         let code = self.sysmem(&model_code_image(entry, ptx));
         let bank = const_bank0(self.family, params)?;
         let mut area = vec![0u8; CONST0_BYTES as usize + QMD_BYTES];
@@ -186,7 +186,7 @@ impl Rig<'_> {
         let words: Vec<u8> = q.words().iter().flat_map(|w| w.to_le_bytes()).collect();
         self.keep.last_mut().expect("area").as_mut_slice()[..QMD_BYTES].copy_from_slice(&words);
         let mut pb = self.compute.pushbuffer();
-        push_launch(&mut pb, ENGINE_SUBCHANNEL, area_va)?;
+        push_launch(&mut pb, self.family, ENGINE_SUBCHANNEL, area_va)?;
         let f = self.compute.submit(self.model, &pb).expect("submit launch");
         self.compute
             .wait(f, self.clock, TIMEOUT_MS, || {})
@@ -225,6 +225,8 @@ fn arch_for(chip: Chipset) -> &'static str {
         Chipset::GA100 => "sm_80",
         Chipset::GA102 => "sm_86",
         Chipset::AD102 => "sm_89",
+        // Turing: clang-19's oldest target the payloads build for; the model runs PTX either way.
+        Chipset::TU102 => "sm_80",
         _ => "sm_90",
     }
 }
@@ -246,11 +248,6 @@ fn run(config: ModelConfig) {
         let vram = VramAllocator::from_fb_regions(&fb_regions, &[]).expect("vram");
         let mut rig = Rig { model, arena, clock, family, vas, tlb, compute, copy, copy_encoder, vram, keep: Vec::new() };
 
-        if chip == Chipset::TU102 {
-            let e = rig.launch("", "k", [1, 1, 1], [1, 1, 1], 0, &[]).unwrap_err();
-            assert!(matches!(e, LaunchError::Unsupported { .. }), "{e}");
-            return;
-        }
         let arch = arch_for(chip);
 
         // vector_add_u32 on VRAM buffers, n not a multiple of the block.
@@ -355,7 +352,7 @@ fn gh100_runs_kernels_through_a_compute_channel() {
 }
 
 #[test]
-fn turing_launch_is_a_typed_error() {
+fn tu102_runs_kernels_through_a_compute_channel() {
     run(ModelConfig::rtx2080ti());
 }
 
@@ -396,7 +393,7 @@ fn one_launch(family: nvgpu::hal::Family, ch: &mut Channel, io: &NoDoorbell<'_>,
     let at = QMD_BYTES + nvgpu::compute::launch::param_cbank_offset(family) as usize;
     area[at..at + params.len()].copy_from_slice(params);
     let mut pb = ch.pushbuffer();
-    push_launch(&mut pb, ENGINE_SUBCHANNEL, area_va).expect("push");
+    push_launch(&mut pb, family, ENGINE_SUBCHANNEL, area_va).expect("push");
     std::hint::black_box(ch.submit(io, &pb).expect("submit"));
 }
 

@@ -15,7 +15,7 @@ use super::qmd::{build, Launch, Qmd, QmdError};
 use crate::hal::Family;
 use crate::host::{PushBuffer, PushError, PushStorage};
 use crate::hw::compute::*;
-use crate::hw::qmd::{QmdLayout, ADA, AMPERE, BLACKWELL, HOPPER};
+use crate::hw::qmd::{QmdLayout, ADA, AMPERE, BLACKWELL, HOPPER, TURING};
 
 /// Magic of the model's code image.
 pub const MODEL_CODE_MAGIC: [u8; 8] = *b"NVSIMPTX";
@@ -70,7 +70,7 @@ pub const fn qmd_layout(family: Family) -> Result<QmdLayout, LaunchError> {
         Family::Ada => Ok(ADA),
         Family::Hopper => Ok(HOPPER),
         Family::BlackwellGb10x | Family::BlackwellGb20x => Ok(BLACKWELL),
-        Family::Turing => Err(LaunchError::Unsupported { family }),
+        Family::Turing => Ok(TURING),
     }
 }
 
@@ -128,13 +128,19 @@ pub fn qmd(family: Family, launch: &Launch) -> Result<Qmd, LaunchError> {
     Ok(build(qmd_layout(family)?, launch)?)
 }
 
-/// The two methods that launch the QMD at `qmd_va` on the compute object bound to `subchannel`.
-pub fn push_launch<S: PushStorage>(pb: &mut PushBuffer<S>, subchannel: u8, qmd_va: u64) -> Result<(), LaunchError> {
+/// The two methods that launch the QMD at `qmd_va` on the compute object bound to `subchannel`:
+/// `SEND_PCAS_A`, then `SEND_SIGNALING_PCAS2_B` (`INVALIDATE_COPY_SCHEDULE`; Ampere and later)
+/// or `SEND_SIGNALING_PCAS_B` (`INVALIDATE` and `SCHEDULE`; Turing).
+pub fn push_launch<S: PushStorage>(pb: &mut PushBuffer<S>, family: Family, subchannel: u8, qmd_va: u64) -> Result<(), LaunchError> {
     if qmd_va % QMD_ALIGN != 0 || qmd_va >> 8 > u64::from(u32::MAX) {
         return Err(LaunchError::Qmd(QmdError::Misaligned { field: "SEND_PCAS_A_QMD_ADDRESS_SHIFTED8", value: qmd_va, align: QMD_ALIGN }));
     }
     pb.incr(subchannel, NVC6C0_SEND_PCAS_A, &[(qmd_va >> 8) as u32])?;
-    pb.incr(subchannel, NVC6C0_SEND_SIGNALING_PCAS2_B, &[NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE])?;
+    if family == Family::Turing {
+        pb.incr(subchannel, NVC5C0_SEND_SIGNALING_PCAS_B, &[NVC5C0_PCAS_B_INVALIDATE_AND_SCHEDULE])?;
+    } else {
+        pb.incr(subchannel, NVC6C0_SEND_SIGNALING_PCAS2_B, &[NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE])?;
+    }
     Ok(())
 }
 
@@ -156,13 +162,16 @@ mod tests {
     #[test]
     fn launch_methods_and_constant_bank() {
         let mut pb = PushBuffer::with_storage(Vec::new(), HostClass::AmpereA);
-        push_launch(&mut pb, 4, 0x1_2345_6700).unwrap();
+        push_launch(&mut pb, Family::Ga10x, 4, 0x1_2345_6700).unwrap();
         let methods: Vec<_> = decode(pb.words()).map(|m| m.unwrap()).map(|m| (m.subchannel, m.method, m.data.to_vec())).collect();
         assert_eq!(methods, [(4, 0x2b4, alloc::vec![0x0123_4567]), (4, 0x2c0, alloc::vec![3])]);
-        assert!(push_launch(&mut pb, 4, 0x1_2345_6710).is_err());
+        assert!(push_launch(&mut pb, Family::Ga10x, 4, 0x1_2345_6710).is_err());
+        let mut pb = PushBuffer::with_storage(Vec::new(), HostClass::TuringA);
+        push_launch(&mut pb, Family::Turing, 4, 0x100).unwrap();
+        assert_eq!(decode(pb.words()).nth(1).unwrap().unwrap().method, 0x2bc);
         let bank = const_bank0(Family::Hopper, &[1, 2, 3]).unwrap();
         assert_eq!(&bank[0x210..0x213], &[1, 2, 3]);
         assert!(const_bank0(Family::Ada, &alloc::vec![0; 5000]).is_err());
-        assert!(qmd_layout(Family::Turing).is_err());
+        assert_eq!(qmd_layout(Family::Turing).map(|l| l.major), Ok(2));
     }
 }

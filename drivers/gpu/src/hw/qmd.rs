@@ -115,8 +115,34 @@ pub const HOPPER: QmdLayout =
 pub const BLACKWELL: QmdLayout =
     QmdLayout { major: 5, minor: 0, dwords: 64, constant_buffers: 8, header: headers::CLCDC0_QMD, fields: BLACKWELL_V05_00 };
 
+/// Turing (TURING_COMPUTE_A): QMDV02_03. The fields a launch needs; its release semaphore uses
+/// other fields (`SEMAPHORE_RELEASE_ENABLE0`) and is not declared.
+pub const TURING: QmdLayout =
+    QmdLayout { major: 2, minor: 3, dwords: 64, constant_buffers: 8, header: headers::CLC5C0_QMD, fields: TURING_V02_03 };
+
 /// Every layout declared here.
-pub const LAYOUTS: &[QmdLayout] = &[AMPERE, ADA, HOPPER, BLACKWELL];
+pub const LAYOUTS: &[QmdLayout] = &[TURING, AMPERE, ADA, HOPPER, BLACKWELL];
+
+/// `NVC5C0_QMDV02_03_*` of open-gpu-doc `classes/compute/clc5c0qmd.h`.
+pub const TURING_V02_03: &[FieldPos] = &[
+    f(Semantic::ProgramAddressLower, "NVC5C0_QMDV02_03_PROGRAM_ADDRESS_LOWER", 1567, 1536, 0, 0),
+    f(Semantic::ProgramAddressUpper, "NVC5C0_QMDV02_03_PROGRAM_ADDRESS_UPPER", 1584, 1568, 0, 0),
+    f(Semantic::GridWidth, "NVC5C0_QMDV02_03_CTA_RASTER_WIDTH", 415, 384, 0, 0),
+    f(Semantic::GridHeight, "NVC5C0_QMDV02_03_CTA_RASTER_HEIGHT", 431, 416, 0, 0),
+    f(Semantic::GridDepth, "NVC5C0_QMDV02_03_CTA_RASTER_DEPTH", 463, 448, 0, 0),
+    f(Semantic::BlockDim0, "NVC5C0_QMDV02_03_CTA_THREAD_DIMENSION0", 607, 592, 0, 0),
+    f(Semantic::BlockDim1, "NVC5C0_QMDV02_03_CTA_THREAD_DIMENSION1", 623, 608, 0, 0),
+    f(Semantic::BlockDim2, "NVC5C0_QMDV02_03_CTA_THREAD_DIMENSION2", 639, 624, 0, 0),
+    f(Semantic::SharedMemorySize, "NVC5C0_QMDV02_03_SHARED_MEMORY_SIZE", 561, 544, 0, 0),
+    f(Semantic::RegisterCount, "NVC5C0_QMDV02_03_REGISTER_COUNT_V", 656, 648, 0, 0),
+    f(Semantic::BarrierCount, "NVC5C0_QMDV02_03_BARRIER_COUNT", 959, 955, 0, 0),
+    f(Semantic::ConstantBufferValid, "NVC5C0_QMDV02_03_CONSTANT_BUFFER_VALID", 640, 640, 1, 0),
+    f(Semantic::ConstantBufferAddrLower, "NVC5C0_QMDV02_03_CONSTANT_BUFFER_ADDR_LOWER", 1055, 1024, 64, 0),
+    f(Semantic::ConstantBufferAddrUpper, "NVC5C0_QMDV02_03_CONSTANT_BUFFER_ADDR_UPPER", 1072, 1056, 64, 0),
+    f(Semantic::ConstantBufferSize, "NVC5C0_QMDV02_03_CONSTANT_BUFFER_SIZE_SHIFTED4", 1087, 1075, 64, 4),
+    f(Semantic::QmdVersion, "NVC5C0_QMDV02_03_QMD_VERSION", 579, 576, 0, 0),
+    f(Semantic::QmdMajorVersion, "NVC5C0_QMDV02_03_QMD_MAJOR_VERSION", 583, 580, 0, 0),
+];
 
 /// `NVC6C0_QMDV03_00_*` of open-gpu-doc `classes/compute/clc6c0qmd.h`.
 pub const AMPERE_V03_00: &[FieldPos] = &[

@@ -142,7 +142,7 @@ impl Stream {
         bank[..cbank_offset].fill(0);
         bank[cbank_offset..cbank_offset + params.len()].copy_from_slice(&params);
         let mut pb = state.channel.pushbuffer();
-        push_launch(&mut pb, ENGINE_SUBCHANNEL, slot_va).map_err(|_| RuntimeError::BadLaunch { what: "the QMD address" })?;
+        push_launch(&mut pb, family, ENGINE_SUBCHANNEL, slot_va).map_err(|_| RuntimeError::BadLaunch { what: "the QMD address" })?;
         let fence = state.channel.submit(io, &pb)?;
         state.last = Some(fence);
         if let Some(area) = state.launch.as_mut() {
