@@ -225,8 +225,7 @@ fn arch_for(chip: Chipset) -> &'static str {
         Chipset::GA100 => "sm_80",
         Chipset::GA102 => "sm_86",
         Chipset::AD102 => "sm_89",
-        // Turing: clang-19's oldest target the payloads build for; the model runs PTX either way.
-        Chipset::TU102 => "sm_80",
+        Chipset::TU102 => "sm_75",
         _ => "sm_90",
     }
 }

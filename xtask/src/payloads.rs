@@ -1,6 +1,6 @@
 //! The example application's kernels as boot modules: the project's CUDA sources in `payloads/`,
 //! compiled to PTX by Debian's clang-19 when the image is built (nothing generated is committed),
-//! for sm_80 (Ampere and Ada models) and sm_90 (Hopper). Module names: `payload-NAME-ARCH.ptx`.
+//! for sm_75 (Turing), sm_80 (Ampere and Ada) and sm_90 (Hopper). Module names: `payload-NAME-ARCH.ptx`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -11,7 +11,7 @@ use crate::util::{error, target_dir, workspace_root, Context, Result};
 /// The example application's sources.
 pub const APP_PAYLOADS: &[&str] = &["vector_add", "saxpy", "matmul", "reduce", "histogram", "mandelbrot"];
 /// The PTX targets compiled.
-pub const ARCHES: &[&str] = &["sm_80", "sm_90"];
+pub const ARCHES: &[&str] = &["sm_75", "sm_80", "sm_90"];
 
 /// Compiles every payload for every target (when its source changed) and returns the modules.
 pub fn modules() -> Result<Vec<Module>> {
