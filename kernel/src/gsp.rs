@@ -27,6 +27,7 @@ type Session = GspBoot<'static, Bar0, KernelClock, FrameDma, QueueHeadDoorbell<&
 /// never dropped, for as long as GSP-RM runs.
 struct Live {
     chipset: Chipset,
+    bar0: &'static Bar0,
     boot: Session,
     client: RmClient,
     subdevice: nvgpu::gsp::rm::Handle<nvgpu::gsp::rm::Subdevice>,
@@ -159,7 +160,7 @@ pub fn bring_up(
         rm_objects: 3,
         commands_sent,
     };
-    SESSIONS.lock().0.push(Live { chipset, boot, client, subdevice, pci });
+    SESSIONS.lock().0.push(Live { chipset, bar0, boot, client, subdevice, pci });
     SUMMARIES.lock().push(summary.clone());
     Ok(summary)
 }
@@ -177,6 +178,20 @@ pub fn with_session<R>(index: usize, f: impl FnOnce(&mut RmClient, &mut Rpc) -> 
     let live = s.0.get_mut(index)?;
     let rpc = live.boot.rpc()?;
     Some(f(&mut live.client, rpc))
+}
+
+/// Runs `f` with session `index`'s chip, BAR0, static information and RPC channel (for layers
+/// that create their own RM client, like the application runtime).
+pub fn with_boot<R>(
+    index: usize,
+    f: impl FnOnce(Chipset, &'static Bar0, nvgpu::gsp::rpcs::GspStaticConfigInfo, &mut Rpc) -> R,
+) -> Option<R> {
+    let mut s = SESSIONS.lock();
+    let live = s.0.get_mut(index)?;
+    let info = *live.boot.static_info()?;
+    let bar0 = live.bar0;
+    let rpc = live.boot.rpc()?;
+    Some(f(live.chipset, bar0, info, rpc))
 }
 
 /// Unloads every live GSP-RM (UNLOADING_GUEST_DRIVER, then booter_unload: WPR2 comes down), as

@@ -5,6 +5,7 @@
 
 extern crate alloc;
 
+mod app_runner;
 mod arch;
 mod gpu;
 mod gpu_model;
@@ -78,6 +79,11 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     if let Err(e) = outcome {
         log::error!(target: "kernel", "platform bring-up failed: {e}");
         arch::exit_qemu(arch::QemuExit::Failure);
+    }
+    if cmdline.flag("app") {
+        let ok = app_runner::run();
+        let unload_failures = gsp::unload_all();
+        arch::exit_qemu(if ok && unload_failures == 0 { arch::QemuExit::Success } else { arch::QemuExit::Failure });
     }
     log::info!(target: "kernel", "no payload configured; shutting down");
     let unload_failures = gsp::unload_all();

@@ -1,0 +1,66 @@
+//! The example application (`app`) on the first GPU whose GSP-RM came up: its own RM client
+//! through `nvgpu::runtime`, a compute stream, the kernels from the boot modules
+//! (`payload-NAME-ARCH.ptx`, compiled by clang-19 when the image was built), each result
+//! checked against the CPU reference and reported on the serial port with its time.
+
+use crate::gpu::{BootModules, FrameDma, KernelClock};
+use nvgpu::platform::FirmwareSource;
+use nvgpu::runtime::{Gpu, GpuConfig, StreamKind};
+
+static CLOCK: KernelClock = KernelClock;
+static DMA: FrameDma = FrameDma;
+
+/// Runs every example; `true` when all matched their CPU reference.
+pub fn run() -> bool {
+    if crate::gsp::live_sessions() == 0 {
+        log::error!(target: "app", "no GPU with a running GSP-RM: nothing to run the application on");
+        return false;
+    }
+    let t0 = crate::time::nanos_since_entry();
+    let outcome = crate::gsp::with_boot(0, |chipset, bar0, info, rpc| {
+        // Client index 0 is the kernel's own RM client (`crate::gsp`).
+        let config = GpuConfig { client_index: 1, timeout_ms: 120_000, ..GpuConfig::default() };
+        let mut gpu = match Gpu::new(rpc, bar0, &DMA, &CLOCK, &info, chipset, config) {
+            Ok(gpu) => gpu,
+            Err(e) => {
+                log::error!(target: "app", "{chipset}: cannot open the GPU: {e}");
+                return false;
+            }
+        };
+        let stream = match gpu.create_stream(rpc, StreamKind::Compute) {
+            Ok(s) => s,
+            Err(e) => {
+                log::error!(target: "app", "{chipset}: compute stream: {e}");
+                return false;
+            }
+        };
+        log::info!(target: "app", "{chipset}: running {} examples", app::EXAMPLES.len());
+        let lookup = |name: &str| BootModules.get(name);
+        let result = app::run(&mut gpu, stream, &lookup, &mut |r| {
+            let us = r.elapsed_ns / 1_000;
+            match &r.mismatch {
+                None => log::info!(target: "app", "{}: ok, {} ({us} us)", r.name, r.work),
+                Some(why) => log::error!(target: "app", "{}: WRONG RESULT, {}: {why}", r.name, r.work),
+            }
+        });
+        let ok = match result {
+            Ok(reports) => {
+                let failed = reports.iter().filter(|r| !r.passed()).count();
+                log::info!(target: "app", "{} passed, {failed} failed", reports.len() - failed);
+                failed == 0
+            }
+            Err(e) => {
+                log::error!(target: "app", "{e}");
+                false
+            }
+        };
+        let closed = gpu.destroy_stream(rpc, stream).and_then(|()| gpu.destroy(rpc));
+        if let Err(e) = &closed {
+            log::error!(target: "app", "closing the GPU: {e}");
+        }
+        ok && closed.is_ok()
+    });
+    let ms = (crate::time::nanos_since_entry() - t0) / 1_000_000;
+    log::info!(target: "app", "application finished in {ms} ms");
+    outcome.unwrap_or(false)
+}
