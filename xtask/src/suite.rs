@@ -54,6 +54,9 @@ pub enum Expect {
     TestsPass,
     /// A deliberate page fault produces the full exception report and exit 35.
     PageFaultReport,
+    /// The example application (`app`, with the payload modules) reports every example ok and
+    /// exits 33.
+    AppRuns,
 }
 
 const PVH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -175,6 +178,18 @@ pub fn all_cases() -> Vec<Case> {
             append: "fault=pagefault",
             expect: Expect::PageFaultReport,
             ..case("pvh-q35-fault-report", Q35, Pvh)
+        },
+        Case {
+            append: "app gpu=model:gh100",
+            firmware: &["gh100"],
+            expect: Expect::AppRuns,
+            ..case("pvh-q35-app-gh100", Q35, Pvh)
+        },
+        Case {
+            append: "app gpu=model:ad102",
+            firmware: &["ad102"],
+            expect: Expect::AppRuns,
+            ..case("pvh-q35-app-ad102", Q35, Pvh)
         },
     ]
 }
@@ -332,6 +347,8 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
         Expect::TestsPass => format!("{} {}", opts.cmdline(), case.append),
         // A fault case boots without `test` and without the handshake: it must fault first.
         Expect::PageFaultReport => case.append.to_string(),
+        // The application runs instead of the in-kernel tests.
+        Expect::AppRuns => case.append.to_string(),
     };
     if case.boot != BootPath::Pvh && !case.append.is_empty() {
         return Err(error("per-case command lines are only supported on the PVH path"));
@@ -344,6 +361,9 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
         }
         let mut modules = crate::modules::with_symbol_map(&opts.kernel, &[])?;
         modules.extend(crate::modules::firmware_modules(case.firmware)?);
+        if case.expect == Expect::AppRuns {
+            modules.extend(crate::payloads::modules()?);
+        }
         crate::modules::pvh_initrd(&modules, &stem)?
     };
     let boot = match case.boot {
@@ -456,6 +476,9 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
     if case.expect == Expect::PageFaultReport {
         return Ok(judge_fault_report(&seen, exit.and_then(|s| s.code()), timed_out));
     }
+    if case.expect == Expect::AppRuns {
+        return Ok(judge_app(&seen, exit.and_then(|s| s.code()), timed_out));
+    }
     let mut problems = Vec::new();
     if timed_out {
         let last = seen
@@ -518,6 +541,31 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
 
 /// A deliberate #PF must end the run with exit 35 and a report naming the vector, the faulting
 /// address, the registers and a symbolized backtrace (from the `kernel.sym` module).
+/// The application's report: every example ok, the summary line, exit 33.
+fn judge_app(seen: &[String], code: Option<i32>, timed_out: bool) -> Outcome {
+    let ok: Vec<&str> = ["vector_add", "saxpy", "matmul", "reduce", "histogram", "mandelbrot"]
+        .into_iter()
+        .filter(|name| seen.iter().any(|l| l.contains(&format!("app: {name}: ok"))))
+        .collect();
+    let first_result_ms = seen
+        .iter()
+        .find(|l| l.contains("app: vector_add: ok"))
+        .and_then(|l| l.trim_start().strip_prefix('[')?.split(" ms]").next()?.trim().parse::<u64>().ok());
+    if timed_out {
+        return Outcome::Fail(format!("timed out; examples ok so far: {ok:?}"));
+    }
+    if code != Some(33) {
+        return Outcome::Fail(format!("expected QEMU exit 33 after the application, got {code:?}; examples ok: {ok:?}"));
+    }
+    if ok.len() != 6 || !seen.iter().any(|l| l.contains("app: 6 passed, 0 failed")) {
+        return Outcome::Fail(format!("examples ok: {ok:?}; expected all six and `app: 6 passed, 0 failed`"));
+    }
+    Outcome::Pass(format!(
+        "6 examples match their CPU references; first result {} ms after entry",
+        first_result_ms.map_or_else(|| "?".to_string(), |ms| ms.to_string())
+    ))
+}
+
 fn judge_fault_report(seen: &[String], code: Option<i32>, timed_out: bool) -> Outcome {
     let text = seen.join("\n");
     let mut missing = Vec::new();
