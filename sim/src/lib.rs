@@ -13,6 +13,8 @@
 //! the few those lack are in [`facts_pending`], with their sources, until they move there.
 #![cfg_attr(not(test), no_std)]
 extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
 
 pub mod board;
 pub mod booter;
@@ -27,6 +29,8 @@ pub mod fwsec;
 pub mod generic_bl;
 pub mod gpu;
 pub mod host;
+#[cfg(feature = "std")]
+pub mod host_boot;
 pub mod gsp_rm;
 pub mod memory;
 pub mod mmu;
