@@ -191,6 +191,24 @@ pub fn all_cases() -> Vec<Case> {
             expect: Expect::AppRuns,
             ..case("pvh-q35-app-ad102", Q35, Pvh)
         },
+        Case {
+            append: "app gpu=model:ga102",
+            firmware: &["ga102"],
+            expect: Expect::AppRuns,
+            ..case("pvh-q35-app-ga102", Q35, Pvh)
+        },
+        Case {
+            append: "app gpu=model:ga100",
+            firmware: &["ga100"],
+            expect: Expect::AppRuns,
+            ..case("pvh-q35-app-ga100", Q35, Pvh)
+        },
+        Case {
+            append: "app gpu=model:tu102",
+            firmware: &["tu102"],
+            expect: Expect::AppRuns,
+            ..case("pvh-q35-app-tu102", Q35, Pvh)
+        },
     ]
 }
 
