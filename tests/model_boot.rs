@@ -66,8 +66,19 @@ pub fn firmware_files(chip: Chipset) -> FirmwareFiles {
 
 pub type Boot<'a> = GspBoot<'a, ModelGpu, dyn Clock + 'a, DmaArena, QueueHeadDoorbell<&'a ModelGpu>>;
 
-/// Boots `config` with whatever its family's boot takes, then runs `f`.
+/// Boots `config` with whatever its family's boot takes, then runs `f`. Model errors the boot
+/// leaves are dropped.
 pub fn with_booted(config: ModelConfig, f: impl FnOnce(&ModelGpu, &DmaArena, &dyn Clock, &mut Boot<'_>)) {
+    boot_then(config, false, f);
+}
+
+/// As [`with_booted`], and strict: the boot must leave no model errors, and once `f` is done and
+/// the boot dropped, every DMA region must have gone back to the arena.
+pub fn with_booted_strict(config: ModelConfig, f: impl FnOnce(&ModelGpu, &DmaArena, &dyn Clock, &mut Boot<'_>)) {
+    boot_then(config, true, f);
+}
+
+fn boot_then(config: ModelConfig, strict: bool, f: impl FnOnce(&ModelGpu, &DmaArena, &dyn Clock, &mut Boot<'_>)) {
     let chip = config.chipset;
     let vram = config.vram_bytes;
     let files = firmware_files(chip);
@@ -98,7 +109,16 @@ pub fn with_booted(config: ModelConfig, f: impl FnOnce(&ModelGpu, &DmaArena, &dy
     }
     let mut boot = GspBoot::new(inputs, boot_config, QueueHeadDoorbell(&model));
     boot.run().unwrap_or_else(|e| panic!("{chip:?}: {e}\nmodel errors: {:?}", model.errors()));
-    model.take_errors();
+    if strict {
+        assert_eq!(model.errors(), vec![], "{chip:?}: the boot left no model errors");
+    } else {
+        model.take_errors();
+    }
     f(&model, &arena, clock, &mut boot);
+    if strict {
+        drop(boot);
+        model.take_errors();
+        assert_eq!(arena.allocated(), 0, "{chip:?}: every DMA region went back");
+    }
 }
 
