@@ -18,3 +18,9 @@ pub fn firmware_files(chip: Chipset) -> FirmwareFiles {
 pub fn with_booted(config: ModelConfig, f: impl FnOnce(&ModelGpu, &DmaArena, &dyn Clock, &mut Boot<'_>)) {
     sim::host_boot::with_booted(config, &sim::host_boot::data_root(), f).unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// [`with_booted`], stricter: no model errors from the boot, and every DMA region back in the
+/// arena once the boot is dropped.
+pub fn with_booted_strict(config: ModelConfig, f: impl FnOnce(&ModelGpu, &DmaArena, &dyn Clock, &mut Boot<'_>)) {
+    sim::host_boot::with_booted_strict(config, &sim::host_boot::data_root(), f).unwrap_or_else(|e| panic!("{e}"))
+}

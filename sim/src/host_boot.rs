@@ -89,6 +89,25 @@ pub fn with_booted<R>(
     root: &Path,
     f: impl FnOnce(&ModelGpu, &DmaArena, &dyn Clock, &mut Boot<'_>) -> R,
 ) -> Result<R, String> {
+    boot_then(config, root, false, f)
+}
+
+/// [`with_booted`], stricter: the boot must leave no model errors behind, and once `f` returned
+/// and the boot is dropped every DMA region must have gone back to the arena.
+pub fn with_booted_strict<R>(
+    config: ModelConfig,
+    root: &Path,
+    f: impl FnOnce(&ModelGpu, &DmaArena, &dyn Clock, &mut Boot<'_>) -> R,
+) -> Result<R, String> {
+    boot_then(config, root, true, f)
+}
+
+fn boot_then<R>(
+    config: ModelConfig,
+    root: &Path,
+    strict: bool,
+    f: impl FnOnce(&ModelGpu, &DmaArena, &dyn Clock, &mut Boot<'_>) -> R,
+) -> Result<R, String> {
     let chip = config.chipset;
     let vram = config.vram_bytes;
     let files = firmware_files(chip, root)?;
@@ -119,6 +138,14 @@ pub fn with_booted<R>(
     }
     let mut boot = GspBoot::new(inputs, boot_config, QueueHeadDoorbell(&model));
     boot.run().map_err(|e| format!("{chip:?}: GSP-RM boot: {e}; model errors: {:?}", model.errors()))?;
-    model.take_errors();
-    Ok(f(&model, &arena, clock, &mut boot))
+    let errors = model.take_errors();
+    if strict && !errors.is_empty() {
+        return Err(format!("{chip:?}: the boot left model errors: {errors:?}"));
+    }
+    let result = f(&model, &arena, clock, &mut boot);
+    drop(boot);
+    if strict && arena.allocated() != 0 {
+        return Err(format!("{chip:?}: {} bytes of DMA memory did not go back", arena.allocated()));
+    }
+    Ok(result)
 }

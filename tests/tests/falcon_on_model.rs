@@ -8,7 +8,6 @@
 //! select; only then does the application run. So a `MAILBOX0` past those checks proves the
 //! upload, and FWSEC-FRTS setting WPR2 proves the whole heavy-secure path.
 
-use std::cell::Cell;
 
 use nvgpu::falcon::{
     patch_signature, BromParams, DmaSegment, DmaTarget, Falcon, FalconError, FalconMemory, HsSignatureLocation,
@@ -18,25 +17,13 @@ use nvgpu::hal::{self, FalconLayout};
 use nvgpu::hw::engine::FalconEngine;
 use nvgpu::hw::falcon::NV_PFALCON_FALCON_RM;
 use nvgpu::hw::{pmc, RegisterIo};
-use nvgpu::platform::{Clock, DmaAllocator};
+use nvgpu::platform::DmaAllocator;
 use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS};
 use sim::facts_pending::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION;
 use sim::fwsec::FwseclicFrtsCmd;
 use sim::ucode::{build_image, UcodeSpec, FLAG_HS};
 use sim::{DmaArena, HaltCode, ModelError, ModelGpu};
-
-/// Virtual time: 1 µs per reading. The model does its work inside register accesses, so waits
-/// end after a few polls; the bound only matters when something is wrong.
-#[derive(Default)]
-struct ModelClock(Cell<u64>);
-
-impl Clock for ModelClock {
-    fn now_ns(&self) -> u64 {
-        let now = self.0.get();
-        self.0.set(now + 1_000);
-        now
-    }
-}
+use tests::model_boot::ModelClock;
 
 const RUN_TIMEOUT_MS: u64 = 100;
 

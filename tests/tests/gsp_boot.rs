@@ -7,14 +7,12 @@
 //! Missing real data is a failure, never a skip: run `sudo scripts/fetch-real-data.sh` from the
 //! workspace root first (or point `NVGPU_REAL_DATA` at a copy).
 
-use std::cell::Cell;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use nvgpu::chip::Chipset;
 use nvgpu::falcon::Falcon;
-use nvgpu::firmware::{module_name_for_path, FirmwareBundle};
+use nvgpu::firmware::FirmwareBundle;
 use nvgpu::gsp::boot::data::{walk_radix3, BootData, FbInputs};
 use nvgpu::gsp::boot::{wpr2, BootConfig, BootErrorKind, BootInputs, BootStep, GspBoot};
 use nvgpu::gsp::fwsec_frts::{
@@ -26,26 +24,15 @@ use nvgpu::gsp::queue::QueueHeadDoorbell;
 use nvgpu::gsp::wpr::{WprChipParams, GSP_FW_WPR_META_MAGIC};
 use nvgpu::hal;
 use nvgpu::hw::engine::FalconEngine;
-use nvgpu::platform::{Clock, FirmwareSource};
+use nvgpu::platform::Clock;
 use nvgpu::vbios::{FwsecKind, Vbios};
 use nvgpu::gsp::boot::booter::BooterError;
 use sim::{BootSequencer, DmaArena, GspFault, GspRmStatus, HaltCode, ModelConfig, ModelGpu};
+use tests::model_boot::{firmware_files, ModelClock};
+use tests::rm_c::data_root;
 
 // ---------------------------------------------------------------------------------------------
 // Clocks, memory, firmware.
-
-/// Virtual time: 1 µs per reading. The model works inside register accesses, so a wait that
-/// can end ends after a few polls, and one that cannot times out quickly.
-#[derive(Default)]
-struct ModelClock(Cell<u64>);
-
-impl Clock for ModelClock {
-    fn now_ns(&self) -> u64 {
-        let now = self.0.get();
-        self.0.set(now + 1_000);
-        now
-    }
-}
 
 /// Host wall-clock time, for step timings of the model boot on this machine.
 struct HostClock(Instant);
@@ -63,13 +50,6 @@ fn model_with_memory(config: ModelConfig) -> (ModelGpu, DmaArena) {
     (model, arena)
 }
 
-fn data_root() -> PathBuf {
-    match std::env::var_os("NVGPU_REAL_DATA") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/real-data"),
-    }
-}
-
 fn require(path: PathBuf, what: &str) -> PathBuf {
     assert!(
         path.exists(),
@@ -84,45 +64,6 @@ fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|e| {
         panic!("cannot read {} ({e}): run `sudo scripts/fetch-real-data.sh` from the workspace root", path.display())
     })
-}
-
-/// Firmware by flat module name, as the kernel finds boot modules.
-struct FirmwareFiles(HashMap<String, Vec<u8>>);
-
-impl FirmwareSource for FirmwareFiles {
-    fn get(&self, name: &str) -> Option<&[u8]> {
-        self.0.get(name).map(Vec::as_slice)
-    }
-}
-
-/// The 535.261.03 files `chip` boots with: Debian's `gsp_<family>.bin`, and every boot ucode
-/// its boot takes (booters, bootloader, generic bootloader, GSP-FMC) as extracted from NVIDIA's
-/// source into `extracted-535.261.03/nvidia/<chip>/gsp/`.
-fn firmware_files(chip: Chipset) -> FirmwareFiles {
-    use nvgpu::firmware::{boot_image_chip, extra_image_chip, BootImage, ExtraImage};
-    let mut files = HashMap::new();
-    let gsp_name = chip.gsp_firmware_file().expect("chip has GSP-RM firmware");
-    let gsp = require(
-        data_root().join("firmware-nvidia-gsp/lib/firmware/nvidia/535.261.03").join(gsp_name),
-        "Debian firmware-nvidia-gsp 535.261.03",
-    );
-    files.insert(gsp_name.to_string(), read(&gsp));
-    let boot = BootImage::ALL.into_iter().filter_map(|image| Some((boot_image_chip(chip, image)?, image.stem())));
-    let extra = ExtraImage::ALL.into_iter().filter_map(|image| Some((extra_image_chip(chip, image)?, image.stem())));
-    for (ucode_chip, stem) in boot.chain(extra) {
-        let path = require(
-            data_root()
-                .join(nvgpu::firmware::PINNED_BOOT_FIRMWARE_DIR)
-                .join("nvidia")
-                .join(ucode_chip)
-                .join("gsp")
-                .join(format!("{stem}-535.261.03.bin")),
-            "boot ucodes extracted from NVIDIA's 535.261.03 source by `cargo xtask extract-firmware`",
-        );
-        let module = module_name_for_path(path.to_str().expect("utf-8 path")).expect("module name");
-        files.insert(module, read(&path));
-    }
-    FirmwareFiles(files)
 }
 
 fn gsp_falcon(model: &ModelGpu) -> Falcon<&ModelGpu, ModelClock> {

@@ -6,7 +6,6 @@
 //! Missing real data is a failure, never a skip: run `sudo scripts/fetch-real-data.sh` from the
 //! workspace root first (or point `NVGPU_REAL_DATA` at a copy).
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -20,11 +19,12 @@ use nvgpu::gsp::logs::{
 };
 use nvgpu::gsp::queue::QueueHeadDoorbell;
 use nvgpu::gsp::rpc::RpcFunction;
-use nvgpu::platform::{Clock, FirmwareSource};
+use nvgpu::platform::FirmwareSource;
 use nvgpu::vbios::Vbios;
 use sim::gsp_rm::log::{elf64, metadata_address, model_log_firmware, string_address, Msg, MESSAGES};
 use sim::{BootSequencer, DmaArena, GspFault, ModelConfig, ModelGpu};
 use tests::rm_c::{compile_and_run, data_root};
+use tests::model_boot::ModelClock;
 
 // ---------------------------------------------------------------------------------------------
 // Real data, the model, a clock.
@@ -83,18 +83,6 @@ fn debian_files(chip: Chipset) -> DebianFiles {
         files.insert(module, read(&path));
     }
     DebianFiles(files)
-}
-
-/// Virtual time: 1 µs per reading.
-#[derive(Default)]
-struct ModelClock(Cell<u64>);
-
-impl Clock for ModelClock {
-    fn now_ns(&self) -> u64 {
-        let now = self.0.get();
-        self.0.set(now + 1_000);
-        now
-    }
 }
 
 struct Rig {

@@ -9,7 +9,6 @@
 //! `firmware-nvidia-graphics`); they fail, never skip, when the files are missing: run
 //! `sudo scripts/fetch-real-data.sh`.
 
-use std::cell::Cell;
 use std::path::PathBuf;
 
 use nvgpu::chip::Chipset;
@@ -31,7 +30,7 @@ use nvgpu::hal::{self, FalconLayout};
 use nvgpu::hw::engine::{FalconEngine, NV_PGSP_MAILBOX, NV_PGSP_QUEUE_HEAD};
 use nvgpu::hw::gc6::NV_PGC6_BSI_SECURE_SCRATCH_14;
 use nvgpu::hw::RegisterIo;
-use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer};
+use nvgpu::platform::{DmaAllocator, DmaBuffer};
 use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS};
 use sim::booter::{build_model_booter, load_style, BooterLoadStyle, NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION};
 use sim::fwsec::FwseclicFrtsCmd;
@@ -43,20 +42,10 @@ use sim::{
     BootSequencer, BooterError, BooterKind, DmaArena, GspFault, GspRmError, GspRmStatus, HaltCode, ModelError,
     ModelGpu, RegistryValue,
 };
+use tests::model_boot::ModelClock;
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing.
-
-#[derive(Default)]
-struct ModelClock(Cell<u64>);
-
-impl Clock for ModelClock {
-    fn now_ns(&self) -> u64 {
-        let now = self.0.get();
-        self.0.set(now + 1_000);
-        now
-    }
-}
 
 const TIMEOUT_MS: u64 = 100;
 const PAGE: usize = 4096;

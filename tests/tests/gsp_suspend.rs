@@ -7,99 +7,17 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::Path;
 
-use nvgpu::chip::Chipset;
-use nvgpu::firmware::{module_name_for_path, FirmwareBundle};
 use nvgpu::gsp::boot::booter::BooterError;
 use nvgpu::gsp::boot::suspend::{PmTransition, SuspendError};
-use nvgpu::gsp::boot::{BootConfig, BootErrorKind, BootInputs, BootStep, GspBoot};
-use nvgpu::gsp::queue::QueueHeadDoorbell;
+use nvgpu::gsp::boot::{BootErrorKind, BootStep};
 use nvgpu::gsp::rm::RmClient;
 use nvgpu::gsp::sr_meta::{GspFwSRMeta, SR_META_CONSTANTS, SR_META_LAYOUT};
 use nvgpu::hw::headers::OGKM_PINNED;
-use nvgpu::platform::{Clock, FirmwareSource};
-use nvgpu::vbios::Vbios;
 use sim::gsp_rm::payloads::{NV2080_CTRL_CMD_GPU_GET_INFO_V2, NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_SIZE};
-use sim::{DmaArena, GspRmStatus, ModelConfig, ModelError, ModelGpu};
+use sim::{GspRmStatus, ModelConfig, ModelError};
+use tests::model_boot::{with_booted_strict as with_booted, ModelClock};
 use tests::rm_c::{compile_and_run, data_root};
-
-#[derive(Default)]
-struct ModelClock(std::cell::Cell<u64>);
-
-impl Clock for ModelClock {
-    fn now_ns(&self) -> u64 {
-        let now = self.0.get();
-        self.0.set(now + 1_000);
-        now
-    }
-}
-
-fn read(path: &Path) -> Vec<u8> {
-    std::fs::read(path).unwrap_or_else(|e| {
-        panic!("missing real data {} ({e}): run `sudo scripts/fetch-real-data.sh` from the workspace root", path.display())
-    })
-}
-
-struct FirmwareFiles(HashMap<String, Vec<u8>>);
-
-impl FirmwareSource for FirmwareFiles {
-    fn get(&self, name: &str) -> Option<&[u8]> {
-        self.0.get(name).map(Vec::as_slice)
-    }
-}
-
-/// As `tests/tests/gsp_boot.rs`: Debian's GSP-RM and the extracted boot ucodes.
-fn firmware_files(chip: Chipset) -> FirmwareFiles {
-    use nvgpu::firmware::{boot_image_chip, extra_image_chip, BootImage, ExtraImage};
-    let mut files = HashMap::new();
-    let gsp_name = chip.gsp_firmware_file().expect("chip has GSP-RM firmware");
-    let gsp = data_root().join("firmware-nvidia-gsp/lib/firmware/nvidia/535.261.03").join(gsp_name);
-    files.insert(gsp_name.to_string(), read(&gsp));
-    let boot = BootImage::ALL.into_iter().filter_map(|image| Some((boot_image_chip(chip, image)?, image.stem())));
-    let extra = ExtraImage::ALL.into_iter().filter_map(|image| Some((extra_image_chip(chip, image)?, image.stem())));
-    for (ucode_chip, stem) in boot.chain(extra) {
-        let path = data_root()
-            .join(nvgpu::firmware::PINNED_BOOT_FIRMWARE_DIR)
-            .join("nvidia")
-            .join(ucode_chip)
-            .join("gsp")
-            .join(format!("{stem}-535.261.03.bin"));
-        let module = module_name_for_path(path.to_str().expect("utf-8 path")).expect("module name");
-        files.insert(module, read(&path));
-    }
-    FirmwareFiles(files)
-}
-
-/// Boots `config` on the model, then runs `f` with the boot.
-fn with_booted(config: ModelConfig, f: impl FnOnce(&ModelGpu, &mut GspBoot<'_, ModelGpu, dyn Clock + '_, DmaArena, QueueHeadDoorbell<&ModelGpu>>)) {
-    let chip = config.chipset;
-    let files = firmware_files(chip);
-    let bundle = FirmwareBundle::load(&files, chip).expect("bundle");
-    let model = ModelGpu::new(config);
-    let arena = DmaArena::new();
-    model.set_system_memory(Box::new(arena.clone()));
-    let vbios = Vbios::from_prom(&model).expect("model VBIOS");
-    let clock = ModelClock::default();
-    let clock: &dyn Clock = &clock;
-    let inputs = BootInputs {
-        io: &model,
-        clock,
-        dma: &arena,
-        chipset: chip,
-        firmware: &bundle,
-        vbios: Some(&vbios),
-        generic_bootloader: None,
-        fmc: None,
-    };
-    let mut boot = GspBoot::new(inputs, BootConfig::default(), QueueHeadDoorbell(&model));
-    boot.run().unwrap_or_else(|e| panic!("{e}\nmodel errors: {:?}", model.errors()));
-    assert_eq!(model.errors(), vec![]);
-    f(&model, &mut boot);
-    drop(boot);
-    model.take_errors();
-    assert_eq!(arena.allocated(), 0, "{chip:?}: every DMA region went back");
-}
 
 fn get_info_params() -> Vec<u8> {
     vec![0u8; NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_SIZE as usize]
@@ -109,7 +27,7 @@ fn get_info_params() -> Vec<u8> {
 fn suspend_and_resume_keep_rm_objects_on_ga102_and_ad102() {
     for config in [ModelConfig::rtx3090(), ModelConfig::rtx4090()] {
         let chip = config.chipset;
-        with_booted(config, |model, boot| {
+        with_booted(config, |model, _, _, boot| {
             let rpc = boot.rpc().expect("rpc");
             let mut client = RmClient::new(rpc, 0).expect("client");
             let device = client.alloc_device(rpc, &Default::default()).expect("device");
@@ -165,7 +83,7 @@ fn suspend_and_resume_keep_rm_objects_on_ga102_and_ad102() {
 #[test]
 fn resume_without_suspend_is_a_typed_error() {
     for config in [ModelConfig::rtx3090(), ModelConfig::rtx4090()] {
-        with_booted(config, |model, boot| {
+        with_booted(config, |model, _, _, boot| {
             let err = boot.resume().unwrap_err();
             assert_eq!(err.step, BootStep::ResumeInitArgs);
             assert_eq!(err.kind, BootErrorKind::Suspend(SuspendError::NotSuspended));
@@ -182,7 +100,7 @@ fn resume_without_suspend_is_a_typed_error() {
 fn a_corrupted_sr_meta_fails_resume_with_a_typed_error() {
     for config in [ModelConfig::rtx3090(), ModelConfig::rtx4090()] {
         let chip = config.chipset;
-        with_booted(config, |model, boot| {
+        with_booted(config, |model, _, _, boot| {
             boot.suspend(PmTransition::Standby).unwrap_or_else(|e| panic!("{e}"));
             // The revision (bytes 8..16) changed behind the driver's back.
             let sr = boot.sr_data_mut().expect("SR data");
