@@ -15,7 +15,7 @@ use nvgpu::platform::{Clock, DmaAllocator};
 use sim::{DmaArena, ModelConfig, ModelGpu};
 use tests::model_boot::with_booted;
 
-use nvgpu::compute::launch::{const_bank0, model_code_image, push_launch, qmd, LaunchError as _, CONST0_BYTES, QMD_BYTES};
+use nvgpu::compute::launch::{const_bank0, model_code_image, push_launch, qmd, CONST0_BYTES, QMD_BYTES};
 use nvgpu::compute::qmd::Launch;
 use nvgpu::mm::DmaTableMemory as Tables;
 use tests::ptx_build;

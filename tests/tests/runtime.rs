@@ -227,8 +227,18 @@ fn exercise(config: ModelConfig) {
         assert_eq!(names, ["mixed", "no_params"]);
         let mut image = vec![0u8; module.image_len()];
         assert!(model.vram_read(module.image_vram_address(), &mut image));
-        assert_eq!(&image[..text.len()], text.as_bytes(), "{chip:?}: the PTX text is in VRAM");
-        assert_eq!(image.last(), Some(&0), "NUL-terminated");
+        // Each entry's code image (the model's format: magic, entry, PTX text) is in VRAM at its
+        // function's code address.
+        for name in ["mixed", "no_params"] {
+            let f = module.function(name).expect("function");
+            let at = (f.code_va() - module.image_va()) as usize;
+            let code = &image[at..at + f.code_size() as usize];
+            assert_eq!(
+                nvgpu::compute::launch::parse_model_code_image(code),
+                Ok((name, text.as_str())),
+                "{chip:?}: {name}'s code image is in VRAM"
+            );
+        }
 
         let mixed = module.function("mixed").expect("mixed");
         assert_eq!(mixed.code_va(), module.image_va());
