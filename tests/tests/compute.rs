@@ -263,20 +263,6 @@ fn tu102_runs_kernels_through_a_compute_channel() {
     run(ModelConfig::rtx2080ti());
 }
 
-/// The doorbell goes nowhere: what is left is the driver's own cost.
-struct NoDoorbell<'a>(&'a ModelGpu);
-
-impl nvgpu::hw::RegisterIo for NoDoorbell<'_> {
-    fn read32(&self, offset: u32) -> u32 {
-        self.0.read32(offset)
-    }
-    fn write32(&self, offset: u32, value: u32) {
-        if offset != nvgpu::gsp::rm_fifo::NVC361_BASE + nvgpu::gsp::rm_fifo::NVC361_NOTIFY_CHANNEL_PENDING {
-            self.0.write32(offset, value);
-        }
-    }
-}
-
 /// One launch through the application API: argument packing, the launch slot, the QMD from the
 /// function's template, constant bank 0, the two launch methods, the GPFIFO entry, GPPut and
 /// the doorbell. Kept out of line so callgrind can count it alone
