@@ -475,6 +475,11 @@ impl Channel {
 
     /// Submits `pb` (plus a fence release) and rings the doorbell.
     pub fn submit(&mut self, io: &(impl RegisterIo + ?Sized), pb: &PushBuffer) -> Result<Fence, ChannelError> {
+        self.submit_words(io, pb.words())
+    }
+
+    /// [`Self::submit`] of pushbuffer words encoded elsewhere (a stack buffer, a slice).
+    pub fn submit_words(&mut self, io: &(impl RegisterIo + ?Sized), body: &[u32]) -> Result<Fence, ChannelError> {
         if let Some(e) = self.failed_error() {
             return Err(e);
         }
@@ -485,7 +490,6 @@ impl Channel {
         let mut tail = PushBuffer::over_slice(&mut tail_words, self.classes.host);
         tail.semaphore_release(self.semaphore_map.va, fence, true)?;
         let tail_len = tail.len();
-        let body = pb.words();
         let total_words = body.len() + tail_len;
         let bytes = total_words * 4;
         let ring = self.pushbuffer.len();

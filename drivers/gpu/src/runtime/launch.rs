@@ -87,11 +87,10 @@ impl Stream {
         C: Clock + ?Sized,
     {
         config.check(function)?;
-        let params = function.pack(args)?;
         let family = gpu.chipset().family();
         let layout = qmd_layout(family).map_err(|_| RuntimeError::Unsupported { what: "kernel launches on this family (no QMD layout)" })?;
         let cbank_offset = crate::compute::launch::param_cbank_offset(family) as usize;
-        if cbank_offset + params.len() > CONST0_BYTES as usize {
+        if cbank_offset + function.param_size() as usize > CONST0_BYTES as usize {
             return Err(RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" });
         }
         let shared = function.static_shared_bytes() + u64::from(config.shared_bytes);
@@ -138,12 +137,15 @@ impl Stream {
         for (dst, w) in bytes[base..base + QMD_BYTES].chunks_exact_mut(4).zip(words) {
             dst.copy_from_slice(&w.to_le_bytes());
         }
-        let bank = &mut bytes[base + QMD_BYTES..base + QMD_BYTES + CONST0_BYTES as usize];
-        bank[..cbank_offset].fill(0);
-        bank[cbank_offset..cbank_offset + params.len()].copy_from_slice(&params);
-        let mut pb = state.channel.pushbuffer();
+        // The driver-reserved words below the parameters stay as allocated (zero).
+        let bank = &mut bytes[base + QMD_BYTES + cbank_offset..base + QMD_BYTES + CONST0_BYTES as usize];
+        function.pack_into(args, bank)?;
+        // The two launch methods, encoded on the stack.
+        let mut method_words = [0u32; 8];
+        let mut pb = crate::host::PushBuffer::over_slice(&mut method_words, state.channel.host_class());
         push_launch(&mut pb, family, ENGINE_SUBCHANNEL, slot_va).map_err(|_| RuntimeError::BadLaunch { what: "the QMD address" })?;
-        let fence = state.channel.submit(io, &pb)?;
+        let len = pb.len();
+        let fence = state.channel.submit_words(io, &method_words[..len])?;
         state.last = Some(fence);
         if let Some(area) = state.launch.as_mut() {
             area.used_by[slot] = Some(fence);

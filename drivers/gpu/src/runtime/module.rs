@@ -295,6 +295,15 @@ impl Function<'_> {
     pub fn pack(&self, args: &Args) -> Result<Vec<u8>, RuntimeError> {
         Ok(params::pack(&self.info.name, &self.info.params, self.info.param_size, args)?)
     }
+
+    /// Packs `args` into `block` (at least [`Self::param_size`] bytes): the parameter bytes
+    /// land at their offsets, the padding between them becomes zero.
+    pub fn pack_into(&self, args: &Args, block: &mut [u8]) -> Result<(), RuntimeError> {
+        let size = self.info.param_size as usize;
+        let block = block.get_mut(..size).ok_or(RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" })?;
+        block.fill(0);
+        Ok(params::pack_into(&self.info.name, &self.info.params, args, block)?)
+    }
 }
 
 impl core::fmt::Debug for Module {

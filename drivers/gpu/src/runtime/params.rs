@@ -295,10 +295,17 @@ impl fmt::Display for ArgsError {
 /// Lays `args` into a parameter block of `block_size` bytes by `layout`, after checking the
 /// count and each size.
 pub fn pack(function: &str, layout: &[ParamLayout], block_size: u32, args: &Args) -> Result<Vec<u8>, ArgsError> {
+    let mut block = alloc::vec![0u8; block_size as usize];
+    pack_into(function, layout, args, &mut block)?;
+    Ok(block)
+}
+
+/// [`pack`] into `block` (the parameter block, `block_size` bytes, already zeroed where no
+/// parameter lands): what a launch does straight into constant bank 0, without an allocation.
+pub fn pack_into(function: &str, layout: &[ParamLayout], args: &Args, block: &mut [u8]) -> Result<(), ArgsError> {
     if args.len() != layout.len() {
         return Err(ArgsError::Count { function: String::from(function), expected: layout.len(), given: args.len() });
     }
-    let mut block = alloc::vec![0u8; block_size as usize];
     for (index, (param, arg)) in layout.iter().zip(args.as_slice()).enumerate() {
         if arg.bytes.len() != param.size as usize {
             return Err(ArgsError::Size {
@@ -313,7 +320,7 @@ pub fn pack(function: &str, layout: &[ParamLayout], block_size: u32, args: &Args
         let slot = block.get_mut(start..start + arg.bytes.len());
         slot.ok_or_else(|| ArgsError::Layout { function: String::from(function), index })?.copy_from_slice(&arg.bytes);
     }
-    Ok(block)
+    Ok(())
 }
 
 #[cfg(test)]
