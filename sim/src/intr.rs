@@ -12,9 +12,16 @@
 //!
 //! Vectors are assigned by the model's GSP-RM ([`nonstall_vector`]): engine notifications in
 //! subtree 0 (vectors 0..=63), as `intrInitSubtreeMap_TU102` places
-//! `ESCHED_DRIVEN_ENGINE_NOTIFICATION`.
+//! `ESCHED_DRIVEN_ENGINE_NOTIFICATION`. GSP-RM tells the CPU side in its answer to
+//! `NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE` ([`kernel_table`]).
 
 use nvgpu::gsp::rm_fifo as f;
+use nvgpu::gsp::rm_intr::{
+    Nv2080CtrlInternalIntrGetKernelTableEntry as TableEntry, Nv2080CtrlInternalIntrGetKernelTableParams as TableParams,
+    Nv2080IntrCategorySubtreeMap as SubtreeMap, MC_ENGINE_IDX_CE0, MC_ENGINE_IDX_GR0,
+    NV2080_INTR_CATEGORY_ENUM_COUNT, NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION,
+    NV2080_INTR_INVALID_SUBTREE, NV_INTR_VECTOR_INVALID,
+};
 use nvgpu::hw::intr::{
     leaf_subtree, vector_bit, vector_leaf, NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF as LEAF,
     NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF_EN_CLEAR as LEAF_EN_CLEAR,
@@ -27,13 +34,45 @@ use nvgpu::hw::vm::VF_BASE;
 
 /// The non-stall (notification) vector the model's GSP-RM gives the engine of
 /// `NV2080_ENGINE_TYPE_*` `engine_type`: graphics 0, copy engine n 1 + n; `None` for others.
-/// (A model assignment: RM reports its own through `NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE`.)
+/// (A model assignment, reported to the driver by [`kernel_table`].)
 pub fn nonstall_vector(engine_type: u32) -> Option<u32> {
     if engine_type == f::NV2080_ENGINE_TYPE_GRAPHICS {
         Some(0)
     } else {
         engine_type.checked_sub(f::NV2080_ENGINE_TYPE_COPY0).filter(|n| *n < 32).map(|n| 1 + n)
     }
+}
+
+/// The model GSP-RM's answer to `NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE`: a record for
+/// graphics (`MC_ENGINE_IDX_GR0`) and each of the model's `copy_engines` copy engines
+/// (`MC_ENGINE_IDX_CE(n)`) with its [`nonstall_vector`], and the notification category's
+/// subtree (0).
+///
+/// Where the model differs from GSP-RM: it raises no stall interrupts, so every `vectorStall` is
+/// `NV_INTR_VECTOR_INVALID` and every category but `ESCHED_DRIVEN_ENGINE_NOTIFICATION` is
+/// `NV2080_INTR_INVALID_SUBTREE`; `pmcIntrMask` is 0 (none in the legacy tree), as for engines
+/// that report through the CPU_INTR tree.
+pub fn kernel_table(copy_engines: u32) -> TableParams {
+    let mut params = TableParams::default();
+    let engines = core::iter::once((MC_ENGINE_IDX_GR0, f::NV2080_ENGINE_TYPE_GRAPHICS))
+        .chain((0..copy_engines.min(10)).map(|n| (MC_ENGINE_IDX_CE0 + n as u16, f::NV2080_ENGINE_TYPE_COPY0 + n)));
+    let mut len = 0;
+    for (slot, (engine_idx, engine_type)) in params.table.iter_mut().zip(engines) {
+        *slot = TableEntry {
+            engine_idx,
+            pmc_intr_mask: 0,
+            vector_stall: NV_INTR_VECTOR_INVALID,
+            vector_non_stall: nonstall_vector(engine_type).unwrap_or(NV_INTR_VECTOR_INVALID),
+            ..Default::default()
+        };
+        len += 1;
+    }
+    params.table_len = len;
+    let invalid = SubtreeMap { subtree_start: NV2080_INTR_INVALID_SUBTREE, subtree_end: NV2080_INTR_INVALID_SUBTREE };
+    params.subtree_map = [invalid; NV2080_INTR_CATEGORY_ENUM_COUNT];
+    params.subtree_map[NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION] =
+        SubtreeMap { subtree_start: 0, subtree_end: 0 };
+    params
 }
 
 /// Leaf, enable and top-enable state.
@@ -158,5 +197,18 @@ mod tests {
         assert_eq!(t.access(TOP::address(VF_BASE, 0), Some(0)), None);
         assert!(!InterruptTree::claims(LEAF::address(VF_BASE, 8)));
         assert_eq!(nonstall_vector(f::NV2080_ENGINE_TYPE_COPY0 + 2), Some(3));
+    }
+
+    #[test]
+    fn kernel_table_names_graphics_and_each_copy_engine() {
+        let t = kernel_table(2);
+        assert_eq!(t.table_len, 3);
+        let rows: alloc::vec::Vec<(u16, u32, u32)> =
+            t.table[..3].iter().map(|e| (e.engine_idx, e.vector_stall, e.vector_non_stall)).collect();
+        let none = NV_INTR_VECTOR_INVALID;
+        assert_eq!(rows, [(MC_ENGINE_IDX_GR0, none, 0), (MC_ENGINE_IDX_CE0, none, 1), (MC_ENGINE_IDX_CE0 + 1, none, 2)]);
+        assert_eq!(t.subtree_map[NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION], SubtreeMap::default());
+        assert_eq!(t.subtree_map[0].subtree_start, NV2080_INTR_INVALID_SUBTREE);
+        assert_eq!(kernel_table(99).table_len, 11, "MC_ENGINE_IDX_CE0..=CE9 at most");
     }
 }

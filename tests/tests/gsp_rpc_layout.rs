@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 
 use nvgpu::gsp::layout::{ConstantFact, StructLayout};
 use nvgpu::gsp::status::{NvStatus, NVSTATUSCODES_H};
-use nvgpu::gsp::{headers as gsp_headers, rm, rm_fifo, rpcs};
+use nvgpu::gsp::{headers as gsp_headers, rm, rm_fifo, rm_intr, rpcs};
 use nvgpu::hw::headers::OGKM_PINNED;
 use nvgpu::hw::Header;
 use tests::rm_c::{function_body, read_source as read, require_tree as tree, rm_flags, squash, try_compile_and_run};
@@ -35,11 +35,17 @@ fn struct_layouts() -> Vec<&'static StructLayout> {
         .iter()
         .chain(rm::STRUCT_LAYOUTS)
         .chain(rm_fifo::STRUCT_LAYOUTS)
+        .chain(rm_intr::STRUCT_LAYOUTS)
         .collect()
 }
 
 fn constants() -> Vec<&'static ConstantFact> {
-    rpcs::CONSTANTS.iter().chain(rm::CONSTANTS).chain(rm_fifo::CONSTANTS).collect()
+    rpcs::CONSTANTS
+        .iter()
+        .chain(rm::CONSTANTS)
+        .chain(rm_fifo::CONSTANTS)
+        .chain(rm_intr::CONSTANTS)
+        .collect()
 }
 
 fn cited_headers() -> Vec<Header> {
@@ -47,6 +53,7 @@ fn cited_headers() -> Vec<Header> {
         .iter()
         .chain(rm::headers::ALL)
         .chain(rm_fifo::headers::ALL)
+        .chain(rm_intr::headers::ALL)
         .copied()
         .collect();
     all.push(NVSTATUSCODES_H);
@@ -105,6 +112,9 @@ const PRELUDE: &str = r#"
 #include "ctrl/ctrla06f/ctrla06fgpfifo.h"
 #include "ctrl/ctrlc36f.h"
 #include "published/turing/tu102/dev_ctrl.h"
+#include "ctrl/ctrl2080/ctrl2080internal.h"
+#include "gpu/intr/engine_idx.h"
+#include "dev_ctrl_defines.h"
 #include <stdio.h>
 #include <stddef.h>
 "#;
@@ -124,6 +134,7 @@ fn expressions() -> Vec<(String, u64)> {
             .map(|(e, v)| (e.to_owned(), v)),
     );
     all.extend(rm_fifo::expression_checks().into_iter().map(|(e, v)| (e.to_owned(), v)));
+    all.extend(rm_intr::expression_checks().into_iter().map(|(e, v)| (e.to_owned(), v)));
     all
 }
 

@@ -6,12 +6,14 @@
 //! handled raises the line again.
 //!
 //! Which vector an engine notifies on is GSP-RM's to say
-//! (`NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE`, `vectorNonStall` per engine): the caller
-//! passes the vectors in.
+//! (`NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE`, `vectorNonStall` per engine,
+//! [`crate::gsp::rm_intr::KernelIntrTable`]): [`Interrupts::from_kernel_table`] enables what
+//! the table names; [`Interrupts::enable`] takes the vectors from the caller.
 
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::gsp::rm_intr::KernelIntrTable;
 use crate::hw::intr::{
     leaf_subtree, vector_bit, vector_leaf, NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF as LEAF,
     NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF_EN_CLEAR as LEAF_EN_CLEAR,
@@ -63,6 +65,24 @@ impl Interrupts {
         }
         TOP_EN_SET::default().with(TOP_EN_SET::VALUE, subtrees).write(io, VF_BASE, 0);
         Ok(Interrupts { vectors: vectors.to_vec() })
+    }
+
+    /// Enables the non-stall vector of every graphics and copy engine in GSP-RM's interrupt
+    /// table, each tagged with its `NV2080_ENGINE_TYPE_*` (the type a channel is allocated
+    /// for), as RM enables every `intrVectorNonStall` of its table (`intrStateInit_TU102`'s
+    /// loop in `intr_tu102.c`).
+    pub fn from_kernel_table(io: &(impl RegisterIo + ?Sized), table: &KernelIntrTable) -> Result<Self, VectorOutOfRange> {
+        Self::enable(io, &table.notification_vectors())
+    }
+
+    /// The vector of the engine tagged `engine`, if this services one.
+    pub fn vector_of(&self, engine: u32) -> Option<u32> {
+        self.vectors.iter().find(|(e, _)| *e == engine).map(|&(_, v)| v)
+    }
+
+    /// The `(engine tag, vector)` pairs enabled.
+    pub fn vectors(&self) -> &[(u32, u32)] {
+        &self.vectors
     }
 
     /// Disables the vectors again (the subtrees stay enabled: other owners may use them).
@@ -150,5 +170,29 @@ mod tests {
         assert_eq!(io.read32(LEAF::address(VF_BASE, 1)), 1 << 6);
         assert!(intr.service(&io).is_empty());
         assert_eq!(Interrupts::enable(&io, &[(0, 256)]).err(), Some(VectorOutOfRange { vector: 256 }));
+    }
+
+    #[test]
+    fn intr_from_kernel_table_enables_what_gsp_rm_names() {
+        use crate::gsp::rm_fifo::NV2080_ENGINE_TYPE_COPY0;
+        use crate::gsp::rm_intr::{KernelIntrEntry, MC_ENGINE_IDX_CE0, NV2080_INTR_CATEGORY_ENUM_COUNT};
+        let io = Tree::default();
+        let entry = |mc_engine_idx, vector_non_stall| KernelIntrEntry {
+            mc_engine_idx,
+            pmc_intr_mask: 0,
+            vector_stall: None,
+            vector_non_stall,
+        };
+        let table = KernelIntrTable {
+            entries: vec![entry(MC_ENGINE_IDX_CE0, Some(40)), entry(MC_ENGINE_IDX_CE0 + 1, None), entry(49, Some(3))],
+            subtree_map: [None; NV2080_INTR_CATEGORY_ENUM_COUNT],
+        };
+        let intr = Interrupts::from_kernel_table(&io, &table).unwrap();
+        assert_eq!(intr.vectors(), &[(NV2080_ENGINE_TYPE_COPY0, 40)]);
+        assert_eq!(intr.vector_of(NV2080_ENGINE_TYPE_COPY0), Some(40));
+        assert_eq!(io.read32(LEAF_EN_SET::address(VF_BASE, 1)), 1 << 8);
+        assert_eq!(io.read32(LEAF_EN_SET::address(VF_BASE, 0)), 0, "vector 3 belongs to an engine not serviced here");
+        io.0.borrow_mut().insert(LEAF::address(VF_BASE, 0), 1 << 3);
+        assert!(intr.service(&io).is_empty(), "not enabled, not reported");
     }
 }

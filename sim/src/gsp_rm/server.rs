@@ -24,6 +24,7 @@ use alloc::vec::Vec;
 
 use nvgpu::gsp::msgq::GSP_MSG_QUEUE_RPC_SIZE_MAX;
 use nvgpu::gsp::rpc::{RpcFunction, RpcMessageHeader, NV_VGPU_MSG_RESULT_RPC_PENDING, NV_VGPU_MSG_UNION_INIT};
+use nvgpu::gsp::rm_intr::NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE;
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hal::Family;
 use nvgpu::hw::classes;
@@ -530,6 +531,20 @@ fn control(session: &mut Session, function: u32, params: &[u8], ctx: &mut GspCtx
                     let Some(data) = gpu_info(ctx, index) else { break 'status NvStatus::NV_ERR_INVALID_ARGUMENT };
                     put32(out, at + 4, data);
                 }
+                NvStatus::NV_OK
+            }
+            (NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE, NV20_SUBDEVICE_0) => {
+                // RMCTRL_FLAGS_INTERNAL (flags 0x600 in g_subdevice_nvoc.c): RM runs it only for
+                // RM itself, here its internal client; anyone else gets NV_ERR_NOT_SUPPORTED
+                // (rmControlCmdExecute, control.c).
+                if request.h_client != INTERNAL_CLIENT {
+                    break 'status NvStatus::NV_ERR_NOT_SUPPORTED;
+                }
+                let table = crate::intr::kernel_table(super::fifo::MODEL_COPY_ENGINES);
+                if out.len() != table.as_bytes().len() {
+                    break 'status NvStatus::NV_ERR_INVALID_PARAM_STRUCT;
+                }
+                out.copy_from_slice(table.as_bytes());
                 NvStatus::NV_OK
             }
             (cmd, class) => {

@@ -488,42 +488,7 @@ impl RmClient {
         params: &mut [u8],
     ) -> Result<(), RmError> {
         self.check_parent(object.raw)?;
-        let call = GspRmControl {
-            h_client: self.handle.raw,
-            h_object: object.raw,
-            cmd,
-            flags: RMAPI_RPC_FLAGS_NONE,
-            params,
-        };
-        let reply = match rpc.call(&call) {
-            Ok(reply) => reply,
-            Err(e) => match e.status() {
-                Some(status) => {
-                    return Err(RmError::Control {
-                        cmd,
-                        object: object.raw,
-                        status,
-                    })
-                }
-                None => return Err(e.into()),
-            },
-        };
-        if !reply.status.is_ok() {
-            return Err(RmError::Control {
-                cmd,
-                object: object.raw,
-                status: reply.status,
-            });
-        }
-        if reply.params.len() != params.len() {
-            return Err(RmError::ParamsSize {
-                cmd,
-                sent: params.len(),
-                returned: reply.params.len(),
-            });
-        }
-        params.copy_from_slice(&reply.params);
-        Ok(())
+        control_rpc(rpc, self.handle.raw, object.raw, cmd, params)
     }
 
     /// Runs control `cmd` with typed parameters.
@@ -594,6 +559,73 @@ impl RmClient {
         free_rpc(rpc, self.handle.raw, self.handle.raw)?;
         self.freed = true;
         Ok(())
+    }
+}
+
+/// One `GSP_RM_CONTROL` on `(h_client, h_object)`; `params` gets GSP-RM's answer.
+fn control_rpc<T: RpcChannel>(
+    rpc: &mut T,
+    h_client: u32,
+    h_object: u32,
+    cmd: u32,
+    params: &mut [u8],
+) -> Result<(), RmError> {
+    let call = GspRmControl {
+        h_client,
+        h_object,
+        cmd,
+        flags: RMAPI_RPC_FLAGS_NONE,
+        params,
+    };
+    let reply = match rpc.call(&call) {
+        Ok(reply) => reply,
+        Err(e) => match e.status() {
+            Some(status) => return Err(RmError::Control { cmd, object: h_object, status }),
+            None => return Err(e.into()),
+        },
+    };
+    if !reply.status.is_ok() {
+        return Err(RmError::Control { cmd, object: h_object, status: reply.status });
+    }
+    if reply.params.len() != params.len() {
+        return Err(RmError::ParamsSize { cmd, sent: params.len(), returned: reply.params.len() });
+    }
+    params.copy_from_slice(&reply.params);
+    Ok(())
+}
+
+/// GSP-RM's own client and subdevice, which exist from boot and whose handles GSP-RM reports
+/// in `GspStaticConfigInfo.hInternalClient` / `hInternalSubdevice`.
+///
+/// RM's CPU side sends the `NV2080_CTRL_CMD_INTERNAL_*` controls there, never on a client of
+/// its own (`intrInitInterruptTable_KERNEL` in `src/nvidia/src/kernel/gpu/intr/intr.c` calls
+/// `Control(pGpu->hInternalClient, pGpu->hInternalSubdevice, ...)`): those controls carry
+/// `RMCTRL_FLAGS_INTERNAL` (`src/nvidia/inc/kernel/rmapi/control.h`, flags `0x600` in
+/// `g_subdevice_nvoc.c`), which RM refuses with `NV_ERR_NOT_SUPPORTED` unless RM itself is the
+/// caller (`rmControlCmdExecute` checks `bInternal`, `src/nvidia/src/kernel/rmapi/control.c`).
+/// This driver stands where RM's CPU side stands, so it uses the same handles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InternalSubdevice {
+    /// `hInternalClient`.
+    pub client: u32,
+    /// `hInternalSubdevice`.
+    pub subdevice: u32,
+}
+
+impl InternalSubdevice {
+    /// The handles from GSP-RM's static information.
+    pub fn from_static_info(info: &super::rpcs::GspStaticConfigInfo) -> Self {
+        InternalSubdevice { client: info.h_internal_client, subdevice: info.h_internal_subdevice }
+    }
+
+    /// Runs control `cmd` on the internal subdevice with typed parameters, which GSP-RM updates
+    /// in place.
+    pub fn control_typed<T, P>(&self, rpc: &mut T, cmd: u32, params: &mut P) -> Result<(), RmError>
+    where
+        T: RpcChannel,
+        P: IntoBytes + FromBytes,
+    {
+        control_rpc(rpc, self.client, self.subdevice, cmd, params.as_mut_bytes())
     }
 }
 
