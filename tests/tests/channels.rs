@@ -227,6 +227,13 @@ impl nvgpu::hw::RegisterIo for NoDoorbell<'_> {
     }
 }
 
+/// One submission, out of line so callgrind can count it alone
+/// (`valgrind --tool=callgrind --toggle-collect='*one_submission*'`).
+#[inline(never)]
+fn one_submission(ch: &mut Channel, io: &NoDoorbell<'_>, pb: &nvgpu::host::PushBuffer) {
+    std::hint::black_box(ch.submit(io, pb).expect("submit"));
+}
+
 /// CPU cost of one GPFIFO submission (a 64-byte copy's methods plus the fence release): copy
 /// into the pushbuffer ring, GPFIFO entry, GPPut, doorbell write. A measurement, not a check:
 /// `cargo test --release -p tests --test channels -- --ignored --nocapture submission_cost`.
@@ -252,7 +259,7 @@ fn submission_cost() {
         let n = 1000;
         let start = std::time::Instant::now();
         for _ in 0..n {
-            std::hint::black_box(ch.submit(&io, &pb).expect("submit"));
+            one_submission(&mut ch, &io, &pb);
         }
         let ns = start.elapsed().as_nanos() as f64 / n as f64;
         eprintln!("one GPFIFO submission ({} pushbuffer words + fence): {ns:.0} ns", pb.words().len());
