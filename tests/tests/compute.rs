@@ -309,7 +309,7 @@ fn launch_cost() {
         let info = *boot.static_info().expect("static info");
         let rpc = boot.rpc().expect("rpc");
         let bar = QuietDoorbell { model, quiet: std::cell::Cell::new(false) };
-        let mut gpu = Gpu::new(rpc, &bar, arena, clock, &info, model.chipset(), GpuConfig::default()).expect("gpu");
+        let mut gpu = Gpu::new(rpc, &bar, arena, clock, &info, model.chipset(), GpuConfig { runs_ptx: true, ..GpuConfig::default() }).expect("gpu");
         let ptx = ptx_build::ptx("vector_add", "sm_90");
         let module = Module::load(&mut gpu, ptx.as_bytes()).expect("module");
         let f = module.function("vector_add_u32").expect("function");

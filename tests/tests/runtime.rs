@@ -102,7 +102,7 @@ fn exercise(config: ModelConfig) {
         let static_info = *boot.static_info().expect("static info");
         let rpc = boot.rpc().expect("rpc");
         let bar = Bar { model, drop_doorbells: Cell::new(false) };
-        let config = GpuConfig { staging_bytes: STAGING, timeout_ms: 1_000, ..GpuConfig::default() };
+        let config = GpuConfig { runs_ptx: true, staging_bytes: STAGING, timeout_ms: 1_000, ..GpuConfig::default() };
         let mut gpu = Gpu::new(rpc, &bar, arena, clock, &static_info, chip, config)
             .unwrap_or_else(|e| panic!("{chip:?}: Gpu::new: {e}\nmodel: {:?}", model.errors()));
         let vram_free_at_start = gpu.vram_stats().free_bytes;

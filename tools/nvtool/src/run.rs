@@ -173,7 +173,7 @@ fn execute(r: &Request) -> Result<String, String> {
     sim::host_boot::with_booted(config, &root, |model, arena, clock, boot| -> Result<String, String> {
         let info = *boot.static_info().ok_or("GSP-RM gave no static information")?;
         let rpc = boot.rpc().ok_or("GSP-RM is not running")?;
-        let mut gpu = Gpu::new(rpc, model, arena, clock, &info, r.chip, GpuConfig { timeout_ms: 600_000, ..GpuConfig::default() })
+        let mut gpu = Gpu::new(rpc, model, arena, clock, &info, r.chip, GpuConfig { runs_ptx: true, timeout_ms: 600_000, ..GpuConfig::default() })
             .map_err(|e| format!("opening the model GPU: {e}"))?;
         let module = Module::load(&mut gpu, &payload).map_err(|e| format!("{}: {e}", r.payload.display()))?;
         let function = module.function(&r.kernel).map_err(|e| e.to_string())?;

@@ -132,6 +132,21 @@ impl Module {
     /// The image to run on `chip`: a cubin for exactly its SM (SASS is not forward compatible
     /// across major versions, and this loader does not rely on minor-version compatibility),
     /// else the PTX with the highest target not above the chip's SM.
+    /// The newest PTX image `chip` can run (PTX for an SM at or below the chip's), ignoring
+    /// SASS: what a GPU that executes PTX (the GPU model) takes.
+    pub fn select_ptx(&self, chip: Chipset) -> Result<Image<'_>, Error> {
+        let sm = chip.sm_version();
+        match self.ptx.iter().filter(|p| p.sm <= sm).max_by_key(|p| p.sm) {
+            Some(ptx) => Ok(Image::Ptx(ptx)),
+            None => Err(Error::WrongArchitecture {
+                chip,
+                sm,
+                sass: self.cubins.iter().map(|c| c.sm).collect(),
+                ptx: self.ptx.iter().map(|p| p.sm).collect(),
+            }),
+        }
+    }
+
     pub fn select(&self, chip: Chipset) -> Result<Image<'_>, Error> {
         let sm = chip.sm_version();
         if let Some(cubin) = self.cubins.iter().find(|c| c.sm == sm) {

@@ -39,11 +39,15 @@ pub struct GpuConfig {
     pub timeout_ms: u64,
     /// The copy engine of the default stream.
     pub copy_engine: u32,
+    /// The GPU executes PTX (the GPU model): modules load their PTX image even when they carry
+    /// SASS for the chip. Real GPUs execute SASS; they refuse PTX-only modules (this driver has
+    /// no PTX JIT).
+    pub runs_ptx: bool,
 }
 
 impl Default for GpuConfig {
     fn default() -> Self {
-        GpuConfig { client_index: 0, staging_bytes: 1 << 20, timeout_ms: 2_000, copy_engine: 0 }
+        GpuConfig { client_index: 0, staging_bytes: 1 << 20, timeout_ms: 2_000, copy_engine: 0, runs_ptx: false }
     }
 }
 

@@ -137,7 +137,13 @@ impl Module {
         C: Clock + ?Sized,
     {
         let parsed = payload::Module::load(bytes)?;
-        let (kind, image, functions) = match parsed.select(gpu.chipset())? {
+        let image = if gpu.config().runs_ptx { parsed.select_ptx(gpu.chipset())? } else { parsed.select(gpu.chipset())? };
+        if matches!(image, Image::Ptx(_)) && !gpu.config().runs_ptx {
+            return Err(RuntimeError::Unsupported {
+                what: "PTX on a real GPU (this driver has no PTX JIT): give a cubin or fatbin with SASS for the chip",
+            });
+        }
+        let (kind, image, functions) = match image {
             Image::Ptx(ptx) => {
                 // The model runs PTX: each entry gets its own code image (the magic, the entry's
                 // name, the module's text: `compute::launch::model_code_image`), 256-byte aligned
