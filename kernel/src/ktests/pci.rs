@@ -153,3 +153,26 @@ ktest!(std_vga_framebuffer_maps_write_combined_and_round_trips, || {
     kassert!(small.read(3 * 4096 - 4, &mut word).is_err(), "read past the window's end accepted");
     Ok(())
 });
+
+ktest!(bar1_access_over_a_write_combined_window_round_trips, || {
+    use nvgpu::mm::Bar1Access;
+    // The kernel's BAR1 implementation for real GPUs, over the std VGA framebuffer standing in
+    // for a GPU's BAR1 (both are prefetchable memory BARs mapped by map_prefetchable_bar).
+    let Some(f) = std_vga() else { return Err("SKIP: no QEMU standard VGA (1234:1111) on this machine".into()) };
+    let bar = f.bar(0).ok_or("std VGA has no BAR0")?;
+    let len = bar.size.min(4 << 20);
+    let bar1 = crate::gpu::MmioBar1::over(platform_pci::map_prefetchable_bar(f, bar, len, false)?);
+    let port = crate::gpu::Bar1Port::Mmio(&bar1);
+    let data: alloc::vec::Vec<u8> = (0..4099u32).map(|i| (i ^ (i >> 8)) as u8 ^ 0xA5).collect();
+    let at = len - 8192 + 5;
+    port.bar1_write(at, &data).map_err(|e| alloc::format!("{e}"))?;
+    port.flush_writes();
+    let mut back = alloc::vec![0u8; data.len()];
+    port.bar1_read(at, &mut back).map_err(|e| alloc::format!("{e}"))?;
+    kassert!(back == data, "BAR1 port read back differs from what it wrote");
+    let past = port.bar1_write(len - 2, &[0; 4]);
+    kassert!(past == Err(nvgpu::mm::Bar1AccessError { offset: len - 2, len: 4, write: true }), "write past the end: {past:?}");
+    let mut four = [0u8; 4];
+    kassert!(port.bar1_read(u64::MAX - 1, &mut four).is_err(), "read at an overflowing offset accepted");
+    Ok(())
+});
