@@ -59,7 +59,16 @@ pub fn bring_up(boot_info: &'static mut BootInfo) -> Result<(), PlatformError> {
     paging::init(regions).map_err(PlatformError::Paging)?;
     boot_info.physical_memory_offset = bootloader_api::info::Optional::Some(crate::mem::PHYS_OFFSET);
     heap::init().map_err(PlatformError::Heap)?;
-    log::info!(target: "mem", "paging on (RAM at {:#x}, PAT {:#018x}), heap ready", crate::mem::PHYS_OFFSET, paging::pat_msr());
+    if paging::pat_programmed() {
+        log::info!(target: "mem", "paging on (RAM at {:#x}, PAT {:#018x}: PA1 write-combining), heap ready", crate::mem::PHYS_OFFSET, paging::pat_msr());
+    } else {
+        log::warn!(
+            target: "mem",
+            "paging on (RAM at {:#x}), heap ready; IA32_PAT does not hold the kernel's layout (CPUID.01H:EDX.PAT {}): no write-combined mappings",
+            crate::mem::PHYS_OFFSET,
+            if paging::pat_supported() { "set, but the value did not read back" } else { "clear" }
+        );
+    }
 
     // ACPI tables, then time and interrupts from what they say.
     if let Some(fb) = boot_info.framebuffer.as_ref() {

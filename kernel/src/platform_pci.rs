@@ -5,8 +5,10 @@
 
 use crate::arch::port;
 use crate::mem::paging::{self, CacheType};
+use crate::mem::wc::WcWindow;
+use alloc::string::String;
 use alloc::vec::Vec;
-use kernel::pci::{self, ConfigAccess, PciAddress, PciFunction, RootRange};
+use kernel::pci::{self, Bar, ConfigAccess, Decode, PciAddress, PciFunction, RootRange};
 use spin::{Mutex, Once};
 
 const CONFIG_ADDRESS: u16 = 0xCF8;
@@ -102,6 +104,30 @@ pub fn access() -> Option<&'static dyn ConfigAccess> {
 
 pub fn functions() -> &'static [PciFunction] {
     FUNCTIONS.get().map(|v| v.as_slice()).unwrap_or(&[])
+}
+
+/// Turns on memory decode for `f` (and bus mastering if asked; other command bits stay) and maps
+/// `len` bytes of its prefetchable memory BAR `bar` write-combined. Refuses a BAR that is not
+/// memory, not prefetchable (WC would merge or repeat accesses with side effects; PCI Local Bus
+/// Specification 3.0, §6.2.5.1), unassigned, or smaller than `len`.
+pub fn map_prefetchable_bar(f: &PciFunction, bar: &Bar, len: u64, bus_master: bool) -> Result<WcWindow, String> {
+    let which = alloc::format!("{} BAR{}", f.address, bar.index);
+    if !bar.is_memory() {
+        return Err(alloc::format!("{which} is an I/O BAR"));
+    }
+    if !bar.prefetchable {
+        return Err(alloc::format!("{which} is not prefetchable: it may not be mapped write-combined"));
+    }
+    if bar.address == 0 {
+        return Err(alloc::format!("{which} has no address assigned"));
+    }
+    if len == 0 || len > bar.size {
+        return Err(alloc::format!("{which} is {:#x} bytes; {len:#x} asked for", bar.size));
+    }
+    let access = access().ok_or("no PCI configuration access")?;
+    pci::enable(access, f.address, Decode { memory: true, io: false, bus_master })
+        .map_err(|e| alloc::format!("{which}: enabling memory decode: {e:?}"))?;
+    WcWindow::map(bar.address, len).map_err(|e| alloc::format!("{which}: {e}"))
 }
 
 fn make_access(d: &crate::platform_acpi::Discovered) -> (Access, Vec<RootRange>) {

@@ -40,6 +40,63 @@ ktest!(pat_is_programmed_and_mmio_gets_its_cache_type, || {
     Ok(())
 });
 
+/// Architectural bit positions, spelled here independently of `paging` so that a mistake there
+/// is not repeated here (Intel SDM vol. 3A, section 4.5, tables 4-17 and 4-19).
+const PTE_PWT: u64 = 1 << 3;
+const PTE_PCD: u64 = 1 << 4;
+/// PAT bit of a 4 KiB PTE; in a 2 MiB PDE this bit is PS (page size).
+const PTE_PAT_4K: u64 = 1 << 7;
+const PDE_PS: u64 = 1 << 7;
+/// PAT bit of a 2 MiB PDE.
+const PDE_PAT_2M: u64 = 1 << 12;
+
+ktest!(pat_entry_one_is_write_combining_and_wc_ptes_select_it, || {
+    kassert!(paging::pat_supported(), "CPUID.01H:EDX.PAT is clear");
+    kassert!(paging::pat_programmed(), "IA32_PAT not programmed");
+    let pat = paging::pat_msr();
+    // IA32_PAT: PA<i> in bits 8i+2..8i (SDM vol. 3A, section 11.12.2); WC is 01h (table 11-10).
+    let entry = |i: u32| (pat >> (8 * i)) & 0xff;
+    kassert!(entry(1) == 0x01 && entry(5) == 0x01, "PA1/PA5 are {:#x}/{:#x}, not WC (01h); PAT {pat:#018x}", entry(1), entry(5));
+    // The entries the UC and WB mappings use keep their power-on values (table 11-12):
+    // PA0 WB 06h, PA2 UC- 07h, PA3 UC 00h, and the same in PA4, PA6, PA7.
+    for (i, want) in [(0, 0x06), (2, 0x07), (3, 0x00), (4, 0x06), (6, 0x07), (7, 0x00)] {
+        kassert!(entry(i) == want, "PA{i} is {:#x}, power-on value {want:#x}; PAT {pat:#018x}", entry(i));
+    }
+
+    // A 4 KiB WC mapping: PWT=1 PCD=0 PAT(bit 7)=0 selects PA1.
+    let small = paging::map_mmio(0xFEE0_0000, 0x1000, CacheType::WriteCombining).map_err(|e| alloc::format!("{e}"))?;
+    let leaf = paging::leaf(small).ok_or("4 KiB WC mapping missing")?;
+    kassert!(leaf.page_size == 4096, "4 KiB WC mapping uses {:#x} pages", leaf.page_size);
+    let bits = leaf.entry & (PTE_PWT | PTE_PCD | PTE_PAT_4K);
+    kassert!(bits == PTE_PWT, "4 KiB WC PTE {:#x}: PWT/PCD/PAT bits {bits:#x}, want PWT only", leaf.entry);
+
+    // A 2 MiB WC mapping: PS=1, PWT=1 PCD=0 PAT(bit 12)=0 selects PA1; bit 12 is not address.
+    let big = paging::map_mmio(0xC000_0000, 4 << 20, CacheType::WriteCombining).map_err(|e| alloc::format!("{e}"))?;
+    let leaf = paging::leaf(big).ok_or("2 MiB WC mapping missing")?;
+    kassert!(leaf.page_size == 2 << 20 && leaf.entry & PDE_PS != 0, "2 MiB WC mapping: entry {:#x} size {:#x}", leaf.entry, leaf.page_size);
+    let bits = leaf.entry & (PTE_PWT | PTE_PCD | PDE_PAT_2M);
+    kassert!(bits == PTE_PWT, "2 MiB WC PDE {:#x}: PWT/PCD/PAT bits {bits:#x}, want PWT only", leaf.entry);
+    kassert!(leaf.phys(big + 0x1234) == 0xC000_1234, "2 MiB WC PDE {:#x} maps to {:#x}", leaf.entry, leaf.phys(big + 0x1234));
+
+    // UC stays PCD|PWT (PA3), at both sizes.
+    let uc = paging::map_mmio(0xFEE0_0000, 0x1000, CacheType::Uncached).map_err(|e| alloc::format!("{e}"))?;
+    let leaf = paging::leaf(uc).ok_or("UC mapping missing")?;
+    kassert!(leaf.entry & (PTE_PWT | PTE_PCD | PTE_PAT_4K) == PTE_PWT | PTE_PCD, "4 KiB UC PTE {:#x}", leaf.entry);
+
+    // The encoder puts the PAT bit where each page size keeps it (table 11-11: index =
+    // PAT*4 + PCD*2 + PWT), and the decoder reads it back from there.
+    for index in 0..8u8 {
+        let want = |pat_bit: u64| {
+            (if index & 1 != 0 { PTE_PWT } else { 0 }) | (if index & 2 != 0 { PTE_PCD } else { 0 }) | (if index & 4 != 0 { pat_bit } else { 0 })
+        };
+        kassert!(paging::cache_bits(index, 4096) == want(PTE_PAT_4K), "index {index} at 4 KiB: {:#x}", paging::cache_bits(index, 4096));
+        kassert!(paging::cache_bits(index, 2 << 20) == want(PDE_PAT_2M), "index {index} at 2 MiB: {:#x}", paging::cache_bits(index, 2 << 20));
+        kassert!(paging::pat_index(want(PTE_PAT_4K), 4096) == index, "4 KiB decode of index {index}");
+        kassert!(paging::pat_index(want(PDE_PAT_2M) | PDE_PS, 2 << 20) == index, "2 MiB decode of index {index}");
+    }
+    Ok(())
+});
+
 ktest!(all_ram_is_mapped_at_the_offset, || {
     let info = crate::arch::handoff::layout();
     let (p, t, _) = paging::translate(PHYS_OFFSET + info.kernel_start).ok_or("kernel not at offset")?;

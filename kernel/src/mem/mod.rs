@@ -1,8 +1,9 @@
-//! Physical frames, page tables, the MMIO mapping API and the heap.
+//! Physical frames, page tables, the MMIO mapping API (uncached and write-combined) and the heap.
 
 pub mod frames;
 pub mod heap;
 pub mod paging;
+pub mod wc;
 
 /// Where all RAM is mapped (PML4 slot 256, the start of the upper half).
 pub const PHYS_OFFSET: u64 = 0xffff_8000_0000_0000;

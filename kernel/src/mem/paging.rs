@@ -1,27 +1,96 @@
 //! 4-level paging (Intel SDM vol. 3A, section 4.5 "4-Level Paging"): the kernel's own page
 //! tables, all RAM mapped at [`PHYS_OFFSET`], and an API that maps MMIO with the right memory
-//! type through the PAT (section 11.12 "Page Attribute Table").
+//! type through the PAT (section 11.12 "Page Attribute Table (PAT)"; AMD APM vol. 2, section 7.8
+//! "Page-Attribute Table Mechanism"). Section and table numbers are those of SDM editions up to
+//! 2022 (order number 253668); later editions moved chapter 11 "Memory Cache Control" to 13.
 //!
-//! PAT layout programmed here (IA32_PAT, MSR 0x277; type encodings from table 11-10):
-//! PA0 WB (06), PA1 WC (01), PA2 UC- (07), PA3 UC (00), PA4..PA7 repeat PA0..PA3.
-//! A PTE selects PAT entry PAT:PCD:PWT, so WB = none, WC = PWT, UC- = PCD, UC = PCD|PWT.
+//! # PAT layout
+//! IA32_PAT is MSR 0x277 (section 11.12.2 "IA32_PAT MSR"; SDM vol. 4, table 2-2). Memory type
+//! encodings are those of table 11-10: UC 00h, WC 01h, WT 04h, WP 05h, WB 06h, UC- 07h.
+//! Power-on/reset value (table 11-12): PA0 WB, PA1 WT, PA2 UC-, PA3 UC, PA4..PA7 the same again
+//! (0x0007_0406_0007_0406). The kernel programs:
+//!
+//! | entry | PAT:PCD:PWT | power-on | here | used for |
+//! |-------|-------------|----------|------|----------|
+//! | PA0   | 0 0 0       | WB  06h  | WB   | RAM, the boot identity map (unchanged) |
+//! | PA1   | 0 0 1       | WT  04h  | **WC 01h** | prefetchable BARs ([`CacheType::WriteCombining`]) |
+//! | PA2   | 0 1 0       | UC- 07h  | UC-  | unchanged |
+//! | PA3   | 0 1 1       | UC  00h  | UC   | device registers ([`CacheType::Uncached`]) (unchanged) |
+//! | PA4-7 | 1 x x       | as PA0-3 | as PA0-3 | never selected by the kernel |
+//!
+//! so the value is 0x0007_0106_0007_0106: only PA1 (and its copy PA5) differ from power-on.
+//! No mapping uses PA1/PA5 when it changes (the boot identity map selects PA0 only: its PDEs
+//! are `0x83`, PWT = PCD = PAT = 0), so no cached line or TLB entry has the old meaning and the
+//! cache-flush procedure of section 11.12.4 "Programming the PAT" has nothing to flush.
+//! WC sits in PA1 rather than PA4..PA7 so that it needs no PAT bit, whose position differs
+//! between 4 KiB PTEs (bit 7) and 2 MiB/1 GiB entries (bit 12, where bit 7 is the page-size
+//! bit) (section 4.5, tables 4-15, 4-17 and 4-19; table 11-11 "Selection of PAT Entries with
+//! PAT, PCD, and PWT Flags"); [`cache_bits`] and [`pat_index`] still place and read that bit
+//! by page size, so the encoding stays right if the layout ever uses PA4..PA7.
+//!
+//! PAT support is CPUID.01H:EDX bit 16 (section 11.12.1 "Detecting Support for the PAT
+//! Feature"). Without it the MSR is not written and write-combined mappings are refused
+//! ([`MapError::NoWriteCombining`]) rather than silently made something else.
 
 use super::{frames, LARGE_PAGE_SIZE, PAGE_SIZE, PHYS_OFFSET};
 use bootloader_api::info::{MemoryRegion, MemoryRegionKind};
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use spin::Mutex;
 
 const PRESENT: u64 = 1 << 0;
 const WRITABLE: u64 = 1 << 1;
+/// Page-level write-through: bit 0 of the PAT index.
 const PWT: u64 = 1 << 3;
+/// Page-level cache disable: bit 1 of the PAT index.
 const PCD: u64 = 1 << 4;
+/// Page size (in a PDPTE/PDE), and in a 4 KiB PTE the PAT bit (bit 2 of the PAT index).
 const HUGE: u64 = 1 << 7;
+const PAT_4K: u64 = 1 << 7;
+/// The PAT bit in a PDE mapping a 2 MiB page or a PDPTE mapping a 1 GiB page.
+const PAT_LARGE: u64 = 1 << 12;
 const GLOBAL: u64 = 1 << 8;
 const NO_EXECUTE: u64 = 1 << 63;
 const ADDR_MASK: u64 = 0x000f_ffff_ffff_f000;
 
 const IA32_PAT: u32 = 0x277;
-const PAT_VALUE: u64 = 0x0007_0106_0007_0106;
+/// CPUID.01H:EDX.PAT.
+const CPUID_1_EDX_PAT: u32 = 1 << 16;
+
+/// IA32_PAT memory type encodings (SDM vol. 3A, table 11-10).
+pub mod pat_type {
+    pub const UC: u8 = 0x00;
+    pub const WC: u8 = 0x01;
+    pub const WT: u8 = 0x04;
+    pub const WB: u8 = 0x06;
+    pub const UC_MINUS: u8 = 0x07;
+}
+use pat_type::{UC, UC_MINUS, WB, WC, WT};
+
+/// PA0..PA7 after power-up or reset (SDM vol. 3A, table 11-12).
+pub const POWER_ON_PAT: [u8; 8] = [WB, WT, UC_MINUS, UC, WB, WT, UC_MINUS, UC];
+/// PA0..PA7 as the kernel programs them: the table at the top of this file.
+pub const PAT_LAYOUT: [u8; 8] = [WB, WC, UC_MINUS, UC, WB, WC, UC_MINUS, UC];
+
+/// IA32_PAT holding `entries`: PA<i> in byte i (section 11.12.2, figure 11-9).
+pub const fn pat_value(entries: [u8; 8]) -> u64 {
+    let mut value = 0;
+    let mut i = 0;
+    while i < 8 {
+        value |= (entries[i] as u64) << (8 * i);
+        i += 1;
+    }
+    value
+}
+
+const PAT_VALUE: u64 = pat_value(PAT_LAYOUT);
+const _: () = assert!(PAT_VALUE == 0x0007_0106_0007_0106 && pat_value(POWER_ON_PAT) == 0x0007_0406_0007_0406);
+// Each CacheType's PAT entry holds that type.
+const _: () = {
+    assert!(PAT_LAYOUT[CacheType::WriteBack.pat_index() as usize] == WB);
+    assert!(PAT_LAYOUT[CacheType::WriteCombining.pat_index() as usize] == WC);
+    assert!(PAT_LAYOUT[CacheType::UncachedMinus.pat_index() as usize] == UC_MINUS);
+    assert!(PAT_LAYOUT[CacheType::Uncached.pat_index() as usize] == UC);
+};
 
 /// Virtual window for MMIO and other on-demand mappings (PML4 slot 384).
 const MMIO_BASE: u64 = 0xffff_c000_0000_0000;
@@ -33,6 +102,8 @@ static OFFSET: AtomicU64 = AtomicU64::new(0);
 static ROOT: AtomicU64 = AtomicU64::new(0);
 static MMIO_NEXT: Mutex<u64> = Mutex::new(MMIO_BASE);
 static MAP_LOCK: Mutex<()> = Mutex::new(());
+/// Whether IA32_PAT holds [`PAT_VALUE`] (the CPU has a PAT and `init` programmed it).
+static PAT_PROGRAMMED: AtomicBool = AtomicBool::new(false);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheType {
@@ -45,22 +116,37 @@ pub enum CacheType {
 }
 
 impl CacheType {
-    const fn pte_bits(self) -> u64 {
+    /// The PAT entry that holds this type in the layout programmed here.
+    pub const fn pat_index(self) -> u8 {
         match self {
             CacheType::WriteBack => 0,
-            CacheType::WriteCombining => PWT,
-            CacheType::UncachedMinus => PCD,
-            CacheType::Uncached => PCD | PWT,
+            CacheType::WriteCombining => 1,
+            CacheType::UncachedMinus => 2,
+            CacheType::Uncached => 3,
         }
     }
-    fn from_pte(pte: u64) -> Self {
-        match (pte & PCD != 0, pte & PWT != 0) {
-            (false, false) => CacheType::WriteBack,
-            (false, true) => CacheType::WriteCombining,
-            (true, false) => CacheType::UncachedMinus,
-            (true, true) => CacheType::Uncached,
+    /// The type PAT entry `index` (0..7) holds in the layout programmed here.
+    pub const fn from_pat_index(index: u8) -> Self {
+        match index & 3 {
+            0 => CacheType::WriteBack,
+            1 => CacheType::WriteCombining,
+            2 => CacheType::UncachedMinus,
+            _ => CacheType::Uncached,
         }
     }
+}
+
+/// The PWT/PCD/PAT bits of a leaf entry mapping a page of `page_size` bytes that selects PAT
+/// entry `index` (SDM vol. 3A, table 11-11: index = PAT*4 + PCD*2 + PWT).
+pub const fn cache_bits(index: u8, page_size: u64) -> u64 {
+    let pat = if page_size == PAGE_SIZE { PAT_4K } else { PAT_LARGE };
+    (if index & 1 != 0 { PWT } else { 0 }) | (if index & 2 != 0 { PCD } else { 0 }) | (if index & 4 != 0 { pat } else { 0 })
+}
+
+/// The PAT entry a leaf entry of a `page_size` page selects (inverse of [`cache_bits`]).
+pub const fn pat_index(entry: u64, page_size: u64) -> u8 {
+    let pat = if page_size == PAGE_SIZE { PAT_4K } else { PAT_LARGE };
+    (entry & PWT != 0) as u8 | ((entry & PCD != 0) as u8) << 1 | ((entry & pat != 0) as u8) << 2
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +154,8 @@ pub enum MapError {
     OutOfFrames,
     OutOfVirtualSpace { size: u64 },
     AlreadyMapped { virt: u64 },
+    /// Write-combining was asked for on a CPU without a PAT.
+    NoWriteCombining,
 }
 
 impl core::fmt::Display for MapError {
@@ -76,6 +164,7 @@ impl core::fmt::Display for MapError {
             MapError::OutOfFrames => write!(f, "out of physical frames for page tables"),
             MapError::OutOfVirtualSpace { size } => write!(f, "MMIO window exhausted mapping {size:#x} bytes"),
             MapError::AlreadyMapped { virt } => write!(f, "{virt:#x} is already mapped"),
+            MapError::NoWriteCombining => write!(f, "write-combining needs a PAT, and CPUID.01H:EDX.PAT is clear"),
         }
     }
 }
@@ -110,8 +199,9 @@ fn indices(virt: u64) -> [usize; 4] {
     [(virt >> 39) as usize & 511, (virt >> 30) as usize & 511, (virt >> 21) as usize & 511, (virt >> 12) as usize & 511]
 }
 
-/// Maps one page (4 KiB, or 2 MiB when `large`) in the table rooted at `root`.
-fn map_page(root: u64, virt: u64, phys: u64, large: bool, flags: u64) -> Result<(), MapError> {
+/// Maps one page (4 KiB, or 2 MiB when `large`) in the table rooted at `root`, selecting PAT
+/// entry `pat` with the bits where that page size keeps them.
+fn map_page(root: u64, virt: u64, phys: u64, large: bool, flags: u64, pat: u8) -> Result<(), MapError> {
     let [i4, i3, i2, i1] = indices(virt);
     let pdpt = next_table(root, i4)?;
     let pd = next_table(pdpt, i3)?;
@@ -122,8 +212,7 @@ fn map_page(root: u64, virt: u64, phys: u64, large: bool, flags: u64) -> Result<
             if entry.read_volatile() & PRESENT != 0 {
                 return Err(MapError::AlreadyMapped { virt });
             }
-            // For 2 MiB pages the PAT bit is bit 12; we never set it (PAT entries 0..3).
-            entry.write_volatile(phys | flags | HUGE | PRESENT);
+            entry.write_volatile(phys | flags | cache_bits(pat, LARGE_PAGE_SIZE) | HUGE | PRESENT);
         } else {
             let pt = next_table(pd, i2).map_err(|e| match e {
                 MapError::AlreadyMapped { .. } => MapError::AlreadyMapped { virt },
@@ -133,19 +222,19 @@ fn map_page(root: u64, virt: u64, phys: u64, large: bool, flags: u64) -> Result<
             if entry.read_volatile() & PRESENT != 0 {
                 return Err(MapError::AlreadyMapped { virt });
             }
-            entry.write_volatile(phys | flags | PRESENT);
+            entry.write_volatile(phys | flags | cache_bits(pat, PAGE_SIZE) | PRESENT);
         }
     }
     Ok(())
 }
 
 /// Maps `[phys, phys+len)` at `virt` with 2 MiB pages where both addresses allow it.
-fn map_range(root: u64, virt: u64, phys: u64, len: u64, flags: u64) -> Result<(), MapError> {
+fn map_range(root: u64, virt: u64, phys: u64, len: u64, flags: u64, cache: CacheType) -> Result<(), MapError> {
     let mut off = 0;
     while off < len {
         let (v, p) = (virt + off, phys + off);
         let large = v % LARGE_PAGE_SIZE == 0 && p % LARGE_PAGE_SIZE == 0 && len - off >= LARGE_PAGE_SIZE;
-        map_page(root, v, p, large, flags)?;
+        map_page(root, v, p, large, flags, cache.pat_index())?;
         off += if large { LARGE_PAGE_SIZE } else { PAGE_SIZE };
     }
     Ok(())
@@ -160,19 +249,23 @@ fn is_ram_like(kind: MemoryRegionKind) -> bool {
 /// [`PHYS_OFFSET`] and, below 4 GiB, also at their physical address (the kernel image, its
 /// stack and the loader's structures stay where the boot identity map had them).
 pub fn init(regions: &[MemoryRegion]) -> Result<(), MapError> {
-    // SAFETY: programs the PAT with the layout documented at the top of this file; the boot
-    // identity map uses PAT entry 0 (WB), which keeps its meaning.
-    unsafe { crate::arch::wrmsr(IA32_PAT, PAT_VALUE) };
+    if pat_supported() {
+        // SAFETY: IA32_PAT exists (CPUID.01H:EDX.PAT); the value holds only defined encodings
+        // (reserved ones #GP); it changes only PA1/PA5, which no mapping selects (see the
+        // layout at the top of this file).
+        unsafe { crate::arch::wrmsr(IA32_PAT, PAT_VALUE) };
+        PAT_PROGRAMMED.store(crate::arch::rdmsr(IA32_PAT) == PAT_VALUE, Ordering::Relaxed);
+    }
     let _guard = MAP_LOCK.lock();
     let root = frames::alloc().ok_or(MapError::OutOfFrames)?;
     let map_both = |start: u64, end: u64| -> Result<(), MapError> {
         let start = start & !(PAGE_SIZE - 1);
         let end = (end + PAGE_SIZE - 1) & !(PAGE_SIZE - 1);
-        map_range(root, PHYS_OFFSET + start, start, end - start, WRITABLE | NO_EXECUTE | GLOBAL)?;
+        map_range(root, PHYS_OFFSET + start, start, end - start, WRITABLE | NO_EXECUTE | GLOBAL, CacheType::WriteBack)?;
         if start < (4 << 30) {
             let end = end.min(4 << 30);
             // Executable: the kernel image is in here.
-            map_range(root, start, start, end - start, WRITABLE | GLOBAL)?;
+            map_range(root, start, start, end - start, WRITABLE | GLOBAL, CacheType::WriteBack)?;
         }
         Ok(())
     };
@@ -196,7 +289,12 @@ fn invlpg(virt: u64) {
 
 /// Maps `len` bytes of device memory at `phys` with `cache`, returning the virtual address of
 /// `phys` (which need not be page-aligned). Mappings are permanent.
+/// A write-combined request fails with [`MapError::NoWriteCombining`] when the PAT does not
+/// hold the kernel's layout.
 pub fn map_mmio(phys: u64, len: u64, cache: CacheType) -> Result<u64, MapError> {
+    if cache == CacheType::WriteCombining && !PAT_PROGRAMMED.load(Ordering::Relaxed) {
+        return Err(MapError::NoWriteCombining);
+    }
     let offset = phys & (PAGE_SIZE - 1);
     let start = phys - offset;
     let size = (offset + len.max(1) + PAGE_SIZE - 1) & !(PAGE_SIZE - 1);
@@ -215,7 +313,7 @@ pub fn map_mmio(phys: u64, len: u64, cache: CacheType) -> Result<u64, MapError> 
     };
     let _guard = MAP_LOCK.lock();
     let root = ROOT.load(Ordering::Relaxed);
-    map_range(root, virt, start, size, WRITABLE | NO_EXECUTE | cache.pte_bits())?;
+    map_range(root, virt, start, size, WRITABLE | NO_EXECUTE, cache)?;
     Ok(virt + offset)
 }
 
@@ -226,15 +324,39 @@ pub fn map_fresh(virt: u64, len: u64) -> Result<(), MapError> {
     let mut off = 0;
     while off < len {
         let frame = frames::alloc().ok_or(MapError::OutOfFrames)?;
-        map_page(root, virt + off, frame, false, WRITABLE | NO_EXECUTE)?;
+        map_page(root, virt + off, frame, false, WRITABLE | NO_EXECUTE, CacheType::WriteBack.pat_index())?;
         invlpg(virt + off);
         off += PAGE_SIZE;
     }
     Ok(())
 }
 
-/// Walks the page tables for `virt`: (physical address, cache type, page size).
-pub fn translate(virt: u64) -> Option<(u64, CacheType, u64)> {
+/// The leaf entry that maps a virtual address, as the page tables hold it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leaf {
+    /// The raw entry (PTE, or PDE/PDPTE with the page-size bit).
+    pub entry: u64,
+    /// Bytes the entry maps: 4 KiB, 2 MiB or 1 GiB.
+    pub page_size: u64,
+}
+
+impl Leaf {
+    pub fn pat_index(&self) -> u8 {
+        pat_index(self.entry, self.page_size)
+    }
+    pub fn cache_type(&self) -> CacheType {
+        CacheType::from_pat_index(self.pat_index())
+    }
+    /// The physical address of `virt`, which this entry maps.
+    pub fn phys(&self, virt: u64) -> u64 {
+        let mask = self.page_size - 1;
+        // In large entries bit 12 is the PAT bit, not address.
+        (self.entry & ADDR_MASK & !mask) | (virt & mask)
+    }
+}
+
+/// Walks the page tables for `virt` to the entry that maps it.
+pub fn leaf(virt: u64) -> Option<Leaf> {
     let root = ROOT.load(Ordering::Relaxed);
     let [i4, i3, i2, i1] = indices(virt);
     // SAFETY: reads page-table frames, which are ours and mapped.
@@ -248,23 +370,40 @@ pub fn translate(virt: u64) -> Option<(u64, CacheType, u64)> {
             return None;
         }
         if e3 & HUGE != 0 {
-            return Some(((e3 & ADDR_MASK & !0x3fff_ffff) | (virt & 0x3fff_ffff), CacheType::from_pte(e3), 1 << 30));
+            return Some(Leaf { entry: e3, page_size: 1 << 30 });
         }
         let e2 = table(e3 & ADDR_MASK).add(i2).read_volatile();
         if e2 & PRESENT == 0 {
             return None;
         }
         if e2 & HUGE != 0 {
-            return Some(((e2 & ADDR_MASK & !0x1f_ffff) | (virt & 0x1f_ffff), CacheType::from_pte(e2), LARGE_PAGE_SIZE));
+            return Some(Leaf { entry: e2, page_size: LARGE_PAGE_SIZE });
         }
         let e1 = table(e2 & ADDR_MASK).add(i1).read_volatile();
         if e1 & PRESENT == 0 {
             return None;
         }
-        Some(((e1 & ADDR_MASK) | (virt & 0xfff), CacheType::from_pte(e1), PAGE_SIZE))
+        Some(Leaf { entry: e1, page_size: PAGE_SIZE })
     }
 }
 
+/// Walks the page tables for `virt`: (physical address, cache type, page size).
+pub fn translate(virt: u64) -> Option<(u64, CacheType, u64)> {
+    let l = leaf(virt)?;
+    Some((l.phys(virt), l.cache_type(), l.page_size))
+}
+
+/// Whether the CPU has a PAT (CPUID.01H:EDX bit 16).
+pub fn pat_supported() -> bool {
+    crate::arch::cpuid(1, 0).edx & CPUID_1_EDX_PAT != 0
+}
+
+/// Whether IA32_PAT holds the kernel's layout (read back after `init` wrote it).
+pub fn pat_programmed() -> bool {
+    PAT_PROGRAMMED.load(Ordering::Relaxed)
+}
+
+/// IA32_PAT as read now. Only meaningful where [`pat_supported`].
 pub fn pat_msr() -> u64 {
     crate::arch::rdmsr(IA32_PAT)
 }

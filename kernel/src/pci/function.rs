@@ -64,6 +64,14 @@ impl PciFunction {
         self.bars.get(index as usize).and_then(Option::as_ref)
     }
 
+    /// The `n`th memory BAR (0-based) in slot order, a 64-bit BAR counting once: the numbering
+    /// NVIDIA's driver gives a GPU's BARs (`nv->bars[j]` in `nv_pci_probe`,
+    /// `kernel-open/nvidia/nv-pci.c`, open-gpu-kernel-modules 535.261.03), where BAR1, the VRAM
+    /// aperture, is `memory_bar(1)` wherever its PCI slot is.
+    pub fn memory_bar(&self, n: usize) -> Option<&Bar> {
+        self.bars.iter().flatten().filter(|b| b.is_memory()).nth(n)
+    }
+
     pub fn capability(&self, id: u8) -> Option<&Capability> {
         self.capabilities.iter().find(|c| c.id == id)
     }

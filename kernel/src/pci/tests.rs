@@ -416,6 +416,29 @@ fn pci_identity_and_interrupt_fields() {
 }
 
 #[test]
+fn memory_bars_are_numbered_as_nvidia_numbers_them() {
+    let (_, functions) = ecam();
+    let gpu = find(&functions, GPU);
+    let slots: Vec<(u8, BarKind, bool, u64)> = (0..4)
+        .filter_map(|n| gpu.memory_bar(n))
+        .map(|b| (b.index, b.kind, b.prefetchable, b.size))
+        .collect();
+    // BAR0 registers, BAR1 VRAM aperture (slots 1-2), BAR2 (NVIDIA's name; PCI slots 3-4).
+    assert_eq!(
+        slots,
+        [
+            (0, BarKind::Mem32, false, 0x100_0000),
+            (1, BarKind::Mem64, true, 0x10_0000_0000),
+            (3, BarKind::Mem64, true, 0x200_0000),
+        ]
+    );
+    // I/O BARs are not counted: the SATA controller's only memory BAR is in slot 5.
+    let sata = find(&functions, SATA);
+    assert_eq!(sata.memory_bar(0).map(|b| b.index), Some(5));
+    assert_eq!(sata.memory_bar(1), None);
+}
+
+#[test]
 fn pci_bars_of_every_kind_are_sized() {
     let (_, functions) = ecam();
     let bar = |io: bool, kind, index, prefetchable, address, size| {
