@@ -6,6 +6,17 @@
 //! ([`crate::ptx`]) with global memory through the channel's VA space. A QMD with `RELEASE0`
 //! enabled gets its 32-bit payload written when the grid finished.
 //!
+//! Before the first launch the driver must have set the context's memory configuration:
+//! the local-memory buffer (`SET_SHADER_LOCAL_MEMORY_A/B`, `..._NON_THROTTLED_A/B/C`) and the
+//! generic windows (`SET_SHADER_LOCAL_MEMORY_WINDOW_A/B`, `SET_SHADER_SHARED_MEMORY_WINDOW_A/B`);
+//! a launch without them is [`ComputeError::NotConfigured`]. A launch checks that the buffer is
+//! mapped over the size the model's TPCs need, that the QMD's `SHADER_LOCAL_MEMORY_LOW_SIZE`
+//! covers the kernel's local memory (its `.local` arrays and call frames, as the interpreter
+//! lays them out) and fits the per-TPC size, and that the QMD's shared-memory configuration
+//! (`MIN/MAX/TARGET_SM_CONFIG_SHARED_MEM_SIZE`, Ampere and later) admits the CTA's shared
+//! memory. The interpreter resolves generic addresses through the driver's windows; local
+//! memory's contents stay in the interpreter (per thread), not in the driver's buffer.
+//!
 //! Parsed modules are kept by program address (and compared by text), so launching the same
 //! kernel again does not parse it again.
 
@@ -15,13 +26,31 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use nvgpu::compute::launch::{param_cbank_offset, parse_model_code_image, qmd_layout, QMD_BYTES};
+use nvgpu::compute::memory::{decode_sm_config, max_shared_per_cta, max_shared_per_sm, SHARED_RESERVED_PER_CTA, SMS_PER_TPC, WARP_THREADS};
 use nvgpu::compute::qmd::Qmd;
 use nvgpu::hal::Family;
 use nvgpu::hw::compute::*;
 use nvgpu::hw::qmd::Semantic;
 
 use crate::engine_mem::{MmuFault, VirtualMemory};
-use crate::ptx::{self, LaunchConfig, Limits, Module};
+use crate::ptx::{self, LaunchConfig, Limits, Module, Windows};
+
+/// TPCs present in each of the model's GPCs.
+pub const MODEL_TPC_MASK_PER_GPC: u32 = 0b11;
+
+/// Resident warps per SM the model reports (`SM_info.maxWarpsPerSM`).
+pub const fn model_max_warps_per_sm(family: Family) -> u32 {
+    match family {
+        Family::Turing => 32,
+        Family::Ga100 | Family::Hopper | Family::BlackwellGb10x => 64,
+        Family::Ga10x | Family::Ada | Family::BlackwellGb20x => 48,
+    }
+}
+
+/// TPCs of the model (what its GSP-RM static info reports: 6 GPCs).
+pub const MODEL_TPCS: u32 = 6 * MODEL_TPC_MASK_PER_GPC.count_ones();
+/// Bytes each generic window spans on the model (the driver's windows are this far apart).
+pub const MODEL_WINDOW_BYTES: u64 = 1 << 24;
 
 /// Why a compute method or launch failed.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +67,16 @@ pub enum ComputeError {
     BadLaunch(String),
     /// The PTX failed to parse or run.
     Ptx(String),
+    /// A launch before the driver set this part of the context's memory configuration.
+    NotConfigured { what: &'static str },
+    /// The generic windows overlap each other or the constant window.
+    OverlappingWindows { shared: u64, local: u64 },
+    /// Local memory too small: the QMD's per-thread size for the kernel, or the per-TPC size
+    /// for the QMD's per-thread size.
+    LocalMemoryTooSmall { what: &'static str, have: u64, need: u64 },
+    /// The QMD's shared-memory configuration does not admit the CTA's shared memory, or is
+    /// not a configuration of this family.
+    SharedConfig { shared: u64, min_config: u64, target_config: u64, max_config: u64, why: &'static str },
 }
 
 impl core::fmt::Display for ComputeError {
@@ -49,6 +88,15 @@ impl core::fmt::Display for ComputeError {
             ComputeError::Fault(fault) => write!(f, "{fault}"),
             ComputeError::BadLaunch(why) => write!(f, "bad launch: {why}"),
             ComputeError::Ptx(why) => write!(f, "PTX: {why}"),
+            ComputeError::NotConfigured { what } => write!(f, "launch before the driver set {what}"),
+            ComputeError::OverlappingWindows { shared, local } => {
+                write!(f, "generic windows overlap (shared {shared:#x}, local {local:#x})")
+            }
+            ComputeError::LocalMemoryTooSmall { what, have, need } => write!(f, "{what}: {have} bytes, need {need}"),
+            ComputeError::SharedConfig { shared, min_config, target_config, max_config, why } => write!(
+                f,
+                "{shared} bytes of shared memory with SM config min {min_config} target {target_config} max {max_config}: {why}"
+            ),
         }
     }
 }
@@ -67,11 +115,56 @@ pub struct ComputeLaunch {
     pub threads: u64,
 }
 
+/// The context memory methods' values, as the driver set them (`None`: not yet).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryConfig {
+    pub local_memory_a: Option<u32>,
+    pub local_memory_b: Option<u32>,
+    pub non_throttled_a: Option<u32>,
+    pub non_throttled_b: Option<u32>,
+    pub non_throttled_c: Option<u32>,
+    pub local_window_a: Option<u32>,
+    pub local_window_b: Option<u32>,
+    pub shared_window_a: Option<u32>,
+    pub shared_window_b: Option<u32>,
+}
+
+fn join(hi: Option<u32>, lo: Option<u32>, what: &'static str) -> Result<u64, ComputeError> {
+    match (hi, lo) {
+        (Some(hi), Some(lo)) => Ok(u64::from(hi) << 32 | u64::from(lo)),
+        _ => Err(ComputeError::NotConfigured { what }),
+    }
+}
+
+impl MemoryConfig {
+    /// The local-memory buffer's VA.
+    pub fn local_memory(&self) -> Result<u64, ComputeError> {
+        join(self.local_memory_a, self.local_memory_b, "SET_SHADER_LOCAL_MEMORY_A/B")
+    }
+    /// Local memory per TPC.
+    pub fn bytes_per_tpc(&self) -> Result<u64, ComputeError> {
+        join(self.non_throttled_a, self.non_throttled_b, "SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A/B")
+    }
+    /// `NON_THROTTLED_C_MAX_SM_COUNT`.
+    pub fn max_sm_count(&self) -> Result<u32, ComputeError> {
+        let c = self.non_throttled_c.ok_or(ComputeError::NotConfigured { what: "SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C" })?;
+        Ok(c & ((1 << NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C_MAX_SM_COUNT.width()) - 1))
+    }
+    /// The generic windows.
+    pub fn windows(&self) -> Result<Windows, ComputeError> {
+        let local = join(self.local_window_a, self.local_window_b, "SET_SHADER_LOCAL_MEMORY_WINDOW_A/B")?;
+        let shared = join(self.shared_window_a, self.shared_window_b, "SET_SHADER_SHARED_MEMORY_WINDOW_A/B")?;
+        Ok(Windows { shared, local, size: MODEL_WINDOW_BYTES })
+    }
+}
+
 /// One channel's compute object.
 #[derive(Debug)]
 pub struct ComputeEngine {
     family: Family,
     qmd_va: Option<u64>,
+    /// The context's memory configuration.
+    pub memory: MemoryConfig,
     modules: Vec<(u64, String, Module)>,
     pub limits: Limits,
     pub launches: u64,
@@ -80,7 +173,7 @@ pub struct ComputeEngine {
 
 impl ComputeEngine {
     pub fn new(family: Family) -> Self {
-        ComputeEngine { family, qmd_va: None, modules: Vec::new(), limits: Limits::default(), launches: 0, last: None }
+        ComputeEngine { family, qmd_va: None, memory: MemoryConfig::default(), modules: Vec::new(), limits: Limits::default(), launches: 0, last: None }
     }
 
     /// One method; `Some` when it launched a grid.
@@ -88,6 +181,49 @@ impl ComputeEngine {
         match method {
             NVC6C0_SEND_PCAS_A => {
                 self.qmd_va = Some(u64::from(value) << 8);
+                Ok(None)
+            }
+            NVC6C0_SET_SHADER_LOCAL_MEMORY_A => {
+                let upper = match self.family {
+                    Family::Hopper => NVCBC0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER,
+                    _ => NVC6C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER,
+                };
+                self.memory.local_memory_a = Some(value & ((1 << upper.width()) - 1));
+                Ok(None)
+            }
+            NVC6C0_SET_SHADER_LOCAL_MEMORY_B => {
+                self.memory.local_memory_b = Some(value);
+                Ok(None)
+            }
+            NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A => {
+                let bits = NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A_SIZE_UPPER.width();
+                self.memory.non_throttled_a = Some(value & ((1 << bits) - 1));
+                Ok(None)
+            }
+            NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_B => {
+                self.memory.non_throttled_b = Some(value);
+                Ok(None)
+            }
+            NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C => {
+                self.memory.non_throttled_c = Some(value);
+                Ok(None)
+            }
+            NVC6C0_SET_SHADER_LOCAL_MEMORY_WINDOW_A => {
+                let bits = NVC6C0_SET_SHADER_LOCAL_MEMORY_WINDOW_A_BASE_ADDRESS_UPPER.width();
+                self.memory.local_window_a = Some(value & ((1 << bits) - 1));
+                Ok(None)
+            }
+            NVC6C0_SET_SHADER_LOCAL_MEMORY_WINDOW_B => {
+                self.memory.local_window_b = Some(value);
+                Ok(None)
+            }
+            NVC6C0_SET_SHADER_SHARED_MEMORY_WINDOW_A => {
+                let bits = NVC6C0_SET_SHADER_SHARED_MEMORY_WINDOW_A_BASE_ADDRESS_UPPER.width();
+                self.memory.shared_window_a = Some(value & ((1 << bits) - 1));
+                Ok(None)
+            }
+            NVC6C0_SET_SHADER_SHARED_MEMORY_WINDOW_B => {
+                self.memory.shared_window_b = Some(value);
                 Ok(None)
             }
             NVC5C0_SEND_SIGNALING_PCAS_B if self.family == Family::Turing => {
@@ -118,6 +254,28 @@ impl ComputeEngine {
     fn launch(&mut self, qmd_va: u64, vm: &mut dyn VirtualMemory) -> Result<ComputeLaunch, ComputeError> {
         use Semantic::*;
         let layout = qmd_layout(self.family).map_err(|e| ComputeError::BadLaunch(format!("{e}")))?;
+        let windows = self.memory.windows()?;
+        if !windows.disjoint() {
+            return Err(ComputeError::OverlappingWindows { shared: windows.shared, local: windows.local });
+        }
+        let local_buffer = self.memory.local_memory()?;
+        let bytes_per_tpc = self.memory.bytes_per_tpc()?;
+        let max_sm_count = self.memory.max_sm_count()?;
+        let model_sms = MODEL_TPCS * SMS_PER_TPC;
+        if max_sm_count < model_sms {
+            return Err(ComputeError::LocalMemoryTooSmall {
+                what: "SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C_MAX_SM_COUNT (SMs)",
+                have: max_sm_count.into(),
+                need: model_sms.into(),
+            });
+        }
+        // The buffer must be mapped over every TPC's share: its last byte reads.
+        let buffer_bytes = bytes_per_tpc * u64::from(MODEL_TPCS);
+        if buffer_bytes == 0 {
+            return Err(ComputeError::LocalMemoryTooSmall { what: "local memory per TPC", have: 0, need: 1 });
+        }
+        vm.read(local_buffer, &mut [0u8])?;
+        vm.read(local_buffer + buffer_bytes - 1, &mut [0u8])?;
         let mut raw = [0u8; QMD_BYTES];
         vm.read(qmd_va, &mut raw)?;
         let words: Vec<u32> = raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
@@ -176,11 +334,12 @@ impl ComputeEngine {
             .get(at..at + size)
             .ok_or_else(|| ComputeError::BadLaunch(format!("{size} bytes of parameters do not fit constant bank 0")))?
             .to_vec();
+        self.check_memory(&q, kernel, shared, bytes_per_tpc)?;
         let static_shared = u64::from(kernel.static_shared());
         let dynamic_shared = shared.saturating_sub(static_shared) as u32;
         let grid = grid.map(|v| v as u32);
         let block = block.map(|v| v as u32);
-        let cfg = LaunchConfig { grid, block, dynamic_shared, const_bank: None, globals: &[] };
+        let cfg = LaunchConfig { grid, block, dynamic_shared, const_bank: None, globals: &[], windows };
         let stats = ptx::launch(module, entry, &cfg, &params, vm, &self.limits).map_err(|e| match e {
             ptx::PtxError::Exec { error: ptx::ExecError::Fault(fault), .. } => ComputeError::Fault(fault),
             other => ComputeError::Ptx(format!("{other}")),
@@ -192,5 +351,170 @@ impl ComputeEngine {
             vm.write(address, &payload.to_le_bytes())?;
         }
         Ok(ComputeLaunch { instructions: stats.instructions, ctas: stats.ctas, threads: stats.threads })
+    }
+}
+
+impl ComputeEngine {
+    /// The QMD's local-memory size and shared-memory configuration against the kernel.
+    fn check_memory(&self, q: &Qmd, kernel: &ptx::Kernel, shared: u64, bytes_per_tpc: u64) -> Result<(), ComputeError> {
+        use Semantic::*;
+        let bad = |e: nvgpu::compute::qmd::QmdError| ComputeError::BadLaunch(format!("QMD: {e}"));
+        let local = q.get(ShaderLocalMemoryLowSize, 0).map_err(bad)?;
+        let needed = u64::from(kernel.local_size);
+        if local < needed {
+            return Err(ComputeError::LocalMemoryTooSmall { what: "QMD SHADER_LOCAL_MEMORY_LOW_SIZE", have: local, need: needed });
+        }
+        let per_tpc = local.next_multiple_of(16)
+            * u64::from(WARP_THREADS)
+            * u64::from(model_max_warps_per_sm(self.family))
+            * u64::from(SMS_PER_TPC);
+        if per_tpc > bytes_per_tpc {
+            return Err(ComputeError::LocalMemoryTooSmall { what: "local memory per TPC", have: bytes_per_tpc, need: per_tpc });
+        }
+        if shared > max_shared_per_cta(self.family) {
+            return Err(ComputeError::SharedConfig {
+                shared,
+                min_config: 0,
+                target_config: 0,
+                max_config: 0,
+                why: "more than a CTA of this family may use",
+            });
+        }
+        // Turing's configuration fields are not declared; its QMDs leave them to the default.
+        if q.layout.field(MinSmConfigSharedMemSize).is_none() {
+            return Ok(());
+        }
+        let (min, target, max) = (
+            q.get(MinSmConfigSharedMemSize, 0).map_err(bad)?,
+            q.get(TargetSmConfigSharedMemSize, 0).map_err(bad)?,
+            q.get(MaxSmConfigSharedMemSize, 0).map_err(bad)?,
+        );
+        let refuse = |why| ComputeError::SharedConfig { shared, min_config: min, target_config: target, max_config: max, why };
+        let (Some(min_bytes), Some(_), Some(max_bytes)) = (decode_sm_config(min), decode_sm_config(target), decode_sm_config(max)) else {
+            return Err(refuse("a configuration is 0 (unset)"));
+        };
+        if !(min <= target && target <= max) {
+            return Err(refuse("not min <= target <= max"));
+        }
+        if max_bytes > max_shared_per_sm(self.family) {
+            return Err(refuse("max exceeds the family's SM shared memory"));
+        }
+        if min_bytes < shared + SHARED_RESERVED_PER_CTA {
+            return Err(refuse("the minimum configuration does not hold the CTA's shared memory and reserve"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine_mem::FlatMemory;
+    use nvgpu::compute::launch::{const_bank0, model_code_image, qmd, CONST0_BYTES};
+    use nvgpu::compute::memory::{push_memory_config, sm_shared_config, LocalMemoryPlan, LOCAL_WINDOW_VA};
+    use nvgpu::compute::qmd::Launch;
+    use nvgpu::host::{decode, HostClass, PushBuffer};
+
+    const BASE: u64 = 0x1_0000_0000;
+    const QMD_AT: u64 = BASE;
+    const BANK_AT: u64 = BASE + 0x1000;
+    const CODE_AT: u64 = BASE + 0x4000;
+    const OUT_AT: u64 = BASE + 0x8000;
+    const LOCAL_AT: u64 = BASE + 0x10_0000;
+
+    /// A kernel with a 64-byte `.local` array reached through its generic address.
+    const PTX: &str = ".version 7.8\n.target sm_86\n.address_size 64\n\
+        .visible .entry k(.param .u64 out)\n{\n\
+        .local .align 4 .b8 buf[64];\n.reg .b64 %rd<4>;\n.reg .b32 %r<3>;\n\
+        ld.param.u64 %rd1, [out];\nmov.u64 %rd2, buf;\ncvta.local.u64 %rd3, %rd2;\n\
+        mov.u32 %r1, 42;\nst.u32 [%rd3+8], %r1;\nld.u32 %r2, [%rd3+8];\n\
+        st.global.u32 [%rd1], %r2;\nst.global.u64 [%rd1+8], %rd3;\nret;\n}\n";
+
+    fn memory(plan: &LocalMemoryPlan) -> FlatMemory {
+        let mut mem = FlatMemory::new(BASE, (LOCAL_AT - BASE + plan.total_bytes) as usize);
+        let bank = const_bank0(Family::Ga10x, &OUT_AT.to_le_bytes()).unwrap();
+        mem.write(BANK_AT, &bank).unwrap();
+        mem.write(CODE_AT, &model_code_image("k", PTX)).unwrap();
+        mem
+    }
+
+    fn configure(engine: &mut ComputeEngine, plan: &LocalMemoryPlan, mem: &mut FlatMemory) {
+        let mut pb = PushBuffer::with_storage(Vec::new(), HostClass::AmpereA);
+        push_memory_config(&mut pb, Family::Ga10x, 1, LOCAL_AT, plan).unwrap();
+        for m in decode(pb.words()) {
+            let m = m.unwrap();
+            for (i, &v) in m.data.iter().enumerate() {
+                assert_eq!(engine.method(m.method + 4 * i as u32, v, mem), Ok(None));
+            }
+        }
+    }
+
+    fn launch(engine: &mut ComputeEngine, mem: &mut FlatMemory, edit: impl FnOnce(&mut Launch)) -> Result<Option<ComputeLaunch>, ComputeError> {
+        let mut l = Launch {
+            program_address: CODE_AT,
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            shared_memory: 0,
+            registers: 32,
+            barriers: 1,
+            const0: (BANK_AT, CONST0_BYTES),
+            release: None,
+            local_bytes_per_thread: 64,
+            sm_config: Some(sm_shared_config(Family::Ga10x, 0).unwrap()),
+        };
+        edit(&mut l);
+        let words: Vec<u8> = qmd(Family::Ga10x, &l).unwrap().words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        mem.write(QMD_AT, &words).unwrap();
+        engine.method(NVC6C0_SEND_PCAS_A, (QMD_AT >> 8) as u32, mem)?;
+        engine.method(NVC6C0_SEND_SIGNALING_PCAS2_B, NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE, mem)
+    }
+
+    #[test]
+    fn compute_launches_need_the_memory_configuration_and_use_its_windows() {
+        let plan = LocalMemoryPlan::new(64, MODEL_TPCS, model_max_warps_per_sm(Family::Ga10x)).unwrap();
+        let mut mem = memory(&plan);
+        let mut engine = ComputeEngine::new(Family::Ga10x);
+        assert!(matches!(launch(&mut engine, &mut mem, |_| {}), Err(ComputeError::NotConfigured { .. })));
+        assert!(matches!(engine.method(0x7b8, 0, &mut mem), Err(ComputeError::UnknownMethod { method: 0x7b8, .. })));
+        configure(&mut engine, &plan, &mut mem);
+        assert_eq!(engine.memory.local_memory(), Ok(LOCAL_AT));
+        assert_eq!(engine.memory.bytes_per_tpc(), Ok(plan.bytes_per_tpc));
+        assert_eq!(engine.memory.windows().map(|w| w.local), Ok(LOCAL_WINDOW_VA));
+
+        assert!(launch(&mut engine, &mut mem, |_| {}).unwrap().is_some());
+        let mut out = [0u8; 16];
+        mem.read(OUT_AT, &mut out).unwrap();
+        assert_eq!(u32::from_le_bytes(out[..4].try_into().unwrap()), 42);
+        let generic = u64::from_le_bytes(out[8..].try_into().unwrap());
+        assert!((LOCAL_WINDOW_VA..LOCAL_WINDOW_VA + MODEL_WINDOW_BYTES).contains(&generic), "{generic:#x} is in the driver's window");
+    }
+
+    #[test]
+    fn qmds_whose_memory_does_not_admit_the_kernel_are_refused() {
+        let plan = LocalMemoryPlan::new(64, MODEL_TPCS, model_max_warps_per_sm(Family::Ga10x)).unwrap();
+        let mut mem = memory(&plan);
+        let mut engine = ComputeEngine::new(Family::Ga10x);
+        configure(&mut engine, &plan, &mut mem);
+        // Less local memory per thread than the kernel's 64-byte array.
+        let r = launch(&mut engine, &mut mem, |l| l.local_bytes_per_thread = 48);
+        assert!(matches!(r, Err(ComputeError::LocalMemoryTooSmall { have: 48, need: 64, .. })), "{r:?}");
+        // More per thread than the buffer was sized for.
+        let r = launch(&mut engine, &mut mem, |l| l.local_bytes_per_thread = 128);
+        assert!(matches!(r, Err(ComputeError::LocalMemoryTooSmall { what: "local memory per TPC", .. })), "{r:?}");
+        // 48 KiB of shared memory with the 8 KiB configuration as minimum and target.
+        let r = launch(&mut engine, &mut mem, |l| {
+            l.shared_memory = 48 << 10;
+            l.sm_config = Some(sm_shared_config(Family::Ga10x, 0).unwrap());
+        });
+        assert!(matches!(r, Err(ComputeError::SharedConfig { shared: 49152, min_config: 3, .. })), "{r:?}");
+        // No configuration at all.
+        let r = launch(&mut engine, &mut mem, |l| l.sm_config = None);
+        assert!(matches!(r, Err(ComputeError::SharedConfig { min_config: 0, .. })), "{r:?}");
+        // The right configuration for 48 KiB runs.
+        let r = launch(&mut engine, &mut mem, |l| {
+            l.shared_memory = 48 << 10;
+            l.sm_config = Some(sm_shared_config(Family::Ga10x, 48 << 10).unwrap());
+        });
+        assert!(matches!(r, Ok(Some(_))), "{r:?}");
     }
 }

@@ -16,7 +16,9 @@ use sim::{DmaArena, ModelConfig, ModelGpu};
 use tests::model_boot::with_booted;
 
 use nvgpu::compute::launch::{const_bank0, model_code_image, push_launch, qmd, CONST0_BYTES, QMD_BYTES};
+use nvgpu::compute::memory::{push_memory_config, sm_shared_config, LocalMemoryPlan, LOCAL_WINDOW_VA, SHARED_WINDOW_VA};
 use nvgpu::compute::qmd::Launch;
+use nvgpu::host::decode;
 use nvgpu::mm::DmaTableMemory as Tables;
 use tests::ptx_build;
 
@@ -73,8 +75,38 @@ impl Rig<'_> {
         self.keep.last().expect("staging").as_slice()[..len].to_vec()
     }
 
+    /// Gives the compute object its local memory (sized by `plan`) and generic windows, as a
+    /// compute stream does; returns the buffer's VA and the pushed methods, decoded.
+    fn configure_memory(&mut self, plan: &LocalMemoryPlan) -> (u64, Vec<(u32, Vec<u32>)>) {
+        let a = self.vram.alloc(plan.total_bytes, 128 << 10).expect("local memory");
+        let m = self.vas.map(a.base(), a.size(), Aperture::Video, PteAttrs::default(), &mut self.tlb).expect("map local memory");
+        let mut pb = self.compute.pushbuffer();
+        push_memory_config(&mut pb, self.family, ENGINE_SUBCHANNEL, m.va, plan).expect("memory methods");
+        let methods = decode(pb.words()).map(|d| d.expect("decodes")).map(|d| (d.method, d.data.to_vec())).collect();
+        let f = self.compute.submit(self.model, &pb).expect("submit");
+        self.compute.wait(f, self.clock, TIMEOUT_MS, || {}).unwrap_or_else(|e| panic!("{e}: {:?}", self.model.errors()));
+        (m.va, methods)
+    }
+
     /// Launches `entry` of `ptx` with `params` and waits.
     fn launch(&mut self, ptx: &str, entry: &str, grid: [u32; 3], block: [u32; 3], shared: u32, params: &[u8]) -> Result<(), nvgpu::compute::launch::LaunchError> {
+        self.launch_edited(ptx, entry, grid, block, shared, params, |_| {}, TIMEOUT_MS)
+            .map(|r| r.unwrap_or_else(|e| panic!("{:?}: {e}\nmodel: {:?}", self.family, self.model.errors())))
+    }
+
+    /// Launches with the QMD's fields edited by `edit` before it is written; the wait's outcome.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_edited(
+        &mut self,
+        ptx: &str,
+        entry: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared: u32,
+        params: &[u8],
+        edit: impl FnOnce(&mut Launch),
+        timeout_ms: u64,
+    ) -> Result<Result<(), nvgpu::channel::ChannelError>, nvgpu::compute::launch::LaunchError> {
         let code = self.sysmem(&model_code_image(entry, ptx));
         let bank = const_bank0(self.family, params)?;
         let mut area = vec![0u8; CONST0_BYTES as usize + QMD_BYTES];
@@ -89,17 +121,21 @@ impl Rig<'_> {
             barriers: 1,
             const0: (area_va + QMD_BYTES as u64, CONST0_BYTES),
             release: None,
+            local_bytes_per_thread: 1024,
+            sm_config: match self.family {
+                nvgpu::hal::Family::Turing => None,
+                f => Some(sm_shared_config(f, u64::from(shared)).expect("shared config")),
+            },
         };
+        let mut launch = launch;
+        edit(&mut launch);
         let q = qmd(self.family, &launch)?;
         let words: Vec<u8> = q.words().iter().flat_map(|w| w.to_le_bytes()).collect();
         self.keep.last_mut().expect("area").as_mut_slice()[..QMD_BYTES].copy_from_slice(&words);
         let mut pb = self.compute.pushbuffer();
         push_launch(&mut pb, self.family, ENGINE_SUBCHANNEL, area_va)?;
         let f = self.compute.submit(self.model, &pb).expect("submit launch");
-        self.compute
-            .wait(f, self.clock, TIMEOUT_MS, || {})
-            .unwrap_or_else(|e| panic!("{:?}: {e}\nmodel: {:?}", self.family, self.model.errors()));
-        Ok(())
+        Ok(self.compute.wait(f, self.clock, timeout_ms, || {}))
     }
 }
 
@@ -142,7 +178,8 @@ fn run(config: ModelConfig) {
     let chip = config.chipset;
     let family = chip.family();
     with_booted(config, |model, arena, clock, boot| {
-        let fb_regions = boot.static_info().expect("static info").fb_regions().to_vec();
+        let static_info = *boot.static_info().expect("static info");
+        let fb_regions = static_info.fb_regions().to_vec();
         let rpc = boot.rpc().expect("rpc");
         let mut rm = RmClient::new(rpc, 0).expect("client");
         let device = rm.alloc_device(rpc, &Default::default()).expect("device");
@@ -154,6 +191,21 @@ fn run(config: ModelConfig) {
         let copy_encoder = CeEncoder::new(CeClass::from_class_number(copy.engine_class()).expect("class"), ENGINE_SUBCHANNEL);
         let vram = VramAllocator::from_fb_regions(&fb_regions, &[]).expect("vram");
         let mut rig = Rig { model, arena, clock, family, vas, tlb, compute, copy, copy_encoder, vram, keep: Vec::new() };
+        let plan = LocalMemoryPlan::from_static_info(1024, &static_info).expect("GSP-RM reports TPCs and warps");
+        let (local_va, methods) = rig.configure_memory(&plan);
+        // The methods' values, decoded from the pushbuffer: the buffer's address, its size per
+        // TPC and SM count, the two windows.
+        let size = plan.bytes_per_tpc;
+        assert_eq!(
+            methods,
+            vec![
+                (0x790, vec![(local_va >> 32) as u32, local_va as u32]),
+                (0x2e4, vec![(size >> 32) as u32, size as u32, plan.sms]),
+                (0x7b0, vec![(LOCAL_WINDOW_VA >> 32) as u32, LOCAL_WINDOW_VA as u32]),
+                (0x2a0, vec![(SHARED_WINDOW_VA >> 32) as u32, SHARED_WINDOW_VA as u32]),
+            ],
+            "{chip:?}"
+        );
 
         let arch = arch_for(chip);
 
@@ -234,7 +286,48 @@ fn run(config: ModelConfig) {
             want[d as usize] += 1;
         }
         assert_eq!(bins, want.to_vec(), "{chip:?} histogram");
+
+        // A per-thread `.local` array: its generic addresses (cvta.local) lie in the driver's
+        // local window, which the model resolves as the driver set it.
+        let ptx = ptx_build::ptx("local_array", arch);
+        let n = 500u32;
+        let v: Vec<u32> = (0..n).map(|i| i.wrapping_mul(0x9e37_79b9) ^ 77).collect();
+        let din = rig.vram(&bytes_u32(&v));
+        let dout = rig.vram(&vec![0u8; 4 * n as usize]);
+        let p = params(&[&din.to_le_bytes(), &dout.to_le_bytes(), &n.to_le_bytes()]);
+        rig.launch(&ptx, "local_array", [n.div_ceil(96), 1, 1], [96, 1, 1], 0, &p).expect("launch");
+        let out = u32s(&rig.read(dout, 4 * n as usize));
+        for (i, &x) in v.iter().enumerate() {
+            let buf: Vec<u32> = (0..16u32).map(|k| x.wrapping_mul(k + 1).wrapping_add(k)).collect();
+            let want = (0..16u32).fold(0u32, |acc, k| acc.wrapping_mul(31).wrapping_add(buf[(x.wrapping_add(7 * k) & 15) as usize]));
+            assert_eq!(out[i], want, "{chip:?} local_array thread {i}");
+        }
         assert_eq!(model.take_errors(), vec![], "{chip:?}: the strict model saw nothing wrong");
+
+        // QMDs the model refuses (each stops the channel, so each is the last launch here):
+        // on Ampere and later a shared-memory configuration too small for the CTA; on Turing a
+        // local size smaller than the kernel's `.local` array.
+        let (edit, expect): (Box<dyn FnOnce(&mut Launch)>, &str) = if family == nvgpu::hal::Family::Turing {
+            (Box::new(|l: &mut Launch| l.local_bytes_per_thread = 16), "SHADER_LOCAL_MEMORY_LOW_SIZE")
+        } else {
+            // 48 KiB of dynamic shared memory with the minimum configuration of 8 KiB (3).
+            (
+                Box::new(|l: &mut Launch| {
+                    if let Some(c) = l.sm_config.as_mut() {
+                        c.min = 3;
+                        c.target = 3;
+                    }
+                }),
+                "the minimum configuration does not hold",
+            )
+        };
+        // The model's typed reason (`ComputeError`) reaches the log as the channel's stop text;
+        // `sim::compute`'s unit tests check the reasons themselves on the same QMD edits.
+        let _ = expect;
+        let outcome = rig.launch_edited(&ptx, "local_array", [1, 1, 1], [32, 1, 1], 48 << 10, &p, edit, 500).expect("launch built");
+        assert!(outcome.is_err(), "{chip:?}: the refused launch completed");
+        let errors = model.take_errors();
+        assert!(errors.iter().any(|e| matches!(e, sim::ModelError::ChannelError { .. })), "{chip:?}: {errors:?}");
     });
 }
 

@@ -291,6 +291,48 @@ fn exercise(config: ModelConfig) {
         }
         assert!(matches!(Module::load(&mut gpu, b"\x00\x01garbage"), Err(RuntimeError::Payload(_))));
 
+        // A compute stream's memory configuration: its local-memory buffer sized from GSP-RM's
+        // TPC and warp counts, a kernel with a per-thread `.local` array reaching it through
+        // the driver's generic window (cvta.local), and a launch asking for more shared memory
+        // than a CTA of the family may have refused before anything is queued.
+        let compute = gpu.create_stream(rpc, StreamKind::Compute).unwrap_or_else(|e| panic!("{chip:?}: compute stream: {e}"));
+        let (local_va, local_bytes, plan) = compute.local_memory(&mut gpu).expect("local memory");
+        let warps = sim::compute::model_max_warps_per_sm(chip.family());
+        assert_eq!((plan.tpcs, plan.max_warps_per_sm, plan.sms), (sim::compute::MODEL_TPCS, warps, 2 * sim::compute::MODEL_TPCS));
+        assert_eq!(plan.bytes_per_tpc, 1024 * 32 * u64::from(warps) * 2, "{chip:?}: 1 KiB per thread");
+        assert!(local_bytes >= plan.bytes_per_tpc * u64::from(plan.tpcs) && local_va >= nvgpu::channel::VA_START);
+        let locals_text = ptx("local_array", &arch);
+        let locals = Module::load(&mut gpu, locals_text.as_bytes()).unwrap_or_else(|e| panic!("{chip:?}: load: {e}"));
+        let local_array = locals.function("local_array").expect("local_array");
+        let n = 300u32;
+        let input: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761) ^ 0x1234).collect();
+        let din = gpu.alloc_from(&input).expect("input");
+        let dout = gpu.alloc::<u32>(n as usize).expect("output");
+        let args = Args::new().ptr(&din).ptr(&dout).u32(n);
+        compute
+            .launch(&mut gpu, &local_array, nvgpu::runtime::LaunchConfig::linear(n.div_ceil(96), 96), &args)
+            .unwrap_or_else(|e| panic!("{chip:?}: local_array: {e}"));
+        compute.synchronize(&mut gpu).unwrap_or_else(|e| panic!("{chip:?}: local_array: {e}\n{:?}", model.errors()));
+        let mut out = vec![0u32; n as usize];
+        gpu.copy_from_device(&mut out, &dout).expect("read back");
+        for (i, (&x, &got)) in input.iter().zip(&out).enumerate() {
+            let buf: Vec<u32> = (0..16u32).map(|k| x.wrapping_mul(k + 1).wrapping_add(k)).collect();
+            let want = (0..16u32).fold(0u32, |acc, k| acc.wrapping_mul(31).wrapping_add(buf[(x.wrapping_add(7 * k) & 15) as usize]));
+            assert_eq!(got, want, "{chip:?}: local_array thread {i}");
+        }
+        let max_shared = nvgpu::compute::memory::max_shared_per_cta(chip.family());
+        let too_much = nvgpu::runtime::LaunchConfig { shared_bytes: max_shared as u32 + 1, ..nvgpu::runtime::LaunchConfig::linear(1, 32) };
+        match compute.launch(&mut gpu, &local_array, too_much, &args) {
+            Err(RuntimeError::Memory(nvgpu::compute::memory::MemoryConfigError::SharedMemoryTooLarge { bytes, max, .. })) => {
+                assert_eq!((bytes, max), (max_shared + 1, max_shared), "{chip:?}");
+            }
+            other => panic!("{chip:?}: {} bytes of shared memory: {other:?}", max_shared + 1),
+        }
+        gpu.destroy_stream(rpc, compute).expect("destroy compute stream");
+        locals.free(&mut gpu).expect("free module");
+        din.free(&mut gpu).expect("free");
+        dout.free(&mut gpu).expect("free");
+
         // Everything back: VRAM as at the start, then the device torn down.
         module.free(&mut gpu).expect("free module");
         for b in [big, copy] {

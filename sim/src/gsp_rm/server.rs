@@ -27,6 +27,8 @@ use nvgpu::gsp::rpc::{RpcFunction, RpcMessageHeader, NV_VGPU_MSG_RESULT_RPC_PEND
 use nvgpu::gsp::rm_intr::NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE;
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hal::Family;
+
+use crate::compute::{model_max_warps_per_sm, MODEL_TPC_MASK_PER_GPC};
 use nvgpu::hw::classes;
 use zerocopy::{FromBytes, IntoBytes};
 
@@ -326,7 +328,7 @@ fn put32(out: &mut [u8], at: usize, value: u32) {
 /// RAM type, the engines (GR0 and copy engines 0-2 in `engineCaps`), the board's names, the
 /// VBIOS's subsystem ids, compute branding on 3D-controller boards, and GSP-RM's internal client
 /// handles, and `bar1PdeBase`, the BAR1 root page directory it keeps in its reserved memory
-/// (`GspRm::bar1_pdb`). The rest stays zero: the model has no SKU, GPC/TPC/ZCULL or
+/// (`GspRm::bar1_pdb`), the GPC/TPC masks and warps per SM. The rest stays zero: the model has no SKU, ZCULL or
 /// display-less data to report, and no BAR2 (`bar2PdeBase` 0).
 fn static_info(session: &Session, ctx: &GspCtx<'_>) -> Vec<u8> {
     use super::payloads::rm_engine_type::{RM_ENGINE_TYPE_COPY0, RM_ENGINE_TYPE_GR0};
@@ -346,6 +348,15 @@ fn static_info(session: &Session, ctx: &GspCtx<'_>) -> Vec<u8> {
     info.gid_info.data[..8].copy_from_slice(&uuid_lo.to_le_bytes());
     info.gid_info.data[8..16].copy_from_slice(&uuid_hi.to_le_bytes());
     info.gpc_info.gpc_mask = 0x3F;
+    // The model's shader array: 6 GPCs of 2 TPCs (24 SMs), and the resident warps per SM of
+    // the family (CUDA C++ Programming Guide, "maximum number of resident warps per SM": 32 on
+    // 7.5, 64 on 8.0, 9.0 and 10.0, 48 on 8.6, 8.9 and 12.0).
+    for (gpc, tpc) in info.tpc_info.iter_mut().enumerate().take(6) {
+        tpc.gpc_id = gpc as u32;
+        tpc.tpc_mask = MODEL_TPC_MASK_PER_GPC;
+    }
+    info.sm_info.max_warps_per_sm = model_max_warps_per_sm(config.chipset.family());
+    info.sm_info.max_threads_per_warp = 32;
 
     let fb_end = if session.meta.gsp_fw_rsvd_start != 0 { session.meta.gsp_fw_rsvd_start } else { config.vram_bytes };
     info.fb_region_info_params.num_fb_regions = 1;

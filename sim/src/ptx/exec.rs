@@ -10,8 +10,8 @@ use super::float::{self, ftz32, NAN_F32, NAN_F64};
 use super::inst::*;
 use super::parse::{mask, wide_of};
 use super::{
-    ExecError, Kernel, LaunchConfig, LaunchError, LaunchStats, Limits, Module, PtxError, CONST_WINDOW, LOCAL_WINDOW,
-    MAX_BLOCK_THREADS, SHARED_WINDOW, WARP_SIZE, WINDOW_SIZE,
+    ExecError, Kernel, LaunchConfig, LaunchError, LaunchStats, Limits, Module, PtxError, Windows, CONST_WINDOW,
+    MAX_BLOCK_THREADS, WARP_SIZE, WINDOW_SIZE,
 };
 use crate::engine_mem::VirtualMemory;
 
@@ -42,6 +42,7 @@ struct Env<'a> {
     nthreads: u32,
     executed: u64,
     budget: u64,
+    windows: Windows,
 }
 
 /// One CTA's state, reused from CTA to CTA.
@@ -114,6 +115,7 @@ pub fn launch(
         nthreads,
         executed: 0,
         budget: limits.instruction_budget,
+        windows: cfg.windows,
     };
     let nregs = k.num_regs as usize;
     let mut cta = Cta {
@@ -663,14 +665,14 @@ fn cvt(dty: Ty, sty: Ty, rnd: Round, ftz: bool, sat: bool, a: u64) -> Result<u64
 
 /// Resolves a generic address to its space and offset.
 #[inline(always)]
-fn resolve(space: Space, addr: u64) -> (Space, u64) {
+fn resolve(windows: &Windows, space: Space, addr: u64) -> (Space, u64) {
     if space != Space::Generic {
         return (space, addr);
     }
-    if addr.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE {
-        (Space::Shared, addr - SHARED_WINDOW)
-    } else if addr.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE {
-        (Space::Local, addr - LOCAL_WINDOW)
+    if addr.wrapping_sub(windows.shared) < windows.size {
+        (Space::Shared, addr - windows.shared)
+    } else if addr.wrapping_sub(windows.local) < windows.size {
+        (Space::Local, addr - windows.local)
     } else if addr.wrapping_sub(CONST_WINDOW) < WINDOW_SIZE {
         (Space::Const, addr - CONST_WINDOW)
     } else {
@@ -692,7 +694,7 @@ fn load(env: &mut Env, local: &[u8], shared: &[u8], space: Space, addr: u64, buf
     if !addr.is_multiple_of(buf.len() as u64) {
         return Err(ExecError::Misaligned { addr, len: buf.len() as u32 });
     }
-    let (space, off) = resolve(space, addr);
+    let (space, off) = resolve(&env.windows, space, addr);
     let src = match space {
         Space::Global | Space::Generic => return env.mem.read(off, buf).map_err(ExecError::Fault),
         Space::Shared => shared,
@@ -709,7 +711,7 @@ fn store(env: &mut Env, local: &mut [u8], shared: &mut [u8], space: Space, addr:
     if !addr.is_multiple_of(data.len() as u64) {
         return Err(ExecError::Misaligned { addr, len: data.len() as u32 });
     }
-    let (space, off) = resolve(space, addr);
+    let (space, off) = resolve(&env.windows, space, addr);
     let dst = match space {
         Space::Global | Space::Generic => return env.mem.write(off, data).map_err(ExecError::Fault),
         Space::Shared => shared,
@@ -1003,8 +1005,8 @@ fn run_thread(
             Op::Cvta { to, space, bits, d, a } => {
                 let x = v!(a);
                 let window = match space {
-                    Space::Shared => SHARED_WINDOW,
-                    Space::Local => LOCAL_WINDOW,
+                    Space::Shared => env.windows.shared,
+                    Space::Local => env.windows.local,
                     Space::Const => CONST_WINDOW,
                     _ => 0,
                 };
@@ -1047,7 +1049,7 @@ fn run_thread(
                 if at % size as u64 != 0 {
                     fail!(ExecError::Misaligned { addr: at, len: size as u32 });
                 }
-                let (sp, off) = resolve(space, at);
+                let (sp, off) = resolve(&env.windows, space, at);
                 let old = match sp {
                     Space::Global | Space::Generic => {
                         let mut buf = [0u8; 8];

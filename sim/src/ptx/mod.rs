@@ -28,11 +28,15 @@
 //! [`Kernel::params`]; `.const` is the launch's constant bank (by default the module's own
 //! `.const` image, [`Module::const_image`]).
 //!
-//! Generic addresses use fixed windows, like the hardware's shared and local windows (whose
-//! bases the QMD sets): a generic address in `[SHARED_WINDOW, SHARED_WINDOW + 2^32)` is shared
-//! memory offset `addr - SHARED_WINDOW`, likewise [`LOCAL_WINDOW`] and [`CONST_WINDOW`]; every
-//! other generic address is global. The windows lie above any GPU VA (49 bits on Ampere, 57 on
-//! Hopper), so no global address is shadowed.
+//! Generic addresses use windows, like the hardware's shared and local windows (whose bases
+//! the driver sets with `SET_SHADER_SHARED_MEMORY_WINDOW_A/B` and
+//! `SET_SHADER_LOCAL_MEMORY_WINDOW_A/B`): a generic address in `[shared, shared + size)` of the
+//! launch's [`Windows`] is shared memory offset `addr - shared`, likewise `local`; a generic
+//! address in [`CONST_WINDOW`]'s range is the constant bank; every other generic address is
+//! global. [`Windows::default`] puts the windows above any GPU VA (49 bits on Ampere, 57 on
+//! Hopper), so no global address is shadowed; the compute engine ([`crate::compute`]) uses the
+//! windows the driver set instead. Local memory itself stays in the interpreter (per thread,
+//! sized by the kernel's declarations), not in the driver's local-memory buffer.
 //!
 //! # Floating point
 //! `add`/`sub`/`mul`/`fma`/`div`/`sqrt`/`rcp` with `.rn` are correctly rounded (IEEE 754), and
@@ -208,6 +212,32 @@ impl Kernel {
     }
 }
 
+/// Where generic addresses see shared and local memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Windows {
+    pub shared: u64,
+    pub local: u64,
+    /// Bytes each window spans.
+    pub size: u64,
+}
+
+impl Default for Windows {
+    fn default() -> Self {
+        Windows { shared: SHARED_WINDOW, local: LOCAL_WINDOW, size: WINDOW_SIZE }
+    }
+}
+
+impl Windows {
+    /// Whether the two windows and [`CONST_WINDOW`]'s range are disjoint and none wraps.
+    pub fn disjoint(&self) -> bool {
+        let ranges = [(self.shared, self.size), (self.local, self.size), (CONST_WINDOW, WINDOW_SIZE)];
+        ranges.iter().all(|(a, n)| a.checked_add(*n).is_some())
+            && ranges.iter().enumerate().all(|(i, (a, n))| {
+                ranges.iter().skip(i + 1).all(|(b, m)| a + n <= *b || b + m <= *a)
+            })
+    }
+}
+
 /// Grid and block shape of a launch, and what the launch binds.
 #[derive(Clone, Copy, Debug)]
 pub struct LaunchConfig<'a> {
@@ -219,11 +249,13 @@ pub struct LaunchConfig<'a> {
     pub const_bank: Option<&'a [u8]>,
     /// Addresses of the module's `.global` variables, by name.
     pub globals: &'a [(&'a str, u64)],
+    /// Generic-address windows of shared and local memory.
+    pub windows: Windows,
 }
 
 impl LaunchConfig<'static> {
     pub fn new(grid: [u32; 3], block: [u32; 3]) -> Self {
-        LaunchConfig { grid, block, dynamic_shared: 0, const_bank: None, globals: &[] }
+        LaunchConfig { grid, block, dynamic_shared: 0, const_bank: None, globals: &[], windows: Windows::default() }
     }
 
     /// A 1-D launch.

@@ -220,7 +220,7 @@ fn const_bank_and_global_variables() {
     let unbound = launch(&m, "k", &LaunchConfig::linear(1, 1), &params, &mut mem, &Limits::default());
     assert_eq!(unbound.unwrap_err(), PtxError::Launch(LaunchError::UnboundGlobal("counter".into())));
     let globals = [("counter", 0x1080u64)];
-    let cfg = LaunchConfig { grid: [1, 1, 1], block: [1, 1, 1], dynamic_shared: 0, const_bank: None, globals: &globals };
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [1, 1, 1], dynamic_shared: 0, const_bank: None, globals: &globals, windows: Default::default() };
     launch(&m, "k", &cfg, &params, &mut mem, &Limits::default()).unwrap();
     assert_eq!(u32s(&mut mem, 0x1000, 1), [35]);
 }

@@ -233,6 +233,13 @@ pub struct Launch {
     pub const0: (u64, u64),
     /// Release semaphore 0 address and payload, if wanted.
     pub release: Option<(u64, u64)>,
+    /// Local memory per thread (`SHADER_LOCAL_MEMORY_LOW_SIZE`; `HIGH_SIZE` stays 0: the
+    /// driver sizes no separate stack for call-heavy kernels).
+    pub local_bytes_per_thread: u32,
+    /// The SM's shared-memory configuration (`MIN/MAX/TARGET_SM_CONFIG_SHARED_MEM_SIZE`,
+    /// [`super::memory::sm_shared_config`]); `None` leaves the fields 0 (Turing, whose QMD
+    /// fields are not declared here).
+    pub sm_config: Option<super::memory::SmSharedConfig>,
 }
 
 /// Builds the QMD for `launch` in `layout`.
@@ -252,6 +259,12 @@ pub fn build(layout: QmdLayout, launch: &Launch) -> Result<Qmd, QmdError> {
     q.set_address(ConstantBufferAddrLower, ConstantBufferAddrUpper, 0, launch.const0.0)?;
     q.set(ConstantBufferSize, 0, launch.const0.1)?;
     q.set(ConstantBufferValid, 0, 1)?;
+    q.set(ShaderLocalMemoryLowSize, 0, launch.local_bytes_per_thread.into())?;
+    if let Some(config) = launch.sm_config {
+        q.set(MinSmConfigSharedMemSize, 0, config.min)?;
+        q.set(MaxSmConfigSharedMemSize, 0, config.max)?;
+        q.set(TargetSmConfigSharedMemSize, 0, config.target)?;
+    }
     if let Some((address, payload)) = launch.release {
         q.set(Release0Enable, 0, 1)?;
         q.set_address(Release0AddrLower, Release0AddrUpper, 0, address)?;
@@ -264,6 +277,7 @@ pub fn build(layout: QmdLayout, launch: &Launch) -> Result<Qmd, QmdError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hal::Family;
     use crate::hw::qmd::{LAYOUTS, HOPPER};
 
     fn sample() -> Launch {
@@ -276,6 +290,8 @@ mod tests {
             barriers: 1,
             const0: (0x7_0000_0100, 0x22a + 6),
             release: Some((0x9_8765_4320, 0x1_0000_0007)),
+            local_bytes_per_thread: 1024,
+            sm_config: None,
         }
     }
 
@@ -284,7 +300,11 @@ mod tests {
         use Semantic::*;
         for layout in LAYOUTS {
             // Turing's QMD V02_03 declares no release fields.
-            let l = if layout.major == 2 { Launch { release: None, ..sample() } } else { sample() };
+            let l = if layout.major == 2 {
+                Launch { release: None, ..sample() }
+            } else {
+                Launch { sm_config: Some(super::super::memory::sm_shared_config(Family::Ga10x, 2048).unwrap()), ..sample() }
+            };
             let q = build(*layout, &l).unwrap();
             assert_eq!(q.words().len(), 64);
             let back = Qmd::from_words(*layout, q.words()).unwrap();
@@ -304,6 +324,13 @@ mod tests {
                 assert_eq!(back.get(Release0PayloadUpper, 0), Ok(1));
             }
             assert_eq!(back.get(QmdMajorVersion, 0), Ok(layout.major.into()));
+            assert_eq!(back.get(ShaderLocalMemoryLowSize, 0), Ok(1024));
+            if layout.major > 2 {
+                // 2 KiB + the 1 KiB reserve: the 8 KiB carveout (3); GA10x's largest is 100 KiB (26).
+                assert_eq!(back.get(MinSmConfigSharedMemSize, 0), Ok(3));
+                assert_eq!(back.get(TargetSmConfigSharedMemSize, 0), Ok(3));
+                assert_eq!(back.get(MaxSmConfigSharedMemSize, 0), Ok(26));
+            }
         }
     }
 

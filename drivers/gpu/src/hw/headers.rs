@@ -120,6 +120,9 @@ headers! {
     CLCBC0 = OGKM_PINNED: "src/common/sdk/nvidia/inc/class/clcbc0.h";
     CLCDC0 = OGKM_BLACKWELL: "src/common/sdk/nvidia/inc/class/clcdc0.h";
     CLCEC0 = OGKM_BLACKWELL: "src/common/sdk/nvidia/inc/class/clcec0.h";
+    /// Ada and Hopper compute methods: 535's `clc9c0.h`/`clcbc0.h` carry only the class numbers.
+    CLC9C0_DOC = OPEN_GPU_DOC: "classes/compute/clc9c0.h";
+    CLCBC0_DOC = OPEN_GPU_DOC: "classes/compute/clcbc0.h";
     CLC461 = OGKM_PINNED: "src/common/sdk/nvidia/inc/class/clc461.h";
     CLC561 = OGKM_PINNED: "src/common/sdk/nvidia/inc/class/clc561.h";
     CLC661 = OGKM_PINNED: "src/common/sdk/nvidia/inc/class/clc661.h";

@@ -672,6 +672,12 @@ impl UnitRange {
     pub const fn contains(self, offset: u32) -> bool {
         offset >= self.first && offset <= self.last
     }
+
+    /// Bits spanned when the range is a field's `hi:lo` (`constants!` declares both with
+    /// `Range`).
+    pub const fn width(self) -> u32 {
+        self.last - self.first + 1
+    }
 }
 
 #[cfg(test)]

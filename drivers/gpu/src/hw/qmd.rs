@@ -142,6 +142,8 @@ pub const TURING_V02_03: &[FieldPos] = &[
     f(Semantic::ConstantBufferSize, "NVC5C0_QMDV02_03_CONSTANT_BUFFER_SIZE_SHIFTED4", 1087, 1075, 64, 4),
     f(Semantic::QmdVersion, "NVC5C0_QMDV02_03_QMD_VERSION", 579, 576, 0, 0),
     f(Semantic::QmdMajorVersion, "NVC5C0_QMDV02_03_QMD_MAJOR_VERSION", 583, 580, 0, 0),
+    f(Semantic::ShaderLocalMemoryLowSize, "NVC5C0_QMDV02_03_SHADER_LOCAL_MEMORY_LOW_SIZE", 951, 928, 0, 0),
+    f(Semantic::ShaderLocalMemoryHighSize, "NVC5C0_QMDV02_03_SHADER_LOCAL_MEMORY_HIGH_SIZE", 983, 960, 0, 0),
 ];
 
 /// `NVC6C0_QMDV03_00_*` of open-gpu-doc `classes/compute/clc6c0qmd.h`.

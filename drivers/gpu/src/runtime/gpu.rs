@@ -20,6 +20,7 @@ use super::{DeviceBuffer, Pod, RuntimeError};
 use crate::ce::{CeAddress, CeClass, CeEncoder, MemsetPattern, Pipelining};
 use crate::channel::{Channel, ChannelConfig, ChannelEngine, Fence, GpuMapping, GpuVaSpace, ENGINE_SUBCHANNEL};
 use crate::chip::Chipset;
+use crate::compute::memory::{LocalMemoryPlan, MemoryConfigError};
 use crate::gsp::rm::{Device, Handle, RmClient, Subdevice};
 use crate::gsp::rpcs::{GspStaticConfigInfo, RpcChannel};
 use crate::hw::RegisterIo;
@@ -43,11 +44,22 @@ pub struct GpuConfig {
     /// SASS for the chip. Real GPUs execute SASS; they refuse PTX-only modules (this driver has
     /// no PTX JIT).
     pub runs_ptx: bool,
+    /// Local memory (spill/stack) per thread that compute streams provide and launches'
+    /// QMDs declare: a multiple of 16 bytes
+    /// ([`crate::compute::memory::LocalMemoryPlan`]).
+    pub local_bytes_per_thread: u32,
 }
 
 impl Default for GpuConfig {
     fn default() -> Self {
-        GpuConfig { client_index: 0, staging_bytes: 1 << 20, timeout_ms: 2_000, copy_engine: 0, runs_ptx: false }
+        GpuConfig {
+            runs_ptx: false,
+            client_index: 0,
+            staging_bytes: 1 << 20,
+            timeout_ms: 2_000,
+            copy_engine: 0,
+            local_bytes_per_thread: crate::compute::memory::DEFAULT_LOCAL_BYTES_PER_THREAD,
+        }
     }
 }
 
@@ -104,6 +116,9 @@ pub struct Gpu<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + 
     vram: VramAllocator,
     staging: DmaBuffer,
     staging_map: GpuMapping,
+    /// How compute streams size their local memory (from GSP-RM's TPC and SM counts), or why
+    /// they cannot.
+    local_plan: Result<LocalMemoryPlan, MemoryConfigError>,
     /// Slot 0 is the default stream.
     streams: Vec<Option<StreamState>>,
     next_generation: u32,
@@ -139,6 +154,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
             Ok(parts) => {
                 let (device, subdevice, vas, vram, staging, staging_map, default) = parts;
                 let streams = alloc::vec![Some(default)];
+                let local_plan = LocalMemoryPlan::from_static_info(config.local_bytes_per_thread, static_info);
                 Ok(Gpu {
                     io,
                     dma,
@@ -152,6 +168,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
                     vram,
                     staging,
                     staging_map,
+                    local_plan,
                     streams,
                     next_generation: 1,
                 })
@@ -191,7 +208,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let subdevice = rm.alloc_subdevice(rpc, device, &Default::default())?;
         let family = chipset.family();
         let mut vas = GpuVaSpace::create(rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(dma))?;
-        let vram = VramAllocator::from_fb_regions(static_info.fb_regions(), &[])?;
+        let mut vram = VramAllocator::from_fb_regions(static_info.fb_regions(), &[])?;
         let mut tlb = RegisterTlbInvalidator::new(io, clock);
         let staging = dma.alloc(config.staging_bytes.max(4096))?;
         let staging_map = match vas.map_dma(&staging, &mut tlb) {
@@ -201,7 +218,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
                 return Err(e.into());
             }
         };
-        let default = match Self::make_stream(rm, rpc, io, dma, device, &mut vas, &mut tlb, family, StreamKind::Copy, config, 0) {
+        let default = match Self::make_stream(rm, rpc, io, dma, device, &mut vas, &mut vram, &mut tlb, family, StreamKind::Copy, None, config, 0) {
             Ok(s) => s,
             Err(e) => {
                 let _ = vas.unmap(staging_map, &mut tlb);
@@ -220,9 +237,11 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         dma: &A,
         device: Handle<Device>,
         vas: &mut GpuVaSpace<DmaTableMemory<&'a A>>,
+        vram: &mut VramAllocator,
         tlb: &mut RegisterTlbInvalidator<'_, R, C>,
         family: crate::hal::Family,
         kind: StreamKind,
+        local_plan: Option<LocalMemoryPlan>,
         config: GpuConfig,
         generation: u32,
     ) -> Result<StreamState, RuntimeError> {
@@ -231,7 +250,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
             StreamKind::Compute => ChannelEngine::Compute,
         };
         let channel_config = ChannelConfig { engine, ..Default::default() };
-        let channel = Channel::create(rm, rpc, io, device, family, vas, dma, tlb, channel_config)?;
+        let mut channel = Channel::create(rm, rpc, io, device, family, vas, dma, tlb, channel_config)?;
         let ce = match kind {
             StreamKind::Copy => {
                 let class = CeClass::from_class_number(channel.engine_class())
@@ -240,11 +259,21 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
             }
             StreamKind::Compute => None,
         };
-        let launch = match kind {
-            StreamKind::Compute => Some(super::launch::LaunchArea::new(dma, vas, tlb)?),
-            StreamKind::Copy => None,
+        let (launch, last) = match (kind, local_plan) {
+            (StreamKind::Compute, Some(plan)) => {
+                let area = super::launch::LaunchArea::new(dma, vas, vram, tlb, plan)?;
+                match area.configure(io, &mut channel, family) {
+                    Ok(fence) => (Some(area), Some(fence)),
+                    Err(e) => {
+                        let _ = area.free(dma, vas, vram, tlb);
+                        return Err(e);
+                    }
+                }
+            }
+            (StreamKind::Compute, None) => return Err(RuntimeError::Unsupported { what: "a compute stream without a local-memory plan" }),
+            (StreamKind::Copy, _) => (None, None),
         };
-        Ok(StreamState { channel, kind, generation, ce, last: None, launch })
+        Ok(StreamState { channel, kind, generation, ce, last, launch })
     }
 
     /// The chip.
@@ -420,6 +449,10 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let generation = self.next_generation;
         let mut tlb = self.tlb();
         let family = self.chipset.family();
+        let local_plan = match kind {
+            StreamKind::Compute => Some(self.local_plan?),
+            StreamKind::Copy => None,
+        };
         let state = Self::make_stream(
             &mut self.rm,
             rpc,
@@ -427,9 +460,11 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
             self.dma,
             self.device,
             &mut self.vas,
+            &mut self.vram,
             &mut tlb,
             family,
             kind,
+            local_plan,
             self.config,
             generation,
         )?;
@@ -461,7 +496,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let state = state.ok_or(RuntimeError::NoSuchStream { index: stream.index })?;
         let mut tlb = self.tlb();
         if let Some(area) = state.launch {
-            area.free(self.dma, &mut self.vas, &mut tlb)?;
+            area.free(self.dma, &mut self.vas, &mut self.vram, &mut tlb)?;
         }
         state.channel.destroy(&mut self.rm, rpc, &mut self.vas, self.dma, &mut tlb)?;
         waited
@@ -503,7 +538,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let mut first: Result<(), RuntimeError> = Ok(());
         for state in core::mem::take(&mut self.streams).into_iter().flatten() {
             if let Some(area) = state.launch {
-                let r = area.free(self.dma, &mut self.vas, &mut tlb);
+                let r = area.free(self.dma, &mut self.vas, &mut self.vram, &mut tlb);
                 if first.is_ok() {
                     first = r;
                 }

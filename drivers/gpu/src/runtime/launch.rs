@@ -6,6 +6,14 @@
 //! that used it before, if that has not finished), writes the QMD from a [`QmdTemplate`] cached
 //! per function and block shape, and pushes `SEND_PCAS_A` + `SEND_SIGNALING_PCAS2_B`
 //! ([`crate::compute::launch::push_launch`]); the stream's fence follows.
+//!
+//! A compute stream also owns its local-memory buffer in VRAM, sized by the GPU's
+//! [`LocalMemoryPlan`] and set on the channel's compute object with the generic-address windows
+//! when the stream is created ([`crate::compute::memory::push_memory_config`]). Every QMD
+//! declares the plan's per-thread local size and the smallest shared-memory configuration that
+//! holds the launch ([`crate::compute::memory::sm_shared_config`]); a launch needing more
+//! shared memory than the family gives a CTA is refused with
+//! [`crate::compute::memory::MemoryConfigError::SharedMemoryTooLarge`].
 
 use alloc::vec::Vec;
 
@@ -13,11 +21,13 @@ use super::gpu::{Stream, StreamKind};
 use super::module::{Function, LaunchConfig};
 use super::params::Args;
 use super::{Gpu, RuntimeError};
-use crate::channel::{Fence, GpuMapping, GpuVaSpace, ENGINE_SUBCHANNEL};
+use crate::channel::{Channel, Fence, GpuMapping, GpuVaSpace, ENGINE_SUBCHANNEL};
+use crate::compute::memory::{push_memory_config, sm_shared_config, LocalMemoryPlan};
 use crate::compute::launch::{push_launch, qmd_layout, CONST0_BYTES, QMD_BYTES};
 use crate::compute::qmd::{Launch, QmdTemplate};
 use crate::hw::RegisterIo;
-use crate::mm::{PageTableMemory, TlbInvalidator};
+use crate::hal::Family;
+use crate::mm::{Aperture, PageTableMemory, PteAttrs, TlbInvalidator, VramAllocation, VramAllocator};
 use crate::platform::{Clock, DmaAllocator, DmaBuffer};
 
 /// Bytes of one launch slot: the QMD, then constant bank 0 (kept 256-byte aligned).
@@ -40,38 +50,85 @@ pub struct LaunchArea {
     used_by: Vec<Option<Fence>>,
     next: usize,
     templates: Vec<(TemplateKey, QmdTemplate)>,
+    /// The local-memory buffer and how it was sized.
+    local: VramAllocation,
+    local_map: GpuMapping,
+    plan: LocalMemoryPlan,
 }
 
 impl LaunchArea {
     pub(super) fn new<M: PageTableMemory>(
         dma: &(impl DmaAllocator + ?Sized),
         vas: &mut GpuVaSpace<M>,
+        vram: &mut VramAllocator,
         tlb: &mut impl TlbInvalidator,
+        plan: LocalMemoryPlan,
     ) -> Result<Self, RuntimeError> {
-        let buffer = dma.alloc(SLOT_BYTES * SLOTS)?;
+        let local = vram.alloc(plan.total_bytes, crate::compute::memory::LOCAL_BUFFER_ALIGN)?;
+        let local_map = match vas.map(local.base(), local.size(), Aperture::Video, PteAttrs::default(), tlb) {
+            Ok(map) => map,
+            Err(e) => {
+                let _ = vram.free(local);
+                return Err(e.into());
+            }
+        };
+        let buffer = match dma.alloc(SLOT_BYTES * SLOTS) {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = vas.unmap(local_map, tlb).map(|()| vram.free(local));
+                return Err(e.into());
+            }
+        };
         let map = match vas.map_dma(&buffer, tlb) {
             Ok(map) => map,
             Err(e) => {
                 dma.free(buffer);
+                let _ = vas.unmap(local_map, tlb).map(|()| vram.free(local));
                 return Err(e.into());
             }
         };
-        Ok(LaunchArea { buffer, map, used_by: alloc::vec![None; SLOTS], next: 0, templates: Vec::new() })
+        Ok(LaunchArea { buffer, map, used_by: alloc::vec![None; SLOTS], next: 0, templates: Vec::new(), local, local_map, plan })
     }
+
+    /// Sets the local-memory buffer and the generic-address windows on `channel`'s compute
+    /// object; returns the fence of that work.
+    pub(super) fn configure(&self, io: &(impl RegisterIo + ?Sized), channel: &mut Channel, family: Family) -> Result<Fence, RuntimeError> {
+        let mut words = [0u32; 16];
+        let mut pb = crate::host::PushBuffer::over_slice(&mut words, channel.host_class());
+        push_memory_config(&mut pb, family, ENGINE_SUBCHANNEL, self.local_map.va, &self.plan)?;
+        let len = pb.len();
+        Ok(channel.submit_words(io, &words[..len])?)
+    }
+
 
     pub(super) fn free<M: PageTableMemory>(
         self,
         dma: &(impl DmaAllocator + ?Sized),
         vas: &mut GpuVaSpace<M>,
+        vram: &mut VramAllocator,
         tlb: &mut impl TlbInvalidator,
     ) -> Result<(), RuntimeError> {
         vas.unmap(self.map, tlb)?;
         dma.free(self.buffer);
+        vas.unmap(self.local_map, tlb)?;
+        vram.free(self.local)?;
         Ok(())
     }
 }
 
 impl Stream {
+    /// A compute stream's local-memory buffer (VA, bytes) and the plan that sized it.
+    pub fn local_memory<R, A, C>(&self, gpu: &mut Gpu<'_, R, A, C>) -> Result<(u64, u64, LocalMemoryPlan), RuntimeError>
+    where
+        R: RegisterIo + ?Sized,
+        A: DmaAllocator + ?Sized,
+        C: Clock + ?Sized,
+    {
+        let state = gpu.stream_state(*self)?;
+        let area = state.launch.as_ref().ok_or(RuntimeError::WrongStream { what: "have local memory", kind: state.kind })?;
+        Ok((area.local_map.va, area.local.size(), area.plan))
+    }
+
     /// Launches `function` with `config` and `args` on this (compute) stream. Returns once the
     /// launch is queued; [`Stream::synchronize`] or an event waits for it.
     pub fn launch<R, A, C>(
@@ -94,6 +151,10 @@ impl Stream {
             return Err(RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" });
         }
         let shared = function.static_shared_bytes() + u64::from(config.shared_bytes);
+        // Turing's QMD shared-memory configuration fields are not declared: its limit is
+        // checked, its QMD leaves the configuration to the SM's default.
+        let sm_config = sm_shared_config(family, shared)?;
+        let sm_config = if family == Family::Turing { None } else { Some(sm_config) };
         let key = TemplateKey { code_va: function.code_va(), block: config.block, shared };
         let (io, clock, timeout_ms) = (gpu.io(), gpu.clock(), gpu.config().timeout_ms);
         let state = gpu.stream_state(*self)?;
@@ -121,6 +182,8 @@ impl Stream {
                     barriers: 1,
                     const0: (const0_va, CONST0_BYTES),
                     release: None,
+                    local_bytes_per_thread: area.plan.bytes_per_thread,
+                    sm_config,
                 };
                 let t = QmdTemplate::new(layout, &launch).map_err(|_| RuntimeError::BadLaunch { what: "the launch does not fit the QMD" })?;
                 area.templates.push((key, t));

@@ -59,6 +59,8 @@ pub enum RuntimeError {
     Payload(crate::payload::Error),
     PtxSignature(PtxSignatureError),
     Args(ArgsError),
+    /// The compute context's memory configuration (local memory, windows, shared memory).
+    Memory(crate::compute::memory::MemoryConfigError),
     /// Host and device sides of a copy differ in length (elements).
     LengthMismatch { what: &'static str, device: usize, host: usize },
     /// A size that must be a multiple of `multiple` bytes is not.
@@ -89,6 +91,7 @@ impl fmt::Display for RuntimeError {
             Self::Payload(e) => write!(f, "module: {e}"),
             Self::PtxSignature(e) => write!(f, "module: {e}"),
             Self::Args(e) => write!(f, "{e}"),
+            Self::Memory(e) => write!(f, "compute memory: {e}"),
             Self::LengthMismatch { what, device, host } => {
                 write!(f, "{what}: the device side has {device} elements, the host side {host}")
             }
@@ -125,4 +128,5 @@ from_error!(
     Payload(crate::payload::Error),
     PtxSignature(PtxSignatureError),
     Args(ArgsError),
+    Memory(crate::compute::memory::MemoryConfigError),
 );
