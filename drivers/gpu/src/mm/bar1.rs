@@ -20,7 +20,7 @@
 //! The kernel maps BAR1 write-combined (it is a prefetchable BAR). CPU stores to it may be
 //! merged, reordered among themselves and held in the CPU's write-combining buffers, and PCIe
 //! posts them. Before the GPU uses data written through BAR1, [`Bar1::flush_writes`] drains the
-//! CPU's buffers ([`Bar1Access::flush_writes`], `sfence` on x86) and reads back from the mapping:
+//! CPU's buffers ([`Bar1Access::flush_writes`], `mfence` on x86: unlike `sfence` it also orders the read-back after the buffered writes) and reads back from the mapping:
 //! a PCIe read completion cannot pass the posted writes before it, so once the read returns
 //! the writes have reached the GPU.
 
@@ -47,7 +47,7 @@ pub trait Bar1Access {
     /// Writes `data` at BAR1 offset `offset`. On a write-combined mapping the bytes may still
     /// be in flight when this returns (see [`Self::flush_writes`]).
     fn bar1_write(&self, offset: u64, data: &[u8]) -> Result<(), Bar1AccessError>;
-    /// Drains the CPU's write-combining buffers (`sfence` on x86). Nothing to do where writes
+    /// Drains the CPU's write-combining buffers (`mfence` on x86, which also orders later loads). Nothing to do where writes
     /// are not buffered (the model).
     fn flush_writes(&self) {}
 }
