@@ -298,6 +298,25 @@ pub struct Channel {
     next_fence: u32,
     in_flight: VecDeque<InFlight>,
     failed: Option<(RobustChannelError, u32)>,
+    /// The fence release every submission ends with, encoded once; only its payload word
+    /// changes (`fence_payload_at`).
+    fence_words: [u32; 8],
+    fence_len: usize,
+    fence_payload_at: usize,
+}
+
+/// Writes `words` little-endian into `dst` (as long as each other): one block copy on a
+/// little-endian CPU.
+fn copy_words_le(dst: &mut [u8], words: &[u32]) {
+    #[cfg(target_endian = "little")]
+    {
+        use zerocopy::IntoBytes;
+        dst.copy_from_slice(words.as_bytes());
+    }
+    #[cfg(not(target_endian = "little"))]
+    for (chunk, w) in dst.chunks_exact_mut(4).zip(words) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
 }
 
 fn desc(buffer: &DmaBuffer) -> NvMemoryDescParams {
@@ -393,13 +412,37 @@ impl Channel {
             gp_put: 0,
             pb_put: 0,
             next_fence: 1,
-            in_flight: VecDeque::new(),
+            // Never more than the GPFIFO ring holds: no reallocation on the submission path.
+            in_flight: VecDeque::with_capacity(entries as usize),
             failed: None,
+            fence_words: [0; 8],
+            fence_len: 0,
+            fence_payload_at: 0,
         };
+        ch.encode_fence_release()?;
         let mut pb = ch.pushbuffer();
         pb.set_object(ENGINE_SUBCHANNEL, engine_class as u16)?;
         ch.submit(io, &pb)?;
         Ok(ch)
+    }
+
+    /// Encodes the fence release once: twice with different payloads, to find the payload word.
+    fn encode_fence_release(&mut self) -> Result<(), ChannelError> {
+        let mut a = [0u32; 8];
+        let mut b = [0u32; 8];
+        let mut pa = PushBuffer::over_slice(&mut a, self.classes.host);
+        pa.semaphore_release(self.semaphore_map.va, 0, true)?;
+        let len = pa.len();
+        let mut pb = PushBuffer::over_slice(&mut b, self.classes.host);
+        pb.semaphore_release(self.semaphore_map.va, u32::MAX, true)?;
+        let differ: Vec<usize> = (0..len).filter(|&i| a[i] != b[i]).collect();
+        let [at] = differ[..] else {
+            return Err(ChannelError::Unsupported { what: "a semaphore release whose payload is not one word" });
+        };
+        self.fence_words = a;
+        self.fence_len = len;
+        self.fence_payload_at = at;
+        Ok(())
     }
 
     /// An empty pushbuffer for this channel's class.
@@ -484,12 +527,10 @@ impl Channel {
             return Err(e);
         }
         let fence = self.next_fence;
-        // The fence release, encoded on the stack (five words: one incrementing header and the
-        // semaphore methods).
-        let mut tail_words = [0u32; 8];
-        let mut tail = PushBuffer::over_slice(&mut tail_words, self.classes.host);
-        tail.semaphore_release(self.semaphore_map.va, fence, true)?;
-        let tail_len = tail.len();
+        // The fence release, encoded at creation; only the payload changes.
+        let mut tail_words = self.fence_words;
+        tail_words[self.fence_payload_at] = fence;
+        let tail_len = self.fence_len;
         let total_words = body.len() + tail_len;
         let bytes = total_words * 4;
         let ring = self.pushbuffer.len();
@@ -528,10 +569,9 @@ impl Channel {
             });
         }
         let dst = &mut self.pushbuffer.as_mut_slice()[start..start + bytes];
-        let words = body.iter().chain(&tail_words[..tail_len]);
-        for (chunk, w) in dst.chunks_exact_mut(4).zip(words) {
-            chunk.copy_from_slice(&w.to_le_bytes());
-        }
+        let (body_dst, tail_dst) = dst.split_at_mut(body.len() * 4);
+        copy_words_le(body_dst, body);
+        copy_words_le(tail_dst, &tail_words[..tail_len]);
         let entry = GpEntry::new(self.pushbuffer_map.va + start as u64, total_words as u32, GpEntryFlags::default())
             .map_err(|_| ChannelError::SegmentTooLarge { words: total_words, ring_words: ring / 4 })?;
         let [e0, e1] = entry.to_words();

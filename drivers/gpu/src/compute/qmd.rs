@@ -165,9 +165,43 @@ fn get_bits(words: &[u32], lo: u32, width: u32) -> Option<u64> {
 #[derive(Clone, Debug)]
 pub struct QmdTemplate {
     base: Qmd,
-    grid: [(u32, u32); 3],
-    const0_lo: (u32, u32, u32),
-    const0_hi: (u32, u32),
+    grid: [Patch; 3],
+    const0_lo: Patch,
+    const0_hi: Patch,
+    /// Shift of constant bank 0's address (`_SHIFTED` fields).
+    const0_shift: u32,
+}
+
+/// Where a per-launch field goes: its bit position and width, resolved once; fields inside one
+/// word (all of them in the declared layouts) are written with one mask.
+#[derive(Clone, Copy, Debug)]
+struct Patch {
+    lo: u32,
+    width: u32,
+    /// `Some((word, shift, mask))` when the field does not cross a word.
+    single: Option<(usize, u32, u32)>,
+}
+
+impl Patch {
+    fn new(lo: u32, width: u32) -> Self {
+        let (word, shift) = ((lo / 32) as usize, lo % 32);
+        let single = (shift + width <= 32).then(|| {
+            let mask = if width == 32 { u32::MAX } else { ((1u32 << width) - 1) << shift };
+            (word, shift, mask)
+        });
+        Patch { lo, width, single }
+    }
+
+    fn put(&self, out: &mut [u32], value: u64) -> Option<()> {
+        match self.single {
+            Some((word, shift, mask)) => {
+                let slot = out.get_mut(word)?;
+                *slot = (*slot & !mask) | (((value as u32) << shift) & mask);
+                Some(())
+            }
+            None => put_bits(out, self.lo, self.width, value),
+        }
+    }
 }
 
 impl QmdTemplate {
@@ -175,12 +209,12 @@ impl QmdTemplate {
     pub fn new(layout: QmdLayout, launch: &Launch) -> Result<Self, QmdError> {
         use Semantic::*;
         let base = build(layout, launch)?;
-        let plain = |s: Semantic| -> Result<(u32, u32), QmdError> {
+        let plain = |s: Semantic| -> Result<Patch, QmdError> {
             let (f, lo) = base.pos(s, 0)?;
             if f.shift != 0 {
                 return Err(QmdError::Misaligned { field: f.name, value: 0, align: 1 << f.shift });
             }
-            Ok((lo, f.width()))
+            Ok(Patch::new(lo, f.width()))
         };
         let grid = [plain(GridWidth)?, plain(GridHeight)?, plain(GridDepth)?];
         let (lo_f, lo_at) = base.pos(ConstantBufferAddrLower, 0)?;
@@ -188,8 +222,9 @@ impl QmdTemplate {
         Ok(QmdTemplate {
             base,
             grid,
-            const0_lo: (lo_at, lo_f.width(), lo_f.shift),
-            const0_hi: (hi_at, hi_f.width()),
+            const0_lo: Patch::new(lo_at, lo_f.width()),
+            const0_hi: Patch::new(hi_at, hi_f.width()),
+            const0_shift: lo_f.shift,
         })
     }
 
@@ -199,23 +234,23 @@ impl QmdTemplate {
         let got = out.len();
         let out = out.get_mut(..words.len()).ok_or(QmdError::WrongSize { expected: words.len(), got })?;
         out.copy_from_slice(words);
-        for ((at, width), value) in self.grid.iter().zip(grid) {
-            if u64::from(value) >> width != 0 {
-                return Err(QmdError::OutOfRange { field: "grid", value: value.into(), max: (1 << width) - 1 });
+        for (patch, value) in self.grid.iter().zip(grid) {
+            if u64::from(value) >> patch.width != 0 {
+                return Err(QmdError::OutOfRange { field: "grid", value: value.into(), max: (1 << patch.width) - 1 });
             }
-            put_bits(out, *at, *width, value.into()).ok_or(QmdError::BadIndex { field: "grid", index: 0 })?;
+            patch.put(out, value.into()).ok_or(QmdError::BadIndex { field: "grid", index: 0 })?;
         }
-        let (lo_at, lo_width, shift) = self.const0_lo;
+        let shift = self.const0_shift;
         if const0 % (1 << shift) != 0 {
             return Err(QmdError::Misaligned { field: "constant bank 0", value: const0, align: 1 << shift });
         }
         let shifted = const0 >> shift;
-        let (hi_at, hi_width) = self.const0_hi;
-        if shifted >> (lo_width + hi_width) != 0 {
+        let lo_width = self.const0_lo.width;
+        if shifted >> (lo_width + self.const0_hi.width) != 0 {
             return Err(QmdError::OutOfRange { field: "constant bank 0", value: const0, max: u64::MAX });
         }
-        put_bits(out, lo_at, lo_width, shifted).ok_or(QmdError::BadIndex { field: "constant bank 0", index: 0 })?;
-        put_bits(out, hi_at, hi_width, shifted >> lo_width).ok_or(QmdError::BadIndex { field: "constant bank 0", index: 0 })?;
+        self.const0_lo.put(out, shifted).ok_or(QmdError::BadIndex { field: "constant bank 0", index: 0 })?;
+        self.const0_hi.put(out, shifted >> lo_width).ok_or(QmdError::BadIndex { field: "constant bank 0", index: 0 })?;
         Ok(())
     }
 }

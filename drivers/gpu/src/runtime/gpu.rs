@@ -254,7 +254,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let ce = match kind {
             StreamKind::Copy => {
                 let class = CeClass::from_class_number(channel.engine_class())
-                    .ok_or(RuntimeError::Unsupported { what: "this copy engine class" })?;
+                    .ok_or_else(|| RuntimeError::Unsupported { what: "this copy engine class" })?;
                 Some(CeEncoder::new(class, ENGINE_SUBCHANNEL))
             }
             StreamKind::Compute => None,
@@ -321,7 +321,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
     /// allows. The contents are whatever VRAM held: write or memset before reading.
     pub fn alloc<T: Pod>(&mut self, len: usize) -> Result<DeviceBuffer<T>, RuntimeError> {
         let elem = core::mem::size_of::<T>();
-        let bytes = len.checked_mul(elem).ok_or(RuntimeError::TooLarge { len, elem })?;
+        let bytes = len.checked_mul(elem).ok_or_else(|| RuntimeError::TooLarge { len, elem })?;
         let bytes = u64::try_from(bytes).map_err(|_| RuntimeError::TooLarge { len, elem })?;
         let vram = self.vram.alloc(bytes, page_alignment(bytes))?;
         let mut tlb = self.tlb();
@@ -402,7 +402,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let chunk = self.staging.len();
         for (i, piece) in bytes.chunks(chunk).enumerate() {
             let staging = self.staging.as_mut_slice().get_mut(..piece.len());
-            staging.ok_or(RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?.copy_from_slice(piece);
+            staging.ok_or_else(|| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?.copy_from_slice(piece);
             let offset = (i * chunk) as u64;
             self.staged_copy(CeAddress::Virtual(self.staging_map.va), CeAddress::Virtual(va + offset), piece.len())?;
         }
@@ -416,7 +416,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
             let offset = (i * chunk) as u64;
             self.staged_copy(CeAddress::Virtual(va + offset), CeAddress::Virtual(self.staging_map.va), piece.len())?;
             let staging = self.staging.as_slice().get(..piece.len());
-            piece.copy_from_slice(staging.ok_or(RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?);
+            piece.copy_from_slice(staging.ok_or_else(|| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?);
         }
         Ok(())
     }
@@ -427,7 +427,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let clock = self.clock;
         let io = self.io;
         let state = self.stream_state(self.default_stream())?;
-        let ce = state.ce.ok_or(RuntimeError::WrongStream { what: "copy", kind: state.kind })?;
+        let ce = state.ce.ok_or_else(|| RuntimeError::WrongStream { what: "copy", kind: state.kind })?;
         let mut pb = state.channel.pushbuffer();
         ce.copy(&mut pb, src, dst, bytes as u64, Pipelining::NonPipelined)?;
         let fence = state.channel.submit(io, &pb)?;
@@ -493,7 +493,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         }
         let waited = stream.synchronize(self);
         let state = self.streams.get_mut(stream.index as usize).and_then(Option::take);
-        let state = state.ok_or(RuntimeError::NoSuchStream { index: stream.index })?;
+        let state = state.ok_or_else(|| RuntimeError::NoSuchStream { index: stream.index })?;
         let mut tlb = self.tlb();
         if let Some(area) = state.launch {
             area.free(self.dma, &mut self.vas, &mut self.vram, &mut tlb)?;
@@ -597,7 +597,7 @@ impl Stream {
     {
         let io = gpu.io;
         let state = gpu.stream_state(*self)?;
-        let ce = state.ce.ok_or(RuntimeError::WrongStream { what, kind: state.kind })?;
+        let ce = state.ce.ok_or_else(|| RuntimeError::WrongStream { what, kind: state.kind })?;
         let mut pb = state.channel.pushbuffer();
         encode(&ce, &mut pb)?;
         state.last = Some(state.channel.submit(io, &pb)?);

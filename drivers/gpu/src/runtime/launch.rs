@@ -42,6 +42,32 @@ struct TemplateKey {
     shared: u64,
 }
 
+/// `SEND_PCAS_A` + `SEND_SIGNALING_PCAS2_B` (or `_PCAS_B`) as pushbuffer words, with the index
+/// of the word that holds the QMD address.
+struct LaunchMethods {
+    words: [u32; 8],
+    len: usize,
+    address_at: usize,
+}
+
+impl LaunchMethods {
+    /// Encodes the methods twice (two QMD addresses) to find the address word.
+    fn encode(family: crate::hal::Family, class: crate::host::HostClass, va: u64) -> Result<Self, RuntimeError> {
+        let bad = |_| RuntimeError::BadLaunch { what: "the launch methods" };
+        let (mut a, mut b) = ([0u32; 8], [0u32; 8]);
+        let mut pa = crate::host::PushBuffer::over_slice(&mut a, class);
+        push_launch(&mut pa, family, ENGINE_SUBCHANNEL, va).map_err(bad)?;
+        let len = pa.len();
+        let mut pb = crate::host::PushBuffer::over_slice(&mut b, class);
+        push_launch(&mut pb, family, ENGINE_SUBCHANNEL, va + 256).map_err(bad)?;
+        let differ: Vec<usize> = (0..len).filter(|&i| a[i] != b[i]).collect();
+        let [address_at] = differ[..] else {
+            return Err(RuntimeError::BadLaunch { what: "launch methods whose QMD address is not one word" });
+        };
+        Ok(LaunchMethods { words: a, len, address_at })
+    }
+}
+
 /// A compute stream's launch slots and QMD templates.
 pub struct LaunchArea {
     buffer: DmaBuffer,
@@ -50,6 +76,8 @@ pub struct LaunchArea {
     used_by: Vec<Option<Fence>>,
     next: usize,
     templates: Vec<(TemplateKey, QmdTemplate)>,
+    /// The launch methods, encoded on the first launch.
+    methods: Option<LaunchMethods>,
     /// The local-memory buffer and how it was sized.
     local: VramAllocation,
     local_map: GpuMapping,
@@ -87,7 +115,7 @@ impl LaunchArea {
                 return Err(e.into());
             }
         };
-        Ok(LaunchArea { buffer, map, used_by: alloc::vec![None; SLOTS], next: 0, templates: Vec::new(), local, local_map, plan })
+        Ok(LaunchArea { buffer, map, used_by: alloc::vec![None; SLOTS], next: 0, templates: Vec::new(), methods: None, local, local_map, plan })
     }
 
     /// Sets the local-memory buffer and the generic-address windows on `channel`'s compute
@@ -125,7 +153,7 @@ impl Stream {
         C: Clock + ?Sized,
     {
         let state = gpu.stream_state(*self)?;
-        let area = state.launch.as_ref().ok_or(RuntimeError::WrongStream { what: "have local memory", kind: state.kind })?;
+        let area = state.launch.as_ref().ok_or_else(|| RuntimeError::WrongStream { what: "have local memory", kind: state.kind })?;
         Ok((area.local_map.va, area.local.size(), area.plan))
     }
 
@@ -151,28 +179,30 @@ impl Stream {
             return Err(RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" });
         }
         let shared = function.static_shared_bytes() + u64::from(config.shared_bytes);
-        // Turing's QMD shared-memory configuration fields are not declared: its limit is
-        // checked, its QMD leaves the configuration to the SM's default.
-        let sm_config = sm_shared_config(family, shared)?;
-        let sm_config = if family == Family::Turing { None } else { Some(sm_config) };
         let key = TemplateKey { code_va: function.code_va(), block: config.block, shared };
         let (io, clock, timeout_ms) = (gpu.io(), gpu.clock(), gpu.config().timeout_ms);
         let state = gpu.stream_state(*self)?;
         if state.kind != StreamKind::Compute {
             return Err(RuntimeError::WrongStream { what: "launch kernels", kind: state.kind });
         }
-        let area = state.launch.as_mut().ok_or(RuntimeError::WrongStream { what: "launch kernels", kind: state.kind })?;
+        let area = state.launch.as_mut().ok_or_else(|| RuntimeError::WrongStream { what: "launch kernels", kind: state.kind })?;
         let slot = area.next;
         area.next = (slot + 1) % SLOTS;
         if let Some(previous) = area.used_by[slot].take() {
             state.channel.wait(previous, clock, timeout_ms, || {})?;
         }
-        let area = state.launch.as_mut().ok_or(RuntimeError::WrongStream { what: "launch kernels", kind: StreamKind::Compute })?;
+        let area = state.launch.as_mut().ok_or_else(|| RuntimeError::WrongStream { what: "launch kernels", kind: StreamKind::Compute })?;
         let slot_va = area.map.va + (slot * SLOT_BYTES) as u64;
         let const0_va = slot_va + QMD_BYTES as u64;
         let template = match area.templates.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
+                // Checked once per function and shape: a shape that does not fit never gets a
+                // template, so every launch of it is refused here. Turing's QMD shared-memory
+                // configuration fields are not declared: its limit is checked, its QMD leaves the
+                // configuration to the SM's default.
+                let sm_config = sm_shared_config(family, shared)?;
+                let sm_config = if family == Family::Turing { None } else { Some(sm_config) };
                 let launch = Launch {
                     program_address: key.code_va,
                     grid: [1, 1, 1],
@@ -190,24 +220,37 @@ impl Stream {
                 area.templates.len() - 1
             }
         };
-        let mut words = [0u32; QMD_BYTES / 4];
-        area.templates[template]
-            .1
-            .write(config.grid, const0_va, &mut words)
-            .map_err(|_| RuntimeError::BadLaunch { what: "the grid does not fit the QMD" })?;
         let base = slot * SLOT_BYTES;
         let bytes = area.buffer.as_mut_slice();
-        for (dst, w) in bytes[base..base + QMD_BYTES].chunks_exact_mut(4).zip(words) {
-            dst.copy_from_slice(&w.to_le_bytes());
+        let template = &area.templates[template].1;
+        let bad_grid = |_| RuntimeError::BadLaunch { what: "the grid does not fit the QMD" };
+        #[cfg(target_endian = "little")]
+        {
+            // Straight into the slot: it is 256-byte aligned in page-aligned DMA memory.
+            use zerocopy::FromBytes;
+            let slot_words = <[u32]>::mut_from_bytes(&mut bytes[base..base + QMD_BYTES])
+                .map_err(|_| RuntimeError::BadLaunch { what: "a misaligned launch slot" })?;
+            template.write(config.grid, const0_va, slot_words).map_err(bad_grid)?;
+        }
+        #[cfg(not(target_endian = "little"))]
+        {
+            let mut words = [0u32; QMD_BYTES / 4];
+            template.write(config.grid, const0_va, &mut words).map_err(bad_grid)?;
+            for (dst, w) in bytes[base..base + QMD_BYTES].chunks_exact_mut(4).zip(words) {
+                dst.copy_from_slice(&w.to_le_bytes());
+            }
         }
         // The driver-reserved words below the parameters stay as allocated (zero).
         let bank = &mut bytes[base + QMD_BYTES + cbank_offset..base + QMD_BYTES + CONST0_BYTES as usize];
         function.pack_into(args, bank)?;
-        // The two launch methods, encoded on the stack.
-        let mut method_words = [0u32; 8];
-        let mut pb = crate::host::PushBuffer::over_slice(&mut method_words, state.channel.host_class());
-        push_launch(&mut pb, family, ENGINE_SUBCHANNEL, slot_va).map_err(|_| RuntimeError::BadLaunch { what: "the QMD address" })?;
-        let len = pb.len();
+        // The two launch methods: encoded once per stream, then only the QMD address changes.
+        if area.methods.is_none() {
+            area.methods = Some(LaunchMethods::encode(family, state.channel.host_class(), area.map.va)?);
+        }
+        let methods = area.methods.as_ref().ok_or_else(|| RuntimeError::BadLaunch { what: "the launch methods" })?;
+        let mut method_words = methods.words;
+        method_words[methods.address_at] = u32::try_from(slot_va >> 8).map_err(|_| RuntimeError::BadLaunch { what: "the QMD address" })?;
+        let len = methods.len;
         let fence = state.channel.submit_words(io, &method_words[..len])?;
         state.last = Some(fence);
         if let Some(area) = state.launch.as_mut() {

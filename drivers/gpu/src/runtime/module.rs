@@ -306,7 +306,7 @@ impl Function<'_> {
     /// land at their offsets, the padding between them becomes zero.
     pub fn pack_into(&self, args: &Args, block: &mut [u8]) -> Result<(), RuntimeError> {
         let size = self.info.param_size as usize;
-        let block = block.get_mut(..size).ok_or(RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" })?;
+        let block = block.get_mut(..size).ok_or_else(|| RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" })?;
         block.fill(0);
         Ok(params::pack_into(&self.info.name, &self.info.params, args, block)?)
     }
