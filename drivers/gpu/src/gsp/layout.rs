@@ -61,7 +61,7 @@ pub struct ConstantFact {
 }
 
 /// `size_of` the target of a field projection, for a field named by a closure.
-const fn field_size<T, F>(_: fn(&T) -> &F) -> usize {
+pub(crate) const fn field_size<T, F>(_: fn(&T) -> &F) -> usize {
     size_of::<F>()
 }
 
@@ -92,6 +92,45 @@ macro_rules! layout {
         }
     };
 }
+
+/// A structure's layout for the header comparison, fields listed as `"cName" => rust_field`:
+/// the table form the RM-object modules (`rm_fifo`, `rm_intr`) use.
+macro_rules! c_struct {
+    ($c:literal, $ty:ident, $header:expr, [$($cf:literal => $f:ident),* $(,)?]) => {
+        $crate::gsp::layout::StructLayout {
+            c_name: $c,
+            rust_name: stringify!($ty),
+            header: $header,
+            size: core::mem::size_of::<$ty>(),
+            align: core::mem::align_of::<$ty>(),
+            fields: &[$($crate::gsp::layout::FieldLayout {
+                c_name: $cf,
+                offset: core::mem::offset_of!($ty, $f),
+                size: $crate::gsp::layout::field_size(|s: &$ty| &s.$f),
+            }),*],
+        }
+    };
+}
+pub(crate) use c_struct;
+
+/// A constant under NVIDIA's name, for the header comparison.
+macro_rules! c_constant {
+    ($c:literal, $header:expr, $v:expr) => {
+        $crate::gsp::layout::ConstantFact { c_name: $c, header: $header, value: $v as u64 }
+    };
+}
+pub(crate) use c_constant;
+
+/// Header citations of the pinned release: `NAME = "path";` each, and `ALL`.
+macro_rules! pinned_headers {
+    ($($(#[$meta:meta])* $name:ident = $path:literal;)*) => {
+        $( $(#[$meta])* pub const $name: $crate::hw::Header =
+            $crate::hw::Header { release: $crate::hw::headers::OGKM_PINNED, path: $path }; )*
+        /// Every file cited here.
+        pub const ALL: &[$crate::hw::Header] = &[$($name),*];
+    };
+}
+pub(crate) use pinned_headers;
 
 /// Every structure of [`super`], for the header comparison.
 pub const STRUCT_LAYOUTS: &[StructLayout] = &[

@@ -17,24 +17,12 @@
 
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
-use super::layout::{ConstantFact, FieldLayout, StructLayout};
+use super::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use super::rm::ObjectKind;
-use crate::hw::headers::OGKM_PINNED;
-use crate::hw::Header;
 
 /// The headers this module cites.
 pub mod headers {
-    use super::{Header, OGKM_PINNED};
-
-    macro_rules! headers {
-        ($($(#[$meta:meta])* $name:ident = $path:literal;)*) => {
-            $( $(#[$meta])* pub const $name: Header = Header { release: OGKM_PINNED, path: $path }; )*
-            /// Every file cited here.
-            pub const ALL: &[Header] = &[$($name),*];
-        };
-    }
-
-    headers! {
+    crate::gsp::layout::pinned_headers! {
         /// `NV_VASPACE_ALLOCATION_PARAMETERS`, `NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS`, flags.
         NVOS = "src/common/sdk/nvidia/inc/nvos.h";
         /// `NV_CHANNEL_ALLOC_PARAMS`, `NV_MEMORY_DESC_PARAMS`.
@@ -465,48 +453,20 @@ pub const fn token_chid(token: u32) -> u32 {
 // ---------------------------------------------------------------------------------------------
 // Layout tables for tests/tests/gsp_rpc_layout.rs.
 
-macro_rules! field {
-    ($ty:ty, $c:literal => $f:ident) => {
-        FieldLayout {
-            c_name: $c,
-            offset: core::mem::offset_of!($ty, $f),
-            size: {
-                const fn size<T, F>(_: fn(&T) -> &F) -> usize {
-                    core::mem::size_of::<F>()
-                }
-                size(|s: &$ty| &s.$f)
-            },
-        }
-    };
-}
-
-macro_rules! layout {
-    ($c:literal, $ty:ident, $header:expr, [$($cf:literal => $f:ident),* $(,)?]) => {
-        StructLayout {
-            c_name: $c,
-            rust_name: stringify!($ty),
-            header: $header,
-            size: core::mem::size_of::<$ty>(),
-            align: core::mem::align_of::<$ty>(),
-            fields: &[$(field!($ty, $cf => $f)),*],
-        }
-    };
-}
-
 /// The structures of this module.
 pub const STRUCT_LAYOUTS: &[StructLayout] = &[
-    layout!("NV_VASPACE_ALLOCATION_PARAMETERS", NvVaspaceAllocationParameters, headers::NVOS, [
+    c_struct!("NV_VASPACE_ALLOCATION_PARAMETERS", NvVaspaceAllocationParameters, headers::NVOS, [
         "index" => index, "flags" => flags, "vaSize" => va_size, "vaStartInternal" => va_start_internal,
         "vaLimitInternal" => va_limit_internal, "bigPageSize" => big_page_size, "vaBase" => va_base,
     ]),
-    layout!("NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS", NvChannelGroupAllocationParameters, headers::NVOS, [
+    c_struct!("NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS", NvChannelGroupAllocationParameters, headers::NVOS, [
         "hObjectError" => h_object_error, "hObjectEccError" => h_object_ecc_error, "hVASpace" => h_va_space,
         "engineType" => engine_type, "bIsCallingContextVgpuPlugin" => b_is_calling_context_vgpu_plugin,
     ]),
-    layout!("NV_MEMORY_DESC_PARAMS", NvMemoryDescParams, headers::ALLOC_CHANNEL, [
+    c_struct!("NV_MEMORY_DESC_PARAMS", NvMemoryDescParams, headers::ALLOC_CHANNEL, [
         "base" => base, "size" => size, "addressSpace" => address_space, "cacheAttrib" => cache_attrib,
     ]),
-    layout!("NV_CHANNEL_ALLOC_PARAMS", NvChannelAllocParams, headers::ALLOC_CHANNEL, [
+    c_struct!("NV_CHANNEL_ALLOC_PARAMS", NvChannelAllocParams, headers::ALLOC_CHANNEL, [
         "hObjectError" => h_object_error, "hObjectBuffer" => h_object_buffer, "gpFifoOffset" => gp_fifo_offset,
         "gpFifoEntries" => gp_fifo_entries, "flags" => flags, "hContextShare" => h_context_share,
         "hVASpace" => h_va_space, "hUserdMemory" => h_userd_memory, "userdOffset" => userd_offset,
@@ -518,70 +478,64 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
         "SubProcessID" => sub_process_id, "encryptIv" => encrypt_iv, "decryptIv" => decrypt_iv,
         "hmacNonce" => hmac_nonce,
     ]),
-    layout!("NVB0B5_ALLOCATION_PARAMETERS", NvB0b5AllocationParameters, headers::CLB0B5SW, [
+    c_struct!("NVB0B5_ALLOCATION_PARAMETERS", NvB0b5AllocationParameters, headers::CLB0B5SW, [
         "version" => version, "engineType" => engine_type,
     ]),
-    layout!("NV0080_CTRL_DMA_SET_PAGE_DIRECTORY_PARAMS", Nv0080CtrlDmaSetPageDirectoryParams, headers::CTRL0080DMA, [
+    c_struct!("NV0080_CTRL_DMA_SET_PAGE_DIRECTORY_PARAMS", Nv0080CtrlDmaSetPageDirectoryParams, headers::CTRL0080DMA, [
         "physAddress" => phys_address, "numEntries" => num_entries, "flags" => flags, "hVASpace" => h_va_space,
         "chId" => ch_id, "subDeviceId" => sub_device_id, "pasid" => pasid,
     ]),
-    layout!("NVA06F_CTRL_GPFIFO_SCHEDULE_PARAMS", NvA06fCtrlGpfifoScheduleParams, headers::CTRLA06FGPFIFO, [
+    c_struct!("NVA06F_CTRL_GPFIFO_SCHEDULE_PARAMS", NvA06fCtrlGpfifoScheduleParams, headers::CTRLA06FGPFIFO, [
         "bEnable" => b_enable, "bSkipSubmit" => b_skip_submit,
     ]),
-    layout!("NVA06F_CTRL_BIND_PARAMS", NvA06fCtrlBindParams, headers::CTRLA06FGPFIFO, [
+    c_struct!("NVA06F_CTRL_BIND_PARAMS", NvA06fCtrlBindParams, headers::CTRLA06FGPFIFO, [
         "engineType" => engine_type,
     ]),
-    layout!("NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS", NvC36fCtrlGetWorkSubmitTokenParams, headers::CTRLC36F, [
+    c_struct!("NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS", NvC36fCtrlGetWorkSubmitTokenParams, headers::CTRLC36F, [
         "workSubmitToken" => work_submit_token,
     ]),
-    layout!("TuringAControlGPFifo", UserdControl, headers::CLC46F, [
+    c_struct!("TuringAControlGPFifo", UserdControl, headers::CLC46F, [
         "Put" => put, "Get" => get, "Reference" => reference, "PutHi" => put_hi, "TopLevelGet" => top_level_get,
         "TopLevelGetHi" => top_level_get_hi, "GetHi" => get_hi, "GPGet" => gp_get, "GPPut" => gp_put,
     ]),
-    layout!("NvNotification", NvNotification, headers::NVGPUTYPES, [
+    c_struct!("NvNotification", NvNotification, headers::NVGPUTYPES, [
         "timeStamp" => time_stamp, "info32" => info32, "info16" => info16, "status" => status,
     ]),
 ];
 
-macro_rules! constant {
-    ($c:literal, $header:expr, $v:expr) => {
-        ConstantFact { c_name: $c, header: $header, value: $v as u64 }
-    };
-}
-
 /// The constants of this module, under NVIDIA's names (expressions where NVIDIA spells a field).
 pub const CONSTANTS: &[ConstantFact] = &[
-    constant!("FERMI_VASPACE_A", headers::CL90F1, FERMI_VASPACE_A),
-    constant!("KEPLER_CHANNEL_GROUP_A", headers::CLA06C, KEPLER_CHANNEL_GROUP_A),
-    constant!("NV_MAX_SUBDEVICES", headers::NVLIMITS, NV_MAX_SUBDEVICES),
-    constant!("CC_CHAN_ALLOC_IV_SIZE_DWORD", headers::ALLOC_CHANNEL, CC_CHAN_ALLOC_IV_SIZE_DWORD),
-    constant!("CC_CHAN_ALLOC_NONCE_SIZE_DWORD", headers::ALLOC_CHANNEL, CC_CHAN_ALLOC_NONCE_SIZE_DWORD),
-    constant!("NV_VASPACE_ALLOCATION_INDEX_GPU_NEW", headers::NVOS, NV_VASPACE_ALLOCATION_INDEX_GPU_NEW),
-    constant!(
+    c_constant!("FERMI_VASPACE_A", headers::CL90F1, FERMI_VASPACE_A),
+    c_constant!("KEPLER_CHANNEL_GROUP_A", headers::CLA06C, KEPLER_CHANNEL_GROUP_A),
+    c_constant!("NV_MAX_SUBDEVICES", headers::NVLIMITS, NV_MAX_SUBDEVICES),
+    c_constant!("CC_CHAN_ALLOC_IV_SIZE_DWORD", headers::ALLOC_CHANNEL, CC_CHAN_ALLOC_IV_SIZE_DWORD),
+    c_constant!("CC_CHAN_ALLOC_NONCE_SIZE_DWORD", headers::ALLOC_CHANNEL, CC_CHAN_ALLOC_NONCE_SIZE_DWORD),
+    c_constant!("NV_VASPACE_ALLOCATION_INDEX_GPU_NEW", headers::NVOS, NV_VASPACE_ALLOCATION_INDEX_GPU_NEW),
+    c_constant!(
         "NV_VASPACE_ALLOCATION_FLAGS_IS_EXTERNALLY_OWNED",
         headers::NVOS,
         NV_VASPACE_ALLOCATION_FLAGS_IS_EXTERNALLY_OWNED
     ),
-    constant!("NV_VASPACE_BIG_PAGE_SIZE_64K", headers::NVOS, NV_VASPACE_BIG_PAGE_SIZE_64K),
-    constant!("ADDR_SYSMEM", headers::MEM_DESC, ADDR_SYSMEM),
-    constant!("ADDR_FBMEM", headers::MEM_DESC, ADDR_FBMEM),
-    constant!("NV2080_ENGINE_TYPE_GRAPHICS", headers::CL2080_NOTIFICATION, NV2080_ENGINE_TYPE_GRAPHICS),
-    constant!("NV2080_ENGINE_TYPE_COPY0", headers::CL2080_NOTIFICATION, NV2080_ENGINE_TYPE_COPY0),
-    constant!("NVB0B5_ALLOCATION_PARAMETERS_VERSION_1", headers::CLB0B5SW, NVB0B5_ALLOCATION_PARAMETERS_VERSION_1),
-    constant!("NV0080_CTRL_CMD_DMA_SET_PAGE_DIRECTORY", headers::CTRL0080DMA, NV0080_CTRL_CMD_DMA_SET_PAGE_DIRECTORY),
-    constant!("NVA06F_CTRL_CMD_GPFIFO_SCHEDULE", headers::CTRLA06FGPFIFO, NVA06F_CTRL_CMD_GPFIFO_SCHEDULE),
-    constant!("NVA06F_CTRL_CMD_BIND", headers::CTRLA06FGPFIFO, NVA06F_CTRL_CMD_BIND),
-    constant!(
+    c_constant!("NV_VASPACE_BIG_PAGE_SIZE_64K", headers::NVOS, NV_VASPACE_BIG_PAGE_SIZE_64K),
+    c_constant!("ADDR_SYSMEM", headers::MEM_DESC, ADDR_SYSMEM),
+    c_constant!("ADDR_FBMEM", headers::MEM_DESC, ADDR_FBMEM),
+    c_constant!("NV2080_ENGINE_TYPE_GRAPHICS", headers::CL2080_NOTIFICATION, NV2080_ENGINE_TYPE_GRAPHICS),
+    c_constant!("NV2080_ENGINE_TYPE_COPY0", headers::CL2080_NOTIFICATION, NV2080_ENGINE_TYPE_COPY0),
+    c_constant!("NVB0B5_ALLOCATION_PARAMETERS_VERSION_1", headers::CLB0B5SW, NVB0B5_ALLOCATION_PARAMETERS_VERSION_1),
+    c_constant!("NV0080_CTRL_CMD_DMA_SET_PAGE_DIRECTORY", headers::CTRL0080DMA, NV0080_CTRL_CMD_DMA_SET_PAGE_DIRECTORY),
+    c_constant!("NVA06F_CTRL_CMD_GPFIFO_SCHEDULE", headers::CTRLA06FGPFIFO, NVA06F_CTRL_CMD_GPFIFO_SCHEDULE),
+    c_constant!("NVA06F_CTRL_CMD_BIND", headers::CTRLA06FGPFIFO, NVA06F_CTRL_CMD_BIND),
+    c_constant!(
         "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN",
         headers::CTRLC36F,
         NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN
     ),
-    constant!("NVC361_NOTIFY_CHANNEL_PENDING", headers::CLC361, NVC361_NOTIFY_CHANNEL_PENDING),
-    constant!("ROBUST_CHANNEL_GR_EXCEPTION", headers::NVERROR, ROBUST_CHANNEL_GR_EXCEPTION),
-    constant!("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT", headers::NVERROR, ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT),
-    constant!("ROBUST_CHANNEL_PBDMA_ERROR", headers::NVERROR, ROBUST_CHANNEL_PBDMA_ERROR),
-    constant!("ROBUST_CHANNEL_CE0_ERROR", headers::NVERROR, ROBUST_CHANNEL_CE0_ERROR),
-    constant!("ROBUST_CHANNEL_PREEMPTIVE_REMOVAL", headers::NVERROR, ROBUST_CHANNEL_PREEMPTIVE_REMOVAL),
+    c_constant!("NVC361_NOTIFY_CHANNEL_PENDING", headers::CLC361, NVC361_NOTIFY_CHANNEL_PENDING),
+    c_constant!("ROBUST_CHANNEL_GR_EXCEPTION", headers::NVERROR, ROBUST_CHANNEL_GR_EXCEPTION),
+    c_constant!("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT", headers::NVERROR, ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT),
+    c_constant!("ROBUST_CHANNEL_PBDMA_ERROR", headers::NVERROR, ROBUST_CHANNEL_PBDMA_ERROR),
+    c_constant!("ROBUST_CHANNEL_CE0_ERROR", headers::NVERROR, ROBUST_CHANNEL_CE0_ERROR),
+    c_constant!("ROBUST_CHANNEL_PREEMPTIVE_REMOVAL", headers::NVERROR, ROBUST_CHANNEL_PREEMPTIVE_REMOVAL),
 ];
 
 /// Values NVIDIA spells as fields rather than names: C expressions and what they evaluate to.

@@ -20,26 +20,14 @@ use core::fmt;
 
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
-use super::layout::{ConstantFact, FieldLayout, StructLayout};
+use super::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use super::rm::{InternalSubdevice, RmError};
 use super::rm_fifo::{NV2080_ENGINE_TYPE_COPY0, NV2080_ENGINE_TYPE_GRAPHICS};
 use super::rpcs::RpcChannel;
-use crate::hw::headers::OGKM_PINNED;
-use crate::hw::Header;
 
 /// The headers this module cites.
 pub mod headers {
-    use super::{Header, OGKM_PINNED};
-
-    macro_rules! headers {
-        ($($(#[$meta:meta])* $name:ident = $path:literal;)*) => {
-            $( $(#[$meta])* pub const $name: Header = Header { release: OGKM_PINNED, path: $path }; )*
-            /// Every file cited here.
-            pub const ALL: &[Header] = &[$($name),*];
-        };
-    }
-
-    headers! {
+    crate::gsp::layout::pinned_headers! {
         /// The control, its parameters, `NV2080_INTR_CATEGORY`.
         CTRL2080INTERNAL = "src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080internal.h";
         /// `MC_ENGINE_IDX_*`.
@@ -246,78 +234,44 @@ impl KernelIntrTable {
 // ---------------------------------------------------------------------------------------------
 // Layout tables for tests/tests/gsp_rpc_layout.rs.
 
-macro_rules! field {
-    ($ty:ty, $c:literal => $f:ident) => {
-        FieldLayout {
-            c_name: $c,
-            offset: core::mem::offset_of!($ty, $f),
-            size: {
-                const fn size<T, F>(_: fn(&T) -> &F) -> usize {
-                    core::mem::size_of::<F>()
-                }
-                size(|s: &$ty| &s.$f)
-            },
-        }
-    };
-}
-
-macro_rules! layout {
-    ($c:literal, $ty:ident, $header:expr, [$($cf:literal => $f:ident),* $(,)?]) => {
-        StructLayout {
-            c_name: $c,
-            rust_name: stringify!($ty),
-            header: $header,
-            size: core::mem::size_of::<$ty>(),
-            align: core::mem::align_of::<$ty>(),
-            fields: &[$(field!($ty, $cf => $f)),*],
-        }
-    };
-}
-
 /// The structures of this module.
 pub const STRUCT_LAYOUTS: &[StructLayout] = &[
-    layout!("NV2080_CTRL_INTERNAL_INTR_GET_KERNEL_TABLE_ENTRY", Nv2080CtrlInternalIntrGetKernelTableEntry, headers::CTRL2080INTERNAL, [
+    c_struct!("NV2080_CTRL_INTERNAL_INTR_GET_KERNEL_TABLE_ENTRY", Nv2080CtrlInternalIntrGetKernelTableEntry, headers::CTRL2080INTERNAL, [
         "engineIdx" => engine_idx, "pmcIntrMask" => pmc_intr_mask, "vectorStall" => vector_stall,
         "vectorNonStall" => vector_non_stall,
     ]),
-    layout!("NV2080_INTR_CATEGORY_SUBTREE_MAP", Nv2080IntrCategorySubtreeMap, headers::CTRL2080INTERNAL, [
+    c_struct!("NV2080_INTR_CATEGORY_SUBTREE_MAP", Nv2080IntrCategorySubtreeMap, headers::CTRL2080INTERNAL, [
         "subtreeStart" => subtree_start, "subtreeEnd" => subtree_end,
     ]),
-    layout!("NV2080_CTRL_INTERNAL_INTR_GET_KERNEL_TABLE_PARAMS", Nv2080CtrlInternalIntrGetKernelTableParams, headers::CTRL2080INTERNAL, [
+    c_struct!("NV2080_CTRL_INTERNAL_INTR_GET_KERNEL_TABLE_PARAMS", Nv2080CtrlInternalIntrGetKernelTableParams, headers::CTRL2080INTERNAL, [
         "tableLen" => table_len, "table" => table, "subtreeMap" => subtree_map,
     ]),
 ];
 
-macro_rules! constant {
-    ($c:literal, $header:expr, $v:expr) => {
-        ConstantFact { c_name: $c, header: $header, value: $v as u64 }
-    };
-}
-
 /// The constants of this module, under NVIDIA's names.
 pub const CONSTANTS: &[ConstantFact] = &[
-    constant!(
+    c_constant!(
         "NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE",
         headers::CTRL2080INTERNAL,
         NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE
     ),
-    constant!("NV2080_CTRL_INTERNAL_INTR_MAX_TABLE_SIZE", headers::CTRL2080INTERNAL, NV2080_CTRL_INTERNAL_INTR_MAX_TABLE_SIZE),
-    constant!(
+    c_constant!("NV2080_CTRL_INTERNAL_INTR_MAX_TABLE_SIZE", headers::CTRL2080INTERNAL, NV2080_CTRL_INTERNAL_INTR_MAX_TABLE_SIZE),
+    c_constant!(
         "NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE",
         headers::CTRL2080INTERNAL,
         NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE
     ),
-    constant!(
+    c_constant!(
         "NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION",
         headers::CTRL2080INTERNAL,
         NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION
     ),
-    constant!("NV2080_INTR_CATEGORY_ENUM_COUNT", headers::CTRL2080INTERNAL, NV2080_INTR_CATEGORY_ENUM_COUNT),
-    constant!("NV2080_INTR_INVALID_SUBTREE", headers::CTRL2080INTERNAL, NV2080_INTR_INVALID_SUBTREE),
-    constant!("MC_ENGINE_IDX_CE0", headers::ENGINE_IDX, MC_ENGINE_IDX_CE0),
-    constant!("MC_ENGINE_IDX_CE_MAX", headers::ENGINE_IDX, MC_ENGINE_IDX_CE_MAX),
-    constant!("MC_ENGINE_IDX_GR0", headers::ENGINE_IDX, MC_ENGINE_IDX_GR0),
-    constant!("NV_INTR_VECTOR_INVALID", headers::DEV_CTRL_DEFINES, NV_INTR_VECTOR_INVALID),
+    c_constant!("NV2080_INTR_CATEGORY_ENUM_COUNT", headers::CTRL2080INTERNAL, NV2080_INTR_CATEGORY_ENUM_COUNT),
+    c_constant!("NV2080_INTR_INVALID_SUBTREE", headers::CTRL2080INTERNAL, NV2080_INTR_INVALID_SUBTREE),
+    c_constant!("MC_ENGINE_IDX_CE0", headers::ENGINE_IDX, MC_ENGINE_IDX_CE0),
+    c_constant!("MC_ENGINE_IDX_CE_MAX", headers::ENGINE_IDX, MC_ENGINE_IDX_CE_MAX),
+    c_constant!("MC_ENGINE_IDX_GR0", headers::ENGINE_IDX, MC_ENGINE_IDX_GR0),
+    c_constant!("NV_INTR_VECTOR_INVALID", headers::DEV_CTRL_DEFINES, NV_INTR_VECTOR_INVALID),
 ];
 
 /// Values NVIDIA spells as expressions: C expressions and what they evaluate to.
