@@ -615,14 +615,14 @@ impl ModelGpu {
             };
         }
 
-        if (f::NVC361_BASE..f::NVC361_BASE + USERMODE_SIZE).contains(&offset) {
+        if (f::NVC361_BASE..f::NVC361_BASE + f::NVC361_NV_USERMODE_SIZE).contains(&offset) {
             return match (offset - f::NVC361_BASE, write) {
                 (f::NVC361_NOTIFY_CHANNEL_PENDING, Some(token)) => {
                     self.doorbell(state, token);
                     0
                 }
-                (NVC361_TIME_0, None) => state.gpu_time_ns as u32,
-                (NVC361_TIME_1, None) => (state.gpu_time_ns >> 32) as u32,
+                (f::NVC361_TIME_0, None) => state.gpu_time_ns as u32,
+                (f::NVC361_TIME_1, None) => (state.gpu_time_ns >> 32) as u32,
                 _ => {
                     state.log.record(ModelError::Unmodelled(UnmodelledAccess { offset, kind, value: shown }));
                     POISON
@@ -685,11 +685,6 @@ impl ModelGpu {
     }
 }
 
-/// Bytes of the usermode region (`NVC361_NV_USERMODE__SIZE`, `clc361.h`).
-const USERMODE_SIZE: u32 = 0x1_0000;
-/// `NVC361_TIME_0` / `NVC361_TIME_1`: the GPU timer, low and high words.
-const NVC361_TIME_0: u32 = 0x80;
-const NVC361_TIME_1: u32 = 0x84;
 /// Model time a doorbell's work takes, in ns (virtual time: deterministic).
 const WORK_NS: u64 = 1_000;
 
@@ -783,11 +778,15 @@ impl ModelGpu {
         let text = alloc::format!("channel {chid}: {error}");
         log::warn!("GPU model: robust-channel error Xid {xid} on {text}");
         if let Some(at) = notifier {
-            // NvNotification: timeStamp, info32 = Xid, info16 = 0, status = 0xFFFF.
-            let mut n = [0u8; 16];
-            n[0..8].copy_from_slice(&gpu_time_ns.to_le_bytes());
-            n[8..12].copy_from_slice(&xid.to_le_bytes());
-            n[14..16].copy_from_slice(&0xFFFFu16.to_le_bytes());
+            // NvNotification as RM fills it: timeStamp, info32 = Xid, info16 = the engine type,
+            // status = RC_NOTIFIER_STATUS.
+            let n = f::NvNotification {
+                time_stamp: [*gpu_time_ns as u32, (*gpu_time_ns >> 32) as u32],
+                info32: xid,
+                info16: engine_type as u16,
+                status: f::RC_NOTIFIER_STATUS,
+            };
+            let n = zerocopy::IntoBytes::as_bytes(&n);
             let _ = space.0.borrow_mut().mem.write_phys(at, &n);
         }
         drop(space);

@@ -383,9 +383,12 @@ impl HostChannel {
                 self.mem_op[((method - method::NVC46F_MEM_OP_A) / 4) as usize] = data;
             }
             method::NVC46F_MEM_OP_D => {
-                // OPERATION is bits 31:27; MMU_TLB_INVALIDATE (9) and _TARGETED (0xa) invalidate.
-                match data >> 27 {
-                    9 | 0xa => {
+                use nvgpu::hw::host::{
+                    NVC46F_MEM_OP_D_OPERATION as OP, NVC46F_MEM_OP_D_OPERATION_MMU_TLB_INVALIDATE as INVALIDATE,
+                    NVC46F_MEM_OP_D_OPERATION_MMU_TLB_INVALIDATE_TARGETED as TARGETED,
+                };
+                match (data >> OP.first) & ((1u32 << (OP.last - OP.first + 1)) - 1) {
+                    INVALIDATE | TARGETED => {
                         self.tlb_invalidations += 1;
                         effects.invalidate_tlb();
                     }

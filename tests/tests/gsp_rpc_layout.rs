@@ -617,6 +617,16 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
+            &rm_fifo::headers::KERNEL_RC_NOTIFICATION_C,
+            "krcErrorSetNotifier_IMPL",
+            &["0xffff /* notifierStatus */,"],
+        ),
+        (
+            &rm_fifo::headers::KERNEL_RC_NOTIFICATION_C,
+            "_krcErrorWriteNotifierCpuMemHelper",
+            &["notifyFillNotifierMemory(pGpu, pMemory, exceptType, (NvU16)gpuGetNv2080EngineType(localRmEngineType), notifierStatus,"],
+        ),
+        (
             &r::RS_CLIENT_C,
             "clientGenResourceHandle_IMPL",
             &["hResource = pClient->handleRangeStart + ((pClient->handleGenIdx++) % pClient->handleRangeSize);"],

@@ -492,9 +492,10 @@ impl Channel {
         if let Some(failed) = self.failed {
             return Some(failed);
         }
-        // NvNotification: info32 at 8, info16|status at 12; RM sets status to 0xFFFF on error.
-        let status = self.notifier.read_volatile_u32(12)? >> 16;
-        if status == 0 {
+        // NvNotification: info32 at 8, info16|status at 12; RM sets the status
+        // (`RC_NOTIFIER_STATUS`) last, after the Xid.
+        let status = (self.notifier.read_volatile_u32(12)? >> 16) as u16;
+        if status != f::RC_NOTIFIER_STATUS {
             return None;
         }
         let xid = self.notifier.read_volatile_u32(8)?;

@@ -51,6 +51,9 @@ pub mod headers {
         CLC46F = "src/common/sdk/nvidia/inc/class/clc46f.h";
         /// `NV_MAX_SUBDEVICES`.
         NVLIMITS = "src/common/sdk/nvidia/inc/nvlimits.h";
+        /// `krcErrorSetNotifier_IMPL`, `_krcErrorWriteNotifierCpuMemHelper`: what RM writes to an
+        /// error notifier.
+        KERNEL_RC_NOTIFICATION_C = "src/nvidia/src/kernel/gpu/rc/kernel_rc_notification.c";
         /// `ADDR_SYSMEM`, `ADDR_FBMEM` (`NV_ADDRESS_SPACE`).
         MEM_DESC = "src/nvidia/generated/g_mem_desc_nvoc.h";
         /// `NV_CTRL_VF_DOORBELL_VECTOR`, `NV_CTRL_VF_DOORBELL_RUNLIST_ID`.
@@ -115,6 +118,17 @@ pub const NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN: u32 = 0xc36f_0108;
 pub const NVC361_BASE: u32 = 0x0081_0000;
 /// `NVC361_NOTIFY_CHANNEL_PENDING`: the doorbell, written with a work-submit token.
 pub const NVC361_NOTIFY_CHANNEL_PENDING: u32 = 0x90;
+/// `NVC361_NV_USERMODE__SIZE`: bytes of the usermode region.
+pub const NVC361_NV_USERMODE_SIZE: u32 = 65536;
+/// `NVC361_TIME_0` / `NVC361_TIME_1`: the GPU timer in ns, low and high words.
+pub const NVC361_TIME_0: u32 = 0x80;
+pub const NVC361_TIME_1: u32 = 0x84;
+
+/// The status RM writes to a channel's error notifier when it stops the channel
+/// (`krcErrorSetNotifier_IMPL`, `src/nvidia/src/kernel/gpu/rc/kernel_rc_notification.c`: the
+/// `0xffff /* notifierStatus */` it passes on); `info32` is the Xid and `info16` the
+/// `NV2080_ENGINE_TYPE` of the engine (`_krcErrorWriteNotifierCpuMemHelper`).
+pub const RC_NOTIFIER_STATUS: u16 = 0xffff;
 
 /// `NV_CTRL_VF_DOORBELL_VECTOR` (`11:0`): the channel id in a work-submit token.
 pub const NV_CTRL_VF_DOORBELL_VECTOR_MASK: u32 = 0xfff;
@@ -395,7 +409,7 @@ pub struct NvNotification {
     pub info32: u32,
     /// `info16`.
     pub info16: u16,
-    /// `status`: `0xFFFF` (`NV_NOTIFICATION_STATUS_IN_PROGRESS` cleared) when an error is posted.
+    /// `status`: [`RC_NOTIFIER_STATUS`] when RM posts an error.
     pub status: u16,
 }
 
@@ -531,6 +545,9 @@ pub const CONSTANTS: &[ConstantFact] = &[
         NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN
     ),
     c_constant!("NVC361_NOTIFY_CHANNEL_PENDING", headers::CLC361, NVC361_NOTIFY_CHANNEL_PENDING),
+    c_constant!("NVC361_NV_USERMODE__SIZE", headers::CLC361, NVC361_NV_USERMODE_SIZE),
+    c_constant!("NVC361_TIME_0", headers::CLC361, NVC361_TIME_0),
+    c_constant!("NVC361_TIME_1", headers::CLC361, NVC361_TIME_1),
     c_constant!("ROBUST_CHANNEL_GR_EXCEPTION", headers::NVERROR, ROBUST_CHANNEL_GR_EXCEPTION),
     c_constant!("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT", headers::NVERROR, ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT),
     c_constant!("ROBUST_CHANNEL_PBDMA_ERROR", headers::NVERROR, ROBUST_CHANNEL_PBDMA_ERROR),

@@ -260,6 +260,10 @@ constants! {
     pub const METHOD_VALUE_FACTS;
 
     pub NVC46F_SET_OBJECT_ENGINE_SW: u32 = 0x0000001f in headers::CLC46F;
+    /// `MEM_OP_D`'s operation field, and the two TLB invalidations it names.
+    pub NVC46F_MEM_OP_D_OPERATION: Range = 31:27 in headers::CLC46F;
+    pub NVC46F_MEM_OP_D_OPERATION_MMU_TLB_INVALIDATE: u32 = 0x00000009 in headers::CLC46F;
+    pub NVC46F_MEM_OP_D_OPERATION_MMU_TLB_INVALIDATE_TARGETED: u32 = 0x0000000a in headers::CLC46F;
     pub NVC46F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_DIS: u32 = 0x00000000 in headers::CLC46F;
     pub NVC46F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_EN: u32 = 0x00000001 in headers::CLC46F;
     pub NVC46F_SEM_EXECUTE_RELEASE_WFI_DIS: u32 = 0x00000000 in headers::CLC46F;
