@@ -211,6 +211,22 @@ fn cubins_from_ptxas_match_nvidia_tools() {
             if end > 0 {
                 let base = u64::from(k.param_base.expect("PARAM_CBANK"));
                 assert_eq!(base + u64::from(k.param_size), k.const0_size, "{what}: parameters end bank 0");
+                // Where the launch path puts parameters for the family that runs this SM.
+                use nvgpu::hal::Family;
+                let family = match sm {
+                    75 => Family::Turing,
+                    80 => Family::Ga100,
+                    86 => Family::Ga10x,
+                    89 => Family::Ada,
+                    90 => Family::Hopper,
+                    100 => Family::BlackwellGb10x,
+                    _ => Family::BlackwellGb20x,
+                };
+                assert_eq!(
+                    base,
+                    u64::from(nvgpu::compute::launch::param_cbank_offset(family)),
+                    "{what}: EIATTR_PARAM_CBANK vs the launch path's parameter offset"
+                );
             }
             assert_eq!(k.max_threads, (k.name == "saxpy").then_some([256, 1, 1]), "{what}: .maxntid");
             assert!(!k.code.is_empty() && k.code.len() % 16 == 0, "{what}: code");

@@ -25,7 +25,7 @@ pub const QMD_BYTES: usize = 256;
 pub const QMD_ALIGN: u64 = 256;
 /// Bytes of constant bank 0 the driver gives a launch: the driver-reserved area below the
 /// parameters plus the largest parameter block (4 KiB, CUDA's limit before 12.1).
-pub const CONST0_BYTES: u64 = 0x210 + 4096;
+pub const CONST0_BYTES: u64 = 0x380 + 4096;
 
 /// Why a launch could not be prepared.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,12 +75,14 @@ pub const fn qmd_layout(family: Family) -> Result<QmdLayout, LaunchError> {
 }
 
 /// Where in constant bank 0 the kernel's parameters start: what NVIDIA's ptxas records in
-/// `EIATTR_PARAM_CBANK` (0x160 for sm_75..sm_89, 0x210 for sm_90; checked against ptxas 12.9 by
-/// `tests/tests/payload_real.rs`). The model reads PTX parameters from the same place.
+/// `EIATTR_PARAM_CBANK` (0x160 for sm_75..sm_89, 0x210 for sm_90, 0x380 for sm_100 and sm_120;
+/// checked against ptxas 12.9's cubins by `tests/tests/payload_real.rs`). The model reads PTX
+/// parameters from the same place.
 pub const fn param_cbank_offset(family: Family) -> u32 {
     match family {
         Family::Turing | Family::Ga100 | Family::Ga10x | Family::Ada => 0x160,
-        Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => 0x210,
+        Family::Hopper => 0x210,
+        Family::BlackwellGb10x | Family::BlackwellGb20x => 0x380,
     }
 }
 
