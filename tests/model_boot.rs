@@ -24,3 +24,49 @@ pub fn with_booted(config: ModelConfig, f: impl FnOnce(&ModelGpu, &DmaArena, &dy
 pub fn with_booted_strict(config: ModelConfig, f: impl FnOnce(&ModelGpu, &DmaArena, &dyn Clock, &mut Boot<'_>)) {
     sim::host_boot::with_booted_strict(config, &sim::host_boot::data_root(), f).unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// Reproducible test bytes (xorshift32 from `seed`).
+pub fn pattern(len: usize, seed: u32) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2654435761) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
+}
+
+/// BAR0 of a model GPU with a switch that drops doorbell writes
+/// (`NVC361_NOTIFY_CHANNEL_PENDING`): work is queued but the host never learns of it. That is
+/// how a stuck channel looks from the CPU, and, in measurements, what leaves only the driver's
+/// own cost.
+pub struct DoorbellSwitch<'a> {
+    pub model: &'a ModelGpu,
+    pub drop_doorbells: std::cell::Cell<bool>,
+}
+
+impl<'a> DoorbellSwitch<'a> {
+    /// Doorbells ring until [`Self::drop_doorbells`] is set.
+    pub fn new(model: &'a ModelGpu) -> Self {
+        DoorbellSwitch { model, drop_doorbells: std::cell::Cell::new(false) }
+    }
+
+    /// Doorbells are dropped from the start.
+    pub fn quiet(model: &'a ModelGpu) -> Self {
+        DoorbellSwitch { model, drop_doorbells: std::cell::Cell::new(true) }
+    }
+}
+
+impl nvgpu::hw::RegisterIo for DoorbellSwitch<'_> {
+    fn read32(&self, offset: u32) -> u32 {
+        self.model.read32(offset)
+    }
+    fn write32(&self, offset: u32, value: u32) {
+        let doorbell = nvgpu::gsp::rm_fifo::NVC361_BASE + nvgpu::gsp::rm_fifo::NVC361_NOTIFY_CHANNEL_PENDING;
+        if !(offset == doorbell && self.drop_doorbells.get()) {
+            self.model.write32(offset, value);
+        }
+    }
+}

@@ -18,19 +18,7 @@ use nvgpu::mm::{
     TlbError, TlbInvalidate, TlbInvalidator, VramAllocator,
 };
 use sim::{ModelConfig, ModelError, ModelGpu};
-use tests::model_boot::with_booted;
-
-fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(2654435761) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
-}
+use tests::model_boot::{pattern, with_booted};
 
 /// Forgets to invalidate: what a driver bug looks like.
 struct NoInvalidate;

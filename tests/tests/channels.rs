@@ -21,20 +21,8 @@ use nvgpu::gsp::rm_fifo::RobustChannelError;
 use nvgpu::gsp::rpc::RpcEvent;
 use nvgpu::mm::{Aperture, DmaTableMemory, MmuFormat, PteAttrs, RegisterTlbInvalidator, VramAllocator};
 use nvgpu::platform::DmaAllocator;
-use sim::{ModelConfig, ModelGpu};
-use tests::model_boot::with_booted;
-
-fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(2654435761) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
-}
+use sim::ModelConfig;
+use tests::model_boot::{pattern, with_booted, DoorbellSwitch};
 
 const TIMEOUT_MS: u64 = 1_000;
 
@@ -213,24 +201,10 @@ fn gh100_channels_copy_and_survive_a_sibling_error() {
     exercise(configs().remove(4));
 }
 
-/// The doorbell goes nowhere: what is left is the driver's own cost of a submission.
-struct NoDoorbell<'a>(&'a ModelGpu);
-
-impl nvgpu::hw::RegisterIo for NoDoorbell<'_> {
-    fn read32(&self, offset: u32) -> u32 {
-        self.0.read32(offset)
-    }
-    fn write32(&self, offset: u32, value: u32) {
-        if offset != nvgpu::gsp::rm_fifo::NVC361_BASE + nvgpu::gsp::rm_fifo::NVC361_NOTIFY_CHANNEL_PENDING {
-            self.0.write32(offset, value);
-        }
-    }
-}
-
 /// One submission, out of line so callgrind can count it alone
 /// (`valgrind --tool=callgrind --toggle-collect='*one_submission*'`).
 #[inline(never)]
-fn one_submission(ch: &mut Channel, io: &NoDoorbell<'_>, pb: &nvgpu::host::PushBuffer) {
+fn one_submission(ch: &mut Channel, io: &DoorbellSwitch<'_>, pb: &nvgpu::host::PushBuffer) {
     std::hint::black_box(ch.submit(io, pb).expect("submit"));
 }
 
@@ -254,7 +228,7 @@ fn submission_cost() {
         let ce = CeEncoder::new(CeClass::from_class_number(ch.engine_class()).expect("class"), ENGINE_SUBCHANNEL);
         let mut pb = ch.pushbuffer();
         ce.copy(&mut pb, CeAddress::Virtual(1 << 33), CeAddress::Virtual(1 << 34), 64, Pipelining::Pipelined).expect("copy");
-        let io = NoDoorbell(model);
+        let io = DoorbellSwitch::quiet(model);
         let _ = io.read32(0);
         let n = 1000;
         let start = std::time::Instant::now();
@@ -292,7 +266,7 @@ fn pushbuffer_ring_wraps_and_never_overwrites_live_segments() {
         }
         // Without waiting (the doorbell is dropped, so nothing completes), the ring fills and
         // submit refuses rather than overwrite.
-        let quiet = NoDoorbell(model);
+        let quiet = DoorbellSwitch::quiet(model);
         let mut pb = ch.pushbuffer();
         pb.nops(200).expect("nops");
         let mut accepted = 0;

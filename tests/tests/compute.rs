@@ -372,25 +372,6 @@ fn one_launch<R: nvgpu::hw::RegisterIo + ?Sized, A: nvgpu::platform::DmaAllocato
     stream.launch(gpu, f, cfg, args).expect("launch");
 }
 
-/// BAR0 whose doorbell writes can be dropped: with them dropped nothing runs, and what is left
-/// is the driver's own cost.
-struct QuietDoorbell<'a> {
-    model: &'a ModelGpu,
-    quiet: std::cell::Cell<bool>,
-}
-
-impl nvgpu::hw::RegisterIo for QuietDoorbell<'_> {
-    fn read32(&self, offset: u32) -> u32 {
-        self.model.read32(offset)
-    }
-    fn write32(&self, offset: u32, value: u32) {
-        let doorbell = nvgpu::gsp::rm_fifo::NVC361_BASE + nvgpu::gsp::rm_fifo::NVC361_NOTIFY_CHANNEL_PENDING;
-        if !(self.quiet.get() && offset == doorbell) {
-            self.model.write32(offset, value);
-        }
-    }
-}
-
 /// CPU cost of one kernel launch through the application API. A measurement, not a check:
 /// `cargo test --release -p tests --test compute -- --ignored --nocapture launch_cost`.
 #[test]
@@ -401,7 +382,7 @@ fn launch_cost() {
     with_booted(ModelConfig::h200(), |model, arena, clock, boot| {
         let info = *boot.static_info().expect("static info");
         let rpc = boot.rpc().expect("rpc");
-        let bar = QuietDoorbell { model, quiet: std::cell::Cell::new(false) };
+        let bar = tests::model_boot::DoorbellSwitch::new(model);
         let mut gpu = Gpu::new(rpc, &bar, arena, clock, &info, model.chipset(), GpuConfig { runs_ptx: true, ..GpuConfig::default() }).expect("gpu");
         let ptx = ptx_build::ptx("vector_add", "sm_90");
         let module = Module::load(&mut gpu, ptx.as_bytes()).expect("module");
@@ -412,7 +393,7 @@ fn launch_cost() {
         let args = nvgpu::runtime::Args::new().ptr(&a).ptr(&a).ptr(&a).u32(1000);
         stream.launch(&mut gpu, &f, nvgpu::runtime::LaunchConfig::linear(4, 256), &args).expect("first launch");
         stream.synchronize(&mut gpu).expect("first launch");
-        bar.quiet.set(true);
+        bar.drop_doorbells.set(true);
         let _ = bar.read32(0);
         // Fewer launches than the stream has slots: none waits.
         let n = 60;

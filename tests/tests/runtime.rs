@@ -14,48 +14,15 @@
 //!
 //! Missing real data is a failure, never a skip: run `scripts/fetch-real-data.sh` (as root).
 
-use std::cell::Cell;
 
 use nvgpu::channel::ChannelError;
 use nvgpu::chip::Chipset;
-use nvgpu::hw::RegisterIo;
 use nvgpu::mm::PageSize;
 use nvgpu::platform::Clock;
 use nvgpu::runtime::{Args, ArgsError, Gpu, GpuConfig, ImageKind, Module, ParamLayout, RuntimeError, StreamKind};
 use sim::{DmaArena, ModelConfig, ModelGpu};
-use tests::model_boot::with_booted;
+use tests::model_boot::{pattern, with_booted, DoorbellSwitch};
 use tests::ptx_build::ptx;
-
-fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(2654435761) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
-}
-
-/// BAR0 of the model, with a switch that drops doorbell writes: work is queued but the host
-/// never learns of it, which is how a stuck channel looks from the CPU.
-struct Bar<'a> {
-    model: &'a ModelGpu,
-    drop_doorbells: Cell<bool>,
-}
-
-impl RegisterIo for Bar<'_> {
-    fn read32(&self, offset: u32) -> u32 {
-        self.model.read32(offset)
-    }
-    fn write32(&self, offset: u32, value: u32) {
-        let doorbell = nvgpu::gsp::rm_fifo::NVC361_BASE + nvgpu::gsp::rm_fifo::NVC361_NOTIFY_CHANNEL_PENDING;
-        if !(offset == doorbell && self.drop_doorbells.get()) {
-            self.model.write32(offset, value);
-        }
-    }
-}
 
 fn configs() -> Vec<ModelConfig> {
     vec![
@@ -73,7 +40,7 @@ const STAGING: usize = 64 << 10;
 /// Host -> device -> host for one element type: the device holds the bytes (read through the
 /// model), and they come back unchanged.
 fn round_trip<T: nvgpu::runtime::Pod + Clone + PartialEq + std::fmt::Debug>(
-    gpu: &mut Gpu<'_, Bar<'_>, DmaArena, dyn Clock + '_>,
+    gpu: &mut Gpu<'_, DoorbellSwitch<'_>, DmaArena, dyn Clock + '_>,
     model: &ModelGpu,
     values: &[T],
 ) -> (u64, u64) {
@@ -101,7 +68,7 @@ fn exercise(config: ModelConfig) {
     with_booted(config, |model, arena, clock, boot| {
         let static_info = *boot.static_info().expect("static info");
         let rpc = boot.rpc().expect("rpc");
-        let bar = Bar { model, drop_doorbells: Cell::new(false) };
+        let bar = DoorbellSwitch::new(model);
         let config = GpuConfig { runs_ptx: true, staging_bytes: STAGING, timeout_ms: 1_000, ..GpuConfig::default() };
         let mut gpu = Gpu::new(rpc, &bar, arena, clock, &static_info, chip, config)
             .unwrap_or_else(|e| panic!("{chip:?}: Gpu::new: {e}\nmodel: {:?}", model.errors()));
