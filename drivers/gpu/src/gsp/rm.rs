@@ -35,22 +35,10 @@ use super::rpcs::{
     Free, GspRmAlloc, GspRmControl, RmCallReply, RpcChannel, RpcError, RMAPI_RPC_FLAGS_NONE,
 };
 use super::status::NvStatus;
-use crate::hw::headers::OGKM_PINNED;
-use crate::hw::Header;
 
 /// The NVIDIA files this module follows.
 pub mod headers {
-    use super::{Header, OGKM_PINNED};
-
-    macro_rules! headers {
-        ($($(#[$meta:meta])* $name:ident = $path:literal;)*) => {
-            $( $(#[$meta])* pub const $name: Header = Header { release: OGKM_PINNED, path: $path }; )*
-            /// Every file cited here.
-            pub const ALL: &[Header] = &[$($name),*];
-        };
-    }
-
-    headers! {
+    crate::gsp::layout::pinned_headers! {
         /// `NV01_ROOT`, `NV01_NULL_OBJECT`, `NV0000_ALLOC_PARAMETERS`.
         CL0000 = "src/common/sdk/nvidia/inc/class/cl0000.h";
         /// `NV01_DEVICE_0`, `NV0080_ALLOC_PARAMETERS`.

@@ -39,23 +39,12 @@ use super::rm::NV01_NULL_OBJECT;
 use super::rpc::{RpcEvent, RpcFunction, RpcMessageHeader};
 use super::status::NvStatus;
 use crate::chip::Chipset;
-use crate::hw::headers::OGKM_PINNED;
-use crate::hw::{Header, RegisterIo};
+use crate::hw::RegisterIo;
 use crate::platform::{wait_for, Clock, Timeout};
 
 /// The NVIDIA files this module follows, beyond those of [`super::headers`].
 pub mod headers {
-    use super::{Header, OGKM_PINNED};
-
-    macro_rules! headers {
-        ($($(#[$meta:meta])* $name:ident = $path:literal;)*) => {
-            $( $(#[$meta])* pub const $name: Header = Header { release: OGKM_PINNED, path: $path }; )*
-            /// Every file cited here.
-            pub const ALL: &[Header] = &[$($name),*];
-        };
-    }
-
-    headers! {
+    crate::gsp::layout::pinned_headers! {
         /// `rpc_gsp_rm_alloc_v03_00`, `rpc_gsp_rm_control_v03_00`, `rpc_free_v03_00`,
         /// `rpc_run_cpu_sequencer_v17_00`, `rpc_os_error_log_v17_00`, `rpc_post_event_v17_00`, ...
         G_RPC_STRUCTURES = "src/nvidia/generated/g_rpc-structures.h";
