@@ -345,8 +345,10 @@ impl Channel {
             ChannelEngine::Compute => f::NV2080_ENGINE_TYPE_GRAPHICS,
         };
         let entries = config.gpfifo_entries;
-        let userd = dma.alloc(4096)?;
-        let instance = dma.alloc(4096)?;
+        // DMA memory is 4 KiB aligned, which covers USERD's and the instance block's alignment
+        // (`NV_RAMUSERD_BASE_SHIFT`, `NV_RAMIN_ALLOC_SIZE`).
+        let userd = dma.alloc(f::USERD_SIZE.max(1 << crate::hw::host::NV_RAMUSERD_BASE_SHIFT) as usize)?;
+        let instance = dma.alloc(crate::hw::host::NV_RAMIN_ALLOC_SIZE as usize)?;
         let notifier = dma.alloc(4096)?;
         let gpfifo = dma.alloc((entries as usize * 8).max(4096))?;
         let pushbuffer = dma.alloc(config.pushbuffer_bytes.max(4096))?;

@@ -11,8 +11,11 @@
 //!   before the channel runs;
 //! - a channel group lives under a device with a VA space and an engine type; a channel lives
 //!   under a channel group (same VA space and engine, as `kchannelConstruct` checks), with its
-//!   instance block and USERD in memory the client owns (`NV_MEMORY_DESC_PARAMS`), USERD 512-byte
-//!   aligned, the instance block 4 KiB aligned, a GPFIFO ring of a power-of-two number of entries;
+//!   instance block and USERD in memory the client owns (`NV_MEMORY_DESC_PARAMS`), USERD aligned
+//!   to `1 << NV_RAMUSERD_BASE_SHIFT`, the instance block to `NV_RAMIN_ALLOC_SIZE`
+//!   (`nvgpu::hw::host`, `dev_ram.h`), a GPFIFO ring of a power-of-two number of entries (the
+//!   model's rule: the CPU-side RM passes `gpFifoEntries` to GSP-RM unchecked, and the driver
+//!   always allocates powers of two);
 //! - channel ids are handed out from 0; the work-submit token is `NV_CTRL_VF_DOORBELL` of the
 //!   channel's runlist and id (`kfifoGenerateWorkSubmitToken_TU102`/`_GA100`). The model puts the
 //!   graphics/compute engine on runlist 0 and copy engine `n` on runlist `1 + n`;
@@ -255,8 +258,9 @@ impl Fifo {
             if entries < 2 || !entries.is_power_of_two() || entries > 1 << 20 || p.gp_fifo_offset % 8 != 0 {
                 return Err(NvStatus::NV_ERR_INVALID_ARGUMENT);
             }
-            let instance = mem_desc(&p.instance_mem, 4096)?;
-            let userd = mem_desc(&p.userd_mem, 512)?;
+            use nvgpu::hw::host::{NV_RAMIN_ALLOC_SIZE, NV_RAMUSERD_BASE_SHIFT};
+            let instance = mem_desc(&p.instance_mem, NV_RAMIN_ALLOC_SIZE.into())?;
+            let userd = mem_desc(&p.userd_mem, 1 << NV_RAMUSERD_BASE_SHIFT)?;
             if p.userd_mem.size < nvgpu::gsp::rm_fifo::USERD_SIZE {
                 return Err(NvStatus::NV_ERR_INVALID_ARGUMENT);
             }

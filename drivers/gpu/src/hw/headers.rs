@@ -77,6 +77,10 @@ headers! {
     GM107_DEV_BUS = OGKM_PINNED: "src/common/inc/swref/published/maxwell/gm107/dev_bus.h";
     /// `NV_PRAMIN`: the 1 MiB BAR0 window into memory.
     TU102_DEV_RAM = OGKM_PINNED: "src/common/inc/swref/published/turing/tu102/dev_ram.h";
+    /// `NV_RAMIN_ALLOC_SIZE`: an instance block's size (and alignment).
+    GA100_DEV_RAM = OGKM_PINNED: "src/common/inc/swref/published/ampere/ga100/dev_ram.h";
+    /// `NV_RAMUSERD_BASE_SHIFT`: USERD alignment.
+    GM107_DEV_RAM = OGKM_PINNED: "src/common/inc/swref/published/maxwell/gm107/dev_ram.h";
     /// `NV_XAL_EP_BAR0_WINDOW`: Hopper's PRAMIN window register (`kern_bus_gh100.c`).
     GH100_PRI_NV_XAL_EP = OGKM_PINNED: "src/common/inc/swref/published/hopper/gh100/pri_nv_xal_ep.h";
     /// `NV_PFAULT_*` (fault and access types, MMU engine ids), Turing to Ada.

@@ -358,8 +358,19 @@ pub mod hopper {
     }
 }
 
+constants! {
+    /// Where a channel's memory must sit: an instance block is `NV_RAMIN_ALLOC_SIZE` bytes (RM
+    /// allocates and describes it so, `kernel_fifo_gm107.c`), USERD is aligned to
+    /// `1 << NV_RAMUSERD_BASE_SHIFT` (`kfifoGetUserdSizeAlign_GM107`).
+    pub const RAM_FACTS;
+
+    pub NV_RAMIN_ALLOC_SIZE: u32 = 4096 in headers::GA100_DEV_RAM;
+    pub NV_RAMUSERD_BASE_SHIFT: u32 = 9 in headers::GM107_DEV_RAM;
+}
+
 /// Every fact table of this module (each one goes into [`super::FACT_TABLES`]).
 pub const FACT_TABLES: &[&[super::FactGroup]] = &[
+    RAM_FACTS,
     DMA_FACTS,
     DMA_CONSTANT_FACTS,
     GP_ENTRY_FACTS,

@@ -105,6 +105,7 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     therm::gb202::FACTS,
     classes::FACTS,
     mmu::FACTS,
+    host::RAM_FACTS,
     host::DMA_FACTS,
     host::DMA_CONSTANT_FACTS,
     host::GP_ENTRY_FACTS,
