@@ -1,0 +1,323 @@
+//! Pages of one va_block: the 4 KiB page index, regions of pages, and the 512-bit page mask
+//! (`uvm_page_index_t`, `uvm_va_block_region_t`, `uvm_page_mask_t` in `uvm_va_block_types.h`).
+//!
+//! A va_block covers at most 2 MiB (`UVM_VA_BLOCK_BITS` = 21) and never crosses a 2 MiB
+//! boundary, so 512 pages of 4 KiB index every block; the 64 KiB big page gives at most 32 big
+//! pages a block.
+
+use core::fmt;
+
+/// The CPU and GPU small page: 4 KiB.
+pub const PAGE_SIZE: u64 = 4096;
+/// The GPU big page this crate maps with (64 KiB, the big page size UVM uses from Pascal on).
+pub const BIG_PAGE_SIZE: u64 = 64 * 1024;
+/// log2 of the largest block, `UVM_VA_BLOCK_BITS`.
+pub const VA_BLOCK_BITS: u32 = 21;
+/// The largest va_block and its alignment: 2 MiB.
+pub const VA_BLOCK_SIZE: u64 = 1 << VA_BLOCK_BITS;
+/// 4 KiB pages in a full block.
+pub const PAGES_PER_BLOCK: usize = (VA_BLOCK_SIZE / PAGE_SIZE) as usize;
+/// 4 KiB pages in one big page.
+pub const PAGES_PER_BIG_PAGE: usize = (BIG_PAGE_SIZE / PAGE_SIZE) as usize;
+/// Big pages in a full block.
+pub const BIG_PAGES_PER_BLOCK: usize = (VA_BLOCK_SIZE / BIG_PAGE_SIZE) as usize;
+
+const WORDS: usize = PAGES_PER_BLOCK / 64;
+
+/// A 4 KiB page within a block, `0..PAGES_PER_BLOCK`.
+pub type PageIndex = usize;
+
+/// Pages `first..outer` of a block (`uvm_va_block_region_t`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct PageRegion {
+    pub first: PageIndex,
+    pub outer: PageIndex,
+}
+
+impl PageRegion {
+    /// The region `first..outer`, clamped to a block's 512 pages.
+    pub const fn new(first: PageIndex, outer: PageIndex) -> Self {
+        let outer = if outer > PAGES_PER_BLOCK { PAGES_PER_BLOCK } else { outer };
+        let first = if first > outer { outer } else { first };
+        PageRegion { first, outer }
+    }
+
+    /// The one page `page`.
+    pub const fn page(page: PageIndex) -> Self {
+        PageRegion::new(page, page + 1)
+    }
+
+    /// Every page of a full block.
+    pub const fn full() -> Self {
+        PageRegion::new(0, PAGES_PER_BLOCK)
+    }
+
+    /// The `n`-th big (64 KiB) page of a block.
+    pub const fn big_page(n: usize) -> Self {
+        PageRegion::new(n * PAGES_PER_BIG_PAGE, (n + 1) * PAGES_PER_BIG_PAGE)
+    }
+
+    pub const fn len(&self) -> usize {
+        self.outer - self.first
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        self.outer == self.first
+    }
+
+    pub const fn contains(&self, page: PageIndex) -> bool {
+        page >= self.first && page < self.outer
+    }
+
+    /// Whether `other` lies wholly inside this region.
+    pub const fn covers(&self, other: &PageRegion) -> bool {
+        other.is_empty() || (other.first >= self.first && other.outer <= self.outer)
+    }
+
+    pub fn pages(&self) -> core::ops::Range<PageIndex> {
+        self.first..self.outer
+    }
+
+    /// Byte offset of the region's first page from the block's start.
+    pub const fn offset(&self) -> u64 {
+        self.first as u64 * PAGE_SIZE
+    }
+
+    /// Bytes the region covers.
+    pub const fn size(&self) -> u64 {
+        self.len() as u64 * PAGE_SIZE
+    }
+}
+
+impl fmt::Debug for PageRegion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "pages[{}..{})", self.first, self.outer)
+    }
+}
+
+/// One bit per 4 KiB page of a block (`uvm_page_mask_t`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct PageMask {
+    words: [u64; WORDS],
+}
+
+impl PageMask {
+    pub const fn new() -> Self {
+        PageMask { words: [0; WORDS] }
+    }
+
+    /// A mask with every page of `region` set.
+    pub fn from_region(region: PageRegion) -> Self {
+        let mut m = PageMask::new();
+        m.set_region(region);
+        m
+    }
+
+    /// Whether `page` is set; pages beyond the block read as clear.
+    pub fn test(&self, page: PageIndex) -> bool {
+        self.words.get(page / 64).is_some_and(|w| w & (1 << (page % 64)) != 0)
+    }
+
+    /// Sets `page`; returns whether it was clear before. Pages beyond the block are ignored.
+    pub fn set(&mut self, page: PageIndex) -> bool {
+        match self.words.get_mut(page / 64) {
+            Some(w) => {
+                let bit = 1u64 << (page % 64);
+                let was_clear = *w & bit == 0;
+                *w |= bit;
+                was_clear
+            }
+            None => false,
+        }
+    }
+
+    /// Clears `page`; returns whether it was set before.
+    pub fn clear(&mut self, page: PageIndex) -> bool {
+        match self.words.get_mut(page / 64) {
+            Some(w) => {
+                let bit = 1u64 << (page % 64);
+                let was_set = *w & bit != 0;
+                *w &= !bit;
+                was_set
+            }
+            None => false,
+        }
+    }
+
+    fn region_word_masks(region: PageRegion) -> impl Iterator<Item = (usize, u64)> {
+        let (first, outer) = (region.first, region.outer);
+        (first / 64..outer.div_ceil(64)).map(move |i| {
+            let lo = first.max(i * 64) - i * 64;
+            let hi = outer.min(i * 64 + 64) - i * 64;
+            let mask = if hi - lo == 64 { u64::MAX } else { ((1u64 << (hi - lo)) - 1) << lo };
+            (i, mask)
+        })
+    }
+
+    pub fn set_region(&mut self, region: PageRegion) {
+        for (i, m) in Self::region_word_masks(region) {
+            if let Some(w) = self.words.get_mut(i) {
+                *w |= m;
+            }
+        }
+    }
+
+    pub fn clear_region(&mut self, region: PageRegion) {
+        for (i, m) in Self::region_word_masks(region) {
+            if let Some(w) = self.words.get_mut(i) {
+                *w &= !m;
+            }
+        }
+    }
+
+    /// Set pages inside `region`.
+    pub fn count_in(&self, region: PageRegion) -> usize {
+        Self::region_word_masks(region)
+            .map(|(i, m)| self.words.get(i).map_or(0, |w| (w & m).count_ones() as usize))
+            .sum()
+    }
+
+    /// Whether every page of `region` is set (true for an empty region).
+    pub fn region_full(&self, region: PageRegion) -> bool {
+        self.count_in(region) == region.len()
+    }
+
+    /// Whether no page of `region` is set.
+    pub fn region_empty(&self, region: PageRegion) -> bool {
+        self.count_in(region) == 0
+    }
+
+    pub fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    pub fn and(&self, other: &PageMask) -> PageMask {
+        let mut r = *self;
+        r.words.iter_mut().zip(other.words.iter()).for_each(|(a, b)| *a &= b);
+        r
+    }
+
+    pub fn or(&self, other: &PageMask) -> PageMask {
+        let mut r = *self;
+        r.words.iter_mut().zip(other.words.iter()).for_each(|(a, b)| *a |= b);
+        r
+    }
+
+    /// Pages set here and clear in `other`.
+    pub fn andnot(&self, other: &PageMask) -> PageMask {
+        let mut r = *self;
+        r.words.iter_mut().zip(other.words.iter()).for_each(|(a, b)| *a &= !b);
+        r
+    }
+
+    /// This mask limited to `region`.
+    pub fn within(&self, region: PageRegion) -> PageMask {
+        self.and(&PageMask::from_region(region))
+    }
+
+    pub fn intersects(&self, other: &PageMask) -> bool {
+        self.words.iter().zip(other.words.iter()).any(|(a, b)| a & b != 0)
+    }
+
+    /// Whether every page set here is set in `other`.
+    pub fn is_subset_of(&self, other: &PageMask) -> bool {
+        self.andnot(other).is_empty()
+    }
+
+    /// The set pages in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = PageIndex> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            core::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let bit = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + bit)
+            })
+        })
+    }
+
+    /// The first set page, if any.
+    pub fn first(&self) -> Option<PageIndex> {
+        self.iter().next()
+    }
+
+    /// Runs of consecutive set pages, in ascending order.
+    pub fn regions(&self) -> impl Iterator<Item = PageRegion> + '_ {
+        let mut page = 0;
+        core::iter::from_fn(move || {
+            while page < PAGES_PER_BLOCK && !self.test(page) {
+                page += 1;
+            }
+            if page >= PAGES_PER_BLOCK {
+                return None;
+            }
+            let first = page;
+            while page < PAGES_PER_BLOCK && self.test(page) {
+                page += 1;
+            }
+            Some(PageRegion::new(first, page))
+        })
+    }
+}
+
+impl fmt::Debug for PageMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.regions()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometry_matches_uvm() {
+        assert_eq!(PAGES_PER_BLOCK, 512);
+        assert_eq!(BIG_PAGES_PER_BLOCK, 32);
+        assert_eq!(PAGES_PER_BIG_PAGE, 16);
+    }
+
+    #[test]
+    fn regions_across_word_boundaries() {
+        for (first, outer) in [(0, 512), (0, 1), (63, 65), (5, 130), (511, 512), (64, 128), (100, 100)] {
+            let r = PageRegion::new(first, outer);
+            let m = PageMask::from_region(r);
+            assert_eq!(m.count(), outer - first);
+            assert!(m.region_full(r));
+            assert_eq!(m.iter().collect::<alloc::vec::Vec<_>>(), (first..outer).collect::<alloc::vec::Vec<_>>());
+            if !r.is_empty() {
+                assert_eq!(m.regions().collect::<alloc::vec::Vec<_>>(), alloc::vec![r]);
+            }
+            let mut c = m;
+            c.clear_region(r);
+            assert!(c.is_empty());
+        }
+    }
+
+    #[test]
+    fn set_operations() {
+        let a = PageMask::from_region(PageRegion::new(0, 100));
+        let b = PageMask::from_region(PageRegion::new(50, 200));
+        assert_eq!(a.and(&b).count(), 50);
+        assert_eq!(a.or(&b).count(), 200);
+        assert_eq!(a.andnot(&b).count(), 50);
+        assert!(a.and(&b).is_subset_of(&a));
+        assert!(!a.is_subset_of(&b));
+        let mut m = PageMask::new();
+        assert!(m.set(7));
+        assert!(!m.set(7));
+        assert!(!m.set(600), "pages beyond the block are ignored");
+        assert!(!m.test(600));
+        assert!(m.clear(7));
+        assert!(!m.clear(7));
+        assert!(PageRegion::new(10, 5).is_empty(), "inverted regions are empty");
+        assert_eq!(PageRegion::new(0, 9999).outer, 512);
+    }
+}
