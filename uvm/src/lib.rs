@@ -12,3 +12,5 @@ extern crate alloc;
 
 pub mod page_mask;
 pub mod processor;
+pub mod va_block;
+pub mod policy;
