@@ -14,3 +14,4 @@ pub mod page_mask;
 pub mod processor;
 pub mod va_block;
 pub mod policy;
+pub mod va_space;
