@@ -15,3 +15,6 @@ pub mod processor;
 pub mod va_block;
 pub mod policy;
 pub mod va_space;
+pub mod service;
+#[cfg(test)]
+mod service_tests;

@@ -267,6 +267,16 @@ impl PageMask {
     }
 }
 
+impl FromIterator<PageIndex> for PageMask {
+    fn from_iter<I: IntoIterator<Item = PageIndex>>(iter: I) -> Self {
+        let mut m = PageMask::new();
+        iter.into_iter().for_each(|p| {
+            m.set(p);
+        });
+        m
+    }
+}
+
 impl fmt::Debug for PageMask {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.regions()).finish()

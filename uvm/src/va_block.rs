@@ -508,6 +508,14 @@ impl VaBlock {
         self.state(p).map_or(Prot::None, |s| s.prot(page))
     }
 
+    /// Whose memory `p`'s mapping of `page` points at (the CPU maps only its own copies).
+    pub fn mapping_target(&self, p: ProcessorId, page: PageIndex) -> Option<ProcessorId> {
+        match p {
+            ProcessorId::Cpu => self.cpu.mapped_any().test(page).then_some(ProcessorId::Cpu),
+            ProcessorId::Gpu(g) => self.gpu(g).and_then(|s| s.target(page)).map(|t| t.target),
+        }
+    }
+
     /// Processors mapping any page of the block.
     pub fn mapped_processors(&self) -> ProcessorMask {
         let mut m = ProcessorMask::empty();

@@ -1,0 +1,692 @@
+//! Servicing: what happens to a va_block when a processor touches pages it cannot use — the
+//! service context of `uvm_va_block_service_locked` (`kernel-open/nvidia-uvm/uvm_va_block.c`,
+//! 535.261.03) — and the explicit migrations built on it (prefetch to a processor,
+//! `uvm_migrate.c`).
+//!
+//! For each faulted page the block asks where the page should live ([`select_residency`]),
+//! adds the prefetch region when every page goes to one place, allocates memory at the
+//! destination, copies the pages there on the copy engine in one batch per block (zero-filling
+//! pages resident nowhere, as UVM does for first touch), drops the old copies unless the range
+//! read-duplicates, revokes the mappings that pointed at them, and maps the faulting processor
+//! (and the range's accessed-by processors) with the permission the access needs — promoted to
+//! read-write-atomic when no other copy exists. GPU page tables are rewritten per 64 KiB granule
+//! the service touched, with the largest PTE the block's state allows
+//! ([`VaBlock::compute_pte_layout`]).
+//!
+//! The machine is behind [`UvmBackend`]: the kernel implements it with the copy engine, the
+//! driver's page tables and the CPU page tables; host tests with plain memory.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use core::fmt;
+
+use nvgpu::mm::format::PageSize;
+
+use crate::page_mask::{
+    PageIndex, PageMask, PageRegion, BIG_PAGES_PER_BLOCK, BIG_PAGE_SIZE, PAGES_PER_BIG_PAGE,
+    PAGES_PER_BLOCK, PAGE_SIZE, VA_BLOCK_SIZE,
+};
+use crate::policy::{select_residency, ProcessorTopology};
+use crate::processor::ProcessorId;
+use crate::va_block::{AccessType, MappingTarget, Prot, PteLayout, VaBlock};
+use crate::va_space::{VaSpace, VaSpaceError};
+
+/// Memory of one processor at a physical address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub processor: ProcessorId,
+    pub phys: u64,
+}
+
+/// One copy of a migration batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageCopy {
+    pub dst: Location,
+    pub src: Location,
+    pub bytes: u64,
+}
+
+/// Why the backend failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendError {
+    /// The processor's memory is exhausted (GPU: the PMM evicts and retries).
+    NoMemory { processor: ProcessorId },
+    /// The copy engine failed (the channel's error, by its code).
+    CopyFailed { code: u32 },
+    /// Page tables could not be written.
+    MappingFailed { processor: ProcessorId, va: u64 },
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackendError::NoMemory { processor } => write!(f, "{processor} is out of memory"),
+            BackendError::CopyFailed { code } => write!(f, "copy-engine migration failed (error {code:#x})"),
+            BackendError::MappingFailed { processor, va } => {
+                write!(f, "could not update {processor}'s page tables at {va:#x}")
+            }
+        }
+    }
+}
+
+/// What the service needs from the machine.
+pub trait UvmBackend: ProcessorTopology {
+    /// `size` bytes (4 KiB, 64 KiB or 2 MiB), aligned to `size`, of `processor`'s memory for
+    /// the block at `window`.
+    fn alloc(&mut self, processor: ProcessorId, size: u64, window: u64) -> Result<u64, BackendError>;
+    /// Returns memory from [`Self::alloc`].
+    fn free(&mut self, processor: ProcessorId, phys: u64, size: u64);
+    /// Runs the block's copies (one copy-engine batch) and waits for them.
+    fn copy(&mut self, copies: &[PageCopy]) -> Result<(), BackendError>;
+    /// Zero-fills memory (first touch).
+    fn zero(&mut self, dst: Location, bytes: u64) -> Result<(), BackendError>;
+    /// Maps `[va, va + size)` on `processor` to `target` with one PTE size (GPUs; the CPU always
+    /// gets 4 KiB pages here).
+    fn map(&mut self, processor: ProcessorId, va: u64, size: u64, page_size: PageSize, target: MappingTarget, prot: Prot)
+        -> Result<(), BackendError>;
+    /// Unmaps `[va, va + size)` on `processor`, invalidating its TLB (and, for the CPU, other
+    /// CPUs' TLBs) before returning.
+    fn unmap(&mut self, processor: ProcessorId, va: u64, size: u64) -> Result<(), BackendError>;
+}
+
+/// UVM statistics of one context (the counters `nvtool run --stats` prints).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UvmStats {
+    pub gpu_faults: u64,
+    pub fault_batches: u64,
+    pub replays: u64,
+    pub migrated_to_gpu_bytes: u64,
+    pub migrated_to_cpu_bytes: u64,
+    pub prefetched_pages: u64,
+    pub evictions: u64,
+    pub thrashing_events: u64,
+    pub cancels: u64,
+    pub cpu_faults: u64,
+}
+
+/// Servicing failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServiceError {
+    /// The address is in no managed range: a fatal fault.
+    NoRange { va: u64 },
+    VaSpace(VaSpaceError),
+    Backend(BackendError),
+}
+
+impl From<VaSpaceError> for ServiceError {
+    fn from(e: VaSpaceError) -> Self {
+        match e {
+            VaSpaceError::NoRange { va } => ServiceError::NoRange { va },
+            e => ServiceError::VaSpace(e),
+        }
+    }
+}
+
+impl From<BackendError> for ServiceError {
+    fn from(e: BackendError) -> Self {
+        ServiceError::Backend(e)
+    }
+}
+
+impl From<crate::va_block::VaBlockError> for ServiceError {
+    fn from(e: crate::va_block::VaBlockError) -> Self {
+        ServiceError::VaSpace(VaSpaceError::Block(e))
+    }
+}
+
+impl fmt::Display for ServiceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServiceError::NoRange { va } => write!(f, "{va:#x} is not managed memory"),
+            ServiceError::VaSpace(e) => write!(f, "{e}"),
+            ServiceError::Backend(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// GPU memory a block holds on one GPU: one 2 MiB chunk, or per 64 KiB granule either a
+/// 64 KiB chunk or 4 KiB chunks (granules the block covers only in part).
+#[derive(Clone, Debug, Default)]
+struct GpuChunks {
+    whole: Option<u64>,
+    granule: [Option<u64>; BIG_PAGES_PER_BLOCK],
+    small: BTreeMap<PageIndex, u64>,
+}
+
+impl GpuChunks {
+    fn phys(&self, page: PageIndex) -> Option<u64> {
+        let off = (page as u64) * PAGE_SIZE;
+        if let Some(base) = self.whole {
+            return Some(base + off);
+        }
+        let g = page / PAGES_PER_BIG_PAGE;
+        if let Some(Some(base)) = self.granule.get(g) {
+            return Some(base + (off % BIG_PAGE_SIZE));
+        }
+        self.small.get(&page).copied()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.whole.is_none() && self.granule.iter().all(Option::is_none) && self.small.is_empty()
+    }
+}
+
+/// One faulted (or requested) page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageAccess {
+    pub page: PageIndex,
+    pub access: AccessType,
+}
+
+/// What one block service did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockServiceResult {
+    /// Pages made resident somewhere new.
+    pub migrated_pages: usize,
+    /// Of those, pages the prefetch hint added.
+    pub prefetched_pages: usize,
+    /// Pages already usable (duplicates of an earlier service).
+    pub already_mapped: usize,
+}
+
+/// Decides which extra pages move with a fault (the prefetch heuristic plugs in here).
+pub trait PrefetchPolicy {
+    /// Extra pages of `block` to migrate to `destination` along with `faulted`.
+    fn hint(&mut self, block: &VaBlock, destination: ProcessorId, faulted: &PageMask) -> PageMask;
+}
+
+/// No prefetching.
+pub struct NoPrefetch;
+
+impl PrefetchPolicy for NoPrefetch {
+    fn hint(&mut self, _: &VaBlock, _: ProcessorId, _: &PageMask) -> PageMask {
+        PageMask::new()
+    }
+}
+
+/// The unified-memory state of one application context: its va_space, the GPU memory its
+/// blocks hold, and its statistics.
+pub struct UvmContext {
+    pub va_space: VaSpace,
+    pub stats: UvmStats,
+    chunks: BTreeMap<(u64, u8), GpuChunks>,
+}
+
+impl Default for UvmContext {
+    fn default() -> Self {
+        UvmContext::new()
+    }
+}
+
+impl UvmContext {
+    pub fn new() -> Self {
+        UvmContext { va_space: VaSpace::new(), stats: UvmStats::default(), chunks: BTreeMap::new() }
+    }
+
+    /// Services `pages` of the block holding `va` for `processor`
+    /// (`uvm_va_block_service_locked`).
+    pub fn service_block(
+        &mut self,
+        processor: ProcessorId,
+        va: u64,
+        pages: &[PageAccess],
+        prefetch: &mut impl PrefetchPolicy,
+        backend: &mut impl UvmBackend,
+    ) -> Result<BlockServiceResult, ServiceError> {
+        let range = self.va_space.range_mut(va).ok_or(ServiceError::NoRange { va })?;
+        let policy = range.policy;
+        let block = range.block_mut(va)?;
+        let start = block.start();
+        let region = block.region();
+        let mut result = BlockServiceResult::default();
+
+        // Pages per destination, with the strongest access asked for each page.
+        let mut wanted: BTreeMap<PageIndex, AccessType> = BTreeMap::new();
+        for pa in pages {
+            if !region.contains(pa.page) {
+                return Err(ServiceError::NoRange { va: block.page_address(pa.page) });
+            }
+            let e = wanted.entry(pa.page).or_insert(pa.access);
+            if pa.access > *e {
+                *e = pa.access;
+            }
+        }
+        let mut by_dest: BTreeMap<ProcessorId, (PageMask, BTreeMap<PageIndex, AccessType>)> = BTreeMap::new();
+        for (&page, &access) in &wanted {
+            if block.prot(processor, page) >= access.required_prot() && access != AccessType::Prefetch {
+                result.already_mapped += 1;
+                continue;
+            }
+            let dest = select_residency(&policy, processor, access, block.residency_of(page), None, backend);
+            let e = by_dest.entry(dest).or_default();
+            e.0.set(page);
+            e.1.insert(page, access);
+        }
+        if by_dest.is_empty() {
+            return Ok(result);
+        }
+        // Prefetch only when everything goes to one place.
+        if by_dest.len() == 1 {
+            if let Some((&dest, (mask, accesses))) = by_dest.iter_mut().next() {
+                let extra = prefetch
+                    .hint(block, dest, mask)
+                    .and(&PageMask::from_region(region))
+                    .andnot(mask)
+                    .andnot(&block.resident(dest));
+                result.prefetched_pages = extra.count();
+                for p in extra.iter() {
+                    mask.set(p);
+                    accesses.insert(p, AccessType::Prefetch);
+                }
+            }
+        }
+
+        for (dest, (mask, accesses)) in by_dest {
+            let duplicate = policy.read_duplication && accesses.values().all(|&a| a <= AccessType::Read);
+            let moved = self.migrate_block_pages(start, dest, &mask, duplicate, backend)?;
+            result.migrated_pages += moved;
+            // Map the faulting processor at the destination, then the accessed-by processors.
+            let block = self.block_at(start)?;
+            let mut map_ro = PageMask::new();
+            let mut map_rw = PageMask::new();
+            for (&page, &access) in &accesses {
+                let duplicated = block.residency_of(page).count() > 1;
+                let prot = if duplicated { Prot::ReadOnly } else { Prot::ReadWriteAtomic };
+                let prot = if access.required_prot() > prot { access.required_prot() } else { prot };
+                if prot == Prot::ReadOnly {
+                    map_ro.set(page);
+                } else {
+                    map_rw.set(page);
+                }
+            }
+            if processor == dest || backend.can_access(processor, dest) {
+                self.map_pages(start, processor, &map_ro, Prot::ReadOnly, backend)?;
+                self.map_pages(start, processor, &map_rw, Prot::ReadWriteAtomic, backend)?;
+            }
+            for p in policy.accessed_by.iter() {
+                if p != processor && backend.can_access(p, dest) {
+                    self.map_pages(start, p, &map_ro, Prot::ReadOnly, backend)?;
+                    self.map_pages(start, p, &map_rw, Prot::ReadWriteAtomic, backend)?;
+                }
+            }
+        }
+        self.stats.prefetched_pages += result.prefetched_pages as u64;
+        Ok(result)
+    }
+
+    /// The block starting at `start`.
+    fn block_at(&mut self, start: u64) -> Result<&mut VaBlock, ServiceError> {
+        Ok(self.va_space.block_mut(start)?)
+    }
+
+    /// Pages of the 2 MiB window at `window` resident on `p`, over every block in it (a window
+    /// holds two blocks when advice split a range inside it; chunks belong to the window).
+    fn window_resident(&self, window: u64, p: ProcessorId) -> PageMask {
+        let mut m = PageMask::new();
+        let mut at = window;
+        while at < window + VA_BLOCK_SIZE {
+            match self.va_space.range(at) {
+                Some(r) => {
+                    if let Some(b) = r.block(at) {
+                        m = m.or(&b.resident(p));
+                    }
+                    at = r.end().min(window + VA_BLOCK_SIZE);
+                }
+                None => {
+                    // Next range start inside the window, if any.
+                    match self.va_space.ranges().map(|r| r.start()).find(|&s| s > at && s < window + VA_BLOCK_SIZE) {
+                        Some(s) => at = s,
+                        None => break,
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    /// Makes `pages` of the block starting at `start` resident on `dest`: memory there, one
+    /// copy batch (zero-fill for pages resident nowhere), then either the old copies dropped
+    /// with every mapping that pointed at them revoked, or (`duplicate`, read duplication) the
+    /// other copies kept and every mapping of the pages downgraded to read-only. Returns how
+    /// many pages got a new copy.
+    pub fn migrate_block_pages(
+        &mut self,
+        start: u64,
+        dest: ProcessorId,
+        pages: &PageMask,
+        duplicate: bool,
+        backend: &mut impl UvmBackend,
+    ) -> Result<usize, ServiceError> {
+        let block = self.block_at(start)?;
+        let window = block.window_base();
+        let pages = pages.and(&PageMask::from_region(block.region()));
+        let to_move = pages.andnot(&block.resident(dest));
+        // Memory at the destination.
+        let phys = self.alloc_pages(start, dest, &to_move, backend)?;
+        let block = self.block_at(start)?;
+        let mut copies: Vec<PageCopy> = Vec::new();
+        let mut zero: Vec<Location> = Vec::new();
+        for page in to_move.iter() {
+            let dst = Location { processor: dest, phys: phys(page) };
+            let from = block.residency_of(page);
+            let src = from
+                .iter()
+                .find_map(|p| block.state(p).and_then(|s| s.phys(page)).map(|pa| Location { processor: p, phys: pa }));
+            match src {
+                Some(src) => push_copy(&mut copies, PageCopy { dst, src, bytes: PAGE_SIZE }),
+                None => zero.push(dst),
+            }
+        }
+        backend.copy(&copies)?;
+        for (dst, bytes) in zero_runs(&zero) {
+            backend.zero(dst, bytes)?;
+        }
+        for c in &copies {
+            if c.dst.processor.is_cpu() {
+                self.stats.migrated_to_cpu_bytes += c.bytes;
+            } else {
+                self.stats.migrated_to_gpu_bytes += c.bytes;
+            }
+        }
+        let block = self.block_at(start)?;
+        block.set_resident(dest, &to_move, &phys)?;
+
+        let mappers: Vec<ProcessorId> = block.mapped_processors().iter().collect();
+        if duplicate {
+            let dup = pages.and(&pages_with_copies(block));
+            block.read_duplicated = block.read_duplicated.or(&dup);
+            // Every copy becomes read-only: a write must collapse the duplicates first.
+            for m in mappers {
+                let block = self.block_at(start)?;
+                let writable = block.mapped(m, Prot::ReadWrite).and(&dup);
+                if !writable.is_empty() {
+                    self.map_pages(start, m, &writable, Prot::ReadOnly, backend)?;
+                }
+            }
+            return Ok(to_move.count());
+        }
+        // Revoke mappings of copies that go away, then drop those copies.
+        for m in mappers {
+            let block = self.block_at(start)?;
+            let stale: PageMask = block
+                .mapped(m, Prot::ReadOnly)
+                .and(&pages)
+                .iter()
+                .filter(|&pg| block.mapping_target(m, pg) != Some(dest))
+                .collect();
+            if !stale.is_empty() {
+                self.unmap_pages(start, m, &stale, backend)?;
+            }
+        }
+        let block = self.block_at(start)?;
+        let holders: Vec<ProcessorId> = block.resident_processors().iter().filter(|&p| p != dest).collect();
+        for h in holders {
+            let block = self.block_at(start)?;
+            let drop = block.resident(h).and(&pages);
+            if drop.is_empty() {
+                continue;
+            }
+            let freed: Vec<u64> = drop.iter().filter_map(|pg| block.state(h).and_then(|s| s.phys(pg))).collect();
+            block.clear_resident(h, &drop)?;
+            block.read_duplicated = block.read_duplicated.andnot(&drop);
+            self.free_pages(window, h, &freed, backend);
+        }
+        Ok(to_move.count())
+    }
+
+    /// Memory on `dest` for `pages` of the block starting at `start`; returns where each page
+    /// is. GPU memory comes in chunks owned by the block's 2 MiB window: one 2 MiB chunk when
+    /// the whole window moves at once, else a 64 KiB chunk per big page (4 KiB chunks where the
+    /// block covers a big page only in part).
+    fn alloc_pages(
+        &mut self,
+        start: u64,
+        dest: ProcessorId,
+        pages: &PageMask,
+        backend: &mut impl UvmBackend,
+    ) -> Result<impl Fn(PageIndex) -> u64, ServiceError> {
+        let block = self.block_at(start)?;
+        let region = block.region();
+        let window = block.window_base();
+        let mut cpu_pages: BTreeMap<PageIndex, u64> = BTreeMap::new();
+        match dest {
+            ProcessorId::Cpu => {
+                for page in pages.iter() {
+                    match backend.alloc(dest, PAGE_SIZE, window) {
+                        Ok(pa) => {
+                            cpu_pages.insert(page, pa);
+                        }
+                        Err(e) => {
+                            for (_, pa) in cpu_pages {
+                                backend.free(dest, pa, PAGE_SIZE);
+                            }
+                            return Err(e.into());
+                        }
+                    }
+                }
+            }
+            ProcessorId::Gpu(g) => {
+                let full = PageMask::from_region(PageRegion::full());
+                let chunks = self.chunks.entry((window, g)).or_default();
+                if chunks.is_empty() && region == PageRegion::full() && *pages == full {
+                    if let Ok(base) = backend.alloc(dest, VA_BLOCK_SIZE, window) {
+                        chunks.whole = Some(base);
+                    }
+                }
+                for page in pages.iter() {
+                    if chunks.phys(page).is_some() {
+                        continue;
+                    }
+                    let granule = page / PAGES_PER_BIG_PAGE;
+                    if region.covers(&PageRegion::big_page(granule)) {
+                        let base = backend.alloc(dest, BIG_PAGE_SIZE, window)?;
+                        if let Some(slot) = chunks.granule.get_mut(granule) {
+                            *slot = Some(base);
+                        }
+                    } else {
+                        let base = backend.alloc(dest, PAGE_SIZE, window)?;
+                        chunks.small.insert(page, base);
+                    }
+                }
+                for page in pages.iter() {
+                    if let Some(pa) = chunks.phys(page) {
+                        cpu_pages.insert(page, pa);
+                    }
+                }
+            }
+        }
+        Ok(move |page: PageIndex| cpu_pages.get(&page).copied().unwrap_or(u64::MAX))
+    }
+
+    /// Returns memory no longer resident on `p`: the CPU pages `freed`, or the GPU chunks of
+    /// the window at `window` that no longer hold a resident page.
+    fn free_pages(&mut self, window: u64, p: ProcessorId, freed: &[u64], backend: &mut impl UvmBackend) {
+        match p {
+            ProcessorId::Cpu => {
+                for &pa in freed {
+                    backend.free(p, pa, PAGE_SIZE);
+                }
+            }
+            ProcessorId::Gpu(g) => {
+                let resident = self.window_resident(window, p);
+                let Some(chunks) = self.chunks.get_mut(&(window, g)) else { return };
+                if let Some(base) = chunks.whole {
+                    if resident.is_empty() {
+                        backend.free(p, base, VA_BLOCK_SIZE);
+                        chunks.whole = None;
+                    }
+                } else {
+                    for (granule, slot) in chunks.granule.iter_mut().enumerate() {
+                        if let Some(base) = *slot {
+                            if resident.region_empty(PageRegion::big_page(granule)) {
+                                backend.free(p, base, BIG_PAGE_SIZE);
+                                *slot = None;
+                            }
+                        }
+                    }
+                    let gone: Vec<PageIndex> = chunks.small.keys().copied().filter(|&pg| !resident.test(pg)).collect();
+                    for pg in gone {
+                        if let Some(base) = chunks.small.remove(&pg) {
+                            backend.free(p, base, PAGE_SIZE);
+                        }
+                    }
+                }
+                if chunks.is_empty() {
+                    self.chunks.remove(&(window, g));
+                }
+            }
+        }
+    }
+
+    /// Maps `pages` on `p` with `prot` to wherever each is resident (the closest copy: `p`'s
+    /// own, else the first holder `p` can reach).
+    fn map_pages(&mut self, start: u64, p: ProcessorId, pages: &PageMask, prot: Prot, backend: &mut impl UvmBackend)
+        -> Result<(), ServiceError> {
+        if pages.is_empty() {
+            return Ok(());
+        }
+        let block = self.block_at(start)?;
+        let target_of = |page: PageIndex| -> Option<MappingTarget> {
+            let holders = block.residency_of(page);
+            let t = if holders.test(p) { Some(p) } else { holders.iter().find(|&h| backend.can_access(p, h)) }?;
+            block.state(t).and_then(|s| s.phys(page)).map(|phys| MappingTarget { target: t, phys })
+        };
+        let targets: Vec<(PageIndex, MappingTarget)> = pages.iter().filter_map(|pg| target_of(pg).map(|t| (pg, t))).collect();
+        let mappable = PageMask::from_iter(targets.iter().map(|&(pg, _)| pg));
+        match p {
+            ProcessorId::Cpu => {
+                // CPU mappings are 4 KiB; remap changed pages.
+                let block = self.block_at(start)?;
+                let was_mapped = block.mapped(p, Prot::ReadOnly).and(&mappable);
+                for r in was_mapped.regions() {
+                    backend.unmap(p, block.page_address(r.first), r.size())?;
+                }
+                block.set_mapping(p, &mappable, prot, |pg| lookup(&targets, pg))?;
+                for &(pg, t) in &targets {
+                    backend.map(p, block.page_address(pg), PAGE_SIZE, PageSize::Size4K, t, prot)?;
+                }
+            }
+            ProcessorId::Gpu(g) => {
+                let block = self.block_at(start)?;
+                let old = block.gpu(g).map(|s| s.pte_layout).unwrap_or_default();
+                block.set_mapping(p, &mappable, prot, |pg| lookup(&targets, pg))?;
+                let new = block.compute_pte_layout(g);
+                rewrite_gpu_ptes(block, g, &old, &new, &mappable, backend)?;
+                block.gpu_mut(g)?.pte_layout = new;
+            }
+        }
+        Ok(())
+    }
+
+    /// Unmaps `pages` on `p`.
+    fn unmap_pages(&mut self, start: u64, p: ProcessorId, pages: &PageMask, backend: &mut impl UvmBackend) -> Result<(), ServiceError> {
+        let block = self.block_at(start)?;
+        match p {
+            ProcessorId::Cpu => {
+                for r in pages.and(&block.mapped(p, Prot::ReadOnly)).regions() {
+                    backend.unmap(p, block.page_address(r.first), r.size())?;
+                }
+                block.set_mapping(p, pages, Prot::None, |_| None)?;
+            }
+            ProcessorId::Gpu(g) => {
+                let old = block.gpu(g).map(|s| s.pte_layout).unwrap_or_default();
+                block.set_mapping(p, pages, Prot::None, |_| None)?;
+                let new = block.compute_pte_layout(g);
+                rewrite_gpu_ptes(block, g, &old, &new, pages, backend)?;
+                block.gpu_mut(g)?.pte_layout = new;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn lookup(targets: &[(PageIndex, MappingTarget)], page: PageIndex) -> Option<MappingTarget> {
+    targets.iter().find(|&&(p, _)| p == page).map(|&(_, t)| t)
+}
+
+/// Pages of `block` held by more than one processor.
+fn pages_with_copies(block: &VaBlock) -> PageMask {
+    PageMask::from_iter(block.region().pages().filter(|&p| block.residency_of(p).count() > 1))
+}
+
+/// Adds a copy, merging it into the previous one when both sides continue it.
+fn push_copy(copies: &mut Vec<PageCopy>, c: PageCopy) {
+    if let Some(last) = copies.last_mut() {
+        if last.dst.processor == c.dst.processor
+            && last.src.processor == c.src.processor
+            && last.dst.phys + last.bytes == c.dst.phys
+            && last.src.phys + last.bytes == c.src.phys
+        {
+            last.bytes += c.bytes;
+            return;
+        }
+    }
+    copies.push(c);
+}
+
+/// Contiguous runs of zero-fill destinations.
+fn zero_runs(dsts: &[Location]) -> Vec<(Location, u64)> {
+    let mut out: Vec<(Location, u64)> = Vec::new();
+    for d in dsts {
+        if let Some(last) = out.last_mut() {
+            if last.0.processor == d.processor && last.0.phys + last.1 == d.phys {
+                last.1 += PAGE_SIZE;
+                continue;
+            }
+        }
+        out.push((*d, PAGE_SIZE));
+    }
+    out
+}
+
+/// Rewrites GPU `g`'s PTEs for the 64 KiB granules `changed` touches (the whole block when
+/// either layout uses the 2 MiB PTE): old extents there are unmapped, new ones mapped.
+fn rewrite_gpu_ptes(
+    block: &VaBlock,
+    g: u8,
+    old: &PteLayout,
+    new: &PteLayout,
+    changed: &PageMask,
+    backend: &mut impl UvmBackend,
+) -> Result<(), BackendError> {
+    let p = ProcessorId::Gpu(g);
+    let mut granules = PageMask::new();
+    if old.is_2m || new.is_2m {
+        granules = PageMask::from_region(PageRegion::full());
+    } else {
+        for page in changed.iter() {
+            granules.set_region(PageRegion::big_page(page / PAGES_PER_BIG_PAGE));
+        }
+    }
+    let touches = |r: &PageRegion| granules.count_in(*r) > 0;
+    for (r, size) in old.extents().iter().filter(|(r, _)| touches(r)) {
+        let _ = size;
+        backend.unmap(p, block.page_address(r.first), r.size())?;
+    }
+    let Some(state) = block.gpu(g) else { return Ok(()) };
+    for (r, size) in new.extents().into_iter().filter(|(r, _)| touches(r)) {
+        // One backend call per PTE-size run with a contiguous target.
+        let mut run_start = r.first;
+        while run_start < r.outer {
+            let Some(t0) = state.target(run_start) else { run_start += 1; continue };
+            let prot = state.state.prot(run_start);
+            let step = match size {
+                PageSize::Size2M => PAGES_PER_BLOCK,
+                PageSize::Size64K => PAGES_PER_BIG_PAGE,
+                _ => 1,
+            };
+            let mut end = run_start + step;
+            while end < r.outer
+                && state.state.prot(end) == prot
+                && state.target(end).is_some_and(|t| t.target == t0.target && t.phys == t0.phys + (end - run_start) as u64 * PAGE_SIZE)
+            {
+                end += step;
+            }
+            let end = end.min(r.outer);
+            backend.map(p, block.page_address(run_start), (end - run_start) as u64 * PAGE_SIZE, size, t0, prot)
+                .map_err(|_| BackendError::MappingFailed { processor: p, va: block.page_address(run_start) })?;
+            run_start = end;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,340 @@
+//! Host tests of the service path on a software machine: memory per processor, page tables
+//! per processor that refuse double maps and unmaps of unmapped pages, and accesses that fault
+//! exactly when the page tables say so.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+use nvgpu::mm::format::PageSize;
+
+use crate::page_mask::{PageMask, PAGE_SIZE, VA_BLOCK_SIZE};
+use crate::policy::{Advice, ProcessorTopology, VaPolicy};
+use crate::processor::ProcessorId;
+use crate::service::*;
+use crate::va_block::{AccessType, MappingTarget, Prot};
+
+const MB2: u64 = VA_BLOCK_SIZE;
+const CPU: ProcessorId = ProcessorId::Cpu;
+const G0: ProcessorId = ProcessorId::Gpu(0);
+const G1: ProcessorId = ProcessorId::Gpu(1);
+
+#[derive(Clone, Copy, Debug)]
+struct Pte {
+    target: MappingTarget,
+    prot: Prot,
+}
+
+/// A memory pool: a bump allocator with a free list per size, and a capacity.
+#[derive(Default)]
+struct Pool {
+    next: u64,
+    capacity: u64,
+    free: BTreeMap<u64, Vec<u64>>,
+    live: BTreeMap<u64, u64>,
+}
+
+impl Pool {
+    fn new(base: u64, capacity: u64) -> Self {
+        Pool { next: base, capacity, ..Default::default() }
+    }
+    fn alloc(&mut self, size: u64) -> Option<u64> {
+        let used: u64 = self.live.values().sum();
+        if used + size > self.capacity {
+            return None;
+        }
+        let pa = match self.free.get_mut(&size).and_then(|v| v.pop()) {
+            Some(pa) => pa,
+            None => {
+                let pa = self.next.next_multiple_of(size);
+                self.next = pa + size;
+                pa
+            }
+        };
+        self.live.insert(pa, size);
+        Some(pa)
+    }
+    fn free(&mut self, pa: u64, size: u64) {
+        assert_eq!(self.live.remove(&pa), Some(size), "free of {pa:#x} ({size:#x}) not allocated with that size");
+        self.free.entry(size).or_default().push(pa);
+    }
+    fn used(&self) -> u64 {
+        self.live.values().sum()
+    }
+}
+
+struct Machine {
+    gpus: u8,
+    pools: BTreeMap<ProcessorId, Pool>,
+    data: BTreeMap<(ProcessorId, u64), [u8; 16]>,
+    ptes: BTreeMap<(ProcessorId, u64), Pte>,
+    copy_batches: usize,
+    copied: u64,
+    zeroed: u64,
+    maps_by_size: BTreeMap<PageSize, usize>,
+    peers: bool,
+}
+
+impl Machine {
+    fn new(gpus: u8, gpu_mem: u64) -> Self {
+        let mut pools = BTreeMap::new();
+        pools.insert(CPU, Pool::new(0x1_0000_0000, u64::MAX / 4));
+        for g in 0..gpus {
+            pools.insert(ProcessorId::Gpu(g), Pool::new(0x10_0000_0000 * (g as u64 + 1), gpu_mem));
+        }
+        Machine {
+            gpus,
+            pools,
+            data: BTreeMap::new(),
+            ptes: BTreeMap::new(),
+            copy_batches: 0,
+            copied: 0,
+            zeroed: 0,
+            maps_by_size: BTreeMap::new(),
+            peers: false,
+        }
+    }
+
+    fn translate(&self, p: ProcessorId, va: u64, need: Prot) -> Option<Location> {
+        let pte = self.ptes.get(&(p, va & !(PAGE_SIZE - 1)))?;
+        (pte.prot >= need).then_some(Location { processor: pte.target.target, phys: pte.target.phys })
+    }
+
+    /// An access by `p`: the 16-byte tag stored at the page, or a fault.
+    fn access(&mut self, p: ProcessorId, va: u64, write: Option<[u8; 16]>) -> Result<[u8; 16], AccessType> {
+        let need = if write.is_some() { Prot::ReadWrite } else { Prot::ReadOnly };
+        let Some(loc) = self.translate(p, va, need) else {
+            return Err(if write.is_some() { AccessType::Write } else { AccessType::Read });
+        };
+        let cell = self.data.entry((loc.processor, loc.phys)).or_insert([0xEE; 16]);
+        if let Some(w) = write {
+            *cell = w;
+        }
+        Ok(*cell)
+    }
+}
+
+impl ProcessorTopology for Machine {
+    fn can_access(&self, from: ProcessorId, to: ProcessorId) -> bool {
+        from == to || to == CPU || (self.peers && !from.is_cpu())
+    }
+    fn has_memory(&self, p: ProcessorId) -> bool {
+        p.gpu().map_or(true, |g| g < self.gpus)
+    }
+}
+
+impl UvmBackend for Machine {
+    fn alloc(&mut self, processor: ProcessorId, size: u64, _window: u64) -> Result<u64, BackendError> {
+        self.pools.get_mut(&processor).and_then(|p| p.alloc(size)).ok_or(BackendError::NoMemory { processor })
+    }
+    fn free(&mut self, processor: ProcessorId, phys: u64, size: u64) {
+        for off in (0..size).step_by(PAGE_SIZE as usize) {
+            self.data.remove(&(processor, phys + off));
+        }
+        self.pools.get_mut(&processor).expect("pool").free(phys, size);
+    }
+    fn copy(&mut self, copies: &[PageCopy]) -> Result<(), BackendError> {
+        if !copies.is_empty() {
+            self.copy_batches += 1;
+        }
+        for c in copies {
+            for off in (0..c.bytes).step_by(PAGE_SIZE as usize) {
+                let v = *self.data.get(&(c.src.processor, c.src.phys + off)).expect("copy from memory never written");
+                self.data.insert((c.dst.processor, c.dst.phys + off), v);
+            }
+            self.copied += c.bytes;
+        }
+        Ok(())
+    }
+    fn zero(&mut self, dst: Location, bytes: u64) -> Result<(), BackendError> {
+        for off in (0..bytes).step_by(PAGE_SIZE as usize) {
+            self.data.insert((dst.processor, dst.phys + off), [0; 16]);
+        }
+        self.zeroed += bytes;
+        Ok(())
+    }
+    fn map(&mut self, p: ProcessorId, va: u64, size: u64, page_size: PageSize, target: MappingTarget, prot: Prot)
+        -> Result<(), BackendError> {
+        assert!(prot != Prot::None);
+        let step = match page_size {
+            PageSize::Size2M => MB2,
+            PageSize::Size64K => 0x10000,
+            _ => PAGE_SIZE,
+        };
+        assert_eq!(va % step, 0, "{p} map at {va:#x} not aligned to {page_size:?}");
+        assert_eq!(size % step, 0);
+        if !p.is_cpu() {
+            assert_eq!(target.phys % step, 0, "{p} {page_size:?} PTE to unaligned memory {:#x}", target.phys);
+        }
+        *self.maps_by_size.entry(page_size).or_default() += (size / step) as usize;
+        for off in (0..size).step_by(PAGE_SIZE as usize) {
+            let t = MappingTarget { target: target.target, phys: target.phys + off };
+            let old = self.ptes.insert((p, va + off), Pte { target: t, prot });
+            assert!(old.is_none(), "{p} maps {:#x} twice", va + off);
+        }
+        Ok(())
+    }
+    fn unmap(&mut self, p: ProcessorId, va: u64, size: u64) -> Result<(), BackendError> {
+        for off in (0..size).step_by(PAGE_SIZE as usize) {
+            assert!(self.ptes.remove(&(p, va + off)).is_some(), "{p} unmaps {:#x}, which is not mapped", va + off);
+        }
+        Ok(())
+    }
+}
+
+/// Runs an access to completion: fault, service, retry (at most 3 services).
+fn touch(ctx: &mut UvmContext, m: &mut Machine, p: ProcessorId, va: u64, write: Option<[u8; 16]>) -> [u8; 16] {
+    for _ in 0..3 {
+        match m.access(p, va, write) {
+            Ok(v) => return v,
+            Err(access) => {
+                let page = ((va % MB2) / PAGE_SIZE) as usize;
+                ctx.service_block(p, va, &[PageAccess { page, access }], &mut NoPrefetch, m).expect("service");
+            }
+        }
+    }
+    panic!("{p} access to {va:#x} still faults after servicing");
+}
+
+fn tag(n: u64) -> [u8; 16] {
+    let mut t = [0u8; 16];
+    t[..8].copy_from_slice(&n.to_le_bytes());
+    t[8..].copy_from_slice(&(!n).to_le_bytes());
+    t
+}
+
+#[test]
+fn whole_block_on_a_gpu_is_one_2m_chunk_and_one_pte() {
+    let mut m = Machine::new(1, 64 * MB2);
+    let mut ctx = UvmContext::new();
+    ctx.va_space.register_gpu(0).unwrap();
+    ctx.va_space.create_managed_range(4 * MB2, MB2, VaPolicy::default()).unwrap();
+    let all: Vec<PageAccess> = (0..512).map(|page| PageAccess { page, access: AccessType::Write }).collect();
+    let r = ctx.service_block(G0, 4 * MB2, &all, &mut NoPrefetch, &mut m).unwrap();
+    assert_eq!(r.migrated_pages, 512);
+    assert_eq!(m.pools[&G0].used(), MB2, "one 2 MiB chunk");
+    assert_eq!(m.maps_by_size.get(&PageSize::Size2M), Some(&1));
+    assert_eq!(m.zeroed, MB2, "first touch zero-fills");
+    assert_eq!(m.copy_batches, 0);
+    assert_eq!(touch(&mut ctx, &mut m, G0, 4 * MB2 + 0x1234, Some(tag(7))), tag(7));
+    // The CPU reads one page back: the block's GPU mapping is rewritten without it.
+    assert_eq!(touch(&mut ctx, &mut m, CPU, 4 * MB2 + 0x1000, None), tag(7));
+    assert_eq!(ctx.stats.migrated_to_cpu_bytes, PAGE_SIZE);
+    let b = ctx.va_space.range(4 * MB2).unwrap().block(4 * MB2).unwrap();
+    assert_eq!(b.resident(G0).count(), 511);
+    assert_eq!(b.resident(CPU).count(), 1);
+    let layout = b.gpu(0).unwrap().pte_layout;
+    assert!(!layout.is_2m);
+    assert_eq!(layout.big.count_ones(), 31);
+    assert_eq!(layout.small.count(), 15);
+    assert!(m.translate(G0, 4 * MB2 + 0x1000, Prot::ReadOnly).is_none(), "GPU mapping of the moved page revoked");
+    assert!(m.translate(G0, 4 * MB2 + 0x2000, Prot::ReadWrite).is_some());
+    // Moving it back restores the 2M PTE over the same chunk.
+    assert_eq!(touch(&mut ctx, &mut m, G0, 4 * MB2 + 0x1000, Some(tag(8))), tag(8));
+    let b = ctx.va_space.range(4 * MB2).unwrap().block(4 * MB2).unwrap();
+    assert!(b.gpu(0).unwrap().pte_layout.is_2m);
+    assert_eq!(m.pools[&CPU].used(), 0, "the CPU page was freed");
+    assert_eq!(m.ptes.keys().filter(|(p, _)| *p == CPU).count(), 0);
+}
+
+#[test]
+fn ping_pong_keeps_data_and_frees_everything() {
+    let mut m = Machine::new(2, 64 * MB2);
+    let mut ctx = UvmContext::new();
+    ctx.va_space.register_gpu(0).unwrap();
+    ctx.va_space.register_gpu(1).unwrap();
+    let base = 3 * MB2 + 0x5000; // not window-aligned: partial blocks at both ends
+    let size = 2 * MB2 + 0x3000;
+    ctx.va_space.create_managed_range(base, size, VaPolicy::default()).unwrap();
+    let mut expect: BTreeMap<u64, [u8; 16]> = BTreeMap::new();
+    let mut rng = 0x1234_5678_9abc_def0u64;
+    let procs = [CPU, G0, G1];
+    for i in 0..400u64 {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let va = base + (rng % (size / PAGE_SIZE)) * PAGE_SIZE;
+        let p = procs[(rng >> 40) as usize % 3];
+        if rng & 1 == 0 {
+            touch(&mut ctx, &mut m, p, va, Some(tag(i)));
+            expect.insert(va, tag(i));
+        } else {
+            let got = touch(&mut ctx, &mut m, p, va, None);
+            assert_eq!(got, expect.get(&va).copied().unwrap_or([0; 16]), "{p} read of {va:#x} at step {i}");
+        }
+    }
+    // Everything back to the CPU: no GPU memory left, every GPU PTE gone.
+    for (&va, &v) in &expect {
+        assert_eq!(touch(&mut ctx, &mut m, CPU, va, None), v);
+    }
+    // Pages never touched by the CPU loop above may still be on a GPU; move them too.
+    let starts: Vec<(u64, PageMask)> = ctx
+        .va_space
+        .ranges()
+        .flat_map(|r| r.blocks())
+        .map(|b| (b.start(), b.resident(G0).or(&b.resident(G1))))
+        .collect();
+    for (start, pages) in starts {
+        ctx.migrate_block_pages(start, CPU, &pages, false, &mut m).unwrap();
+    }
+    assert_eq!(m.pools[&G0].used(), 0, "GPU0 chunks leaked");
+    assert_eq!(m.pools[&G1].used(), 0, "GPU1 chunks leaked");
+    assert!(m.ptes.keys().all(|(p, _)| p.is_cpu()), "GPU PTEs left after everything moved to the CPU");
+    assert!(ctx.stats.migrated_to_gpu_bytes > 0 && ctx.stats.migrated_to_cpu_bytes > 0);
+}
+
+#[test]
+fn read_duplication_copies_and_a_write_collapses() {
+    let mut m = Machine::new(1, 64 * MB2);
+    let mut ctx = UvmContext::new();
+    ctx.va_space.register_gpu(0).unwrap();
+    ctx.va_space.create_managed_range(0, MB2, VaPolicy::default()).unwrap();
+    ctx.va_space.advise(0, MB2, Advice::SetReadMostly).unwrap();
+    touch(&mut ctx, &mut m, CPU, 0x3000, Some(tag(1)));
+    assert_eq!(touch(&mut ctx, &mut m, G0, 0x3000, None), tag(1));
+    let b = ctx.va_space.range(0).unwrap().block(0).unwrap();
+    assert_eq!(b.residency_of(3).count(), 2, "duplicated");
+    assert!(b.read_duplicated.test(3));
+    assert_eq!(b.prot(CPU, 3), Prot::ReadOnly, "the CPU's mapping was downgraded");
+    assert_eq!(b.prot(G0, 3), Prot::ReadOnly);
+    // The GPU writes: the CPU copy goes and its mapping with it.
+    touch(&mut ctx, &mut m, G0, 0x3000, Some(tag(2)));
+    let b = ctx.va_space.range(0).unwrap().block(0).unwrap();
+    assert_eq!(b.residency_of(3), crate::processor::ProcessorMask::of(G0));
+    assert!(!b.read_duplicated.test(3));
+    assert!(m.translate(CPU, 0x3000, Prot::ReadOnly).is_none());
+    assert_eq!(m.pools[&CPU].used(), 0);
+    assert_eq!(touch(&mut ctx, &mut m, CPU, 0x3000, None), tag(2));
+}
+
+#[test]
+fn accessed_by_maps_remotely_instead_of_migrating() {
+    let mut m = Machine::new(1, 64 * MB2);
+    let mut ctx = UvmContext::new();
+    ctx.va_space.register_gpu(0).unwrap();
+    ctx.va_space.create_managed_range(0, MB2, VaPolicy::default()).unwrap();
+    ctx.va_space.advise(0, MB2, Advice::SetPreferredLocation(CPU)).unwrap();
+    ctx.va_space.advise(0, MB2, Advice::SetAccessedBy(G0)).unwrap();
+    touch(&mut ctx, &mut m, CPU, 0x10000, Some(tag(5)));
+    // The CPU's first touch also mapped the accessed-by GPU.
+    assert!(m.translate(G0, 0x10000, Prot::ReadWrite).is_some_and(|l| l.processor == CPU));
+    assert_eq!(touch(&mut ctx, &mut m, G0, 0x10000, None), tag(5));
+    assert_eq!(ctx.stats.migrated_to_gpu_bytes, 0);
+    assert_eq!(m.pools[&G0].used(), 0);
+}
+
+#[test]
+fn advice_inside_a_window_keeps_chunks_with_the_window() {
+    let mut m = Machine::new(1, 64 * MB2);
+    let mut ctx = UvmContext::new();
+    ctx.va_space.register_gpu(0).unwrap();
+    ctx.va_space.create_managed_range(0, MB2, VaPolicy::default()).unwrap();
+    for page in [0u64, 17, 300, 511] {
+        touch(&mut ctx, &mut m, G0, page * PAGE_SIZE, Some(tag(page)));
+    }
+    ctx.va_space.advise(0x10_0000, 0x10_0000, Advice::SetPreferredLocation(CPU)).unwrap();
+    assert_eq!(ctx.va_space.ranges().count(), 2);
+    for page in [0u64, 17, 300, 511] {
+        assert_eq!(touch(&mut ctx, &mut m, CPU, page * PAGE_SIZE, None), tag(page));
+    }
+    assert_eq!(m.pools[&G0].used(), 0, "chunks of both halves freed");
+}
