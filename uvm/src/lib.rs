@@ -16,5 +16,6 @@ pub mod va_block;
 pub mod policy;
 pub mod va_space;
 pub mod service;
+pub mod gpu_mapping;
 #[cfg(test)]
 mod service_tests;
