@@ -17,5 +17,6 @@ pub mod policy;
 pub mod va_space;
 pub mod service;
 pub mod gpu_mapping;
+pub mod gpu_faults;
 #[cfg(test)]
 mod service_tests;

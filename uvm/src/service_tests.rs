@@ -338,3 +338,34 @@ fn advice_inside_a_window_keeps_chunks_with_the_window() {
     }
     assert_eq!(m.pools[&G0].used(), 0, "chunks of both halves freed");
 }
+
+#[test]
+fn a_fault_batch_is_serviced_per_block_and_fatal_faults_are_singled_out() {
+    use crate::gpu_faults::{service_fault_batch, BatchFault, FatalReason};
+    let mut m = Machine::new(1, 64 * MB2);
+    let mut ctx = UvmContext::new();
+    ctx.va_space.register_gpu(0).unwrap();
+    ctx.va_space.create_managed_range(MB2, 2 * MB2, VaPolicy::default()).unwrap();
+    touch(&mut ctx, &mut m, CPU, MB2 + 0x5000, Some(tag(9)));
+    let f = |va: u64, access| BatchFault { va, access, unserviceable: None };
+    let batch = [
+        f(MB2 + 0x5000, AccessType::Read),
+        f(MB2 + 0x6000, AccessType::Write),
+        f(2 * MB2 + 0x1000, AccessType::AtomicStrong),
+        BatchFault { va: 2 * MB2 + 0x2000, access: AccessType::Read, unserviceable: Some("PRIV_VIOLATION") },
+        f(3 * MB2, AccessType::Write), // one byte past the range
+    ];
+    let out = service_fault_batch(&mut ctx, 0, &batch, &mut NoPrefetch, &mut m);
+    assert_eq!(out.blocks, 2);
+    assert_eq!(out.serviced, 3);
+    assert_eq!(out.fatal.len(), 2);
+    assert_eq!(out.fatal[0].reason, FatalReason::FaultType("PRIV_VIOLATION"));
+    assert_eq!((out.fatal[1].va, out.fatal[1].reason), (3 * MB2, FatalReason::NoRange));
+    assert_eq!(ctx.stats.gpu_faults, 5);
+    assert_eq!(ctx.stats.fault_batches, 1);
+    assert_eq!(ctx.stats.cancels, 2);
+    assert_eq!(ctx.stats.migrated_to_gpu_bytes, PAGE_SIZE, "one page had data to copy; the others were first touches");
+    assert_eq!(m.access(G0, MB2 + 0x5000, None), Ok(tag(9)));
+    assert!(m.access(G0, 2 * MB2 + 0x1000, Some(tag(1))).is_ok(), "atomic fault mapped read-write-atomic");
+    assert!(m.access(G0, 2 * MB2 + 0x2000, None).is_err(), "the fatal fault's page was not serviced");
+}
