@@ -5,9 +5,11 @@
 //! against `clc46f.h`, `clc56f.h` and `clc86f.h`.
 
 pub mod gpfifo;
+pub mod mem_op;
 pub mod pushbuf;
 
 pub use gpfifo::{GpEntry, GpEntryError, GpEntryFlags};
+pub use mem_op::{CancelVa, CancelVaMode, MemOpError, PdbAperture, ReplayType};
 pub use pushbuf::{
     decode, DecodeError, MethodKind, PushBuffer, PushError, PushMethod, PushStorage, SliceStorage,
 };

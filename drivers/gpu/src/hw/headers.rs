@@ -73,6 +73,13 @@ headers! {
     /// `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE*`: RM's TLB invalidate on Turing and later
     /// (`kern_gmmu_tu102.c` includes this header for every chip through Hopper).
     TU102_DEV_VM = OGKM_PINNED: "src/common/inc/swref/published/turing/tu102/dev_vm.h";
+    /// Hopper's VF space (its `PAGE_FAULT_CTRL` offset).
+    GH100_DEV_VM = OGKM_PINNED: "src/common/inc/swref/published/hopper/gh100/dev_vm.h";
+    /// UVM's excerpt of Volta's `dev_fb.h`: the field layouts of the fault buffer registers, which
+    /// UVM applies to the VF registers of Turing and later.
+    GV100_UVM_DEV_FB = OGKM_PINNED: "kernel-open/nvidia-uvm/hwref/volta/gv100/dev_fb.h";
+    /// UVM's excerpt of Pascal's `dev_fb.h`: `PAGE_FAULT_CTRL_PRF_FILTER`.
+    GP100_UVM_DEV_FB = OGKM_PINNED: "kernel-open/nvidia-uvm/hwref/pascal/gp100/dev_fb.h";
     /// `NV_PBUS_BAR0_WINDOW`: RM's PRAMIN window register before Hopper (`kern_bus_gm107.c`).
     GM107_DEV_BUS = OGKM_PINNED: "src/common/inc/swref/published/maxwell/gm107/dev_bus.h";
     /// `NV_PRAMIN`: the 1 MiB BAR0 window into memory.
@@ -114,6 +121,8 @@ headers! {
     CLCAB5 = OGKM_BLACKWELL: "src/common/sdk/nvidia/inc/class/clcab5.h";
     /// HOPPER_DMA_COPY_A in full: the SDK's `clc8b5.h` of 535 holds only what RM uses.
     UVM_CLC8B5 = OGKM_PINNED: "kernel-open/nvidia-uvm/clc8b5.h";
+    /// HOPPER_CHANNEL_GPFIFO_A in full: the SDK's `clc86f.h` of 535 has no `MEM_OP_*` fields.
+    UVM_CLC86F = OGKM_PINNED: "kernel-open/nvidia-uvm/clc86f.h";
     /// Blackwell copy classes' methods: 570's `clc9b5.h`/`clcab5.h` carry only the class numbers.
     CLC9B5_DOC = OPEN_GPU_DOC: "classes/dma-copy/clc9b5.h";
     CLCAB5_DOC = OPEN_GPU_DOC: "classes/dma-copy/clcab5.h";

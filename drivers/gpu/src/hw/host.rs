@@ -275,6 +275,164 @@ constants! {
 }
 
 // ---------------------------------------------------------------------------------------------
+// MEM_OP data words for TLB invalidation, fault replay and fault cancel ("MEM_OP_A..D" of
+// `clc46f.h`; UVM's `uvm_volta_host.c` pushes replays and precise cancels with them).
+
+field_values! {
+    /// `MEM_OP_A_TLB_INVALIDATE_SYSMEMBAR`: a system membar after the invalidate.
+    pub enum MemOpSysmembar: NVC46F_MEM_OP_A_TLB_INVALIDATE_SYSMEMBAR in headers::CLC46F {
+        En = 0x00000001 => EN,
+        Dis = 0x00000000 => DIS,
+    }
+}
+
+field_values! {
+    /// `MEM_OP_C_TLB_INVALIDATE_PDB`: one address space (given in C/D) or all.
+    pub enum TlbInvalidatePdb: NVC46F_MEM_OP_C_TLB_INVALIDATE_PDB in headers::CLC46F {
+        One = 0x00000000 => ONE,
+        All = 0x00000001 => ALL,
+    }
+}
+
+field_values! {
+    /// `MEM_OP_C_TLB_INVALIDATE_GPC`. Its bit (1:1) is [`NVC46F_MEM_OP_C_TLB_INVALIDATE_GPC`],
+    /// kept out of the fact tables: `ENABLE` is 0 here, which the conformance test's rule for
+    /// one-bit `bool` fields would read as an inverted bool. The values are checked.
+    pub enum TlbInvalidateGpc: NVC46F_MEM_OP_C_TLB_INVALIDATE_GPC in headers::CLC46F {
+        Enable = 0x00000000 => ENABLE,
+        Disable = 0x00000001 => DISABLE,
+    }
+}
+
+/// Bit range of `NVC46F_MEM_OP_C_TLB_INVALIDATE_GPC` (`1:1`; see [`TlbInvalidateGpc`]).
+pub const NVC46F_MEM_OP_C_TLB_INVALIDATE_GPC: super::BitRange = super::BitRange::new(1, 1);
+
+field_values! {
+    /// `MEM_OP_C_TLB_INVALIDATE_REPLAY`: what happens to faulted accesses held in the uTLBs.
+    pub enum TlbInvalidateReplay: NVC46F_MEM_OP_C_TLB_INVALIDATE_REPLAY in headers::CLC46F {
+        None = 0x00000000 => NONE,
+        /// Retry the faulted accesses.
+        Start = 0x00000001 => START,
+        /// Retry, and acknowledge every outstanding fault.
+        StartAckAll = 0x00000002 => START_ACK_ALL,
+        CancelTargeted = 0x00000003 => CANCEL_TARGETED,
+        CancelGlobal = 0x00000004 => CANCEL_GLOBAL,
+        /// Cancel the accesses to one VA (given in A/B) of one PDB, by access type and engine.
+        CancelVaGlobal = 0x00000005 => CANCEL_VA_GLOBAL,
+    }
+}
+
+field_values! {
+    /// `MEM_OP_C_TLB_INVALIDATE_ACK_TYPE`.
+    pub enum TlbInvalidateAckType: NVC46F_MEM_OP_C_TLB_INVALIDATE_ACK_TYPE in headers::CLC46F {
+        None = 0x00000000 => NONE,
+        Globally = 0x00000001 => GLOBALLY,
+        Intranode = 0x00000002 => INTRANODE,
+    }
+}
+
+field_values! {
+    /// `MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE`: which accesses a `CANCEL_VA_GLOBAL` cancels
+    /// (shares bits 9:7 with `PAGE_TABLE_LEVEL`).
+    pub enum TlbInvalidateAccessType: NVC46F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE in headers::CLC46F {
+        VirtRead = 0 => VIRT_READ,
+        VirtWrite = 1 => VIRT_WRITE,
+        VirtAtomicStrong = 2 => VIRT_ATOMIC_STRONG,
+        VirtRsvrvd = 3 => VIRT_RSVRVD,
+        VirtAtomicWeak = 4 => VIRT_ATOMIC_WEAK,
+        VirtAtomicAll = 5 => VIRT_ATOMIC_ALL,
+        /// Writes and atomics (a write to a read-only page).
+        VirtWriteAndAtomic = 6 => VIRT_WRITE_AND_ATOMIC,
+        /// Every access (an address with no valid mapping).
+        VirtAll = 7 => VIRT_ALL,
+    }
+}
+
+field_values! {
+    /// `MEM_OP_C_TLB_INVALIDATE_PAGE_TABLE_LEVEL`: the level invalidated, and all below it.
+    pub enum TlbInvalidatePageTableLevel: NVC46F_MEM_OP_C_TLB_INVALIDATE_PAGE_TABLE_LEVEL in headers::CLC46F {
+        All = 0x00000000 => ALL,
+        PteOnly = 0x00000001 => PTE_ONLY,
+        UpToPde0 = 0x00000002 => UP_TO_PDE0,
+        UpToPde1 = 0x00000003 => UP_TO_PDE1,
+        UpToPde2 = 0x00000004 => UP_TO_PDE2,
+        UpToPde3 = 0x00000005 => UP_TO_PDE3,
+        UpToPde4 = 0x00000006 => UP_TO_PDE4,
+        UpToPde5 = 0x00000007 => UP_TO_PDE5,
+    }
+}
+
+field_values! {
+    /// `MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE`.
+    pub enum TlbInvalidatePdbAperture: NVC46F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE in headers::CLC46F {
+        VidMem = 0x00000000 => VID_MEM,
+        SysMemCoherent = 0x00000002 => SYS_MEM_COHERENT,
+        SysMemNoncoherent = 0x00000003 => SYS_MEM_NONCOHERENT,
+    }
+}
+
+field_values! {
+    /// `MEM_OP_D_OPERATION`: what the MEM_OP sequence does (it runs on the write of `MEM_OP_D`).
+    pub enum MemOpOperation: NVC46F_MEM_OP_D_OPERATION in headers::CLC46F {
+        Membar = 0x00000005 => MEMBAR,
+        MmuTlbInvalidate = 0x00000009 => MMU_TLB_INVALIDATE,
+        MmuTlbInvalidateTargeted = 0x0000000a => MMU_TLB_INVALIDATE_TARGETED,
+        L2PeermemInvalidate = 0x0000000d => L2_PEERMEM_INVALIDATE,
+        L2SysmemInvalidate = 0x0000000e => L2_SYSMEM_INVALIDATE,
+        L2CleanComptags = 0x0000000f => L2_CLEAN_COMPTAGS,
+        L2FlushDirty = 0x00000010 => L2_FLUSH_DIRTY,
+        L2WaitForSysPendingReads = 0x00000015 => L2_WAIT_FOR_SYS_PENDING_READS,
+        AccessCounterClr = 0x00000016 => ACCESS_COUNTER_CLR,
+    }
+}
+
+registers! {
+    /// Facts of the MEM_OP data words.
+    pub const MEM_OP_FACTS;
+
+    /// `MEM_OP_A` data.
+    pub NVC46F_MEM_OP_A(view) in headers::CLC46F {
+        /// For `CANCEL_TARGETED`: the client within the GPC.
+        5:0 TLB_INVALIDATE_CANCEL_TARGET_CLIENT_UNIT_ID => cancel_target_client_unit_id: u8,
+        /// For ranged invalidates (not `CANCEL_TARGETED`).
+        5:0 TLB_INVALIDATE_INVALIDATION_SIZE => invalidation_size: u8,
+        /// For `CANCEL_TARGETED`: the GPC.
+        10:6 TLB_INVALIDATE_CANCEL_TARGET_GPC_ID => cancel_target_gpc_id: u8,
+        /// For `CANCEL_VA_GLOBAL`: the faulting MMU engine (7 bits before Hopper).
+        6:0 TLB_INVALIDATE_CANCEL_MMU_ENGINE_ID => cancel_mmu_engine_id: u8,
+        11:11 TLB_INVALIDATE_SYSMEMBAR => sysmembar: MemOpSysmembar,
+        /// Target VA bits 31:12.
+        31:12 TLB_INVALIDATE_TARGET_ADDR_LO => target_addr_lo: u32,
+    }
+    /// `MEM_OP_B` data: target VA bits 63:32.
+    pub NVC46F_MEM_OP_B(view) in headers::CLC46F {
+        31:0 TLB_INVALIDATE_TARGET_ADDR_HI => target_addr_hi: u32,
+    }
+    /// `MEM_OP_C` data (TLB invalidate form; bit 1 is `TLB_INVALIDATE_GPC`, see
+    /// [`TlbInvalidateGpc`]).
+    pub NVC46F_MEM_OP_C(view) in headers::CLC46F {
+        0:0 TLB_INVALIDATE_PDB => pdb: TlbInvalidatePdb,
+        4:2 TLB_INVALIDATE_REPLAY => replay: TlbInvalidateReplay,
+        6:5 TLB_INVALIDATE_ACK_TYPE => ack_type: TlbInvalidateAckType,
+        9:7 TLB_INVALIDATE_ACCESS_TYPE => access_type: TlbInvalidateAccessType,
+        9:7 TLB_INVALIDATE_PAGE_TABLE_LEVEL => page_table_level: TlbInvalidatePageTableLevel,
+        11:10 TLB_INVALIDATE_PDB_APERTURE => pdb_aperture: TlbInvalidatePdbAperture,
+        /// PDB address bits 31:12 (PDB address >> 12, low 20 bits).
+        31:12 TLB_INVALIDATE_PDB_ADDR_LO => pdb_addr_lo: u32,
+    }
+    /// `MEM_OP_D` data.
+    pub NVC46F_MEM_OP_D(view) in headers::CLC46F {
+        /// PDB address >> 32 (the bits above `PDB_ADDR_LO`).
+        26:0 TLB_INVALIDATE_PDB_ADDR_HI => pdb_addr_hi: u32,
+        31:27 OPERATION => operation: MemOpOperation,
+    }
+}
+
+/// The GPC field's value facts (its range is [`NVC46F_MEM_OP_C_TLB_INVALIDATE_GPC`]).
+pub const MEM_OP_GPC_VALUE_FACTS: &[super::FactGroup] =
+    &[&[<TlbInvalidateGpc as super::FieldType>::VALUE_FACTS]];
+
+// ---------------------------------------------------------------------------------------------
 // The same layout in the later classes.
 
 /// AMPERE_CHANNEL_GPFIFO_A (`clc56f.h`): the same fields as Turing, each checked below.
@@ -320,13 +478,49 @@ pub mod ampere {
         pub NVC56F_SEM_EXECUTE_PAYLOAD_SIZE: Range = 24:24 in headers::CLC56F;
         pub NVC56F_SEM_EXECUTE_RELEASE_TIMESTAMP: Range = 25:25 in headers::CLC56F;
     }
+
+    constants! {
+        /// Facts of `clc56f.h`'s MEM_OP fields the replay and cancel encoders use.
+        pub const MEM_OP_FACTS;
+
+        pub NVC56F_MEM_OP_A: u32 = 0x00000028 in headers::CLC56F;
+        pub NVC56F_MEM_OP_B: u32 = 0x0000002c in headers::CLC56F;
+        pub NVC56F_MEM_OP_C: u32 = 0x00000030 in headers::CLC56F;
+        pub NVC56F_MEM_OP_D: u32 = 0x00000034 in headers::CLC56F;
+        pub NVC56F_MEM_OP_A_TLB_INVALIDATE_CANCEL_MMU_ENGINE_ID: Range = 6:0 in headers::CLC56F;
+        pub NVC56F_MEM_OP_A_TLB_INVALIDATE_SYSMEMBAR: Range = 11:11 in headers::CLC56F;
+        pub NVC56F_MEM_OP_A_TLB_INVALIDATE_SYSMEMBAR_DIS: u32 = 0x00000000 in headers::CLC56F;
+        pub NVC56F_MEM_OP_A_TLB_INVALIDATE_TARGET_ADDR_LO: Range = 31:12 in headers::CLC56F;
+        pub NVC56F_MEM_OP_B_TLB_INVALIDATE_TARGET_ADDR_HI: Range = 31:0 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB: Range = 0:0 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB_ONE: u32 = 0x00000000 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_GPC_ENABLE: u32 = 0x00000000 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_REPLAY: Range = 4:2 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_REPLAY_START: u32 = 0x00000001 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_REPLAY_START_ACK_ALL: u32 = 0x00000002 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_REPLAY_CANCEL_VA_GLOBAL: u32 = 0x00000005 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_ACK_TYPE: Range = 6:5 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_ACK_TYPE_NONE: u32 = 0x00000000 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE: Range = 9:7 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE_VIRT_WRITE_AND_ATOMIC: u32 = 6 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE_VIRT_ALL: u32 = 7 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_PAGE_TABLE_LEVEL: Range = 9:7 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_PAGE_TABLE_LEVEL_PTE_ONLY: u32 = 0x00000001 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE: Range = 11:10 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE_VID_MEM: u32 = 0x00000000 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE_SYS_MEM_COHERENT: u32 = 0x00000002 in headers::CLC56F;
+        pub NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB_ADDR_LO: Range = 31:12 in headers::CLC56F;
+        pub NVC56F_MEM_OP_D_TLB_INVALIDATE_PDB_ADDR_HI: Range = 26:0 in headers::CLC56F;
+        pub NVC56F_MEM_OP_D_OPERATION: Range = 31:27 in headers::CLC56F;
+        pub NVC56F_MEM_OP_D_OPERATION_MMU_TLB_INVALIDATE_TARGETED: u32 = 0x0000000a in headers::CLC56F;
+    }
 }
 
 /// HOPPER_CHANNEL_GPFIFO_A (`clc86f.h`): semaphores and GPFIFO entries (the header defines no
 /// pushbuffer format names); `SEM_ADDR_HI_OFFSET` is wider than Turing's.
 pub mod hopper {
     use super::headers;
-    use crate::constants;
+    use crate::{constants, registers};
 
     constants! {
         /// Facts of `clc86f.h` the driver relies on.
@@ -356,6 +550,65 @@ pub mod hopper {
         pub NVC86F_SEM_EXECUTE_PAYLOAD_SIZE: Range = 24:24 in headers::CLC86F;
         pub NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_32BIT: u32 = 0x00000000 in headers::CLC86F;
     }
+
+    constants! {
+        /// Facts of UVM's full `clc86f.h` (the SDK's copy has no MEM_OP fields): the same
+        /// MEM_OP layout as Turing except `CANCEL_MMU_ENGINE_ID`, widened to 9 bits.
+        pub const MEM_OP_FACTS;
+
+        pub NVC86F_MEM_OP_A_TLB_INVALIDATE_SYSMEMBAR: Range = 11:11 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_A_TLB_INVALIDATE_SYSMEMBAR_DIS: u32 = 0x00000000 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_B_TLB_INVALIDATE_TARGET_ADDR_HI: Range = 31:0 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB: Range = 0:0 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB_ONE: u32 = 0x00000000 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_GPC_ENABLE: u32 = 0x00000000 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_REPLAY: Range = 4:2 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_REPLAY_START: u32 = 0x00000001 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_REPLAY_START_ACK_ALL: u32 = 0x00000002 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_REPLAY_CANCEL_VA_GLOBAL: u32 = 0x00000005 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_ACK_TYPE: Range = 6:5 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_ACK_TYPE_NONE: u32 = 0x00000000 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE: Range = 9:7 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE_VIRT_WRITE_AND_ATOMIC: u32 = 6 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE_VIRT_ALL: u32 = 7 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_PAGE_TABLE_LEVEL: Range = 9:7 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_PAGE_TABLE_LEVEL_PTE_ONLY: u32 = 0x00000001 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE: Range = 11:10 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE_VID_MEM: u32 = 0x00000000 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE_SYS_MEM_COHERENT: u32 = 0x00000002 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB_ADDR_LO: Range = 31:12 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_D_TLB_INVALIDATE_PDB_ADDR_HI: Range = 26:0 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_D_OPERATION: Range = 31:27 in headers::UVM_CLC86F;
+        pub NVC86F_MEM_OP_D_OPERATION_MMU_TLB_INVALIDATE_TARGETED: u32 = 0x0000000a in headers::UVM_CLC86F;
+    }
+
+    /// Hopper's MEM_OP method offsets (their own module: [`NVC86F_MEM_OP_A`] is the data layout).
+    pub mod mem_op {
+        use super::headers;
+        use crate::constants;
+
+        constants! {
+            /// Facts of Hopper's MEM_OP method offsets.
+            pub const FACTS;
+
+            pub NVC86F_MEM_OP_A: u32 = 0x00000028 in headers::UVM_CLC86F;
+            pub NVC86F_MEM_OP_B: u32 = 0x0000002c in headers::UVM_CLC86F;
+            pub NVC86F_MEM_OP_C: u32 = 0x00000030 in headers::UVM_CLC86F;
+            pub NVC86F_MEM_OP_D: u32 = 0x00000034 in headers::UVM_CLC86F;
+        }
+    }
+
+    registers! {
+        /// Facts of Hopper's `MEM_OP_A`, whose engine id field differs from Turing's.
+        pub const MEM_OP_A_FACTS;
+
+        /// `MEM_OP_A` data, Hopper.
+        pub NVC86F_MEM_OP_A(view) in headers::UVM_CLC86F {
+            /// For `CANCEL_VA_GLOBAL`: the faulting MMU engine (9 bits: Hopper's ids reach 384+).
+            8:0 TLB_INVALIDATE_CANCEL_MMU_ENGINE_ID => cancel_mmu_engine_id: u16,
+            31:12 TLB_INVALIDATE_TARGET_ADDR_LO => target_addr_lo: u32,
+        }
+    }
 }
 
 constants! {
@@ -380,6 +633,12 @@ pub const FACT_TABLES: &[&[super::FactGroup]] = &[
     METHOD_VALUE_FACTS,
     ampere::FACTS,
     hopper::FACTS,
+    MEM_OP_FACTS,
+    MEM_OP_GPC_VALUE_FACTS,
+    ampere::MEM_OP_FACTS,
+    hopper::MEM_OP_FACTS,
+    hopper::MEM_OP_A_FACTS,
+    hopper::mem_op::FACTS,
 ];
 
 // The later classes keep Turing's layout, field by field (Hopper's SEM_ADDR_HI aside).
@@ -451,4 +710,79 @@ const _: () = {
     assert!(SemOperation::Release as u32 == NVC56F_SEM_EXECUTE_OPERATION_RELEASE);
     assert!(SemOperation::Release as u32 == NVC86F_SEM_EXECUTE_OPERATION_RELEASE);
     assert!(NVC46F_SEM_EXECUTE_PAYLOAD_SIZE_32BIT == NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_32BIT);
+};
+
+// MEM_OP: Ampere and Hopper keep Turing's layout, but for Hopper's wider engine id.
+const _: () = {
+    use ampere::*;
+    use hopper::*;
+    const fn same_bits(a: super::BitRange, range: super::UnitRange) -> bool {
+        a.hi as u32 == range.last && a.lo as u32 == range.first
+    }
+    assert!(method::NVC46F_MEM_OP_A == NVC56F_MEM_OP_A && method::NVC46F_MEM_OP_A == hopper::mem_op::NVC86F_MEM_OP_A);
+    assert!(method::NVC46F_MEM_OP_B == NVC56F_MEM_OP_B && method::NVC46F_MEM_OP_B == hopper::mem_op::NVC86F_MEM_OP_B);
+    assert!(method::NVC46F_MEM_OP_C == NVC56F_MEM_OP_C && method::NVC46F_MEM_OP_C == hopper::mem_op::NVC86F_MEM_OP_C);
+    assert!(method::NVC46F_MEM_OP_D == NVC56F_MEM_OP_D && method::NVC46F_MEM_OP_D == hopper::mem_op::NVC86F_MEM_OP_D);
+    // The four are consecutive: one incrementing method writes them.
+    assert!(method::NVC46F_MEM_OP_B == method::NVC46F_MEM_OP_A + 4);
+    assert!(method::NVC46F_MEM_OP_C == method::NVC46F_MEM_OP_A + 8);
+    assert!(method::NVC46F_MEM_OP_D == method::NVC46F_MEM_OP_A + 12);
+
+    assert!(same(NVC46F_MEM_OP_A::TLB_INVALIDATE_CANCEL_MMU_ENGINE_ID, NVC56F_MEM_OP_A_TLB_INVALIDATE_CANCEL_MMU_ENGINE_ID));
+    assert!(same(NVC46F_MEM_OP_A::TLB_INVALIDATE_SYSMEMBAR, NVC56F_MEM_OP_A_TLB_INVALIDATE_SYSMEMBAR));
+    assert!(same(NVC46F_MEM_OP_A::TLB_INVALIDATE_SYSMEMBAR, NVC86F_MEM_OP_A_TLB_INVALIDATE_SYSMEMBAR));
+    assert!(same(NVC46F_MEM_OP_A::TLB_INVALIDATE_TARGET_ADDR_LO, NVC56F_MEM_OP_A_TLB_INVALIDATE_TARGET_ADDR_LO));
+    assert!(NVC46F_MEM_OP_A::TLB_INVALIDATE_TARGET_ADDR_LO.bits.hi == NVC86F_MEM_OP_A::TLB_INVALIDATE_TARGET_ADDR_LO.bits.hi);
+    assert!(NVC46F_MEM_OP_A::TLB_INVALIDATE_TARGET_ADDR_LO.bits.lo == NVC86F_MEM_OP_A::TLB_INVALIDATE_TARGET_ADDR_LO.bits.lo);
+    assert!(NVC86F_MEM_OP_A::TLB_INVALIDATE_CANCEL_MMU_ENGINE_ID.bits.lo == 0);
+    assert!(NVC86F_MEM_OP_A::TLB_INVALIDATE_CANCEL_MMU_ENGINE_ID.bits.hi == 8);
+    assert!(MemOpSysmembar::Dis as u32 == NVC56F_MEM_OP_A_TLB_INVALIDATE_SYSMEMBAR_DIS);
+    assert!(MemOpSysmembar::Dis as u32 == NVC86F_MEM_OP_A_TLB_INVALIDATE_SYSMEMBAR_DIS);
+    assert!(same(NVC46F_MEM_OP_B::TLB_INVALIDATE_TARGET_ADDR_HI, NVC56F_MEM_OP_B_TLB_INVALIDATE_TARGET_ADDR_HI));
+    assert!(same(NVC46F_MEM_OP_B::TLB_INVALIDATE_TARGET_ADDR_HI, NVC86F_MEM_OP_B_TLB_INVALIDATE_TARGET_ADDR_HI));
+
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_PDB, NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB));
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_PDB, NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB));
+    assert!(TlbInvalidatePdb::One as u32 == NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB_ONE);
+    assert!(TlbInvalidatePdb::One as u32 == NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB_ONE);
+    assert!(TlbInvalidateGpc::Enable as u32 == NVC56F_MEM_OP_C_TLB_INVALIDATE_GPC_ENABLE);
+    assert!(TlbInvalidateGpc::Enable as u32 == NVC86F_MEM_OP_C_TLB_INVALIDATE_GPC_ENABLE);
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_REPLAY, NVC56F_MEM_OP_C_TLB_INVALIDATE_REPLAY));
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_REPLAY, NVC86F_MEM_OP_C_TLB_INVALIDATE_REPLAY));
+    assert!(TlbInvalidateReplay::Start as u32 == NVC56F_MEM_OP_C_TLB_INVALIDATE_REPLAY_START);
+    assert!(TlbInvalidateReplay::Start as u32 == NVC86F_MEM_OP_C_TLB_INVALIDATE_REPLAY_START);
+    assert!(TlbInvalidateReplay::StartAckAll as u32 == NVC56F_MEM_OP_C_TLB_INVALIDATE_REPLAY_START_ACK_ALL);
+    assert!(TlbInvalidateReplay::StartAckAll as u32 == NVC86F_MEM_OP_C_TLB_INVALIDATE_REPLAY_START_ACK_ALL);
+    assert!(TlbInvalidateReplay::CancelVaGlobal as u32 == NVC56F_MEM_OP_C_TLB_INVALIDATE_REPLAY_CANCEL_VA_GLOBAL);
+    assert!(TlbInvalidateReplay::CancelVaGlobal as u32 == NVC86F_MEM_OP_C_TLB_INVALIDATE_REPLAY_CANCEL_VA_GLOBAL);
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_ACK_TYPE, NVC56F_MEM_OP_C_TLB_INVALIDATE_ACK_TYPE));
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_ACK_TYPE, NVC86F_MEM_OP_C_TLB_INVALIDATE_ACK_TYPE));
+    assert!(TlbInvalidateAckType::None as u32 == NVC56F_MEM_OP_C_TLB_INVALIDATE_ACK_TYPE_NONE);
+    assert!(TlbInvalidateAckType::None as u32 == NVC86F_MEM_OP_C_TLB_INVALIDATE_ACK_TYPE_NONE);
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_ACCESS_TYPE, NVC56F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE));
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_ACCESS_TYPE, NVC86F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE));
+    assert!(TlbInvalidateAccessType::VirtAll as u32 == NVC56F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE_VIRT_ALL);
+    assert!(TlbInvalidateAccessType::VirtAll as u32 == NVC86F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE_VIRT_ALL);
+    assert!(TlbInvalidateAccessType::VirtWriteAndAtomic as u32 == NVC56F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE_VIRT_WRITE_AND_ATOMIC);
+    assert!(TlbInvalidateAccessType::VirtWriteAndAtomic as u32 == NVC86F_MEM_OP_C_TLB_INVALIDATE_ACCESS_TYPE_VIRT_WRITE_AND_ATOMIC);
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_PAGE_TABLE_LEVEL, NVC56F_MEM_OP_C_TLB_INVALIDATE_PAGE_TABLE_LEVEL));
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_PAGE_TABLE_LEVEL, NVC86F_MEM_OP_C_TLB_INVALIDATE_PAGE_TABLE_LEVEL));
+    assert!(TlbInvalidatePageTableLevel::PteOnly as u32 == NVC56F_MEM_OP_C_TLB_INVALIDATE_PAGE_TABLE_LEVEL_PTE_ONLY);
+    assert!(TlbInvalidatePageTableLevel::PteOnly as u32 == NVC86F_MEM_OP_C_TLB_INVALIDATE_PAGE_TABLE_LEVEL_PTE_ONLY);
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_PDB_APERTURE, NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE));
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_PDB_APERTURE, NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE));
+    assert!(TlbInvalidatePdbAperture::VidMem as u32 == NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE_VID_MEM);
+    assert!(TlbInvalidatePdbAperture::VidMem as u32 == NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE_VID_MEM);
+    assert!(TlbInvalidatePdbAperture::SysMemCoherent as u32 == NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE_SYS_MEM_COHERENT);
+    assert!(TlbInvalidatePdbAperture::SysMemCoherent as u32 == NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB_APERTURE_SYS_MEM_COHERENT);
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_PDB_ADDR_LO, NVC56F_MEM_OP_C_TLB_INVALIDATE_PDB_ADDR_LO));
+    assert!(same(NVC46F_MEM_OP_C::TLB_INVALIDATE_PDB_ADDR_LO, NVC86F_MEM_OP_C_TLB_INVALIDATE_PDB_ADDR_LO));
+    assert!(same(NVC46F_MEM_OP_D::TLB_INVALIDATE_PDB_ADDR_HI, NVC56F_MEM_OP_D_TLB_INVALIDATE_PDB_ADDR_HI));
+    assert!(same(NVC46F_MEM_OP_D::TLB_INVALIDATE_PDB_ADDR_HI, NVC86F_MEM_OP_D_TLB_INVALIDATE_PDB_ADDR_HI));
+    assert!(same(NVC46F_MEM_OP_D::OPERATION, NVC56F_MEM_OP_D_OPERATION));
+    assert!(same(NVC46F_MEM_OP_D::OPERATION, NVC86F_MEM_OP_D_OPERATION));
+    assert!(same_bits(NVC46F_MEM_OP_D::OPERATION.bits, NVC46F_MEM_OP_D_OPERATION));
+    assert!(MemOpOperation::MmuTlbInvalidateTargeted as u32 == NVC46F_MEM_OP_D_OPERATION_MMU_TLB_INVALIDATE_TARGETED);
+    assert!(MemOpOperation::MmuTlbInvalidateTargeted as u32 == NVC56F_MEM_OP_D_OPERATION_MMU_TLB_INVALIDATE_TARGETED);
+    assert!(MemOpOperation::MmuTlbInvalidateTargeted as u32 == NVC86F_MEM_OP_D_OPERATION_MMU_TLB_INVALIDATE_TARGETED);
 };
