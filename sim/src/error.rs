@@ -200,6 +200,8 @@ pub enum ModelError {
     /// A BAR1 access that reached no VRAM: outside the aperture, BAR1 not bound, or an MMU
     /// fault (`fault`, also in the MMU fault log). Reads return 0xFF bytes, writes are dropped.
     Bar1 { offset: u64, len: u64, write: bool, reason: &'static str, fault: Option<crate::engine_mem::MmuFault> },
+    /// The replayable fault buffer refused a register access or a replay/cancel.
+    FaultBuffer(crate::fault_buffer::FaultBufferError),
 }
 
 impl fmt::Display for ModelError {
@@ -217,6 +219,7 @@ impl fmt::Display for ModelError {
             ModelError::Falcon { engine, error } => write!(f, "{engine:?} falcon: {error}"),
             ModelError::Booter(error) => write!(f, "SEC2 booter: {error}"),
             ModelError::GspRm(error) => write!(f, "GSP-RM: {error}"),
+            ModelError::FaultBuffer(error) => write!(f, "{error}"),
             ModelError::Bar1 { offset, len, write, reason, fault } => {
                 let what = if *write { "write" } else { "read" };
                 write!(f, "BAR1 {what} of {len:#x} bytes at {offset:#x}: {reason}")?;

@@ -177,6 +177,8 @@ struct GpuState {
     mm: MemorySystem,
     /// The CPU interrupt tree (`CPU_INTR_TOP`/`LEAF`).
     intr: crate::intr::InterruptTree,
+    /// The replayable MMU fault buffer (UVM's).
+    fault_buffer: crate::fault_buffer::ReplayableFaultBuffer,
     /// The GPU's virtual time (semaphore timestamps, `NVC361_TIME`).
     gpu_time_ns: u64,
 }
@@ -227,6 +229,7 @@ impl ModelGpu {
             gsp_rm: GspRm::default(),
             mm: MemorySystem::new(config.chipset.family(), config.vram_bytes),
             intr: Default::default(),
+            fault_buffer: Default::default(),
             gpu_time_ns: 0,
         };
         Self { config, vbios, state: RefCell::new(state) }
@@ -628,6 +631,13 @@ impl ModelGpu {
                     POISON
                 }
             };
+        }
+
+        if crate::fault_buffer::ReplayableFaultBuffer::claims(offset) {
+            return state.fault_buffer.access(offset, write).unwrap_or_else(|error| {
+                state.log.record(ModelError::FaultBuffer(error));
+                0
+            });
         }
 
         if crate::intr::InterruptTree::claims(offset) {

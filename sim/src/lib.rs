@@ -25,6 +25,7 @@ pub mod engines;
 pub mod error;
 pub mod facts_pending;
 pub mod falcon;
+pub mod fault_buffer;
 pub mod fwsec;
 pub mod generic_bl;
 pub mod gpu;
