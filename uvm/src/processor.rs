@@ -68,22 +68,30 @@ impl ProcessorMask {
         ProcessorMask(0)
     }
 
+    /// The set holding `id` (empty for an id beyond [`MAX_GPUS`]).
     pub const fn of(id: ProcessorId) -> Self {
-        ProcessorMask(1 << id.index())
+        ProcessorMask(Self::bit(id))
     }
 
-    pub fn test(&self, id: ProcessorId) -> bool {
-        self.0 & (1 << id.index()) != 0
-    }
-
-    pub fn set(&mut self, id: ProcessorId) {
+    const fn bit(id: ProcessorId) -> u64 {
         if id.index() <= MAX_GPUS {
-            self.0 |= 1 << id.index();
+            1 << id.index()
+        } else {
+            0
         }
     }
 
+    pub fn test(&self, id: ProcessorId) -> bool {
+        self.0 & Self::bit(id) != 0
+    }
+
+    /// Adds `id` (ids beyond [`MAX_GPUS`] are ignored).
+    pub fn set(&mut self, id: ProcessorId) {
+        self.0 |= Self::bit(id);
+    }
+
     pub fn clear(&mut self, id: ProcessorId) {
-        self.0 &= !(1 << id.index());
+        self.0 &= !Self::bit(id);
     }
 
     pub const fn is_empty(&self) -> bool {
@@ -145,5 +153,10 @@ mod tests {
         assert_eq!(m.count(), 3);
         assert!(m.test(ProcessorId::Gpu(3)) && !m.test(ProcessorId::Gpu(1)));
         assert_eq!(m.andnot(ProcessorMask::of(ProcessorId::Cpu)).first(), Some(ProcessorId::Gpu(0)));
+        // Ids beyond MAX_GPUS are never members and never panic.
+        let mut m = ProcessorMask::empty();
+        m.set(ProcessorId::Gpu(200));
+        m.clear(ProcessorId::Gpu(255));
+        assert!(m.is_empty() && !m.test(ProcessorId::Gpu(255)) && ProcessorMask::of(ProcessorId::Gpu(99)).is_empty());
     }
 }

@@ -16,7 +16,7 @@
 //! The machine is behind [`UvmBackend`]: the kernel implements it with the copy engine, the
 //! driver's page tables and the CPU page tables; host tests with plain memory.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -87,6 +87,13 @@ pub trait UvmBackend: ProcessorTopology {
     /// Unmaps `[va, va + size)` on `processor`, invalidating its TLB (and, for the CPU, other
     /// CPUs' TLBs) before returning.
     fn unmap(&mut self, processor: ProcessorId, va: u64, size: u64) -> Result<(), BackendError>;
+    /// When GPU `gpu` is out of memory: the windows whose chunks to evict, in order (a PMM
+    /// names the owners of its least recently used root chunk). Empty: let the context choose
+    /// its least recently used window.
+    fn eviction_victims(&mut self, gpu: u8) -> Vec<u64> {
+        let _ = gpu;
+        Vec::new()
+    }
 }
 
 /// UVM statistics of one context (the counters `nvtool run --stats` prints).
@@ -210,6 +217,8 @@ pub struct UvmContext {
     pub va_space: VaSpace,
     pub stats: UvmStats,
     chunks: BTreeMap<(u64, u8), GpuChunks>,
+    /// Per GPU, windows holding its memory, least recently used first.
+    lru: BTreeMap<u8, VecDeque<u64>>,
 }
 
 impl Default for UvmContext {
@@ -220,7 +229,7 @@ impl Default for UvmContext {
 
 impl UvmContext {
     pub fn new() -> Self {
-        UvmContext { va_space: VaSpace::new(), stats: UvmStats::default(), chunks: BTreeMap::new() }
+        UvmContext { va_space: VaSpace::new(), stats: UvmStats::default(), chunks: BTreeMap::new(), lru: BTreeMap::new() }
     }
 
     /// Services `pages` of the block holding `va` for `processor`
@@ -466,36 +475,118 @@ impl UvmContext {
                 }
             }
             ProcessorId::Gpu(g) => {
+                self.touch_window(g, window);
                 let full = PageMask::from_region(PageRegion::full());
-                let chunks = self.chunks.entry((window, g)).or_default();
-                if chunks.is_empty() && region == PageRegion::full() && *pages == full {
-                    if let Ok(base) = backend.alloc(dest, VA_BLOCK_SIZE, window) {
-                        chunks.whole = Some(base);
+                let fresh = self.chunks.get(&(window, g)).is_none_or(GpuChunks::is_empty);
+                if fresh && region == PageRegion::full() && *pages == full {
+                    if let Ok(base) = self.alloc_gpu(g, VA_BLOCK_SIZE, window, backend) {
+                        self.chunks.entry((window, g)).or_default().whole = Some(base);
                     }
                 }
                 for page in pages.iter() {
-                    if chunks.phys(page).is_some() {
+                    if self.chunks.get(&(window, g)).and_then(|c| c.phys(page)).is_some() {
                         continue;
                     }
                     let granule = page / PAGES_PER_BIG_PAGE;
                     if region.covers(&PageRegion::big_page(granule)) {
-                        let base = backend.alloc(dest, BIG_PAGE_SIZE, window)?;
-                        if let Some(slot) = chunks.granule.get_mut(granule) {
+                        let base = self.alloc_gpu(g, BIG_PAGE_SIZE, window, backend)?;
+                        if let Some(slot) = self.chunks.entry((window, g)).or_default().granule.get_mut(granule) {
                             *slot = Some(base);
                         }
                     } else {
-                        let base = backend.alloc(dest, PAGE_SIZE, window)?;
-                        chunks.small.insert(page, base);
+                        let base = self.alloc_gpu(g, PAGE_SIZE, window, backend)?;
+                        self.chunks.entry((window, g)).or_default().small.insert(page, base);
                     }
                 }
-                for page in pages.iter() {
-                    if let Some(pa) = chunks.phys(page) {
-                        cpu_pages.insert(page, pa);
+                if let Some(chunks) = self.chunks.get(&(window, g)) {
+                    for page in pages.iter() {
+                        if let Some(pa) = chunks.phys(page) {
+                            cpu_pages.insert(page, pa);
+                        }
                     }
                 }
             }
         }
         Ok(move |page: PageIndex| cpu_pages.get(&page).copied().unwrap_or(u64::MAX))
+    }
+
+    /// Marks the window as just used on GPU `g` (the eviction LRU's tail).
+    fn touch_window(&mut self, g: u8, window: u64) {
+        let lru = self.lru.entry(g).or_default();
+        if lru.back() != Some(&window) {
+            lru.retain(|&w| w != window);
+            lru.push_back(window);
+        }
+    }
+
+    /// GPU memory, evicting when the GPU is out of it (`block_alloc_gpu_chunk` and the PMM's
+    /// NO_MEMORY -> evict -> retry loop): the backend names the victims (its PMM's root-chunk
+    /// LRU) or, when it has no opinion, the least recently used window of this context that is
+    /// not `for_window` is evicted. Fails with NoMemory only when nothing is left to evict.
+    fn alloc_gpu(&mut self, g: u8, size: u64, for_window: u64, backend: &mut impl UvmBackend) -> Result<u64, ServiceError> {
+        let gpu = ProcessorId::Gpu(g);
+        loop {
+            match backend.alloc(gpu, size, for_window) {
+                Ok(pa) => return Ok(pa),
+                Err(BackendError::NoMemory { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+            let mut victims = backend.eviction_victims(g);
+            victims.retain(|&w| w != for_window && self.chunks.contains_key(&(w, g)));
+            if victims.is_empty() {
+                let lru = self.lru.entry(g).or_default();
+                if let Some(w) = lru.iter().copied().find(|&w| w != for_window && self.chunks.contains_key(&(w, g))) {
+                    victims.push(w);
+                }
+            }
+            if victims.is_empty() {
+                return Err(BackendError::NoMemory { processor: gpu }.into());
+            }
+            for w in victims {
+                self.evict_window(g, w, backend)?;
+            }
+        }
+    }
+
+    /// Evicts every page of the window at `window` from GPU `g` to the CPU
+    /// (`uvm_va_block_evict_chunks`): copied out, GPU mappings revoked, chunks freed, the
+    /// `evicted` mask set.
+    pub fn evict_window(&mut self, g: u8, window: u64, backend: &mut impl UvmBackend) -> Result<(), ServiceError> {
+        let gpu = ProcessorId::Gpu(g);
+        let blocks: Vec<(u64, PageMask)> = self
+            .va_space
+            .ranges()
+            .filter(|r| r.start() < window + VA_BLOCK_SIZE && r.end() > window)
+            .filter_map(|r| r.block(window.max(r.start())))
+            .map(|b| (b.start(), b.resident(gpu)))
+            .collect();
+        for (start, pages) in blocks {
+            if pages.is_empty() {
+                continue;
+            }
+            self.migrate_block_pages(start, ProcessorId::Cpu, &pages, false, backend)?;
+            let block = self.block_at(start)?;
+            let state = block.gpu_mut(g)?;
+            state.evicted = state.evicted.or(&pages);
+        }
+        if let Some(lru) = self.lru.get_mut(&g) {
+            lru.retain(|&w| w != window);
+        }
+        // Chunks of pages that were resident nowhere else go with the migration; any left
+        // (allocated but never filled) go now.
+        if let Some(chunks) = self.chunks.remove(&(window, g)) {
+            if let Some(base) = chunks.whole {
+                backend.free(gpu, base, VA_BLOCK_SIZE);
+            }
+            for base in chunks.granule.iter().flatten() {
+                backend.free(gpu, *base, BIG_PAGE_SIZE);
+            }
+            for base in chunks.small.values() {
+                backend.free(gpu, *base, PAGE_SIZE);
+            }
+        }
+        self.stats.evictions += 1;
+        Ok(())
     }
 
     /// Returns memory no longer resident on `p`: the CPU pages `freed`, or the GPU chunks of

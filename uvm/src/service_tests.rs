@@ -369,3 +369,50 @@ fn a_fault_batch_is_serviced_per_block_and_fatal_faults_are_singled_out() {
     assert!(m.access(G0, 2 * MB2 + 0x1000, Some(tag(1))).is_ok(), "atomic fault mapped read-write-atomic");
     assert!(m.access(G0, 2 * MB2 + 0x2000, None).is_err(), "the fatal fault's page was not serviced");
 }
+
+#[test]
+fn four_times_oversubscribed_gpu_evicts_and_keeps_every_byte() {
+    // 4 MiB of GPU memory, 16 MiB of managed memory touched by the GPU window after window.
+    let mut m = Machine::new(1, 2 * MB2);
+    let mut ctx = UvmContext::new();
+    ctx.va_space.register_gpu(0).unwrap();
+    let size = 8 * MB2;
+    ctx.va_space.create_managed_range(0, size, VaPolicy::default()).unwrap();
+    for round in 0..2u64 {
+        for w in 0..8u64 {
+            let pages: Vec<PageAccess> = (0..512).map(|page| PageAccess { page, access: AccessType::Write }).collect();
+            ctx.service_block(G0, w * MB2, &pages, &mut NoPrefetch, &mut m).unwrap();
+            for page in (0..512u64).step_by(37) {
+                let va = w * MB2 + page * PAGE_SIZE;
+                if round == 0 {
+                    assert_eq!(m.access(G0, va, Some(tag(va))), Ok(tag(va)));
+                } else {
+                    assert_eq!(m.access(G0, va, None), Ok(tag(va)), "GPU read after eviction and return, {va:#x}");
+                }
+            }
+            assert!(m.pools[&G0].used() <= 2 * MB2);
+        }
+    }
+    // 6 windows evicted in the first pass (8 - 2 that fit), 8 in the second.
+    assert_eq!(ctx.stats.evictions, 14);
+    assert_eq!(ctx.stats.migrated_to_cpu_bytes, 14 * MB2);
+    assert_eq!(ctx.stats.migrated_to_gpu_bytes, 8 * MB2, "every window came back once with data");
+    assert_eq!(m.maps_by_size.get(&PageSize::Size2M), Some(&16), "each window mapped with one 2M PTE each time");
+    // The CPU sees every byte wherever it lives.
+    for w in 0..8u64 {
+        let va = w * MB2 + 37 * PAGE_SIZE;
+        assert_eq!(touch(&mut ctx, &mut m, CPU, va, None), tag(va));
+    }
+    let b = ctx.va_space.range(0).unwrap().block(0).unwrap();
+    assert!(!b.gpu(0).unwrap().evicted.is_empty(), "evicted pages are recorded");
+    // With nothing else to evict, a window that does not fit alone is NoMemory, not a hang.
+    let mut tiny = Machine::new(1, 0x10000);
+    let mut ctx2 = UvmContext::new();
+    ctx2.va_space.register_gpu(0).unwrap();
+    ctx2.va_space.create_managed_range(0, MB2, VaPolicy::default()).unwrap();
+    let pages: Vec<PageAccess> = (0..32).map(|page| PageAccess { page, access: AccessType::Write }).collect();
+    assert_eq!(
+        ctx2.service_block(G0, 0, &pages, &mut NoPrefetch, &mut tiny).err(),
+        Some(ServiceError::Backend(BackendError::NoMemory { processor: G0 }))
+    );
+}
