@@ -11,4 +11,5 @@
 extern crate alloc;
 
 pub mod page_mask;
+pub mod perf;
 pub mod processor;
