@@ -186,20 +186,33 @@ pub fn big_page_region(block: PageRegion) -> Option<PageRegion> {
 /// padding leaves before the block are never set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TreeLayout {
-    pub block: PageRegion,
-    /// The page of leaf 0 (may lie before the block).
-    pub base: PageIndex,
-    pub leaf_count: usize,
+    block: PageRegion,
+    base: PageIndex,
+    leaf_count: usize,
 }
 
 impl TreeLayout {
     pub fn for_block(block: PageRegion) -> Self {
+        let block = PageRegion::new(block.first, block.outer);
         let offset = match big_page_region(block) {
             Some(big) if big.first > block.first => block.first % PAGES_PER_BIG_PAGE,
             _ => 0,
         };
         let base = block.first - offset;
         TreeLayout { block, base, leaf_count: block.outer - base }
+    }
+
+    pub fn block(&self) -> PageRegion {
+        self.block
+    }
+
+    /// The page of leaf 0 (before the block's first page when the tree is padded).
+    pub fn base(&self) -> PageIndex {
+        self.base
+    }
+
+    pub fn leaf_count(&self) -> usize {
+        self.leaf_count
     }
 
     /// Leaves padding the tree before the block's first page.
@@ -311,7 +324,7 @@ pub struct PrefetchState {
 /// The candidate prefetch pages for faults going to `destination`, before the `min_faults`
 /// gate (`uvm_perf_prefetch_prenotify_fault_migrations`, without its bookkeeping).
 pub fn prefetch_pages(config: &PrefetchConfig, req: &PrefetchRequest<'_>, destination: ProcessorId) -> PageMask {
-    let block = req.block;
+    let block = PageRegion::new(req.block.first, req.block.outer);
     let faulted = req.faulted.within(block);
     let mut pages = PageMask::new();
 
@@ -357,7 +370,8 @@ pub fn compute_prefetch_hint(
 
     let pages = prefetch_pages(config, req, destination);
 
-    let faults = u32::try_from(req.faulted.count_in(req.block)).unwrap_or(u32::MAX);
+    let block = PageRegion::new(req.block.first, req.block.outer);
+    let faults = u32::try_from(req.faulted.count_in(block)).unwrap_or(u32::MAX);
     state.fault_migrations_to_last_proc = state.fault_migrations_to_last_proc.saturating_add(faults);
 
     (state.fault_migrations_to_last_proc >= config.min_faults && !pages.is_empty())
@@ -670,8 +684,8 @@ mod tests {
     fn short_unaligned_block_stays_inside_its_region() {
         let block = PageRegion::new(5, 305); // 300 pages, not on a 64 KiB boundary
         let layout = TreeLayout::for_block(block);
-        assert_eq!((layout.base, layout.offset(), layout.leaf_count), (0, 5, 305));
-        assert_eq!(tree_levels(layout.leaf_count), 10);
+        assert_eq!((layout.base(), layout.offset(), layout.leaf_count()), (0, 5, 305));
+        assert_eq!(tree_levels(layout.leaf_count()), 10);
         assert_eq!(big_page_region(block), Some(PageRegion::new(16, 304)));
 
         let mut b = Batch::new(pages(&[6]));
@@ -699,7 +713,7 @@ mod tests {
     fn block_without_a_big_page_is_taken_whole() {
         let mut b = Batch::new(pages(&[5]));
         b.block = PageRegion::new(3, 12);
-        assert_eq!(TreeLayout::for_block(b.block).base, 3);
+        assert_eq!(TreeLayout::for_block(b.block).base(), 3);
         assert_eq!(b.hint(), Some(mask(&[(3, 5), (6, 12)])));
         b.block = PageRegion::new(20, 40); // crosses a 64 KiB boundary but holds no big page
         b.faulted = pages(&[21]);
@@ -748,7 +762,8 @@ mod tests {
             let a = (next() % 600) as usize;
             let c = (next() % 600) as usize;
             let mut b = Batch::new(random_mask(next() % 6, &mut next));
-            b.block = PageRegion::new(a.min(c), a.max(c));
+            // Regions built by hand may be inverted or run past the block.
+            b.block = if round % 5 == 0 { PageRegion { first: a, outer: c } } else { PageRegion::new(a.min(c), a.max(c)) };
             b.resident = random_mask(next() % 60, &mut next);
             b.thrashing = random_mask(next() % 3, &mut next);
             b.cpu_mapped = random_mask(50, &mut next);
@@ -758,7 +773,8 @@ mod tests {
             let threshold = (next() % 120) as u32;
             let config = PrefetchConfig { threshold, min_faults: (next() % 25) as u32, enabled: true };
             if let Some(h) = compute_prefetch_hint(&config, &mut state, &b.request()) {
-                assert!(h.pages.is_subset_of(&PageMask::from_region(b.block)), "round {round}");
+                let block = PageRegion::new(b.block.first, b.block.outer);
+                assert!(h.pages.is_subset_of(&PageMask::from_region(block)), "round {round}");
                 assert!(!h.pages.intersects(&b.faulted) && !h.pages.intersects(&b.thrashing), "round {round}");
             }
         }

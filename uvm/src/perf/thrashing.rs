@@ -1343,7 +1343,8 @@ mod tests {
                             let mode = if next() % 10 == 0 { TransferMode::Copy } else { TransferMode::Move };
                             ThrashingEvent::Migration { cause, mode, read_duplication: next() % 20 == 0 }
                         };
-                        let region = PageRegion { first: page, outer: page + (next() % 3) as usize };
+                        let outer = if next() % 10 == 0 { (next() % 600) as usize } else { page + (next() % 3) as usize };
+                        let region = PageRegion { first: page, outer };
                         b.record_event(&config, region, p, event, now);
                     }
                     2 => {
