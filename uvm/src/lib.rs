@@ -11,6 +11,7 @@
 extern crate alloc;
 
 pub mod page_mask;
+pub mod perf;
 pub mod processor;
 pub mod va_block;
 pub mod policy;
