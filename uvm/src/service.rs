@@ -199,15 +199,50 @@ pub struct BlockServiceResult {
 /// Decides which extra pages move with a fault (the prefetch heuristic plugs in here).
 pub trait PrefetchPolicy {
     /// Extra pages of `block` to migrate to `destination` along with `faulted`.
-    fn hint(&mut self, block: &VaBlock, destination: ProcessorId, faulted: &PageMask) -> PageMask;
+    fn hint(&mut self, block: &VaBlock, destination: ProcessorId, faulted: &PageMask, preferred_location: Option<ProcessorId>)
+        -> PageMask;
 }
 
 /// No prefetching.
 pub struct NoPrefetch;
 
 impl PrefetchPolicy for NoPrefetch {
-    fn hint(&mut self, _: &VaBlock, _: ProcessorId, _: &PageMask) -> PageMask {
+    fn hint(&mut self, _: &VaBlock, _: ProcessorId, _: &PageMask, _: Option<ProcessorId>) -> PageMask {
         PageMask::new()
+    }
+}
+
+/// UVM's prefetcher ([`crate::perf::prefetch`]) with its per-block state.
+#[derive(Default)]
+pub struct Prefetcher {
+    pub config: crate::perf::prefetch::PrefetchConfig,
+    states: BTreeMap<u64, crate::perf::prefetch::PrefetchState>,
+}
+
+impl Prefetcher {
+    pub fn new(config: crate::perf::prefetch::PrefetchConfig) -> Self {
+        Prefetcher { config, states: BTreeMap::new() }
+    }
+}
+
+impl PrefetchPolicy for Prefetcher {
+    fn hint(&mut self, block: &VaBlock, destination: ProcessorId, faulted: &PageMask, preferred_location: Option<ProcessorId>)
+        -> PageMask {
+        use crate::perf::prefetch::{compute_prefetch_hint, PrefetchRequest};
+        let state = self.states.entry(block.start()).or_default();
+        let resident = block.resident(destination);
+        let cpu_mapped = block.mapped(ProcessorId::Cpu, Prot::ReadOnly);
+        let req = PrefetchRequest {
+            block: block.region(),
+            destinations: crate::processor::ProcessorMask::of(destination),
+            faulted,
+            resident_at_destination: &resident,
+            thrashing: &PageMask::new(),
+            resident_nowhere: block.resident_processors().is_empty(),
+            preferred_location,
+            cpu_mapped: &cpu_mapped,
+        };
+        compute_prefetch_hint(&self.config, state, &req).map(|h| h.pages).unwrap_or_default()
     }
 }
 
@@ -278,7 +313,7 @@ impl UvmContext {
         if by_dest.len() == 1 {
             if let Some((&dest, (mask, accesses))) = by_dest.iter_mut().next() {
                 let extra = prefetch
-                    .hint(block, dest, mask)
+                    .hint(block, dest, mask, policy.preferred_location)
                     .and(&PageMask::from_region(region))
                     .andnot(mask)
                     .andnot(&block.resident(dest));

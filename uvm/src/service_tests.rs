@@ -416,3 +416,48 @@ fn four_times_oversubscribed_gpu_evicts_and_keeps_every_byte() {
         Some(ServiceError::Backend(BackendError::NoMemory { processor: G0 }))
     );
 }
+
+/// Touches every page of `[0, size)` in order on GPU0, faulting and servicing one fault at a
+/// time as a kernel streaming through memory would; returns the faults taken.
+fn stream_faults(prefetch: &mut impl PrefetchPolicy, size: u64) -> (u64, UvmStats) {
+    let mut m = Machine::new(1, 64 * MB2);
+    let mut ctx = UvmContext::new();
+    ctx.va_space.register_gpu(0).unwrap();
+    ctx.va_space.create_managed_range(0, size, VaPolicy::default()).unwrap();
+    // The data starts on the CPU, as an application's input would.
+    for va in (0..size).step_by(PAGE_SIZE as usize) {
+        touch(&mut ctx, &mut m, CPU, va, Some(tag(va)));
+    }
+    let mut faults = 0;
+    for va in (0..size).step_by(PAGE_SIZE as usize) {
+        loop {
+            match m.access(G0, va, None) {
+                Ok(v) => {
+                    assert_eq!(v, tag(va));
+                    break;
+                }
+                Err(access) => {
+                    faults += 1;
+                    let page = ((va % MB2) / PAGE_SIZE) as usize;
+                    ctx.service_block(G0, va, &[PageAccess { page, access }], prefetch, &mut m).unwrap();
+                }
+            }
+        }
+    }
+    (faults, ctx.stats)
+}
+
+#[test]
+fn prefetch_cuts_the_faults_of_a_sequential_stream() {
+    let size = 8 * MB2;
+    let (without, s0) = stream_faults(&mut NoPrefetch, size);
+    let (with, s1) = stream_faults(&mut Prefetcher::default(), size);
+    assert_eq!(without, size / PAGE_SIZE, "one fault per page without prefetch");
+    assert_eq!(s0.prefetched_pages, 0);
+    assert!(with * 8 < without, "prefetch: {with} faults, without: {without}");
+    assert!(s1.prefetched_pages > 0);
+    assert_eq!(s1.migrated_to_gpu_bytes, size, "every page migrated exactly once either way");
+    assert_eq!(s0.migrated_to_gpu_bytes, size);
+    let mib = size >> 20;
+    std::println!("sequential stream: {} faults/MiB without prefetch, {} faults/MiB with", without / mib, with as f64 / mib as f64);
+}
