@@ -49,6 +49,15 @@ pub trait ProcessorTopology {
     fn can_access(&self, from: ProcessorId, to: ProcessorId) -> bool;
     /// Whether `p` has memory of its own to hold pages (UVM: GPUs without memory use sysmem).
     fn has_memory(&self, p: ProcessorId) -> bool;
+    /// Whether `a` and `b` are joined by NVLink.
+    fn has_nvlink(&self, a: ProcessorId, b: ProcessorId) -> bool {
+        let _ = (a, b);
+        false
+    }
+    /// Whether `from` has native atomics on `to`'s memory (always on its own).
+    fn has_native_atomics(&self, from: ProcessorId, to: ProcessorId) -> bool {
+        from == to
+    }
 }
 
 /// Where a faulted page should be made resident (`block_select_residency`), in UVM's order:

@@ -29,6 +29,10 @@ use crate::page_mask::{
 use crate::policy::{select_residency, ProcessorTopology};
 use crate::processor::ProcessorId;
 use crate::va_block::{AccessType, MappingTarget, Prot, PteLayout, VaBlock};
+use crate::perf::thrashing::{
+    self, BlockThrashing, HintContext, MigrationCause, ThrashingConfig, ThrashingEvent, ThrashingHint, TransferMode,
+};
+use crate::processor::{ProcessorMask, MAX_GPUS};
 use crate::va_space::{VaSpace, VaSpaceError};
 
 /// Memory of one processor at a physical address.
@@ -87,6 +91,8 @@ pub trait UvmBackend: ProcessorTopology {
     /// Unmaps `[va, va + size)` on `processor`, invalidating its TLB (and, for the CPU, other
     /// CPUs' TLBs) before returning.
     fn unmap(&mut self, processor: ProcessorId, va: u64, size: u64) -> Result<(), BackendError>;
+    /// The machine's monotonic time in nanoseconds (thrashing detection's clock).
+    fn now_ns(&self) -> u64;
     /// When GPU `gpu` is out of memory: the windows whose chunks to evict, in order (a PMM
     /// names the owners of its least recently used root chunk). Empty: let the context choose
     /// its least recently used window.
@@ -194,6 +200,8 @@ pub struct BlockServiceResult {
     pub prefetched_pages: usize,
     /// Pages already usable (duplicates of an earlier service).
     pub already_mapped: usize,
+    /// Pages skipped because thrashing throttles the faulting processor.
+    pub throttled: usize,
 }
 
 /// Decides which extra pages move with a fault (the prefetch heuristic plugs in here).
@@ -254,6 +262,11 @@ pub struct UvmContext {
     chunks: BTreeMap<(u64, u8), GpuChunks>,
     /// Per GPU, windows holding its memory, least recently used first.
     lru: BTreeMap<u8, VecDeque<u64>>,
+    /// Thrashing detection's parameters and per-block state (by block start).
+    pub thrashing_config: ThrashingConfig,
+    thrashing: BTreeMap<u64, BlockThrashing>,
+    /// Faults skipped because thrashing throttled their processor.
+    pub throttled_faults: u64,
 }
 
 impl Default for UvmContext {
@@ -264,7 +277,15 @@ impl Default for UvmContext {
 
 impl UvmContext {
     pub fn new() -> Self {
-        UvmContext { va_space: VaSpace::new(), stats: UvmStats::default(), chunks: BTreeMap::new(), lru: BTreeMap::new() }
+        UvmContext {
+            va_space: VaSpace::new(),
+            stats: UvmStats::default(),
+            chunks: BTreeMap::new(),
+            lru: BTreeMap::new(),
+            thrashing_config: ThrashingConfig::default(),
+            thrashing: BTreeMap::new(),
+            throttled_faults: 0,
+        }
     }
 
     /// Services `pages` of the block holding `va` for `processor`
@@ -295,13 +316,27 @@ impl UvmContext {
                 *e = pa.access;
             }
         }
+        let now = backend.now_ns();
+        let cfg = self.thrashing_config;
+        let bt = self.thrashing.entry(start).or_default();
+        let topology = TopologyMasks(&*backend);
         let mut by_dest: BTreeMap<ProcessorId, (PageMask, BTreeMap<PageIndex, AccessType>)> = BTreeMap::new();
         for (&page, &access) in &wanted {
             if block.prot(processor, page) >= access.required_prot() && access != AccessType::Prefetch {
                 result.already_mapped += 1;
                 continue;
             }
-            let dest = select_residency(&policy, processor, access, block.residency_of(page), None, backend);
+            let ctx = HintContext { preferred_location: policy.preferred_location, resident_on: block.residency_of(page), topology: &topology };
+            let pin = match bt.get_hint(&cfg, page, processor, now, &ctx) {
+                ThrashingHint::None => None,
+                ThrashingHint::Throttle { .. } => {
+                    // Skipped: the processor faults again after the replay (the CPU retries).
+                    result.throttled += 1;
+                    continue;
+                }
+                ThrashingHint::Pin { residency, .. } => Some(residency),
+            };
+            let dest = select_residency(&policy, processor, access, block.residency_of(page), pin, backend);
             let e = by_dest.entry(dest).or_default();
             e.0.set(page);
             e.1.insert(page, access);
@@ -327,8 +362,10 @@ impl UvmContext {
 
         for (dest, (mask, accesses)) in by_dest {
             let duplicate = policy.read_duplication && accesses.values().all(|&a| a <= AccessType::Read);
+            let before = block_resident_snapshot(self.block_at(start)?, dest);
             let moved = self.migrate_block_pages(start, dest, &mask, duplicate, backend)?;
             result.migrated_pages += moved;
+            self.record_migrations(start, dest, &mask.andnot(&before), &accesses, duplicate, now);
             // Map the faulting processor at the destination, then the accessed-by processors.
             let block = self.block_at(start)?;
             let mut map_ro = PageMask::new();
@@ -355,7 +392,34 @@ impl UvmContext {
             }
         }
         self.stats.prefetched_pages += result.prefetched_pages as u64;
+        self.throttled_faults += result.throttled as u64;
         Ok(result)
+    }
+
+    /// Tells thrashing detection which pages just became resident on `dest`, and why.
+    fn record_migrations(
+        &mut self,
+        start: u64,
+        dest: ProcessorId,
+        moved: &PageMask,
+        accesses: &BTreeMap<PageIndex, AccessType>,
+        duplicate: bool,
+        now: u64,
+    ) {
+        let cfg = self.thrashing_config;
+        let bt = self.thrashing.entry(start).or_default();
+        let before = bt.stats().thrashing_detected;
+        for r in moved.regions() {
+            for page in r.pages() {
+                let cause = match accesses.get(&page) {
+                    Some(AccessType::Prefetch) => MigrationCause::Prefetch,
+                    _ => MigrationCause::ReplayableFault,
+                };
+                let event = ThrashingEvent::Migration { cause, mode: TransferMode::Move, read_duplication: duplicate };
+                bt.record_event(&cfg, PageRegion::page(page), dest, event, now);
+            }
+        }
+        self.stats.thrashing_events += bt.stats().thrashing_detected - before;
     }
 
     /// The block starting at `start`.
@@ -723,6 +787,41 @@ impl UvmContext {
             }
         }
         Ok(())
+    }
+}
+
+/// Pages of `block` resident on `p`.
+fn block_resident_snapshot(block: &VaBlock, p: ProcessorId) -> PageMask {
+    block.resident(p)
+}
+
+/// The service's topology in the mask form thrashing detection asks for.
+struct TopologyMasks<'a, T: ProcessorTopology>(&'a T);
+
+impl<T: ProcessorTopology> TopologyMasks<'_, T> {
+    fn all() -> impl Iterator<Item = ProcessorId> {
+        (0..=MAX_GPUS).filter_map(ProcessorId::from_index)
+    }
+    fn mask(f: impl Fn(ProcessorId) -> bool) -> ProcessorMask {
+        Self::all().filter(|&p| f(p)).collect()
+    }
+}
+
+impl<T: ProcessorTopology> thrashing::ProcessorTopology for TopologyMasks<'_, T> {
+    fn accessible_from(&self, location: ProcessorId) -> ProcessorMask {
+        Self::mask(|p| self.0.can_access(p, location))
+    }
+    fn can_access(&self, processor: ProcessorId) -> ProcessorMask {
+        Self::mask(|l| self.0.can_access(processor, l))
+    }
+    fn has_nvlink(&self, location: ProcessorId) -> ProcessorMask {
+        Self::mask(|p| p != location && self.0.has_nvlink(p, location))
+    }
+    fn has_native_atomics(&self, location: ProcessorId) -> ProcessorMask {
+        Self::mask(|p| self.0.has_native_atomics(p, location))
+    }
+    fn has_memory(&self, processor: ProcessorId) -> bool {
+        self.0.has_memory(processor)
     }
 }
 

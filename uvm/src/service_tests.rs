@@ -72,6 +72,8 @@ struct Machine {
     zeroed: u64,
     maps_by_size: BTreeMap<PageSize, usize>,
     peers: bool,
+    /// The machine's clock; every access advances it by 1 us.
+    now: core::cell::Cell<u64>,
 }
 
 impl Machine {
@@ -91,6 +93,7 @@ impl Machine {
             zeroed: 0,
             maps_by_size: BTreeMap::new(),
             peers: false,
+            now: core::cell::Cell::new(1_000_000),
         }
     }
 
@@ -101,6 +104,7 @@ impl Machine {
 
     /// An access by `p`: the 16-byte tag stored at the page, or a fault.
     fn access(&mut self, p: ProcessorId, va: u64, write: Option<[u8; 16]>) -> Result<[u8; 16], AccessType> {
+        self.now.set(self.now.get() + 1_000);
         let need = if write.is_some() { Prot::ReadWrite } else { Prot::ReadOnly };
         let Some(loc) = self.translate(p, va, need) else {
             return Err(if write.is_some() { AccessType::Write } else { AccessType::Read });
@@ -123,6 +127,9 @@ impl ProcessorTopology for Machine {
 }
 
 impl UvmBackend for Machine {
+    fn now_ns(&self) -> u64 {
+        self.now.get()
+    }
     fn alloc(&mut self, processor: ProcessorId, size: u64, _window: u64) -> Result<u64, BackendError> {
         self.pools.get_mut(&processor).and_then(|p| p.alloc(size)).ok_or(BackendError::NoMemory { processor })
     }
@@ -460,4 +467,51 @@ fn prefetch_cuts_the_faults_of_a_sequential_stream() {
     assert_eq!(s0.migrated_to_gpu_bytes, size);
     let mib = size >> 20;
     std::println!("sequential stream: {} faults/MiB without prefetch, {} faults/MiB with", without / mib, with as f64 / mib as f64);
+}
+
+/// Runs an access to completion however often thrashing throttles it (each try advances the
+/// machine's clock by 1 us); returns the value and the services it took.
+fn touch_patiently(ctx: &mut UvmContext, m: &mut Machine, p: ProcessorId, va: u64, write: Option<[u8; 16]>) -> [u8; 16] {
+    for _ in 0..5000 {
+        match m.access(p, va, write) {
+            Ok(v) => return v,
+            Err(access) => {
+                let page = ((va % MB2) / PAGE_SIZE) as usize;
+                ctx.service_block(p, va, &[PageAccess { page, access }], &mut NoPrefetch, m).expect("service");
+            }
+        }
+    }
+    panic!("{p} access to {va:#x} never completed");
+}
+
+fn ping_pong(thrashing: bool) -> (UvmStats, u64, Option<Location>) {
+    let mut m = Machine::new(1, 64 * MB2);
+    let mut ctx = UvmContext::new();
+    ctx.thrashing_config.enabled = thrashing;
+    ctx.va_space.register_gpu(0).unwrap();
+    ctx.va_space.create_managed_range(0, MB2, VaPolicy::default()).unwrap();
+    for i in 0..200u64 {
+        let va = 0x7000;
+        touch_patiently(&mut ctx, &mut m, G0, va, Some(tag(2 * i)));
+        assert_eq!(touch_patiently(&mut ctx, &mut m, CPU, va, None), tag(2 * i));
+        touch_patiently(&mut ctx, &mut m, CPU, va, Some(tag(2 * i + 1)));
+        assert_eq!(touch_patiently(&mut ctx, &mut m, G0, va, None), tag(2 * i + 1));
+    }
+    (ctx.stats, ctx.throttled_faults, m.translate(G0, 0x7000, Prot::ReadOnly))
+}
+
+#[test]
+fn a_page_that_ping_pongs_is_pinned_and_mapped_remotely_instead_of_migrated_again() {
+    let (plain, throttled0, _) = ping_pong(false);
+    let (detected, throttled, gpu_view) = ping_pong(true);
+    assert_eq!(throttled0, 0);
+    assert_eq!(plain.thrashing_events, 0);
+    let plain_moves = (plain.migrated_to_gpu_bytes + plain.migrated_to_cpu_bytes) / PAGE_SIZE;
+    let moves = (detected.migrated_to_gpu_bytes + detected.migrated_to_cpu_bytes) / PAGE_SIZE;
+    assert!(plain_moves >= 399, "without detection every turn migrates: {plain_moves}");
+    assert!(detected.thrashing_events >= 1);
+    // Both processors reach CPU memory, so UVM pins the page there and the GPU maps it remotely.
+    assert_eq!(gpu_view.map(|l| l.processor), Some(CPU), "the GPU maps the pinned page in CPU memory");
+    assert!(moves * 4 < plain_moves, "with detection {moves} migrations, without {plain_moves}");
+    std::println!("ping-pong 800 accesses: {plain_moves} migrations plain, {moves} with thrashing detection ({throttled} throttled faults)");
 }
