@@ -10,5 +10,6 @@
 #![cfg_attr(not(test), no_std)]
 extern crate alloc;
 
+pub mod fault;
 pub mod page_mask;
 pub mod processor;
