@@ -306,7 +306,7 @@ pub(crate) mod tests {
 
     #[test]
     fn both_instance_apertures_and_maximum_values() {
-        let mut e = packet(u64::MAX & !0xfff, u64::MAX, FaultAccessType::PhysPrefetch, FaultType::AtomicViolation);
+        let mut e = packet(!0xfff, u64::MAX, FaultAccessType::PhysPrefetch, FaultType::AtomicViolation);
         set(&mut e, NVC369_BUF_ENTRY_INST_APERTURE, 0);
         set(&mut e, NVC369_BUF_ENTRY_TIMESTAMP, u64::MAX);
         set(&mut e, NVC369_BUF_ENTRY_ENGINE_ID, 0x1ff);
