@@ -10,6 +10,7 @@
 #![cfg_attr(not(test), no_std)]
 extern crate alloc;
 
+pub mod fault;
 pub mod page_mask;
 pub mod perf;
 pub mod processor;

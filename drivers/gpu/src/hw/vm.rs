@@ -1,5 +1,6 @@
-//! The TLB invalidate and MMU fault buffer registers of the "virtual function" register space, the path RM uses on
-//! Turing and later (`kgmmuCommitTlbInvalidate_TU102`, `kgmmuSetPdbToInvalidate_TU102`,
+//! The TLB invalidate and MMU fault buffer registers of the "virtual function" register space.
+//! The invalidate registers are the path RM uses on Turing and later
+//! (`kgmmuCommitTlbInvalidate_TU102`, `kgmmuSetPdbToInvalidate_TU102`,
 //! `kgmmuCheckPendingInvalidates_TU102` in `src/nvidia/src/kernel/gpu/mmu/arch/turing/
 //! kern_gmmu_tu102.c`, 535.261.03).
 //!
