@@ -16,7 +16,7 @@ use crate::va_block::AccessType;
 /// One fault of a batch, after coalescing: the page, the strongest access asked for it, and
 /// whether the hardware's fault type is one UVM cannot service (fatal whatever the address).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BatchFault {
+pub struct PendingFault {
     pub va: u64,
     pub access: AccessType,
     /// `Some(why)` for fault types UVM does not service (e.g. `"PRIV_VIOLATION"`).
@@ -67,7 +67,7 @@ pub struct BatchOutcome {
 pub fn service_fault_batch(
     ctx: &mut UvmContext,
     gpu: u8,
-    faults: &[BatchFault],
+    faults: &[PendingFault],
     prefetch: &mut impl PrefetchPolicy,
     backend: &mut impl UvmBackend,
 ) -> BatchOutcome {

@@ -20,5 +20,6 @@ pub mod va_space;
 pub mod service;
 pub mod gpu_mapping;
 pub mod gpu_faults;
+pub mod replayable;
 #[cfg(test)]
 mod service_tests;

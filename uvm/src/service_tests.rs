@@ -348,18 +348,18 @@ fn advice_inside_a_window_keeps_chunks_with_the_window() {
 
 #[test]
 fn a_fault_batch_is_serviced_per_block_and_fatal_faults_are_singled_out() {
-    use crate::gpu_faults::{service_fault_batch, BatchFault, FatalReason};
+    use crate::gpu_faults::{service_fault_batch, PendingFault, FatalReason};
     let mut m = Machine::new(1, 64 * MB2);
     let mut ctx = UvmContext::new();
     ctx.va_space.register_gpu(0).unwrap();
     ctx.va_space.create_managed_range(MB2, 2 * MB2, VaPolicy::default()).unwrap();
     touch(&mut ctx, &mut m, CPU, MB2 + 0x5000, Some(tag(9)));
-    let f = |va: u64, access| BatchFault { va, access, unserviceable: None };
+    let f = |va: u64, access| PendingFault { va, access, unserviceable: None };
     let batch = [
         f(MB2 + 0x5000, AccessType::Read),
         f(MB2 + 0x6000, AccessType::Write),
         f(2 * MB2 + 0x1000, AccessType::AtomicStrong),
-        BatchFault { va: 2 * MB2 + 0x2000, access: AccessType::Read, unserviceable: Some("PRIV_VIOLATION") },
+        PendingFault { va: 2 * MB2 + 0x2000, access: AccessType::Read, unserviceable: Some("PRIV_VIOLATION") },
         f(3 * MB2, AccessType::Write), // one byte past the range
     ];
     let out = service_fault_batch(&mut ctx, 0, &batch, &mut NoPrefetch, &mut m);
@@ -514,4 +514,247 @@ fn a_page_that_ping_pongs_is_pinned_and_mapped_remotely_instead_of_migrated_agai
     assert_eq!(gpu_view.map(|l| l.processor), Some(CPU), "the GPU maps the pinned page in CPU memory");
     assert!(moves * 4 < plain_moves, "with detection {moves} migrations, without {plain_moves}");
     std::println!("ping-pong 800 accesses: {plain_moves} migrations plain, {moves} with thrashing detection ({throttled} throttled faults)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The whole replayable path against the GPU model's fault buffer: the model writes packets as
+// the hardware does, the driver side fetches, coalesces, services, flushes and replays, and the
+// model checks the protocol (a replay without a flush, a cancel of no fault, a GET beyond PUT
+// are model errors here).
+
+mod model_faults {
+    use super::*;
+    use crate::fault::batch::ServiceConfig;
+    use crate::fault::buffer::{FaultBufferMemory, FaultBufferRegisters, FetchConfig, ReplayableFaultBuffer};
+    use crate::fault::entry::RawFaultEntry;
+    use crate::replayable::{service_replayable_faults, FaultingGpu, ReplayChannel, ReplayChannelError};
+    use core::cell::RefCell;
+    use nvgpu::host::mem_op::{CancelVa, ReplayType};
+    use nvgpu::hw::fault::{tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS, FaultAccessType, FaultType};
+    use nvgpu::hw::vm::{
+        FaultBufferAddrMode, FaultBufferAperture, NV_PFB_PRI_MMU_FAULT_BUFFER_LO as LO_LAYOUT,
+        NV_PFB_PRI_MMU_FAULT_BUFFER_SIZE as SIZE_LAYOUT, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_GET as GET,
+        NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_HI as HI, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_LO as LO,
+        NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_PUT as PUT, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_SIZE as SIZE,
+        NV_VIRTUAL_FUNCTION_PRIV_MMU_REPLAY_FAULT_BUFFER as REPLAYABLE, VF_BASE,
+    };
+    use sim::engine_mem::{PhysAddr, PhysAperture, PhysicalMemory};
+    use sim::fault_buffer::{FaultRecord, Outstanding, ReplayableFaultBuffer as ModelBuffer};
+
+    const BUF_BASE: u64 = 0x4_0000_0000;
+    const ENTRIES: u32 = 512;
+    const PDB: PhysAddr = PhysAddr { aperture: PhysAperture::Video, addr: 0x20_0000 };
+
+    #[derive(Default)]
+    struct Sysmem(BTreeMap<u64, u8>);
+    impl PhysicalMemory for Sysmem {
+        fn read_phys(&mut self, at: PhysAddr, buf: &mut [u8]) -> bool {
+            buf.iter_mut().enumerate().for_each(|(i, b)| *b = self.0.get(&(at.addr + i as u64)).copied().unwrap_or(0));
+            true
+        }
+        fn write_phys(&mut self, at: PhysAddr, data: &[u8]) -> bool {
+            data.iter().enumerate().for_each(|(i, b)| {
+                self.0.insert(at.addr + i as u64, *b);
+            });
+            true
+        }
+    }
+
+    /// The model's buffer and its memory, shared by the "GPU" (reporting) and the driver.
+    struct Model {
+        fb: RefCell<ModelBuffer>,
+        mem: RefCell<Sysmem>,
+        errors: RefCell<Vec<sim::fault_buffer::FaultBufferError>>,
+    }
+
+    impl Model {
+        fn new() -> Self {
+            let m = Model { fb: RefCell::new(ModelBuffer::default()), mem: RefCell::default(), errors: RefCell::default() };
+            let lo = LO_LAYOUT::from_raw(0)
+                .with(LO_LAYOUT::ADDR_MODE, FaultBufferAddrMode::Physical)
+                .with(LO_LAYOUT::PHYS_APERTURE, FaultBufferAperture::SysCoh)
+                .with(LO_LAYOUT::ADDR, (BUF_BASE as u32) >> 12);
+            let size = SIZE_LAYOUT::from_raw(0).with(SIZE_LAYOUT::VAL, ENTRIES).with(SIZE_LAYOUT::ENABLE, true);
+            for (reg, v) in [
+                (LO::address(VF_BASE, REPLAYABLE), lo.raw()),
+                (HI::address(VF_BASE, REPLAYABLE), (BUF_BASE >> 32) as u32),
+                (SIZE::address(VF_BASE, REPLAYABLE), size.raw()),
+            ] {
+                m.reg(reg, Some(v));
+            }
+            m
+        }
+        fn reg(&self, offset: u32, write: Option<u32>) -> u32 {
+            self.fb.borrow_mut().access(offset, write).unwrap_or_else(|e| {
+                self.errors.borrow_mut().push(e);
+                0
+            })
+        }
+        fn report(&self, va: u64, write: bool, ts: u64) {
+            let record = FaultRecord {
+                instance: PDB,
+                va,
+                fault_type: FaultType::Pte,
+                access: if write { FaultAccessType::VirtWrite } else { FaultAccessType::VirtRead },
+                engine_id: NV_PFAULT_MMU_ENG_ID_GRAPHICS,
+                client: (va >> 12) as u8 & 7,
+                gpc: 0,
+                timestamp_ns: ts,
+            };
+            self.fb.borrow_mut().report(record, &mut *self.mem.borrow_mut()).expect("fault delivered");
+        }
+    }
+
+    impl FaultBufferMemory for &Model {
+        fn read_entry(&self, index: u32) -> RawFaultEntry {
+            let mut e = [0u8; 32];
+            let at = PhysAddr { aperture: PhysAperture::SystemCoherent, addr: BUF_BASE + 32 * u64::from(index) };
+            self.mem.borrow_mut().read_phys(at, &mut e);
+            e
+        }
+        fn clear_valid(&mut self, index: u32) {
+            let mut e = self.read_entry(index);
+            e[31] &= 0x7f;
+            let at = PhysAddr { aperture: PhysAperture::SystemCoherent, addr: BUF_BASE + 32 * u64::from(index) };
+            self.mem.borrow_mut().write_phys(at, &e);
+        }
+    }
+
+    impl FaultBufferRegisters for &Model {
+        fn read_put(&self) -> u32 {
+            self.reg(PUT::address(VF_BASE, REPLAYABLE), None)
+        }
+        fn read_get(&self) -> u32 {
+            self.reg(GET::address(VF_BASE, REPLAYABLE), None)
+        }
+        fn write_get(&mut self, raw: u32) {
+            self.reg(GET::address(VF_BASE, REPLAYABLE), Some(raw));
+        }
+    }
+
+    /// The replay channel: the model's replay hands back the outstanding faults to retry.
+    struct Channel<'a> {
+        model: &'a Model,
+        retry: Vec<Outstanding>,
+        cancelled: Vec<u64>,
+        replays: u32,
+    }
+
+    impl ReplayChannel for Channel<'_> {
+        fn replay(&mut self, _: ReplayType) -> Result<(), ReplayChannelError> {
+            self.replays += 1;
+            match self.model.fb.borrow_mut().replay() {
+                Ok(o) => {
+                    self.retry.extend(o);
+                    Ok(())
+                }
+                Err(e) => {
+                    self.model.errors.borrow_mut().push(e);
+                    Err(ReplayChannelError { what: "model refused the replay" })
+                }
+            }
+        }
+        fn cancel_va(&mut self, cancel: &CancelVa) -> Result<(), ReplayChannelError> {
+            let instance = PhysAddr { aperture: PhysAperture::Video, addr: cancel.pdb };
+            match self.model.fb.borrow_mut().cancel_va(instance, cancel.va) {
+                Ok(_) => {
+                    self.cancelled.push(cancel.va);
+                    Ok(())
+                }
+                Err(e) => {
+                    self.model.errors.borrow_mut().push(e);
+                    Err(ReplayChannelError { what: "model refused the cancel" })
+                }
+            }
+        }
+    }
+
+    /// A "kernel" of `accesses` (va, write value) run by the GPU: every access that misses is
+    /// reported to the model's buffer and waits for a replay; returns the bottom halves run.
+    fn run_kernel(
+        ctx: &mut UvmContext,
+        m: &mut Machine,
+        model: &Model,
+        accesses: &[(u64, Option<[u8; 16]>)],
+        prefetch: &mut impl PrefetchPolicy,
+    ) -> (u32, Vec<u64>, Vec<Option<[u8; 16]>>) {
+        let mut results: Vec<Option<[u8; 16]>> = alloc::vec![None; accesses.len()];
+        let mut waiting: Vec<usize> = (0..accesses.len()).collect();
+        let mut cancelled = Vec::new();
+        let mut bottom_halves = 0;
+        let gpu = FaultingGpu { gpu: 0, graphics_engine_base: NV_PFAULT_MMU_ENG_ID_GRAPHICS };
+        while !waiting.is_empty() {
+            let mut still = Vec::new();
+            for &i in &waiting {
+                let (va, write) = accesses[i];
+                match m.access(G0, va, write) {
+                    Ok(v) => results[i] = Some(v),
+                    Err(_) => {
+                        model.report(va, write.is_some(), m.now_ns());
+                        still.push(i);
+                    }
+                }
+            }
+            if still.is_empty() {
+                break;
+            }
+            let mut buffer = ReplayableFaultBuffer::new(model, model, ENTRIES, FetchConfig::default()).unwrap();
+            let mut channel = Channel { model, retry: Vec::new(), cancelled: Vec::new(), replays: 0 };
+            let report = service_replayable_faults(&mut buffer, ctx, gpu, |inst| inst.address == PDB.addr, &ServiceConfig::default(), prefetch, m, &mut channel)
+                .expect("bottom half");
+            assert_eq!(report.replays, channel.replays);
+            bottom_halves += 1;
+            // Cancelled accesses end (the kernel is told); the rest retry.
+            cancelled.extend(channel.cancelled.iter().copied());
+            waiting = still.into_iter().filter(|&i| !channel.cancelled.contains(&(accesses[i].0 & !0xfff))).collect();
+            assert!(bottom_halves < 50, "no progress");
+        }
+        assert!(model.errors.borrow().is_empty(), "model errors: {:?}", model.errors.borrow());
+        (bottom_halves, cancelled, results)
+    }
+
+    #[test]
+    fn faults_go_through_the_models_buffer_and_replay_to_exact_results() {
+        let mut m = Machine::new(1, 64 * MB2);
+        let mut ctx = UvmContext::new();
+        ctx.va_space.register_gpu(0).unwrap();
+        ctx.va_space.create_managed_range(0, 2 * MB2, VaPolicy::default()).unwrap();
+        // The input starts on the CPU.
+        for va in (0..2 * MB2).step_by(PAGE_SIZE as usize) {
+            touch(&mut ctx, &mut m, CPU, va, Some(tag(va)));
+        }
+        let model = Model::new();
+        // 300 "threads": 100 pages read three times each (duplicates within one batch).
+        let reads: Vec<(u64, Option<[u8; 16]>)> = (0..300u64).map(|i| (((i % 100) * 3) * PAGE_SIZE, None)).collect();
+        let (halves, cancelled, results) = run_kernel(&mut ctx, &mut m, &model, &reads, &mut NoPrefetch);
+        assert!(cancelled.is_empty());
+        for (i, r) in results.iter().enumerate() {
+            assert_eq!(*r, Some(tag(reads[i].0)), "read {i}");
+        }
+        assert_eq!(halves, 1, "one bottom half services all 300 faults");
+        // The first batch (256 entries) holds every one of the 100 pages; its BATCH_FLUSH
+        // (duplicates well above 50%: UPDATE_PUT) drops the 44 entries left, then one replay.
+        assert_eq!(ctx.stats.gpu_faults, 256);
+        assert_eq!(ctx.stats.fault_batches, 1);
+        assert_eq!(ctx.stats.replays, 1);
+        assert_eq!(ctx.stats.migrated_to_gpu_bytes, 100 * PAGE_SIZE);
+        assert_eq!(model.fb.borrow().delivered, 300);
+    }
+
+    #[test]
+    fn a_fault_outside_managed_memory_is_cancelled_and_the_rest_completes() {
+        let mut m = Machine::new(1, 64 * MB2);
+        let mut ctx = UvmContext::new();
+        ctx.va_space.register_gpu(0).unwrap();
+        ctx.va_space.create_managed_range(0, MB2, VaPolicy::default()).unwrap();
+        let model = Model::new();
+        let accesses = [(0x1000, Some(tag(1))), (MB2 + 0x5000, Some(tag(2))), (0x2000, Some(tag(3)))];
+        let (_, cancelled, results) = run_kernel(&mut ctx, &mut m, &model, &accesses, &mut NoPrefetch);
+        assert_eq!(cancelled, [MB2 + 0x5000]);
+        assert_eq!(results[0], Some(tag(1)));
+        assert_eq!(results[1], None, "the cancelled access never completed");
+        assert_eq!(results[2], Some(tag(3)));
+        assert_eq!(ctx.stats.cancels, 1);
+        assert!(model.fb.borrow().outstanding().is_empty());
+    }
 }
