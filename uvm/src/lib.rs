@@ -18,5 +18,6 @@ pub mod va_space;
 pub mod service;
 pub mod gpu_mapping;
 pub mod gpu_faults;
+pub mod pmm;
 #[cfg(test)]
 mod service_tests;
