@@ -1114,3 +1114,5 @@ impl<S: RootChunkSource> Pmm<S> {
     }
 }
 
+#[cfg(test)]
+mod tests;
