@@ -277,7 +277,7 @@ fn random_churn_never_overlaps() {
                     let fits = (0..(12 * MIB / size.bytes())).any(|i| {
                         let b = POOL + i * size.bytes();
                         let e = b + size.bytes();
-                        model.range(..e).next_back().map_or(true, |(&lb, &(ls, _, _))| lb + ls.bytes() <= b)
+                        model.range(..e).next_back().is_none_or(|(&lb, &(ls, _, _))| lb + ls.bytes() <= b)
                     });
                     assert!(!fits, "NoMemory for {size} though space was free at step {step}");
                     no_memory += 1;
