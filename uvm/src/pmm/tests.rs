@@ -708,3 +708,23 @@ fn lru_sequence_wrap_keeps_the_order() {
     assert_eq!(p.list_roots(RootList::VaBlockUsed), vec![c.base, b.base]);
     check_invariants(&p);
 }
+
+#[test]
+fn root_emptied_during_eviction_is_free_after_abort() {
+    let mut p = pmm(2, None);
+    let a = alloc_unpinned(&mut p, K4, 1);
+    let b = alloc_unpinned(&mut p, K64, 2);
+    assert_eq!(p.begin_eviction(POOL).unwrap().len(), 2);
+    p.free(a).unwrap();
+    p.free(b).unwrap();
+    // Merged whole, but not allocatable while evicting.
+    assert_eq!(p.chunk_state(GpuChunk { base: POOL, size: M2 }), Ok(ChunkState::Free));
+    assert_eq!(p.stats().free_root_chunks, 0);
+    assert_eq!(p.root_list(POOL), None);
+    check_invariants(&p);
+    p.abort_eviction(POOL).unwrap();
+    let s = p.stats();
+    assert_eq!((s.free_root_chunks, s.va_block_used, s.evicting_root_chunks), (1, 0, 0));
+    assert_eq!(p.alloc(M2, 3).unwrap().base, POOL);
+    check_invariants(&p);
+}
