@@ -21,5 +21,6 @@ pub mod service;
 pub mod gpu_mapping;
 pub mod gpu_faults;
 pub mod replayable;
+pub mod pmm;
 #[cfg(test)]
 mod service_tests;
