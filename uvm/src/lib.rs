@@ -22,5 +22,6 @@ pub mod gpu_mapping;
 pub mod gpu_faults;
 pub mod replayable;
 pub mod pmm;
+pub mod gpu_memory;
 #[cfg(test)]
 mod service_tests;

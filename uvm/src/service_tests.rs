@@ -74,6 +74,8 @@ struct Machine {
     peers: bool,
     /// The machine's clock; every access advances it by 1 us.
     now: core::cell::Cell<u64>,
+    /// GPU0's memory through the PMM instead of the plain pool, when set.
+    pmm: Option<crate::gpu_memory::GpuMemory<crate::pmm::SimpleRootSource>>,
 }
 
 impl Machine {
@@ -94,6 +96,7 @@ impl Machine {
             maps_by_size: BTreeMap::new(),
             peers: false,
             now: core::cell::Cell::new(1_000_000),
+            pmm: None,
         }
     }
 
@@ -130,14 +133,27 @@ impl UvmBackend for Machine {
     fn now_ns(&self) -> u64 {
         self.now.get()
     }
-    fn alloc(&mut self, processor: ProcessorId, size: u64, _window: u64) -> Result<u64, BackendError> {
+    fn alloc(&mut self, processor: ProcessorId, size: u64, window: u64) -> Result<u64, BackendError> {
+        if let (Some(pmm), G0) = (self.pmm.as_mut(), processor) {
+            return pmm.alloc(size, window).map_err(|_| BackendError::NoMemory { processor });
+        }
         self.pools.get_mut(&processor).and_then(|p| p.alloc(size)).ok_or(BackendError::NoMemory { processor })
     }
     fn free(&mut self, processor: ProcessorId, phys: u64, size: u64) {
         for off in (0..size).step_by(PAGE_SIZE as usize) {
             self.data.remove(&(processor, phys + off));
         }
+        if let (Some(pmm), G0) = (self.pmm.as_mut(), processor) {
+            pmm.free(phys, size).expect("PMM free");
+            return;
+        }
         self.pools.get_mut(&processor).expect("pool").free(phys, size);
+    }
+    fn eviction_victims(&mut self, gpu: u8) -> Vec<u64> {
+        match (self.pmm.as_mut(), gpu) {
+            (Some(pmm), 0) => pmm.eviction_victims(),
+            _ => Vec::new(),
+        }
     }
     fn copy(&mut self, copies: &[PageCopy]) -> Result<(), BackendError> {
         if !copies.is_empty() {
@@ -757,4 +773,33 @@ mod model_faults {
         assert_eq!(ctx.stats.cancels, 1);
         assert!(model.fb.borrow().outstanding().is_empty());
     }
+}
+
+#[test]
+fn oversubscription_through_the_pmm_evicts_its_least_recently_used_root_chunks() {
+    use crate::pmm::{Pmm, SimpleRootSource};
+    let mut m = Machine::new(1, 0);
+    m.pmm = Some(crate::gpu_memory::GpuMemory::new(Pmm::new(SimpleRootSource::new(0x10_0000_0000, 4), None)));
+    let mut ctx = UvmContext::new();
+    ctx.va_space.register_gpu(0).unwrap();
+    ctx.va_space.create_managed_range(0, 16 * MB2, VaPolicy::default()).unwrap();
+    // Windows 0..16 (4x the GPU's 4 root chunks), half of each block touched page by page:
+    // 64 KiB chunks, several windows per root chunk.
+    for w in 0..16u64 {
+        for page in (0..256u64).step_by(16) {
+            let va = w * MB2 + page * PAGE_SIZE;
+            touch(&mut ctx, &mut m, G0, va, Some(tag(va)));
+        }
+    }
+    let evicted = m.pmm.as_ref().unwrap().evicted_roots;
+    assert!(evicted > 0, "the PMM chose victims");
+    assert!(ctx.stats.evictions > 0);
+    for w in 0..16u64 {
+        for page in (0..256u64).step_by(16) {
+            let va = w * MB2 + page * PAGE_SIZE;
+            assert_eq!(touch(&mut ctx, &mut m, G0, va, None), tag(va), "{va:#x}");
+        }
+    }
+    let stats = m.pmm.as_ref().unwrap().pmm.stats();
+    std::println!("PMM after 4x oversubscription: {stats:?}, {} evictions", ctx.stats.evictions);
 }
