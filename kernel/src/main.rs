@@ -12,6 +12,7 @@ mod gpu_model;
 mod gsp;
 mod ktest;
 mod ktests;
+mod managed;
 mod mem;
 mod platform;
 mod platform_acpi;

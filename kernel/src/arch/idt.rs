@@ -201,6 +201,18 @@ pub fn init() {
     }
 }
 
+/// A page-fault service: given the fault address (CR2) and the error code, returns `true`
+/// when it made the access possible (the instruction is then re-executed).
+pub type PageFaultService = fn(u64, u64) -> bool;
+
+static PAGE_FAULT_SERVICE: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the service that resolves page faults before they are reported as fatal (the
+/// managed-memory window's). A handler installed with [`set_handler`] for vector 14 wins.
+pub fn set_page_fault_service(service: PageFaultService) {
+    PAGE_FAULT_SERVICE.store(service as usize, Ordering::Release);
+}
+
 /// Installs `handler` for `vector`. Exceptions with a handler resume after it returns.
 pub fn set_handler(vector: u8, handler: Handler) {
     HANDLERS[vector as usize].store(handler as usize, Ordering::Release);
@@ -227,6 +239,17 @@ extern "C" fn interrupt_dispatch(frame: &mut TrapFrame) {
             super::apic::eoi();
         }
         return;
+    }
+    if vector == 14 {
+        let service = PAGE_FAULT_SERVICE.load(Ordering::Acquire);
+        if service != 0 {
+            // SAFETY: only `set_page_fault_service` stores non-zero values, and it stores
+            // `PageFaultService`s.
+            let f: PageFaultService = unsafe { core::mem::transmute::<usize, PageFaultService>(service) };
+            if f(super::read_cr2(), frame.error_code) {
+                return;
+            }
+        }
     }
     if vector < 32 {
         fatal_exception(frame);

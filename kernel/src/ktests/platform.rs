@@ -312,3 +312,38 @@ ktest!(apic_mode_is_the_one_the_cpu_offers, || {
     kassert!(got == expected, "local APIC in {got} mode, expected {expected}");
     Ok(())
 });
+
+ktest!(managed_memory_pages_arrive_through_the_page_fault_handler, || {
+    const MB2: u64 = 2 << 20;
+    let va = crate::managed::alloc(MB2 + 3 * 4096)?;
+    let before = crate::managed::stats().map_or(0, |s| s.cpu_faults);
+    let pages_before = crate::managed::cpu_resident_pages();
+    let (a, b) = (va as *mut u64, (va + MB2 + 8) as *mut u64);
+    // SAFETY: both addresses are inside the managed range just allocated; each first touch
+    // page-faults and the managed-memory service maps a zeroed page before the access resumes.
+    let (first_a, first_b) = unsafe { (a.read_volatile(), b.read_volatile()) };
+    kassert!(first_a == 0 && first_b == 0, "first touches read {first_a:#x} {first_b:#x}, not zero-filled pages");
+    // SAFETY: as above; the pages are mapped writable now.
+    unsafe {
+        a.write_volatile(0x1234_5678_9abc_def0);
+        b.write_volatile(!0x1234);
+    }
+    // SAFETY: as above.
+    let (ra, rb) = unsafe { (a.read_volatile(), b.read_volatile()) };
+    kassert!(ra == 0x1234_5678_9abc_def0 && rb == !0x1234, "read back {ra:#x} {rb:#x}");
+    let faults = crate::managed::stats().map_or(0, |s| s.cpu_faults) - before;
+    kassert!(faults == 2, "{faults} CPU faults for two pages (one each, then mapped read-write)");
+    let pages = crate::managed::cpu_resident_pages() - pages_before;
+    kassert!(pages == 2, "{pages} managed pages resident on the CPU, expected 2");
+    // A fault past the range is not the service's: it still reaches an installed handler.
+    idt::set_handler(14, |frame| {
+        FAULT_ADDR.store(arch::read_cr2(), Ordering::SeqCst);
+        frame.rip += 3;
+    });
+    let past = va + MB2 + 3 * 4096 + 4096 * 1024;
+    // SAFETY: the load faults (no managed range there); the handler above skips it.
+    unsafe { core::arch::asm!("mov rax, [rcx]", in("rcx") past, out("rax") _) };
+    idt::clear_handler(14);
+    kassert!(FAULT_ADDR.load(Ordering::SeqCst) == past, "the fault past the range reached the handler");
+    Ok(())
+});

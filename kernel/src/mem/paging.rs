@@ -93,6 +93,12 @@ const _: () = {
 };
 
 /// Virtual window for MMIO and other on-demand mappings (PML4 slot 384).
+/// The window where managed (unified) memory lives on the CPU side: pages come and go as
+/// `uvm` migrates them ([`map_managed`], [`unmap_managed`]); a touch of an absent page is a
+/// page fault that the managed-memory service resolves.
+pub const MANAGED_BASE: u64 = 0xffff_b000_0000_0000;
+pub const MANAGED_LIMIT: u64 = 0xffff_b100_0000_0000;
+const _: () = assert!(MANAGED_LIMIT <= MMIO_BASE && MANAGED_BASE >= HEAP_BASE + (1 << 44), "managed window overlaps the heap or MMIO");
 const MMIO_BASE: u64 = 0xffff_c000_0000_0000;
 const MMIO_LIMIT: u64 = 0xffff_d000_0000_0000;
 /// Virtual window for the heap (PML4 slot 320).
@@ -329,6 +335,70 @@ pub fn map_fresh(virt: u64, len: u64) -> Result<(), MapError> {
         off += PAGE_SIZE;
     }
     Ok(())
+}
+
+/// Maps the 4 KiB frame `phys` at `virt` in the managed window (write-back, not executable,
+/// read-only unless `writable`).
+pub fn map_managed(virt: u64, phys: u64, writable: bool) -> Result<(), MapError> {
+    if !(MANAGED_BASE..MANAGED_LIMIT).contains(&virt) || virt % PAGE_SIZE != 0 || phys % PAGE_SIZE != 0 {
+        return Err(MapError::OutOfVirtualSpace { size: PAGE_SIZE });
+    }
+    let _guard = MAP_LOCK.lock();
+    let root = ROOT.load(Ordering::Relaxed);
+    let flags = NO_EXECUTE | if writable { WRITABLE } else { 0 };
+    map_page(root, virt, phys, false, flags, CacheType::WriteBack.pat_index())?;
+    // A not-present entry is never cached, but a read-only one that was just upgraded may be.
+    invlpg(virt);
+    Ok(())
+}
+
+/// Removes the managed page at `virt` and invalidates this CPU's TLB entry for it; returns the
+/// frame it mapped. (With one CPU running, no shootdown is needed; SMP will add one.)
+pub fn unmap_managed(virt: u64) -> Option<u64> {
+    if !(MANAGED_BASE..MANAGED_LIMIT).contains(&virt) {
+        return None;
+    }
+    let _guard = MAP_LOCK.lock();
+    let root = ROOT.load(Ordering::Relaxed);
+    let [i4, i3, i2, i1] = indices(virt);
+    // SAFETY: walks and edits page-table frames, which are ours and mapped; MAP_LOCK serialises
+    // their updates; only a 4 KiB leaf in the managed window is cleared.
+    let phys = unsafe {
+        let mut t = root;
+        for i in [i4, i3, i2] {
+            let e = table(t).add(i).read_volatile();
+            if e & PRESENT == 0 || e & HUGE != 0 {
+                return None;
+            }
+            t = e & ADDR_MASK;
+        }
+        let entry = table(t).add(i1);
+        let e = entry.read_volatile();
+        if e & PRESENT == 0 {
+            return None;
+        }
+        entry.write_volatile(0);
+        e & ADDR_MASK
+    };
+    invlpg(virt);
+    Some(phys)
+}
+
+/// Copies one 4 KiB frame to another through the physical-memory map.
+pub fn copy_frame(dst: u64, src: u64) {
+    let (d, s) = (phys_to_virt(dst & !(PAGE_SIZE - 1)), phys_to_virt(src & !(PAGE_SIZE - 1)));
+    if d == s {
+        return;
+    }
+    // SAFETY: both are whole frames of RAM, mapped at PHYS_OFFSET, distinct (checked), and
+    // owned by the caller (managed-memory pages held by uvm).
+    unsafe { core::ptr::copy_nonoverlapping(s as *const u8, d as *mut u8, PAGE_SIZE as usize) };
+}
+
+/// Zero-fills one 4 KiB frame.
+pub fn zero_frame(frame: u64) {
+    // SAFETY: a whole frame of RAM, mapped at PHYS_OFFSET, owned by the caller.
+    unsafe { core::ptr::write_bytes(phys_to_virt(frame & !(PAGE_SIZE - 1)) as *mut u8, 0, PAGE_SIZE as usize) };
 }
 
 /// The leaf entry that maps a virtual address, as the page tables hold it.
