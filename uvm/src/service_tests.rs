@@ -729,6 +729,44 @@ mod model_faults {
         (bottom_halves, cancelled, results)
     }
 
+    /// 256 GPU reads of 256 distinct CPU-resident pages (4 blocks), faulted into the model's
+    /// buffer, then one bottom half; returns the faults serviced.
+    pub(super) fn bench_bottom_half() -> u64 {
+        let mut m = Machine::new(1, 64 * MB2);
+        let mut ctx = UvmContext::new();
+        ctx.va_space.register_gpu(0).unwrap();
+        ctx.va_space.create_managed_range(0, 4 * MB2, VaPolicy::default()).unwrap();
+        for i in 0..256u64 {
+            let va = (i % 4) * MB2 + (i / 4) * 2 * PAGE_SIZE;
+            touch(&mut ctx, &mut m, CPU, va, Some(tag(va)));
+        }
+        let model = Model::new();
+        for i in 0..256u64 {
+            let va = (i % 4) * MB2 + (i / 4) * 2 * PAGE_SIZE;
+            model.report(va, false, m.now_ns());
+        }
+        let mut buffer = ReplayableFaultBuffer::new(&model, &model, ENTRIES, FetchConfig::default()).unwrap();
+        let mut channel = Channel { model: &model, retry: Vec::new(), cancelled: Vec::new(), replays: 0 };
+        let gpu = FaultingGpu { gpu: 0, graphics_engine_base: NV_PFAULT_MMU_ENG_ID_GRAPHICS };
+        let report = timed_bottom_half(&mut buffer, &mut ctx, gpu, &mut m, &mut channel);
+        assert_eq!(channel.retry.len(), 256);
+        assert!(model.errors.borrow().is_empty());
+        report as u64
+    }
+
+    #[inline(never)]
+    fn timed_bottom_half(
+        buffer: &mut ReplayableFaultBuffer<&Model, &Model>,
+        ctx: &mut UvmContext,
+        gpu: FaultingGpu,
+        m: &mut Machine,
+        channel: &mut Channel<'_>,
+    ) -> usize {
+        service_replayable_faults(buffer, ctx, gpu, |inst| inst.address == PDB.addr, &ServiceConfig::default(), &mut NoPrefetch, m, channel)
+            .expect("bottom half")
+            .serviced
+    }
+
     #[test]
     fn faults_go_through_the_models_buffer_and_replay_to_exact_results() {
         let mut m = Machine::new(1, 64 * MB2);
@@ -802,4 +840,17 @@ fn oversubscription_through_the_pmm_evicts_its_least_recently_used_root_chunks()
     }
     let stats = m.pmm.as_ref().unwrap().pmm.stats();
     std::println!("PMM after 4x oversubscription: {stats:?}, {} evictions", ctx.stats.evictions);
+}
+
+/// The cost of one bottom half that services 256 faults on 256 distinct pages (one full
+/// batch): fetch, coalesce, sort, service (residency, memory, mappings), flush and replay.
+/// Out of line so callgrind can count it alone (`scripts/bench-uvm-faults.sh`).
+#[inline(never)]
+pub(crate) fn one_bottom_half_of_256_faults() -> u64 {
+    model_faults::bench_bottom_half()
+}
+
+#[test]
+fn fault_service_cost_workload() {
+    assert_eq!(one_bottom_half_of_256_faults(), 256);
 }
