@@ -788,3 +788,37 @@ fn fsp_emem_port_round_trips() {
         ));
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The replayable fault buffer's registers on BAR0 (`dev_vm.h`, VF space).
+
+#[test]
+fn replayable_fault_buffer_registers_answer_on_bar0_and_refuse_what_hardware_would() {
+    use nvgpu::hw::vm::{
+        NV_PFB_PRI_MMU_FAULT_BUFFER_SIZE as SIZE_LAYOUT, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_GET as GET,
+        NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_PUT as PUT, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_SIZE as SIZE,
+        NV_VIRTUAL_FUNCTION_PRIV_MMU_REPLAY_FAULT_BUFFER as REPLAYABLE, VF_BASE,
+    };
+    for (model, chipset, _) in boards() {
+        let size = SIZE_LAYOUT::from_raw(0).with(SIZE_LAYOUT::VAL, 64).with(SIZE_LAYOUT::ENABLE, true);
+        model.write32(SIZE::address(VF_BASE, REPLAYABLE), size.raw());
+        assert_eq!(model.read32(SIZE::address(VF_BASE, REPLAYABLE)), size.raw(), "{chipset}");
+        assert_eq!(PUT::from_raw(model.read32(PUT::address(VF_BASE, REPLAYABLE))).ptr(), 0);
+        assert_eq!(GET::from_raw(model.read32(GET::address(VF_BASE, REPLAYABLE))).ptr(), 0);
+        assert_clean(&model);
+        // GET beyond PUT: a model error, and GETPTR_CORRUPTED latches until written 1.
+        model.write32(GET::address(VF_BASE, REPLAYABLE), GET::from_raw(0).with(GET::PTR, 5).raw());
+        let errors = model.take_errors();
+        assert!(
+            matches!(errors.as_slice(), [ModelError::FaultBuffer(sim::fault_buffer::FaultBufferError::GetBeyondPut { get: 5, .. })]),
+            "{chipset}: {errors:?}"
+        );
+        assert!(PUT::from_raw(model.read32(PUT::address(VF_BASE, REPLAYABLE))).getptr_corrupted());
+        model.write32(GET::address(VF_BASE, REPLAYABLE), GET::from_raw(0).with(GET::GETPTR_CORRUPTED, true).raw());
+        assert!(!PUT::from_raw(model.read32(PUT::address(VF_BASE, REPLAYABLE))).getptr_corrupted());
+        // PUT is the hardware's.
+        model.write32(PUT::address(VF_BASE, REPLAYABLE), 3);
+        assert!(matches!(model.take_errors().as_slice(), [ModelError::FaultBuffer(_)]), "{chipset}");
+        assert_clean(&model);
+    }
+}
