@@ -250,19 +250,41 @@ impl PageMask {
 
     /// Runs of consecutive set pages, in ascending order.
     pub fn regions(&self) -> impl Iterator<Item = PageRegion> + '_ {
-        let mut page = 0;
+        self.regions_in(PageRegion::full())
+    }
+
+    /// Runs of consecutive set pages inside `within`, in ascending order.
+    pub fn regions_in(&self, within: PageRegion) -> impl Iterator<Item = PageRegion> + '_ {
+        let mut page = within.first;
+        let end = within.outer;
         core::iter::from_fn(move || {
-            while page < PAGES_PER_BLOCK && !self.test(page) {
-                page += 1;
+            // Skip clear pages a word at a time.
+            loop {
+                if page >= end {
+                    return None;
+                }
+                let word = self.words.get(page / 64).copied().unwrap_or(0) >> (page % 64);
+                if word == 0 {
+                    page = (page / 64 + 1) * 64;
+                    continue;
+                }
+                page += word.trailing_zeros() as usize;
+                break;
             }
-            if page >= PAGES_PER_BLOCK {
+            if page >= end {
                 return None;
             }
             let first = page;
-            while page < PAGES_PER_BLOCK && self.test(page) {
-                page += 1;
+            loop {
+                let word = !(self.words.get(page / 64).copied().unwrap_or(0) >> (page % 64));
+                // Set pages from `page` to the end of its word, at most.
+                let run = if word == 0 { 64 - page % 64 } else { (word.trailing_zeros() as usize).min(64 - page % 64) };
+                page += run;
+                if run == 0 || page >= end || page % 64 != 0 {
+                    break;
+                }
             }
-            Some(PageRegion::new(first, page))
+            Some(PageRegion::new(first, page.min(end)))
         })
     }
 }
@@ -308,6 +330,37 @@ mod tests {
             let mut c = m;
             c.clear_region(r);
             assert!(c.is_empty());
+        }
+    }
+
+    #[test]
+    fn runs_match_a_page_by_page_scan() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200 {
+            let mut m = PageMask::new();
+            for _ in 0..(rng % 40) {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let first = (rng % 512) as usize;
+                let len = ((rng >> 20) % 100) as usize;
+                m.set_region(PageRegion::new(first, first + len));
+            }
+            let within = PageRegion::new((rng >> 30) as usize % 512, 512 - (rng >> 40) as usize % 200);
+            let mut expect = alloc::vec::Vec::new();
+            let mut p = within.first;
+            while p < within.outer {
+                if m.test(p) {
+                    let f = p;
+                    while p < within.outer && m.test(p) {
+                        p += 1;
+                    }
+                    expect.push(PageRegion::new(f, p));
+                } else {
+                    p += 1;
+                }
+            }
+            assert_eq!(m.regions_in(within).collect::<alloc::vec::Vec<_>>(), expect, "{m:?} within {within:?}");
         }
     }
 

@@ -561,18 +561,26 @@ mod model_faults {
     const ENTRIES: u32 = 512;
     const PDB: PhysAddr = PhysAddr { aperture: PhysAperture::Video, addr: 0x20_0000 };
 
-    #[derive(Default)]
-    struct Sysmem(BTreeMap<u64, u8>);
+    /// The fault buffer's system memory: one flat array at [`BUF_BASE`].
+    struct Sysmem(Vec<u8>);
+    impl Default for Sysmem {
+        fn default() -> Self {
+            Sysmem(alloc::vec![0; ENTRIES as usize * 32])
+        }
+    }
+    impl Sysmem {
+        fn span(&mut self, at: PhysAddr, len: usize) -> Option<&mut [u8]> {
+            let off = usize::try_from(at.addr.checked_sub(BUF_BASE)?).ok()?;
+            self.0.get_mut(off..off.checked_add(len)?)
+        }
+    }
     impl PhysicalMemory for Sysmem {
         fn read_phys(&mut self, at: PhysAddr, buf: &mut [u8]) -> bool {
-            buf.iter_mut().enumerate().for_each(|(i, b)| *b = self.0.get(&(at.addr + i as u64)).copied().unwrap_or(0));
-            true
+            let len = buf.len();
+            self.span(at, len).map(|s| buf.copy_from_slice(s)).is_some()
         }
         fn write_phys(&mut self, at: PhysAddr, data: &[u8]) -> bool {
-            data.iter().enumerate().for_each(|(i, b)| {
-                self.0.insert(at.addr + i as u64, *b);
-            });
-            true
+            self.span(at, data.len()).map(|s| s.copy_from_slice(data)).is_some()
         }
     }
 

@@ -166,8 +166,7 @@ impl PteLayout {
                 continue;
             }
             let region_end = (big + 1) * PAGES_PER_BIG_PAGE;
-            let small = self.small.within(PageRegion::new(page, region_end));
-            for r in small.regions() {
+            for r in self.small.regions_in(PageRegion::new(page, region_end)) {
                 out.push((r, PageSize::Size4K));
             }
             page = region_end;

@@ -135,24 +135,37 @@ impl PacketField {
 
     /// Stores the low bits of `value` in the field (bits beyond its width are dropped).
     pub fn set(&self, entry: &mut [u8; NVC369_BUF_SIZE], value: u64) {
-        for bit in self.lo..=self.hi {
-            let v = (value >> (bit - self.lo)) & 1;
-            let (byte, shift) = ((bit / 8) as usize, bit % 8);
-            if let Some(b) = entry.get_mut(byte) {
-                *b = (*b & !(1 << shift)) | ((v as u8) << shift);
-            }
+        let (first, last, mask) = self.span();
+        let shifted = (u128::from(value) & mask) << (self.lo % 8);
+        let field = mask << (self.lo % 8);
+        for (i, b) in entry.iter_mut().enumerate().take(last + 1).skip(first) {
+            let at = 8 * (i - first);
+            let keep = !((field >> at) as u8);
+            *b = (*b & keep) | ((shifted >> at) as u8 & !keep);
         }
+    }
+
+    /// The bytes the field touches and the mask of its width.
+    fn span(&self) -> (usize, usize, u128) {
+        let width = self.hi.saturating_sub(self.lo) + 1;
+        let mask = if width >= 64 { u128::from(u64::MAX) } else { (1u128 << width) - 1 };
+        ((self.lo / 8) as usize, (self.hi / 8) as usize, mask)
     }
 
     /// Reads the field.
     pub fn get(&self, entry: &[u8; NVC369_BUF_SIZE]) -> u64 {
-        let mut value = 0u64;
-        for bit in (self.lo..=self.hi).rev() {
-            let (byte, shift) = ((bit / 8) as usize, bit % 8);
-            let b = entry.get(byte).map_or(0, |b| (b >> shift) & 1);
-            value = (value << 1) | u64::from(b);
-        }
-        value
+        // The two little-endian 64-bit words holding the field (no field spans more).
+        let word = |i: usize| -> u64 {
+            let mut w = [0u8; 8];
+            if let Some(bytes) = entry.get(8 * i..8 * i + 8) {
+                w.copy_from_slice(bytes);
+            }
+            u64::from_le_bytes(w)
+        };
+        let (_, _, mask) = self.span();
+        let i = (self.lo / 64) as usize;
+        let raw = u128::from(word(i)) | (u128::from(word(i + 1)) << 64);
+        ((raw >> (self.lo % 64)) & mask) as u64
     }
 }
 
@@ -226,6 +239,40 @@ pub const PACKET_FACTS: &[FactGroup] = &[&[defined!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The field semantics bit by bit, as `MW(hi:lo)` defines them.
+    fn reference_set(f: &PacketField, e: &mut [u8; NVC369_BUF_SIZE], value: u64) {
+        for bit in f.lo..=f.hi {
+            let v = ((value >> (bit - f.lo)) & 1) as u8;
+            let (byte, shift) = ((bit / 8) as usize, bit % 8);
+            e[byte] = (e[byte] & !(1 << shift)) | (v << shift);
+        }
+    }
+
+    #[test]
+    fn packet_fields_match_a_bit_by_bit_reading_and_leave_their_neighbours_alone() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for _ in 0..200 {
+            let mut base = [0u8; NVC369_BUF_SIZE];
+            base.iter_mut().for_each(|b| *b = next() as u8);
+            for f in BUF_ENTRY_FIELDS {
+                let v = next();
+                let (mut ours, mut theirs) = (base, base);
+                f.set(&mut ours, v);
+                reference_set(f, &mut theirs, v);
+                assert_eq!(ours, theirs, "{} set {v:#x}", f.name);
+                let width = f.hi - f.lo + 1;
+                let expect = if width == 64 { v } else { v & ((1 << width) - 1) };
+                assert_eq!(f.get(&ours), expect, "{}", f.name);
+            }
+        }
+    }
 
     #[test]
     fn packet_fields_round_trip_and_do_not_overlap() {
