@@ -76,7 +76,7 @@ use core::fmt;
 
 use crate::engine_mem::MmuFault;
 
-pub use exec::launch;
+pub use exec::{launch, start_launch, LaunchState, RunOutcome, StalledAccess};
 
 /// Generic-address window of shared memory (see the module docs).
 pub const SHARED_WINDOW: u64 = 0xFFFF_FE00_0000_0000;
