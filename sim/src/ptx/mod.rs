@@ -381,4 +381,6 @@ impl fmt::Display for PtxError {
 }
 
 #[cfg(test)]
+mod replay_tests;
+#[cfg(test)]
 mod tests;
