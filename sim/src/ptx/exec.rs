@@ -254,6 +254,21 @@ fn prepare(
     })
 }
 
+impl core::fmt::Debug for LaunchState {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let stalled = self.cta.state.iter().filter(|s| matches!(s, State::Faulted(_))).count();
+        f.debug_struct("LaunchState")
+            .field("kernel", &self.name)
+            .field("grid", &self.nctaid)
+            .field("block", &self.ntid)
+            .field("next_cta", &self.next_cta)
+            .field("stalled_threads", &if self.in_cta { stalled } else { 0 })
+            .field("executed", &self.executed)
+            .field("ended", &self.ended)
+            .finish()
+    }
+}
+
 impl LaunchState {
     /// Runs (first call) or replays (later calls) the launch until it completes, stalls on
     /// faults, or fails. `module` must be the one the launch was started from (a module without
