@@ -79,6 +79,17 @@ pub trait VirtualMemory {
     fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), MmuFault>;
     /// Writes `data` at `va`; a fault leaves the bytes before the faulting page written.
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), MmuFault>;
+    /// Checks, with no side effect, that a `write` of `len` bytes at `va` would not fault part
+    /// way: engines that must leave no partial effect of a faulting access (the compute engine's
+    /// replayable faults) call it before `write`. The default accepts everything, which is right
+    /// for memories whose `write` checks the whole range before writing (as [`FlatMemory`]
+    /// does) and for accesses inside one page (every naturally aligned access of at most 4 KiB);
+    /// a memory whose `write` may fault after writing some bytes of one access should override
+    /// it and report the fault `write` would report.
+    fn probe_write(&mut self, va: u64, len: usize) -> Result<(), MmuFault> {
+        let _ = (va, len);
+        Ok(())
+    }
     /// An atomic read-modify-write of `buf.len()` bytes (4 or 8) at `va`: `op` gets the old value
     /// and returns the new one, which is written; returns the old value's bytes in `buf`.
     fn atomic(&mut self, va: u64, buf: &mut [u8], op: &mut dyn FnMut(&[u8], &mut [u8])) -> Result<(), MmuFault> {

@@ -13,7 +13,7 @@ use super::{
     ExecError, Kernel, LaunchConfig, LaunchError, LaunchStats, Limits, Module, PtxError, Windows, CONST_WINDOW,
     MAX_BLOCK_THREADS, WARP_SIZE, WINDOW_SIZE,
 };
-use crate::engine_mem::VirtualMemory;
+use crate::engine_mem::{MmuFault, VirtualMemory};
 
 /// Where a thread stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +23,9 @@ enum State {
     Barrier { id: u32, count: u32 },
     /// At the warp-collective instruction at its `pc`.
     Collective,
+    /// Stalled on a replayable MMU fault at the global access at its `pc`, which has had no
+    /// effect: a replay runs the instruction again.
+    Faulted(MmuFault),
     Exited,
 }
 
@@ -32,7 +35,7 @@ struct Env<'a> {
     sites: &'a [super::CallSite],
     params: &'a [u8],
     const_bank: &'a [u8],
-    globals: Vec<u64>,
+    globals: &'a [u64],
     mem: &'a mut dyn VirtualMemory,
     ntid: [u32; 3],
     nctaid: [u32; 3],
@@ -43,6 +46,8 @@ struct Env<'a> {
     executed: u64,
     budget: u64,
     windows: Windows,
+    /// [`launch`]'s behaviour: the first fault ends the launch at once (no other thread runs on).
+    stop_on_fault: bool,
 }
 
 /// One CTA's state, reused from CTA to CTA.
@@ -59,7 +64,9 @@ struct Cta {
 }
 
 /// Runs `kernel` of `module` over the grid of `cfg`, with the parameter buffer `params` (laid out
-/// per [`Kernel::params`]) and global memory `mem`.
+/// per [`Kernel::params`]) and global memory `mem`. The first MMU fault ends the launch with
+/// [`ExecError::Fault`] at once (no other thread runs on); [`start_launch`] is the form that
+/// stalls on faults and resumes after them.
 pub fn launch(
     module: &Module,
     kernel: &str,
@@ -68,7 +75,118 @@ pub fn launch(
     mem: &mut dyn VirtualMemory,
     limits: &Limits,
 ) -> Result<LaunchStats, PtxError> {
-    let k = module.kernel(kernel).ok_or_else(|| LaunchError::NoSuchKernel(kernel.into()))?;
+    let mut state = prepare(module, kernel, cfg, params, limits, true)?;
+    match state.run(module, mem)? {
+        RunOutcome::Completed(stats) => Ok(stats),
+        // Not reached: with `stop_on_fault` a fault is an error, but answer the same if it were.
+        RunOutcome::Stalled { faults } => {
+            let s = faults[0];
+            Err(PtxError::Exec {
+                error: ExecError::Fault(s.fault),
+                line: s.line,
+                instruction: module.kernels[state.kernel].opcodes.get(s.pc as usize).cloned().unwrap_or_default(),
+                cta: s.cta,
+                tid: s.tid,
+            })
+        }
+    }
+}
+
+/// Prepares a resumable launch of `kernel` (see [`LaunchState`]): checks the shape, the
+/// parameter buffer (copied), the bound globals and the CTA's memory as [`launch`] does, and
+/// allocates the CTA state. Nothing runs and no memory is touched until [`LaunchState::run`].
+pub fn start_launch(
+    module: &Module,
+    kernel: &str,
+    cfg: &LaunchConfig,
+    params: &[u8],
+    limits: &Limits,
+) -> Result<LaunchState, PtxError> {
+    prepare(module, kernel, cfg, params, limits, false)
+}
+
+/// A launch that stalls on replayable MMU faults and resumes, as a GPU with replayable faults
+/// does (the compute engine of unified memory).
+///
+/// A global `ld`/`st`/`atom`/`red` (any width, vectors too) that faults has no effect: nothing
+/// is written (a store is checked with [`VirtualMemory::probe_write`] first), the thread keeps
+/// its registers and stays at the instruction, and it is not counted in the instruction total.
+/// The other threads of the CTA run on until they too exit, wait at a barrier or stall; a warp
+/// with a stalled lane executes no collective (`shfl`/`vote`) until the replay; a barrier that
+/// cannot release because threads are stalled stalls the CTA (not a
+/// [`ExecError::BarrierDeadlock`]). [`LaunchState::run`] then answers [`RunOutcome::Stalled`]
+/// with one [`StalledAccess`] per stalled thread.
+///
+/// The next `run` is the replay: every stalled thread re-executes its access (one that still
+/// faults stalls and is reported again), and the launch goes on. CTAs run in order, one at a
+/// time (x fastest, then y, then z): completed CTAs never run again and the CTAs after a
+/// stalled one start only once it completes. Shared memory is zeroed when a CTA starts, not on
+/// replay. The instruction budget of [`Limits`] covers the whole launch, all runs together.
+///
+/// [`LaunchState::cancel`] ends the launch as a fault CANCEL does on hardware. Once the launch
+/// has completed or failed, `run` answers the same again.
+pub struct LaunchState {
+    kernel: usize,
+    name: String,
+    params: Vec<u8>,
+    const_bank: Option<Vec<u8>>,
+    globals: Vec<u64>,
+    ntid: [u32; 3],
+    nctaid: [u32; 3],
+    dynamic_shared: u32,
+    total_shared: u32,
+    nthreads: u32,
+    windows: Windows,
+    budget: u64,
+    executed: u64,
+    stop_on_fault: bool,
+    cta: Cta,
+    /// Linear index (x fastest) of the CTA running or next to start.
+    next_cta: u64,
+    /// Whether `cta` holds the stalled CTA `next_cta` (else that CTA starts afresh).
+    in_cta: bool,
+    /// A cancel hit the access of this thread of the stalled CTA: the next `run` fails with it.
+    cancelled: Option<u32>,
+    stats: LaunchStats,
+    /// How the launch ended, which `run` answers again.
+    ended: Option<Result<LaunchStats, PtxError>>,
+}
+
+/// What one [`LaunchState::run`] came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// Every CTA ran to its end; the stats cover the whole launch.
+    Completed(LaunchStats),
+    /// The running CTA cannot go on until these accesses are replayed: one per stalled thread,
+    /// in thread order (several threads may name the same page, as several uTLBs report it).
+    Stalled { faults: Vec<StalledAccess> },
+}
+
+/// A thread stalled at a global access that faulted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StalledAccess {
+    /// The fault as the memory reported it (VA, access type, kind).
+    pub fault: MmuFault,
+    pub cta: [u32; 3],
+    pub tid: [u32; 3],
+    /// Linear thread id in the CTA (x fastest), and its warp (`thread / 32`).
+    pub thread: u32,
+    pub warp: u32,
+    /// Index of the faulting instruction and its source line.
+    pub pc: u32,
+    pub line: u32,
+}
+
+fn prepare(
+    module: &Module,
+    kernel: &str,
+    cfg: &LaunchConfig,
+    params: &[u8],
+    limits: &Limits,
+    stop_on_fault: bool,
+) -> Result<LaunchState, PtxError> {
+    let index = module.kernels.iter().position(|k| k.name == kernel).ok_or_else(|| LaunchError::NoSuchKernel(kernel.into()))?;
+    let k = &module.kernels[index];
     let [bx, by, bz] = cfg.block;
     let [gx, gy, gz] = cfg.grid;
     let nthreads = bx as u64 * by as u64 * bz as u64;
@@ -100,25 +218,8 @@ pub fn launch(
         return Err(LaunchError::TooMuchMemory { needed, limit: limits.cta_memory_bytes }.into());
     }
     let nthreads = nthreads as u32;
-    let mut env = Env {
-        code: &k.code,
-        sites: &k.call_sites,
-        params,
-        const_bank: cfg.const_bank.unwrap_or(module.const_image()),
-        globals,
-        mem,
-        ntid: cfg.block,
-        nctaid: cfg.grid,
-        ctaid: [0; 3],
-        dynamic_shared: cfg.dynamic_shared,
-        total_shared,
-        nthreads,
-        executed: 0,
-        budget: limits.instruction_budget,
-        windows: cfg.windows,
-    };
     let nregs = k.num_regs as usize;
-    let mut cta = Cta {
+    let cta = Cta {
         nregs,
         local_size: k.local_size as usize,
         regs: vec![0; nregs * nthreads as usize],
@@ -129,28 +230,175 @@ pub fn launch(
         // Without recursion a call chain visits each call site at most once.
         stacks: (0..nthreads).map(|_| Vec::with_capacity(k.call_sites.len())).collect(),
     };
-    let mut stats = LaunchStats::default();
-    for z in 0..gz {
-        for y in 0..gy {
-            for x in 0..gx {
-                env.ctaid = [x, y, z];
+    Ok(LaunchState {
+        kernel: index,
+        name: k.name.clone(),
+        params: params.to_vec(),
+        const_bank: cfg.const_bank.map(|b| b.to_vec()),
+        globals,
+        ntid: cfg.block,
+        nctaid: cfg.grid,
+        dynamic_shared: cfg.dynamic_shared,
+        total_shared,
+        nthreads,
+        windows: cfg.windows,
+        budget: limits.instruction_budget,
+        executed: 0,
+        stop_on_fault,
+        cta,
+        next_cta: 0,
+        in_cta: false,
+        cancelled: None,
+        stats: LaunchStats::default(),
+        ended: None,
+    })
+}
+
+impl core::fmt::Debug for LaunchState {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let stalled = self.cta.state.iter().filter(|s| matches!(s, State::Faulted(_))).count();
+        f.debug_struct("LaunchState")
+            .field("kernel", &self.name)
+            .field("grid", &self.nctaid)
+            .field("block", &self.ntid)
+            .field("next_cta", &self.next_cta)
+            .field("stalled_threads", &if self.in_cta { stalled } else { 0 })
+            .field("executed", &self.executed)
+            .field("ended", &self.ended)
+            .finish()
+    }
+}
+
+impl LaunchState {
+    /// Runs (first call) or replays (later calls) the launch until it completes, stalls on
+    /// faults, or fails. `module` must be the one the launch was started from (a module without
+    /// the kernel at the same place is [`LaunchError::NoSuchKernel`]); `mem` may be a different
+    /// view of the same memory on each call (the driver maps pages in between).
+    pub fn run(&mut self, module: &Module, mem: &mut dyn VirtualMemory) -> Result<RunOutcome, PtxError> {
+        if let Some(end) = &self.ended {
+            return end.clone().map(RunOutcome::Completed);
+        }
+        let k = match module.kernels.get(self.kernel) {
+            Some(k) if k.name == self.name => k,
+            _ => return Err(LaunchError::NoSuchKernel(self.name.clone()).into()),
+        };
+        let [gx, gy, gz] = self.nctaid.map(u64::from);
+        let ctaid = |i: u64| [(i % gx) as u32, ((i / gx) % gy) as u32, (i / (gx * gy)) as u32];
+        if let Some(t) = self.cancelled {
+            let pc = self.cta.pc[t as usize];
+            let State::Faulted(f) = self.cta.state[t as usize] else { unreachable!("cancel names a stalled thread") };
+            let e = located(k, pc as usize, ExecError::Fault(f), ctaid(self.next_cta), tid_of(t, self.ntid));
+            self.ended = Some(Err(e.clone()));
+            return Err(e);
+        }
+        let mut env = Env {
+            code: &k.code,
+            sites: &k.call_sites,
+            params: &self.params,
+            const_bank: self.const_bank.as_deref().unwrap_or(module.const_image()),
+            globals: &self.globals,
+            mem,
+            ntid: self.ntid,
+            nctaid: self.nctaid,
+            ctaid: [0; 3],
+            dynamic_shared: self.dynamic_shared,
+            total_shared: self.total_shared,
+            nthreads: self.nthreads,
+            executed: self.executed,
+            budget: self.budget,
+            windows: self.windows,
+            stop_on_fault: self.stop_on_fault,
+        };
+        let cta = &mut self.cta;
+        let total = gx * gy * gz;
+        loop {
+            if self.next_cta == total {
+                self.executed = env.executed;
+                self.stats.instructions = env.executed;
+                self.ended = Some(Ok(self.stats));
+                return Ok(RunOutcome::Completed(self.stats));
+            }
+            env.ctaid = ctaid(self.next_cta);
+            if self.in_cta {
+                // The replay: stalled threads run their access again.
+                for s in cta.state.iter_mut() {
+                    if matches!(s, State::Faulted(_)) {
+                        *s = State::Ready;
+                    }
+                }
+            } else {
                 cta.regs.fill(0);
                 cta.local.fill(0);
                 cta.shared.fill(0);
                 cta.pc.fill(0);
                 cta.state.fill(State::Ready);
                 cta.stacks.iter_mut().for_each(Vec::clear);
-                run_cta(&mut env, &mut cta).map_err(|(error, t)| {
+                self.in_cta = true;
+            }
+            match run_cta(&mut env, cta) {
+                Ok(true) => {
+                    self.stats.ctas += 1;
+                    self.stats.threads += self.nthreads as u64;
+                    self.next_cta += 1;
+                    self.in_cta = false;
+                }
+                Ok(false) => {
+                    self.executed = env.executed;
+                    let mut faults = Vec::new();
+                    for (t, s) in cta.state.iter().enumerate() {
+                        if let State::Faulted(fault) = *s {
+                            let pc = cta.pc[t];
+                            faults.push(StalledAccess {
+                                fault,
+                                cta: env.ctaid,
+                                tid: tid_of(t as u32, self.ntid),
+                                thread: t as u32,
+                                warp: t as u32 / WARP_SIZE,
+                                pc,
+                                line: k.lines.get(pc as usize).copied().unwrap_or(0),
+                            });
+                        }
+                    }
+                    return Ok(RunOutcome::Stalled { faults });
+                }
+                Err((error, t)) => {
+                    self.executed = env.executed;
                     let pc = cta.pc.get(t as usize).copied().unwrap_or(0) as usize;
-                    located(k, pc, error, env.ctaid, tid_of(t, env.ntid))
-                })?;
-                stats.ctas += 1;
-                stats.threads += nthreads as u64;
+                    let e = located(k, pc, error, env.ctaid, tid_of(t, env.ntid));
+                    self.ended = Some(Err(e.clone()));
+                    return Err(e);
+                }
             }
         }
     }
-    stats.instructions = env.executed;
-    Ok(stats)
+
+    /// Cancels the accesses stalled on the page of `page_size` bytes (a power of two) holding
+    /// `va`, as the fault buffer's CANCEL does: the kernel is killed, so the next [`Self::run`]
+    /// fails with [`ExecError::Fault`] of the first such thread (and every run after it too);
+    /// nothing runs again. Returns whether any stalled access was on that page (if none, nothing
+    /// changes).
+    pub fn cancel(&mut self, va: u64, page_size: u64) -> bool {
+        if self.ended.is_some() || !self.in_cta {
+            return false;
+        }
+        let size = page_size.max(1);
+        let page = va & !(size - 1);
+        let hit = self.cta.state.iter().position(|s| matches!(s, State::Faulted(f) if f.va.wrapping_sub(page) < size));
+        if let Some(t) = hit {
+            self.cancelled.get_or_insert(t as u32);
+        }
+        hit.is_some()
+    }
+
+    /// Whether the launch has completed or failed (`run` would only answer that again).
+    pub fn is_finished(&self) -> bool {
+        self.ended.is_some()
+    }
+
+    /// CTAs completed so far.
+    pub fn ctas_done(&self) -> u64 {
+        self.stats.ctas
+    }
 }
 
 fn global_ref(op: &Op) -> Option<u32> {
@@ -179,18 +427,20 @@ fn tid_of(t: u32, ntid: [u32; 3]) -> [u32; 3] {
     [t % ntid[0], (t / ntid[0]) % ntid[1], t / (ntid[0] * ntid[1])]
 }
 
-/// Runs one CTA to completion. An error comes with the thread it happened on.
-fn run_cta(env: &mut Env, cta: &mut Cta) -> Result<(), (ExecError, u32)> {
+/// Runs one CTA until it completes (`true`) or every thread that has not exited is blocked and
+/// some are stalled on faults (`false`). An error comes with the thread it happened on.
+fn run_cta(env: &mut Env, cta: &mut Cta) -> Result<bool, (ExecError, u32)> {
     let n = env.nthreads;
     let nwarps = n.div_ceil(WARP_SIZE);
     loop {
         for w in 0..nwarps {
             run_warp(env, cta, w)?;
         }
-        // Every thread is now exited or at a barrier.
+        // Every thread is now exited, at a barrier, stalled on a fault, or at a collective of
+        // a warp with a stalled lane.
         let live = cta.state.iter().filter(|s| **s != State::Exited).count() as u32;
         if live == 0 {
-            return Ok(());
+            return Ok(true);
         }
         let mut released = false;
         for id in 0..16u32 {
@@ -214,6 +464,9 @@ fn run_cta(env: &mut Env, cta: &mut Cta) -> Result<(), (ExecError, u32)> {
             }
         }
         if !released {
+            if cta.state.iter().any(|s| matches!(s, State::Faulted(_))) {
+                return Ok(false);
+            }
             let first = cta.state.iter().position(|s| matches!(s, State::Barrier { .. })).unwrap_or(0) as u32;
             // Point the error at the barrier the thread waits on.
             if let Some(pc) = cta.pc.get_mut(first as usize) {
@@ -239,7 +492,17 @@ fn run_warp(env: &mut Env, cta: &mut Cta, w: u32) -> Result<(), (ExecError, u32)
                 let r = run_thread(env, t, regs, local, &mut cta.shared, &mut cta.stacks[ti], &mut pc);
                 cta.pc[ti] = pc;
                 cta.state[ti] = r.map_err(|e| (e, t))?;
+                if let State::Faulted(f) = cta.state[ti] {
+                    if env.stop_on_fault {
+                        return Err((ExecError::Fault(f), t));
+                    }
+                }
             }
+        }
+        // A lane stalled on a fault has not reached any collective yet: the warp's collectives
+        // wait for the replay (as a warp stalled at a faulting instruction waits on hardware).
+        if cta.state[first as usize..last as usize].iter().any(|s| matches!(s, State::Faulted(_))) {
+            return Ok(());
         }
         // Collectives: lanes at the same instruction execute it together.
         let mut any = false;
@@ -713,7 +976,11 @@ fn store(env: &mut Env, local: &mut [u8], shared: &mut [u8], space: Space, addr:
     }
     let (space, off) = resolve(&env.windows, space, addr);
     let dst = match space {
-        Space::Global | Space::Generic => return env.mem.write(off, data).map_err(ExecError::Fault),
+        Space::Global | Space::Generic => {
+            // No partial store: a fault anywhere in the access leaves every byte unwritten.
+            env.mem.probe_write(off, data.len()).map_err(ExecError::Fault)?;
+            return env.mem.write(off, data).map_err(ExecError::Fault);
+        }
         Space::Shared => shared,
         Space::Local => local,
         Space::Param | Space::Const => return Err(ExecError::OutOfRange { space, addr, len: data.len() as u32 }),
@@ -828,6 +1095,23 @@ fn run_thread(
         ($e:expr) => {{
             *pc_out = pc as u32;
             return Err($e);
+        }};
+    }
+    // A global access faulted before any effect: the thread stops at it, registers untouched,
+    // and the instruction is not counted (its replay is).
+    macro_rules! stall {
+        ($f:expr) => {{
+            *pc_out = pc as u32;
+            env.executed -= 1;
+            return Ok(State::Faulted($f));
+        }};
+    }
+    macro_rules! fail_or_stall {
+        ($e:expr) => {{
+            match $e {
+                ExecError::Fault(f) => stall!(f),
+                e => fail!(e),
+            }
         }};
     }
     loop {
@@ -1019,7 +1303,7 @@ fn run_thread(
                 let total = size * n as usize;
                 let mut buf = [0u8; 32];
                 if let Err(e) = load(env, local, shared, space, at, &mut buf[..total]) {
-                    fail!(e);
+                    fail_or_stall!(e);
                 }
                 for (k, dst) in d.iter().enumerate().take(n as usize) {
                     if let Some(r) = dst {
@@ -1039,7 +1323,7 @@ fn run_thread(
                     buf[k * size..(k + 1) * size].copy_from_slice(&v!(a[k]).to_le_bytes()[..size]);
                 }
                 if let Err(e) = store(env, local, shared, space, at, &buf[..total]) {
-                    fail!(e);
+                    fail_or_stall!(e);
                 }
             }
             Op::Atom { space, op, ty, d, addr, b, c } => {
@@ -1061,7 +1345,7 @@ fn run_thread(
                             n.copy_from_slice(&new.to_le_bytes()[..len]);
                         };
                         if let Err(fault) = env.mem.atomic(off, &mut buf[..size], &mut f) {
-                            fail!(ExecError::Fault(fault));
+                            stall!(fault);
                         }
                         u64::from_le_bytes(buf)
                     }

@@ -17,12 +17,26 @@
 //! as on Volta and later hardware. When every live thread is blocked and no barrier can
 //! release, the launch fails with [`ExecError::BarrierDeadlock`] instead of hanging.
 //!
+//! # Replayable faults
+//! [`start_launch`] gives a [`LaunchState`] whose [`LaunchState::run`] treats MMU faults as a
+//! GPU with replayable faults does: a global access that faults has no effect (no register
+//! written, no byte stored, no atomic applied) and its thread stalls at it, while the other
+//! threads run on until they exit, wait at a barrier or stall too (a warp with a stalled lane
+//! holds its collectives; a barrier held back by stalled threads stalls the CTA, it is not a
+//! deadlock). `run` then answers [`RunOutcome::Stalled`], one [`StalledAccess`] per stalled
+//! thread; the next `run` replays those accesses and goes on. CTAs still run one at a time and
+//! in order, so completed CTAs never run again and later ones wait. [`LaunchState::cancel`]
+//! kills the launch as a fault CANCEL does. [`launch`] keeps the simple behaviour: the first
+//! fault ends the launch with [`ExecError::Fault`].
+//!
 //! Memory effects are immediately visible to every thread (the model runs one thread at a
 //! time), so `membar`/`fence` have no work to do and decode to [`inst::Op::Nop`].
 //!
 //! # Address spaces
 //! Global memory goes through [`crate::engine_mem::VirtualMemory`]; an MMU fault stops the
-//! launch with the fault and the instruction's line. Shared memory is per CTA (static `.shared`
+//! launch with the fault and the instruction's line (or, resumable, stalls the thread: see
+//! above). A global store asks [`crate::engine_mem::VirtualMemory::probe_write`] before writing,
+//! so a faulting store writes nothing. Shared memory is per CTA (static `.shared`
 //! declarations first, then the launch's dynamic bytes, which `.extern .shared` arrays name);
 //! local memory is per thread; `.param` is the launch's argument buffer laid out by
 //! [`Kernel::params`]; `.const` is the launch's constant bank (by default the module's own
@@ -76,7 +90,7 @@ use core::fmt;
 
 use crate::engine_mem::MmuFault;
 
-pub use exec::launch;
+pub use exec::{launch, start_launch, LaunchState, RunOutcome, StalledAccess};
 
 /// Generic-address window of shared memory (see the module docs).
 pub const SHARED_WINDOW: u64 = 0xFFFF_FE00_0000_0000;
@@ -380,5 +394,7 @@ impl fmt::Display for PtxError {
     }
 }
 
+#[cfg(test)]
+mod replay_tests;
 #[cfg(test)]
 mod tests;
