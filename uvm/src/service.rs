@@ -32,7 +32,6 @@ use crate::va_block::{AccessType, MappingTarget, Prot, PteLayout, VaBlock};
 use crate::perf::thrashing::{
     self, BlockThrashing, HintContext, MigrationCause, ThrashingConfig, ThrashingEvent, ThrashingHint, TransferMode,
 };
-use crate::processor::{ProcessorMask, MAX_GPUS};
 use crate::va_space::{VaSpace, VaSpaceError};
 
 /// Memory of one processor at a physical address.
@@ -319,14 +318,14 @@ impl UvmContext {
         let now = backend.now_ns();
         let cfg = self.thrashing_config;
         let bt = self.thrashing.entry(start).or_default();
-        let topology = TopologyMasks(&*backend);
+        let topology: &dyn thrashing::TopologyMasks = &*backend;
         let mut by_dest: BTreeMap<ProcessorId, (PageMask, BTreeMap<PageIndex, AccessType>)> = BTreeMap::new();
         for (&page, &access) in &wanted {
             if block.prot(processor, page) >= access.required_prot() && access != AccessType::Prefetch {
                 result.already_mapped += 1;
                 continue;
             }
-            let ctx = HintContext { preferred_location: policy.preferred_location, resident_on: block.residency_of(page), topology: &topology };
+            let ctx = HintContext { preferred_location: policy.preferred_location, resident_on: block.residency_of(page), topology };
             let pin = match bt.get_hint(&cfg, page, processor, now, &ctx) {
                 ThrashingHint::None => None,
                 ThrashingHint::Throttle { .. } => {
@@ -793,36 +792,6 @@ impl UvmContext {
 /// Pages of `block` resident on `p`.
 fn block_resident_snapshot(block: &VaBlock, p: ProcessorId) -> PageMask {
     block.resident(p)
-}
-
-/// The service's topology in the mask form thrashing detection asks for.
-struct TopologyMasks<'a, T: ProcessorTopology>(&'a T);
-
-impl<T: ProcessorTopology> TopologyMasks<'_, T> {
-    fn all() -> impl Iterator<Item = ProcessorId> {
-        (0..=MAX_GPUS).filter_map(ProcessorId::from_index)
-    }
-    fn mask(f: impl Fn(ProcessorId) -> bool) -> ProcessorMask {
-        Self::all().filter(|&p| f(p)).collect()
-    }
-}
-
-impl<T: ProcessorTopology> thrashing::ProcessorTopology for TopologyMasks<'_, T> {
-    fn accessible_from(&self, location: ProcessorId) -> ProcessorMask {
-        Self::mask(|p| self.0.can_access(p, location))
-    }
-    fn can_access(&self, processor: ProcessorId) -> ProcessorMask {
-        Self::mask(|l| self.0.can_access(processor, l))
-    }
-    fn has_nvlink(&self, location: ProcessorId) -> ProcessorMask {
-        Self::mask(|p| p != location && self.0.has_nvlink(p, location))
-    }
-    fn has_native_atomics(&self, location: ProcessorId) -> ProcessorMask {
-        Self::mask(|p| self.0.has_native_atomics(p, location))
-    }
-    fn has_memory(&self, processor: ProcessorId) -> bool {
-        self.0.has_memory(processor)
-    }
 }
 
 fn lookup(targets: &[(PageIndex, MappingTarget)], page: PageIndex) -> Option<MappingTarget> {

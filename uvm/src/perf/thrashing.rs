@@ -217,9 +217,10 @@ pub struct ThrashingStats {
     pub pins_remote: u64,
 }
 
-/// How the va_space's processors reach each other's memory, as far as thrashing needs it
-/// (`va_space->can_access`, `accessible_from`, `has_nvlink`, `has_native_atomics`).
-pub trait ProcessorTopology {
+/// How the va_space's processors reach each other's memory, in the mask form thrashing asks
+/// for (`va_space->can_access`, `accessible_from`, `has_nvlink`, `has_native_atomics`). Every
+/// [`crate::policy::ProcessorTopology`] has this view; there is one source of the facts.
+pub trait TopologyMasks {
     /// Processors that can map memory resident on `location`.
     fn accessible_from(&self, location: ProcessorId) -> ProcessorMask;
     /// Locations whose memory `processor` can map.
@@ -256,7 +257,7 @@ pub trait ProcessorTopology {
 
 const PROCESSORS: usize = MAX_GPUS + 1;
 
-/// A [`ProcessorTopology`] written out as tables, for callers without a va_space of their own
+/// A [`crate::policy::ProcessorTopology`] written out as tables, for callers without a va_space of their own
 /// and for tests.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessTable {
@@ -318,33 +319,51 @@ impl AccessTable {
     }
 }
 
-impl ProcessorTopology for AccessTable {
-    fn accessible_from(&self, location: ProcessorId) -> ProcessorMask {
-        if !is_valid(location) {
-            return ProcessorMask::empty();
-        }
-        self.can_access
-            .iter()
-            .enumerate()
-            .filter(|(_, reach)| reach.test(location))
-            .filter_map(|(i, _)| ProcessorId::from_index(i))
-            .collect()
-    }
-
-    fn can_access(&self, processor: ProcessorId) -> ProcessorMask {
-        self.can_access.get(processor.index()).copied().unwrap_or_default()
-    }
-
-    fn has_nvlink(&self, location: ProcessorId) -> ProcessorMask {
-        self.nvlink.get(location.index()).copied().unwrap_or_default()
-    }
-
-    fn has_native_atomics(&self, location: ProcessorId) -> ProcessorMask {
-        self.native_atomics.get(location.index()).copied().unwrap_or_default()
+impl crate::policy::ProcessorTopology for AccessTable {
+    fn can_access(&self, from: ProcessorId, to: ProcessorId) -> bool {
+        self.can_access.get(from.index()).is_some_and(|row| row.test(to))
     }
 
     fn has_memory(&self, processor: ProcessorId) -> bool {
         is_valid(processor) && self.with_memory.test(processor)
+    }
+
+    fn has_nvlink(&self, a: ProcessorId, b: ProcessorId) -> bool {
+        self.nvlink.get(b.index()).is_some_and(|row| row.test(a))
+    }
+
+    fn has_native_atomics(&self, from: ProcessorId, to: ProcessorId) -> bool {
+        self.native_atomics.get(to.index()).is_some_and(|row| row.test(from))
+    }
+}
+
+/// Every processor id a mask can hold.
+fn all_processors() -> impl Iterator<Item = ProcessorId> {
+    (0..PROCESSORS).filter_map(ProcessorId::from_index)
+}
+
+impl<T: crate::policy::ProcessorTopology + ?Sized> TopologyMasks for T {
+    fn accessible_from(&self, location: ProcessorId) -> ProcessorMask {
+        if !is_valid(location) {
+            return ProcessorMask::empty();
+        }
+        all_processors().filter(|&p| crate::policy::ProcessorTopology::can_access(self, p, location)).collect()
+    }
+
+    fn can_access(&self, processor: ProcessorId) -> ProcessorMask {
+        all_processors().filter(|&l| crate::policy::ProcessorTopology::can_access(self, processor, l)).collect()
+    }
+
+    fn has_nvlink(&self, location: ProcessorId) -> ProcessorMask {
+        all_processors().filter(|&p| crate::policy::ProcessorTopology::has_nvlink(self, p, location)).collect()
+    }
+
+    fn has_native_atomics(&self, location: ProcessorId) -> ProcessorMask {
+        all_processors().filter(|&p| crate::policy::ProcessorTopology::has_native_atomics(self, p, location)).collect()
+    }
+
+    fn has_memory(&self, processor: ProcessorId) -> bool {
+        crate::policy::ProcessorTopology::has_memory(self, processor)
     }
 }
 
@@ -355,7 +374,7 @@ pub struct HintContext<'a> {
     pub preferred_location: Option<ProcessorId>,
     /// Processors holding a copy of the page now.
     pub resident_on: ProcessorMask,
-    pub topology: &'a dyn ProcessorTopology,
+    pub topology: &'a dyn TopologyMasks,
 }
 
 /// Thrashing state of one page (`page_thrashing_info_t`).
@@ -454,12 +473,12 @@ impl PageThrashing {
     }
 
     /// Whether every thrashing processor can map memory on `to`.
-    fn all_can_access(&self, topology: &dyn ProcessorTopology, to: Option<ProcessorId>) -> bool {
+    fn all_can_access(&self, topology: &dyn TopologyMasks, to: Option<ProcessorId>) -> bool {
         to.is_some_and(|to| self.processors.andnot(topology.accessible_from(to)).is_empty())
     }
 
     /// Whether every thrashing processor reaches `to` over NVLink with native atomics.
-    fn all_have_fast_access(&self, topology: &dyn ProcessorTopology, to: Option<ProcessorId>) -> bool {
+    fn all_have_fast_access(&self, topology: &dyn TopologyMasks, to: Option<ProcessorId>) -> bool {
         to.is_some_and(|to| {
             let fast = topology.has_nvlink(to).and(topology.has_native_atomics(to)).or(ProcessorMask::of(to));
             self.processors.andnot(fast).is_empty()
