@@ -62,5 +62,20 @@ pub fn run() -> bool {
     });
     let ms = (crate::time::nanos_since_entry() - t0) / 1_000_000;
     log::info!(target: "app", "application finished in {ms} ms");
-    outcome.unwrap_or(false)
+    // Whatever the results, an access the model refused is something real hardware would
+    // have refused too: the run fails.
+    let rejections = crate::gpu::with_gpus(|gpus| {
+        let mut n = 0;
+        for gpu in gpus {
+            for e in gpu.model().map(|m| m.errors()).unwrap_or_default() {
+                log::error!(target: "app", "{}: the model rejected an access: {e}", gpu.name);
+                n += 1;
+            }
+        }
+        n
+    });
+    if rejections > 0 {
+        log::error!(target: "app", "{rejections} model rejection(s): the application run fails");
+    }
+    outcome.unwrap_or(false) && rejections == 0
 }
