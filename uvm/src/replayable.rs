@@ -13,7 +13,8 @@ use core::fmt;
 
 use nvgpu::host::mem_op::{CancelVa, CancelVaMode, PdbAperture, ReplayType};
 
-use crate::fault::batch::{batch_flush_mode, FaultBatch, ServiceConfig, ServiceProgress};
+use crate::fault::batch::{batch_flush_mode, FaultBatch, PrefetchFaultControl, ServiceConfig, ServiceProgress};
+use nvgpu::hw::vm::PrfFilter;
 use crate::fault::buffer::{FaultBufferError, FaultBufferMemory, FaultBufferRegisters, ReplayableFaultBuffer};
 use crate::fault::entry::{Aperture, FaultAccess, FaultEntry, InstancePtr};
 use crate::gpu_faults::{service_fault_batch, FatalFault, FatalReason, PendingFault};
@@ -82,6 +83,23 @@ pub struct BottomHalfReport {
     pub cancelled: Vec<CancelledFault>,
     /// Entries the buffer held that did not decode (skipped, counted).
     pub malformed: usize,
+    /// Prefetch faults on addresses outside managed memory: dropped, never cancelled.
+    pub invalid_prefetch: u32,
+    /// A new `PAGE_FAULT_CTRL_PRF_FILTER` for the caller to write: prefetch faults off after a
+    /// batch of mostly invalid prefetches, back on after UVM's lapse.
+    pub prefetch_filter: Option<PrfFilter>,
+}
+
+/// What a GPU's bottom halves keep from one run to the next.
+#[derive(Clone, Copy, Debug)]
+pub struct BottomHalfState {
+    pub prefetch_faults: PrefetchFaultControl,
+}
+
+impl BottomHalfState {
+    pub fn new(config: &ServiceConfig) -> Self {
+        BottomHalfState { prefetch_faults: PrefetchFaultControl::new(config.reenable_prefetch_faults_lapse_ms) }
+    }
 }
 
 /// The GPU's identity as the bottom half needs it.
@@ -120,6 +138,7 @@ pub fn service_replayable_faults<M: FaultBufferMemory, R: FaultBufferRegisters>(
     gpu: FaultingGpu,
     owns: impl Fn(InstancePtr) -> bool,
     config: &ServiceConfig,
+    state: &mut BottomHalfState,
     prefetch: &mut impl PrefetchPolicy,
     backend: &mut impl UvmBackend,
     channel: &mut impl ReplayChannel,
@@ -156,13 +175,25 @@ pub fn service_replayable_faults<M: FaultBufferMemory, R: FaultBufferRegisters>(
         let before_throttled = ctx.throttled_faults;
         let out = service_fault_batch(ctx, gpu.gpu, &pending, prefetch, backend);
         report.serviced += out.serviced;
+        let mut invalid_prefetch = 0u32;
         for fatal in out.fatal {
+            // A prefetch to nowhere is not the program's error: UVM drops it (the replay
+            // discards prefetch faults) and counts it.
+            if fatal.access == AccessType::Prefetch && fatal.reason == FatalReason::NoRange {
+                invalid_prefetch += 1;
+                ctx.stats.cancels = ctx.stats.cancels.saturating_sub(1);
+                continue;
+            }
             // The fault's own entry names its instance and engine.
             let Some(src) = order.order.iter().filter_map(|f| faults.get(f.index)).find(|f| f.entry.va == fatal.va) else {
                 continue;
             };
             cancel(channel, &src.entry, fatal)?;
             report.cancelled.push(CancelledFault { instance: src.entry.instance, engine_id: src.entry.engine_id, fault: fatal });
+        }
+        report.invalid_prefetch += invalid_prefetch;
+        if let Some(filter) = state.prefetch_faults.update(invalid_prefetch, config.batch_size, backend.now_ns() / 1_000_000) {
+            report.prefetch_filter = Some(filter);
         }
         for &index in &order.unresolved {
             if let Some(f) = faults.get(index) {

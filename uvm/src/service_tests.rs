@@ -543,7 +543,7 @@ mod model_faults {
     use crate::fault::batch::ServiceConfig;
     use crate::fault::buffer::{FaultBufferMemory, FaultBufferRegisters, FetchConfig, ReplayableFaultBuffer};
     use crate::fault::entry::RawFaultEntry;
-    use crate::replayable::{service_replayable_faults, FaultingGpu, ReplayChannel, ReplayChannelError};
+    use crate::replayable::{service_replayable_faults, BottomHalfState, FaultingGpu, ReplayChannel, ReplayChannelError};
     use core::cell::RefCell;
     use nvgpu::host::mem_op::{CancelVa, ReplayType};
     use nvgpu::hw::fault::{tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS, FaultAccessType, FaultType};
@@ -558,7 +558,7 @@ mod model_faults {
     use sim::fault_buffer::{FaultRecord, Outstanding, ReplayableFaultBuffer as ModelBuffer};
 
     const BUF_BASE: u64 = 0x4_0000_0000;
-    const ENTRIES: u32 = 512;
+    pub(super) const ENTRIES: u32 = 512;
     const PDB: PhysAddr = PhysAddr { aperture: PhysAperture::Video, addr: 0x20_0000 };
 
     /// The fault buffer's system memory: one flat array at [`BUF_BASE`].
@@ -585,14 +585,14 @@ mod model_faults {
     }
 
     /// The model's buffer and its memory, shared by the "GPU" (reporting) and the driver.
-    struct Model {
-        fb: RefCell<ModelBuffer>,
+    pub(super) struct Model {
+        pub(super) fb: RefCell<ModelBuffer>,
         mem: RefCell<Sysmem>,
-        errors: RefCell<Vec<sim::fault_buffer::FaultBufferError>>,
+        pub(super) errors: RefCell<Vec<sim::fault_buffer::FaultBufferError>>,
     }
 
     impl Model {
-        fn new() -> Self {
+        pub(super) fn new() -> Self {
             let m = Model { fb: RefCell::new(ModelBuffer::default()), mem: RefCell::default(), errors: RefCell::default() };
             let lo = LO_LAYOUT::from_raw(0)
                 .with(LO_LAYOUT::ADDR_MODE, FaultBufferAddrMode::Physical)
@@ -614,18 +614,21 @@ mod model_faults {
                 0
             })
         }
-        fn report(&self, va: u64, write: bool, ts: u64) {
+        pub(super) fn report(&self, va: u64, write: bool, ts: u64) {
+            self.report_access(va, if write { FaultAccessType::VirtWrite } else { FaultAccessType::VirtRead }, ts);
+        }
+        pub(super) fn report_access(&self, va: u64, access: FaultAccessType, ts: u64) {
             let record = FaultRecord {
                 instance: PDB,
                 va,
                 fault_type: FaultType::Pte,
-                access: if write { FaultAccessType::VirtWrite } else { FaultAccessType::VirtRead },
+                access,
                 engine_id: NV_PFAULT_MMU_ENG_ID_GRAPHICS,
                 client: (va >> 12) as u8 & 7,
                 gpc: 0,
                 timestamp_ns: ts,
             };
-            self.fb.borrow_mut().report(record, &mut *self.mem.borrow_mut()).expect("fault delivered");
+            let _ = self.fb.borrow_mut().report(record, &mut *self.mem.borrow_mut()).expect("fault buffer");
         }
     }
 
@@ -657,11 +660,11 @@ mod model_faults {
     }
 
     /// The replay channel: the model's replay hands back the outstanding faults to retry.
-    struct Channel<'a> {
-        model: &'a Model,
-        retry: Vec<Outstanding>,
-        cancelled: Vec<u64>,
-        replays: u32,
+    pub(super) struct Channel<'a> {
+        pub(super) model: &'a Model,
+        pub(super) retry: Vec<Outstanding>,
+        pub(super) cancelled: Vec<u64>,
+        pub(super) replays: u32,
     }
 
     impl ReplayChannel for Channel<'_> {
@@ -724,8 +727,11 @@ mod model_faults {
             }
             let mut buffer = ReplayableFaultBuffer::new(model, model, ENTRIES, FetchConfig::default()).unwrap();
             let mut channel = Channel { model, retry: Vec::new(), cancelled: Vec::new(), replays: 0 };
-            let report = service_replayable_faults(&mut buffer, ctx, gpu, |inst| inst.address == PDB.addr, &ServiceConfig::default(), prefetch, m, &mut channel)
-                .expect("bottom half");
+            let config = ServiceConfig::default();
+            let mut state = BottomHalfState::new(&config);
+            let report =
+                service_replayable_faults(&mut buffer, ctx, gpu, |inst| inst.address == PDB.addr, &config, &mut state, prefetch, m, &mut channel)
+                    .expect("bottom half");
             assert_eq!(report.replays, channel.replays);
             bottom_halves += 1;
             // Cancelled accesses end (the kernel is told); the rest retry.
@@ -770,7 +776,9 @@ mod model_faults {
         m: &mut Machine,
         channel: &mut Channel<'_>,
     ) -> usize {
-        service_replayable_faults(buffer, ctx, gpu, |inst| inst.address == PDB.addr, &ServiceConfig::default(), &mut NoPrefetch, m, channel)
+        let config = ServiceConfig::default();
+        let mut state = BottomHalfState::new(&config);
+        service_replayable_faults(buffer, ctx, gpu, |inst| inst.address == PDB.addr, &config, &mut state, &mut NoPrefetch, m, channel)
             .expect("bottom half")
             .serviced
     }
@@ -861,4 +869,38 @@ pub(crate) fn one_bottom_half_of_256_faults() -> u64 {
 #[test]
 fn fault_service_cost_workload() {
     assert_eq!(one_bottom_half_of_256_faults(), 256);
+}
+
+#[test]
+fn invalid_prefetch_faults_are_dropped_and_turn_prefetch_faults_off() {
+    use crate::fault::batch::ServiceConfig;
+    use crate::fault::buffer::{FetchConfig, ReplayableFaultBuffer};
+    use crate::replayable::{service_replayable_faults, BottomHalfState, FaultingGpu};
+    use model_faults::*;
+    use nvgpu::hw::fault::{tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS, FaultAccessType};
+    use nvgpu::hw::vm::PrfFilter;
+    let mut m = Machine::new(1, 64 * MB2);
+    let mut ctx = UvmContext::new();
+    ctx.va_space.register_gpu(0).unwrap();
+    ctx.va_space.create_managed_range(0, MB2, VaPolicy::default()).unwrap();
+    let model = Model::new();
+    // 200 prefetches to unmanaged addresses and one real read: more than 2/3 of a batch of 256.
+    for i in 0..200u64 {
+        model.report_access(8 * MB2 + i * PAGE_SIZE, FaultAccessType::VirtPrefetch, 1);
+    }
+    model.report(0x3000, false, 1);
+    let config = ServiceConfig::default();
+    let mut state = BottomHalfState::new(&config);
+    let mut buffer = ReplayableFaultBuffer::new(&model, &model, ENTRIES, FetchConfig::default()).unwrap();
+    let mut channel = Channel { model: &model, retry: Vec::new(), cancelled: Vec::new(), replays: 0 };
+    let gpu = FaultingGpu { gpu: 0, graphics_engine_base: NV_PFAULT_MMU_ENG_ID_GRAPHICS };
+    let report = service_replayable_faults(&mut buffer, &mut ctx, gpu, |_| true, &config, &mut state, &mut NoPrefetch, &mut m, &mut channel)
+        .unwrap();
+    assert_eq!(report.invalid_prefetch, 200);
+    assert!(report.cancelled.is_empty(), "prefetches to nowhere are not cancelled");
+    assert_eq!(ctx.stats.cancels, 0);
+    assert_eq!(report.prefetch_filter, Some(PrfFilter::SendNone));
+    assert!(!state.prefetch_faults.enabled());
+    assert!(m.access(G0, 0x3000, None).is_ok(), "the real fault was serviced");
+    assert!(model.errors.borrow().is_empty(), "{:?}", model.errors.borrow());
 }
