@@ -140,7 +140,7 @@ fn page_fault(cr2: u64, error_code: u64) -> bool {
     // A fault while the service itself runs (or another CPU holds it) is not resolvable here.
     let Some(mut guard) = MANAGED.try_lock() else { return false };
     let Some(m) = guard.as_mut() else { return false };
-    let write = error_code & 2 != 0;
+    let write = error_code & crate::arch::idt::PF_ERROR_WRITE != 0;
     let access = if write { AccessType::AtomicStrong } else { AccessType::Read };
     let page = ((cr2 % VA_BLOCK_SIZE) / PAGE_SIZE) as usize;
     m.ctx.stats.cpu_faults += 1;

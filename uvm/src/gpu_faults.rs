@@ -47,6 +47,8 @@ impl fmt::Display for FatalReason {
 /// A fault that must be cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FatalFault {
+    /// Its position in the list it came from (the faults given to [`service_fault_batch`]).
+    pub index: usize,
     pub va: u64,
     pub access: AccessType,
     pub reason: FatalReason,
@@ -61,6 +63,10 @@ pub struct BatchOutcome {
     pub blocks: usize,
     /// Faults to cancel.
     pub fatal: Vec<FatalFault>,
+    /// Prefetch faults on addresses outside every managed range: not the program's error, so
+    /// dropped (the replay discards prefetch faults) and counted, as UVM's
+    /// `num_invalid_prefetch_faults`.
+    pub invalid_prefetch: u32,
 }
 
 /// Services `faults` (sorted by address, as the fault batch sorts them) for GPU `gpu`.
@@ -83,30 +89,38 @@ pub fn service_fault_batch(
         let window = first.va & !(VA_BLOCK_SIZE - 1);
         let mut j = i;
         let mut pages: Vec<PageAccess> = Vec::new();
-        while let Some(f) = faults.get(j) {
+        let mut indices: Vec<usize> = Vec::new();
+        while let Some(&f) = faults.get(j) {
             let same_block = f.va & !(VA_BLOCK_SIZE - 1) == window
                 && range.is_some_and(|(s, e)| f.va >= s && f.va < e);
             if j > i && !same_block {
                 break;
             }
+            let index = j;
             j += 1;
             if let Some(why) = f.unserviceable {
-                out.fatal.push(FatalFault { va: f.va, access: f.access, reason: FatalReason::FaultType(why) });
+                out.fatal.push(FatalFault { index, va: f.va, access: f.access, reason: FatalReason::FaultType(why) });
                 continue;
             }
             if range.is_none() {
-                out.fatal.push(FatalFault { va: f.va, access: f.access, reason: FatalReason::NoRange });
+                if f.access == AccessType::Prefetch {
+                    out.invalid_prefetch += 1;
+                } else {
+                    out.fatal.push(FatalFault { index, va: f.va, access: f.access, reason: FatalReason::NoRange });
+                }
                 continue;
             }
             pages.push(PageAccess { page: ((f.va - window) / PAGE_SIZE) as usize, access: f.access });
+            indices.push(index);
         }
         if !pages.is_empty() {
             out.blocks += 1;
             match ctx.service_block(ProcessorId::Gpu(gpu), first.va, &pages, prefetch, backend) {
                 Ok(_) => out.serviced += pages.len(),
                 Err(e) => {
-                    for p in &pages {
+                    for (p, &index) in pages.iter().zip(&indices) {
                         out.fatal.push(FatalFault {
+                            index,
                             va: window + p.page as u64 * PAGE_SIZE,
                             access: p.access,
                             reason: FatalReason::ServiceFailed(e),

@@ -175,30 +175,22 @@ pub fn service_replayable_faults<M: FaultBufferMemory, R: FaultBufferRegisters>(
         let before_throttled = ctx.throttled_faults;
         let out = service_fault_batch(ctx, gpu.gpu, &pending, prefetch, backend);
         report.serviced += out.serviced;
-        let mut invalid_prefetch = 0u32;
         for fatal in out.fatal {
-            // A prefetch to nowhere is not the program's error: UVM drops it (the replay
-            // discards prefetch faults) and counts it.
-            if fatal.access == AccessType::Prefetch && fatal.reason == FatalReason::NoRange {
-                invalid_prefetch += 1;
-                ctx.stats.cancels = ctx.stats.cancels.saturating_sub(1);
-                continue;
-            }
             // The fault's own entry names its instance and engine.
-            let Some(src) = order.order.iter().filter_map(|f| faults.get(f.index)).find(|f| f.entry.va == fatal.va) else {
+            let Some(src) = order.order.get(fatal.index).and_then(|f| faults.get(f.index)) else {
                 continue;
             };
-            cancel(channel, &src.entry, fatal)?;
+            cancel(channel, &src.entry)?;
             report.cancelled.push(CancelledFault { instance: src.entry.instance, engine_id: src.entry.engine_id, fault: fatal });
         }
-        report.invalid_prefetch += invalid_prefetch;
-        if let Some(filter) = state.prefetch_faults.update(invalid_prefetch, config.batch_size, backend.now_ns() / 1_000_000) {
+        report.invalid_prefetch += out.invalid_prefetch;
+        if let Some(filter) = state.prefetch_faults.update(out.invalid_prefetch, config.batch_size, backend.now_ns() / 1_000_000) {
             report.prefetch_filter = Some(filter);
         }
         for &index in &order.unresolved {
             if let Some(f) = faults.get(index) {
-                let fatal = FatalFault { va: f.entry.va, access: access_of(f.entry.access), reason: FatalReason::NoRange };
-                cancel(channel, &f.entry, fatal)?;
+                let fatal = FatalFault { index, va: f.entry.va, access: access_of(f.entry.access), reason: FatalReason::NoRange };
+                cancel(channel, &f.entry)?;
                 ctx.stats.cancels += 1;
                 report.cancelled.push(CancelledFault { instance: f.entry.instance, engine_id: f.entry.engine_id, fault: fatal });
             }
@@ -220,7 +212,7 @@ pub fn service_replayable_faults<M: FaultBufferMemory, R: FaultBufferRegisters>(
 }
 
 /// A precise cancel of every access to the fault's page (`CANCEL_VA_GLOBAL`, `VIRT_ALL`).
-fn cancel(channel: &mut impl ReplayChannel, entry: &FaultEntry, _fatal: FatalFault) -> Result<(), ReplayChannelError> {
+fn cancel(channel: &mut impl ReplayChannel, entry: &FaultEntry) -> Result<(), ReplayChannelError> {
     let pdb_aperture = match entry.instance.aperture {
         Aperture::VidMem => PdbAperture::VidMem,
         Aperture::SysMemCoherent | Aperture::SysMemNoncoherent => PdbAperture::SysMemCoherent,

@@ -361,7 +361,7 @@ impl UvmContext {
 
         for (dest, (mask, accesses)) in by_dest {
             let duplicate = policy.read_duplication && accesses.values().all(|&a| a <= AccessType::Read);
-            let before = block_resident_snapshot(self.block_at(start)?, dest);
+            let before = self.block_at(start)?.resident(dest);
             let moved = self.migrate_block_pages(start, dest, &mask, duplicate, backend)?;
             result.migrated_pages += moved;
             self.record_migrations(start, dest, &mask.andnot(&before), &accesses, duplicate, now);
@@ -555,16 +555,18 @@ impl UvmContext {
         let block = self.block_at(start)?;
         let region = block.region();
         let window = block.window_base();
-        let mut cpu_pages: BTreeMap<PageIndex, u64> = BTreeMap::new();
+        let mut placed: alloc::boxed::Box<[u64; PAGES_PER_BLOCK]> = alloc::boxed::Box::new([u64::MAX; PAGES_PER_BLOCK]);
         match dest {
             ProcessorId::Cpu => {
                 for page in pages.iter() {
                     match backend.alloc(dest, PAGE_SIZE, window) {
                         Ok(pa) => {
-                            cpu_pages.insert(page, pa);
+                            if let Some(slot) = placed.get_mut(page) {
+                                *slot = pa;
+                            }
                         }
                         Err(e) => {
-                            for (_, pa) in cpu_pages {
+                            for pa in placed.iter().copied().filter(|&pa| pa != u64::MAX) {
                                 backend.free(dest, pa, PAGE_SIZE);
                             }
                             return Err(e.into());
@@ -598,14 +600,14 @@ impl UvmContext {
                 }
                 if let Some(chunks) = self.chunks.get(&(window, g)) {
                     for page in pages.iter() {
-                        if let Some(pa) = chunks.phys(page) {
-                            cpu_pages.insert(page, pa);
+                        if let (Some(pa), Some(slot)) = (chunks.phys(page), placed.get_mut(page)) {
+                            *slot = pa;
                         }
                     }
                 }
             }
         }
-        Ok(move |page: PageIndex| cpu_pages.get(&page).copied().unwrap_or(u64::MAX))
+        Ok(move |page: PageIndex| placed.get(page).copied().unwrap_or(u64::MAX))
     }
 
     /// Marks the window as just used on GPU `g` (the eviction LRU's tail).
@@ -789,13 +791,9 @@ impl UvmContext {
     }
 }
 
-/// Pages of `block` resident on `p`.
-fn block_resident_snapshot(block: &VaBlock, p: ProcessorId) -> PageMask {
-    block.resident(p)
-}
-
+/// The target of `page` in `targets` (ascending by page, as built from a mask).
 fn lookup(targets: &[(PageIndex, MappingTarget)], page: PageIndex) -> Option<MappingTarget> {
-    targets.iter().find(|&&(p, _)| p == page).map(|&(_, t)| t)
+    targets.binary_search_by_key(&page, |&(p, _)| p).ok().and_then(|i| targets.get(i)).map(|&(_, t)| t)
 }
 
 /// Pages of `block` held by more than one processor.
@@ -853,8 +851,7 @@ fn rewrite_gpu_ptes(
         }
     }
     let touches = |r: &PageRegion| granules.count_in(*r) > 0;
-    for (r, size) in old.extents().iter().filter(|(r, _)| touches(r)) {
-        let _ = size;
+    for (r, _) in old.extents().iter().filter(|(r, _)| touches(r)) {
         backend.unmap(p, block.page_address(r.first), r.size())?;
     }
     let Some(state) = block.gpu(g) else { return Ok(()) };

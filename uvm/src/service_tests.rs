@@ -641,7 +641,7 @@ mod model_faults {
         }
         fn clear_valid(&mut self, index: u32) {
             let mut e = self.read_entry(index);
-            e[31] &= 0x7f;
+            nvgpu::hw::fault::NVC369_BUF_ENTRY_VALID.set(&mut e, 0);
             let at = PhysAddr { aperture: PhysAperture::SystemCoherent, addr: BUF_BASE + 32 * u64::from(index) };
             self.mem.borrow_mut().write_phys(at, &e);
         }

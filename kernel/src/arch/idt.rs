@@ -201,6 +201,13 @@ pub fn init() {
     }
 }
 
+/// Page-fault error code bits (Intel SDM vol. 3A, section 4.7 "Page-Fault Exceptions",
+/// figure 4-12): P (protection violation, else not present), W/R (write), RSVD, I/D (fetch).
+pub const PF_ERROR_PRESENT: u64 = 1 << 0;
+pub const PF_ERROR_WRITE: u64 = 1 << 1;
+pub const PF_ERROR_RESERVED: u64 = 1 << 3;
+pub const PF_ERROR_FETCH: u64 = 1 << 4;
+
 /// A page-fault service: given the fault address (CR2) and the error code, returns `true`
 /// when it made the access possible (the instruction is then re-executed).
 pub type PageFaultService = fn(u64, u64) -> bool;
@@ -276,10 +283,10 @@ impl fmt::Display for Report<'_> {
                 f,
                 "  cr2 {:#018x} ({} {} {}{})",
                 super::read_cr2(),
-                if e & 1 != 0 { "protection violation" } else { "page not present" },
-                if e & 2 != 0 { "on write" } else { "on read" },
-                if e & 16 != 0 { "instruction fetch" } else { "data access" },
-                if e & 8 != 0 { ", reserved bit set" } else { "" }
+                if e & PF_ERROR_PRESENT != 0 { "protection violation" } else { "page not present" },
+                if e & PF_ERROR_WRITE != 0 { "on write" } else { "on read" },
+                if e & PF_ERROR_FETCH != 0 { "instruction fetch" } else { "data access" },
+                if e & PF_ERROR_RESERVED != 0 { ", reserved bit set" } else { "" }
             )?;
         }
         writeln!(f, "  rax {:#018x} rbx {:#018x} rcx {:#018x} rdx {:#018x}", t.rax, t.rbx, t.rcx, t.rdx)?;
