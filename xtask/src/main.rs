@@ -42,6 +42,9 @@ Commands:
                   --timeout SECS   per case (default 120 PVH, 180 GRUB/BIOS, 300 GRUB/UEFI)
                   --append WORDS   extra kernel command line words
                   --kernel PATH    use this ELF instead of building   --no-build
+  bench         every measured figure the README quotes: unified memory (faults per MiB with and
+                without prefetch, thrashing, callgrind instructions per serviced fault), launch and
+                submission cost, the PTX interpreter's rate, then bench-boot with its defaults
   bench-boot    time QEMU start to exit on the PVH path
                   --runs N (5)  --machine q35|pc  --append WORDS (default: test)  --mem SIZE  --cpus N
                   --timeout SECS (120)  --kernel PATH  --no-build  -- extra QEMU args
@@ -109,6 +112,7 @@ fn main() -> ExitCode {
         "test" => cmd_test(args).map(|()| ExitCode::SUCCESS),
         "qemu-suite" => cmd_qemu_suite(args).map(|()| ExitCode::SUCCESS),
         "bench-boot" => cmd_bench_boot(args).map(|()| ExitCode::SUCCESS),
+        "bench" => cmd_bench(args).map(|()| ExitCode::SUCCESS),
         "selftest" => cmd_selftest(args).map(|()| ExitCode::SUCCESS),
         "extract-firmware" => extract::cmd_extract_firmware(args).map(|()| ExitCode::SUCCESS),
         "" | "help" | "-h" | "--help" => {
@@ -438,6 +442,34 @@ fn cmd_bench_boot(mut args: Args) -> Result<()> {
         timeout,
         extra,
     })
+}
+
+/// Runs every benchmark behind a figure the README quotes, printing each figure.
+fn cmd_bench(mut args: Args) -> Result<()> {
+    if wants_help(&mut args) {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    args.finish()?;
+    println!("== unified memory: faults per MiB of a sequential stream, thrashing ping-pong");
+    run_status(cargo().args([
+        "test", "-p", "uvm", "--release", "--lib", "--", "--nocapture", "--test-threads=1",
+        "prefetch_cuts_the_faults", "ping_pongs",
+    ]))?;
+    println!("== unified memory: instructions per serviced fault at batch 256 (callgrind)");
+    run_status(
+        std::process::Command::new("bash")
+            .arg(workspace_root().join("scripts").join("bench-uvm-faults.sh"))
+            .current_dir(workspace_root()),
+    )?;
+    println!("== kernel launch and GPFIFO submission cost, PTX interpreter rate");
+    for (test, filter) in [("compute", "launch_cost"), ("channels", "submission_cost"), ("ptx_model", "bench_matmul")] {
+        run_status(cargo().args([
+            "test", "--release", "-p", "tests", "--test", test, "--", "--ignored", "--nocapture", filter,
+        ]))?;
+    }
+    println!("== boot (QEMU, PVH)");
+    cmd_bench_boot(Args::new(std::iter::empty::<String>()))
 }
 
 /// Checks the harness itself on the fake kernel: every suite case must pass, and a kernel that
