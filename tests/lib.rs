@@ -1,5 +1,5 @@
 //! Shared helpers for the integration tests in `tests/tests/`.
 
 pub mod model_boot;
-pub mod rm_c;
 pub mod ptx_build;
+pub mod rm_c;

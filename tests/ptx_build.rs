@@ -82,7 +82,8 @@ pub fn ptx_with(name: &str, arch: &str, extra: &[&str]) -> String {
     let dir = payload_dir();
     let source = dir.join(format!("{name}.cu"));
     let text = std::fs::read(&source).unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()));
-    let shim = std::fs::read(dir.join("cuda_shim.h")).unwrap_or_else(|e| panic!("cannot read payloads/cuda_shim.h: {e}"));
+    let shim =
+        std::fs::read(dir.join("cuda_shim.h")).unwrap_or_else(|e| panic!("cannot read payloads/cuda_shim.h: {e}"));
     let version = compiler_version();
     let mut h = 0xcbf2_9ce4_8422_2325;
     for part in [text.as_slice(), shim.as_slice(), version.as_bytes(), all_flags.join(" ").as_bytes()] {

@@ -41,10 +41,7 @@ pub fn require_tree() -> PathBuf {
 pub fn read_source(tree: &Path, path: &str) -> String {
     let file = tree.join(path);
     std::fs::read_to_string(&file).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {} ({e}); run `sudo scripts/fetch-real-data.sh` to restore the tree",
-            file.display()
-        )
+        panic!("cannot read {} ({e}); run `sudo scripts/fetch-real-data.sh` to restore the tree", file.display())
     })
 }
 
@@ -172,8 +169,7 @@ pub fn try_compile_and_run(name: &str, source: &str, flags: &[OsString]) -> Resu
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let source_file = dir.join(format!("{name}.c"));
     let binary = dir.join(name);
-    std::fs::write(&source_file, source)
-        .map_err(|e| format!("cannot write {}: {e}", source_file.display()))?;
+    std::fs::write(&source_file, source).map_err(|e| format!("cannot write {}: {e}", source_file.display()))?;
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let out = Command::new(&cc)
         .args(flags)
@@ -189,14 +185,12 @@ pub fn try_compile_and_run(name: &str, source: &str, flags: &[OsString]) -> Resu
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    let out = Command::new(&binary)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+    let out = Command::new(&binary).output().map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
     if !out.status.success() {
         return Err(format!("{} exited with {}", binary.display(), out.status));
     }
-    let stdout = String::from_utf8(out.stdout)
-        .map_err(|e| format!("non-UTF-8 output from {}: {e}", binary.display()))?;
+    let stdout =
+        String::from_utf8(out.stdout).map_err(|e| format!("non-UTF-8 output from {}: {e}", binary.display()))?;
     // Kept for reading when anything above failed; removed once it has answered.
     let _ = std::fs::remove_dir_all(&dir);
     Ok(stdout)
@@ -230,9 +224,7 @@ pub fn function_body<'a>(text: &'a str, name: &str) -> &'a str {
         };
         starts_plain && prev_char_ok && next_char_ok && brace_first
     });
-    let Some(at) = definition else {
-        panic!("definition of {name} not found")
-    };
+    let Some(at) = definition else { panic!("definition of {name} not found") };
     let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
     let rest = &text[line_start..];
     let end = rest.find("\n}\n").map(|e| e + 3).unwrap_or(rest.len());

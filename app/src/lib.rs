@@ -136,7 +136,14 @@ impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Ctx<'_
         self.gpu.clock().now_ns()
     }
 
-    fn launch(&mut self, example: &'static str, m: &Module, kernel: &str, cfg: LaunchConfig, args: &Args) -> Result<(), AppError> {
+    fn launch(
+        &mut self,
+        example: &'static str,
+        m: &Module,
+        kernel: &str,
+        cfg: LaunchConfig,
+        args: &Args,
+    ) -> Result<(), AppError> {
         let f = m.function(kernel).map_err(|e| AppError::Runtime(example, e))?;
         self.stream.launch(self.gpu, &f, cfg, args).map_err(|e| AppError::Runtime(example, e))?;
         self.stream.synchronize(self.gpu).map_err(|e| AppError::Runtime(example, e))
@@ -144,7 +151,10 @@ impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Ctx<'_
 }
 
 fn first_mismatch<T: PartialEq + core::fmt::Debug>(got: &[T], want: &[T]) -> Option<String> {
-    got.iter().zip(want).position(|(g, w)| g != w).map(|i| format!("element {i}: got {:?}, expected {:?}", got[i], want[i]))
+    got.iter()
+        .zip(want)
+        .position(|(g, w)| g != w)
+        .map(|i| format!("element {i}: got {:?}, expected {:?}", got[i], want[i]))
 }
 
 macro_rules! rt {
@@ -153,7 +163,9 @@ macro_rules! rt {
     };
 }
 
-fn vector_add<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(ctx: &mut Ctx<'_, '_, R, A, C>) -> Result<Report, AppError> {
+fn vector_add<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+    ctx: &mut Ctx<'_, '_, R, A, C>,
+) -> Result<Report, AppError> {
     const EX: &str = "vector_add";
     let n = 100_003u32;
     let mut rng = Rng(1);
@@ -178,7 +190,9 @@ fn vector_add<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Size
     Ok(Report { name: EX, mismatch: first_mismatch(&got, &want), elapsed_ns, work: format!("{n} f32 additions") })
 }
 
-fn saxpy<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(ctx: &mut Ctx<'_, '_, R, A, C>) -> Result<Report, AppError> {
+fn saxpy<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+    ctx: &mut Ctx<'_, '_, R, A, C>,
+) -> Result<Report, AppError> {
     const EX: &str = "saxpy";
     let n = 65_537u32;
     let alpha = 2.5f32;
@@ -201,10 +215,17 @@ fn saxpy<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(ct
         rt!(EX, buf.free(ctx.gpu));
     }
     rt!(EX, m.free(ctx.gpu));
-    Ok(Report { name: EX, mismatch: first_mismatch(&got, &want), elapsed_ns, work: format!("y = {alpha}*x + y, {n} elements") })
+    Ok(Report {
+        name: EX,
+        mismatch: first_mismatch(&got, &want),
+        elapsed_ns,
+        work: format!("y = {alpha}*x + y, {n} elements"),
+    })
 }
 
-fn matmul<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(ctx: &mut Ctx<'_, '_, R, A, C>) -> Result<Report, AppError> {
+fn matmul<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+    ctx: &mut Ctx<'_, '_, R, A, C>,
+) -> Result<Report, AppError> {
     const EX: &str = "matmul";
     let (rows, cols, inner) = (96usize, 80usize, 72usize);
     let mut rng = Rng(3);
@@ -216,7 +237,11 @@ fn matmul<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(c
     let db = rt!(EX, ctx.gpu.alloc_from(&b));
     let dc = rt!(EX, ctx.gpu.alloc::<f32>(rows * cols));
     let args = Args::new().ptr(&da).ptr(&db).ptr(&dc).i32(rows as i32).i32(cols as i32).i32(inner as i32);
-    let cfg = LaunchConfig { grid: [cols.div_ceil(16) as u32, rows.div_ceil(16) as u32, 1], block: [16, 16, 1], shared_bytes: 0 };
+    let cfg = LaunchConfig {
+        grid: [cols.div_ceil(16) as u32, rows.div_ceil(16) as u32, 1],
+        block: [16, 16, 1],
+        shared_bytes: 0,
+    };
     ctx.launch(EX, &m, "matmul_tiled", cfg, &args)?;
     let mut c = vec![0f32; rows * cols];
     rt!(EX, ctx.gpu.copy_from_device(&mut c, &dc));
@@ -237,10 +262,17 @@ fn matmul<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(c
         rt!(EX, buf.free(ctx.gpu));
     }
     rt!(EX, m.free(ctx.gpu));
-    Ok(Report { name: EX, mismatch: first_mismatch(&got, &want), elapsed_ns, work: format!("{rows}x{inner} * {inner}x{cols}, 16x16 tiles") })
+    Ok(Report {
+        name: EX,
+        mismatch: first_mismatch(&got, &want),
+        elapsed_ns,
+        work: format!("{rows}x{inner} * {inner}x{cols}, 16x16 tiles"),
+    })
 }
 
-fn reduce<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(ctx: &mut Ctx<'_, '_, R, A, C>) -> Result<Report, AppError> {
+fn reduce<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+    ctx: &mut Ctx<'_, '_, R, A, C>,
+) -> Result<Report, AppError> {
     const EX: &str = "reduce";
     let (n, block) = (200_001u32, 256u32);
     let grid = n.div_ceil(block);
@@ -261,20 +293,33 @@ fn reduce<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(c
     let want = v.iter().fold(0u32, |s, x| s.wrapping_add(*x));
     let per_block: Vec<u32> =
         v.chunks(block as usize).map(|c| c.iter().fold(0u32, |s, x| s.wrapping_add(*x))).collect();
-    let mismatch = first_mismatch(&partial, &per_block).or((got != want).then(|| format!("sum {got}, expected {want}")));
+    let mismatch =
+        first_mismatch(&partial, &per_block).or((got != want).then(|| format!("sum {got}, expected {want}")));
     for buf in [din, dout] {
         rt!(EX, buf.free(ctx.gpu));
     }
     rt!(EX, m.free(ctx.gpu));
-    Ok(Report { name: EX, mismatch, elapsed_ns, work: format!("sum of {n} u32 in {grid} blocks of {block} (shared memory)") })
+    Ok(Report {
+        name: EX,
+        mismatch,
+        elapsed_ns,
+        work: format!("sum of {n} u32 in {grid} blocks of {block} (shared memory)"),
+    })
 }
 
-fn histogram<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(ctx: &mut Ctx<'_, '_, R, A, C>) -> Result<Report, AppError> {
+fn histogram<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+    ctx: &mut Ctx<'_, '_, R, A, C>,
+) -> Result<Report, AppError> {
     const EX: &str = "histogram";
     let n = 150_000u32;
     let mut rng = Rng(5);
     // Skewed data: many collisions in the atomics.
-    let data: Vec<u8> = (0..n).map(|_| { let r = rng.u32(); ((r & 0xff) as u8) & ((r >> 8) as u8) }).collect();
+    let data: Vec<u8> = (0..n)
+        .map(|_| {
+            let r = rng.u32();
+            ((r & 0xff) as u8) & ((r >> 8) as u8)
+        })
+        .collect();
     let m = ctx.module(EX, "histogram")?;
     let t0 = ctx.now();
     let dd = rt!(EX, ctx.gpu.alloc_from(&data));
@@ -294,10 +339,17 @@ fn histogram<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized
     }
     rt!(EX, dd.free(ctx.gpu));
     rt!(EX, m.free(ctx.gpu));
-    Ok(Report { name: EX, mismatch: first_mismatch(&bins, &want), elapsed_ns, work: format!("256 bins over {n} bytes (shared and global atomics)") })
+    Ok(Report {
+        name: EX,
+        mismatch: first_mismatch(&bins, &want),
+        elapsed_ns,
+        work: format!("256 bins over {n} bytes (shared and global atomics)"),
+    })
 }
 
-fn mandelbrot<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(ctx: &mut Ctx<'_, '_, R, A, C>) -> Result<Report, AppError> {
+fn mandelbrot<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+    ctx: &mut Ctx<'_, '_, R, A, C>,
+) -> Result<Report, AppError> {
     const EX: &str = "mandelbrot";
     let (w, h, max_iter) = (96i32, 64i32, 64i32);
     let (x0, y0, dx, dy) = (-2.0f32, -1.2f32, 3.0f32 / 96.0, 2.4f32 / 64.0);
@@ -306,7 +358,8 @@ fn mandelbrot<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Size
     let dout = rt!(EX, ctx.gpu.alloc::<u32>((w * h) as usize));
     let dout8 = rt!(EX, ctx.gpu.alloc::<u8>((w * h) as usize));
     let args = Args::new().ptr(&dout).ptr(&dout8).i32(w).i32(h).f32(x0).f32(y0).f32(dx).f32(dy).i32(max_iter);
-    let cfg = LaunchConfig { grid: [(w as u32).div_ceil(16), (h as u32).div_ceil(8), 1], block: [16, 8, 1], shared_bytes: 0 };
+    let cfg =
+        LaunchConfig { grid: [(w as u32).div_ceil(16), (h as u32).div_ceil(8), 1], block: [16, 8, 1], shared_bytes: 0 };
     ctx.launch(EX, &m, "mandelbrot", cfg, &args)?;
     let mut got = vec![0u32; (w * h) as usize];
     rt!(EX, ctx.gpu.copy_from_device(&mut got, &dout));

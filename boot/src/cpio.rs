@@ -78,7 +78,8 @@ impl<'a> Iterator for CpioIter<'a> {
                     .get(name_start..name_start.checked_add(namesize).ok_or(CpioError::Truncated { offset })?)
                     .ok_or(CpioError::Truncated { offset })?;
                 let name_len = name_bytes.iter().position(|&c| c == 0).unwrap_or(name_bytes.len());
-                let name = core::str::from_utf8(&name_bytes[..name_len]).map_err(|_| CpioError::BadHeaderField { offset })?;
+                let name =
+                    core::str::from_utf8(&name_bytes[..name_len]).map_err(|_| CpioError::BadHeaderField { offset })?;
                 let data_start = align4(name_start + namesize);
                 let data_end = data_start.checked_add(filesize).ok_or(CpioError::Truncated { offset })?;
                 let data = self.archive.get(data_start..data_end).ok_or(CpioError::Truncated { offset })?;
@@ -112,7 +113,19 @@ pub fn build(files: &[(&str, &[u8])]) -> std::vec::Vec<u8> {
     let mut push = |name: &str, mode: u32, data: &[u8]| {
         let header = format!(
             "070701{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}",
-            1, mode, 0, 0, 1, 0, data.len(), 0, 0, 0, 0, name.len() + 1, 0
+            1,
+            mode,
+            0,
+            0,
+            1,
+            0,
+            data.len(),
+            0,
+            0,
+            0,
+            0,
+            name.len() + 1,
+            0
         );
         out.extend_from_slice(header.as_bytes());
         out.extend_from_slice(name.as_bytes());
@@ -156,7 +169,8 @@ mod tests {
         assert!(entries(cut).any(|e| e.is_err()));
         // No trailer.
         let no_trailer = &a[..a.len() - 124];
-        assert!(entries(no_trailer).any(|e| e == Err(CpioError::MissingTrailer) || matches!(e, Err(CpioError::Truncated { .. }))));
+        assert!(entries(no_trailer)
+            .any(|e| e == Err(CpioError::MissingTrailer) || matches!(e, Err(CpioError::Truncated { .. }))));
         let mut bad = a.clone();
         bad[15] = b'z'; // inside the mode field
         assert!(matches!(entries(&bad).next(), Some(Err(CpioError::BadHeaderField { .. }))));

@@ -110,9 +110,7 @@ impl<'m> LoaderData<'m> {
 
     /// Marks memory the loader's structures occupy so the frame allocator leaves it alone.
     pub fn reserve_loader_area(&mut self, phys: u64, len: u64) -> Result<(), BootError> {
-        self.regions
-            .reserve(phys, phys.saturating_add(len), MemoryRegionKind::Bootloader)
-            .map_err(BootError::MemoryMap)
+        self.regions.reserve(phys, phys.saturating_add(len), MemoryRegionKind::Bootloader).map_err(BootError::MemoryMap)
     }
 
     /// Adds a module; a cpio "newc" module also contributes each of its files by name.

@@ -33,7 +33,12 @@ fn cstr_in(b: &[u8]) -> &str {
     utf8_prefix(&b[..end])
 }
 
-pub fn parse<'m>(mem: &dyn PhysMemory<'m>, magic: u32, info_phys: u64, out: &mut LoaderData<'m>) -> Result<(), BootError> {
+pub fn parse<'m>(
+    mem: &dyn PhysMemory<'m>,
+    magic: u32,
+    info_phys: u64,
+    out: &mut LoaderData<'m>,
+) -> Result<(), BootError> {
     if magic != MULTIBOOT2_BOOTLOADER_MAGIC {
         return Err(BootError::BadMagic { protocol: "Multiboot2", found: magic });
     }

@@ -60,7 +60,8 @@ pub fn parse<'m>(mem: &dyn PhysMemory<'m>, info_phys: u64, out: &mut LoaderData<
     }
     out.reserve_loader_area(memmap, table_len as u64)?;
 
-    let list_len = (nr_modules as usize).checked_mul(MODLIST_ENTRY_SIZE).ok_or(BootError::Unreadable("PVH module list"))?;
+    let list_len =
+        (nr_modules as usize).checked_mul(MODLIST_ENTRY_SIZE).ok_or(BootError::Unreadable("PVH module list"))?;
     if nr_modules > 0 {
         let list = mem.slice(modlist, list_len).ok_or(BootError::Unreadable("PVH module list"))?;
         out.reserve_loader_area(modlist, list_len as u64)?;

@@ -30,12 +30,7 @@ const LAYOUT: ImageLayout =
     ImageLayout { kernel_start: 0x200000, kernel_end: 0x400000, stack_bottom: 0x380000, stack_top: 0x3c0000 };
 
 fn usable(data: &LoaderData<'_>) -> Vec<(u64, u64)> {
-    data.regions
-        .as_slice()
-        .iter()
-        .filter(|r| r.kind == MemoryRegionKind::Usable)
-        .map(|r| (r.start, r.end))
-        .collect()
+    data.regions.as_slice().iter().filter(|r| r.kind == MemoryRegionKind::Usable).map(|r| (r.start, r.end)).collect()
 }
 
 fn pvh_memory(with_cpio: bool) -> Flat {
@@ -59,7 +54,8 @@ fn pvh_memory(with_cpio: bool) -> Flat {
     m.put64(0x7000, 0x10000);
     m.put64(0x7000 + 8, module.len() as u64);
     // memory map: 0..0x9fc00 RAM, 0xf0000..0x100000 reserved, 1 MiB..128 MiB RAM
-    for (i, (a, s, t)) in [(0u64, 0x9fc00u64, 1u32), (0xf0000, 0x10000, 2), (0x100000, 0x7f00000, 1)].iter().enumerate() {
+    for (i, (a, s, t)) in [(0u64, 0x9fc00u64, 1u32), (0xf0000, 0x10000, 2), (0x100000, 0x7f00000, 1)].iter().enumerate()
+    {
         let e = 0x7200 + i * 24;
         m.put64(e, *a);
         m.put64(e + 8, *s);
@@ -168,8 +164,9 @@ fn mb2_memory() -> Flat {
 fn multiboot2_information_gives_the_same_boot_info() {
     let m = mb2_memory();
     let mut data = LoaderData::new();
-    let proto = parse_loader(&&m, PROTOCOL_MULTIBOOT2, multiboot2::MULTIBOOT2_BOOTLOADER_MAGIC, 0x9000, LAYOUT, &mut data)
-        .unwrap();
+    let proto =
+        parse_loader(&&m, PROTOCOL_MULTIBOOT2, multiboot2::MULTIBOOT2_BOOTLOADER_MAGIC, 0x9000, LAYOUT, &mut data)
+            .unwrap();
     assert_eq!(proto, Protocol::Multiboot2);
     assert_eq!(data.cmdline, "test log=debug");
     assert_eq!(data.loader_name, "GRUB 2.06");
@@ -205,11 +202,9 @@ fn multiboot2_damage_is_reported() {
     m.put32(0x9000 + 12, 0);
     let mut data = LoaderData::new();
     assert_eq!(
-        parse_loader(&&m, PROTOCOL_MULTIBOOT2, multiboot2::MULTIBOOT2_BOOTLOADER_MAGIC, 0x9000, LAYOUT, &mut data).err(),
+        parse_loader(&&m, PROTOCOL_MULTIBOOT2, multiboot2::MULTIBOOT2_BOOTLOADER_MAGIC, 0x9000, LAYOUT, &mut data)
+            .err(),
         Some(BootError::Malformed("Multiboot2 tag size"))
     );
-    assert_eq!(
-        parse_loader(&&m, 7, 0, 0, LAYOUT, &mut LoaderData::new()).err(),
-        Some(BootError::UnknownProtocol(7))
-    );
+    assert_eq!(parse_loader(&&m, 7, 0, 0, LAYOUT, &mut LoaderData::new()).err(), Some(BootError::UnknownProtocol(7)));
 }

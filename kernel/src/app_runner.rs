@@ -19,7 +19,12 @@ pub fn run() -> bool {
     let t0 = crate::time::nanos_since_entry();
     let outcome = crate::gsp::with_boot(0, |chipset, bar0, info, rpc| {
         // Client index 0 is the kernel's own RM client (`crate::gsp`).
-        let config = GpuConfig { runs_ptx: matches!(bar0, crate::gpu::Bar0::Model(_)), client_index: 1, timeout_ms: 120_000, ..GpuConfig::default() };
+        let config = GpuConfig {
+            runs_ptx: matches!(bar0, crate::gpu::Bar0::Model(_)),
+            client_index: 1,
+            timeout_ms: 120_000,
+            ..GpuConfig::default()
+        };
         let mut gpu = match Gpu::new(rpc, bar0, &DMA, &CLOCK, &info, chipset, config) {
             Ok(gpu) => gpu,
             Err(e) => {

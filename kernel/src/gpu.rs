@@ -11,12 +11,12 @@ use crate::platform_pci;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::pci::{self, Decode, PciFunction};
 use nvgpu::device::{self, Foundation};
 use nvgpu::hw::RegisterIo;
 use nvgpu::mm::{Bar1Access, Bar1AccessError};
 use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer, DmaError, FirmwareSource};
-use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Mutex;
 
 /// NVIDIA's PCI vendor id.
@@ -186,7 +186,8 @@ impl FirmwareSource for BootModules {
         let words: Vec<u64> = alloc::vec![0; data.len().div_ceil(8)];
         let bytes: &'static mut [u64] = words.leak();
         // SAFETY: a u64 slice viewed as bytes, within its length; it is leaked, so 'static.
-        let view: &'static mut [u8] = unsafe { core::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut u8, data.len()) };
+        let view: &'static mut [u8] =
+            unsafe { core::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut u8, data.len()) };
         view.copy_from_slice(data);
         cache.push((String::from(name), view));
         Some(view)
@@ -281,12 +282,21 @@ fn claim(f: &PciFunction) -> Result<MmioBar0, String> {
             Err(e) => log::warn!(target: "gpu", "{}: cannot put the GPU in D0: {e:?}", f.address),
         }
     }
-    pci::enable(access, f.address, Decode { memory: true, io: false, bus_master: true }).map_err(|e| alloc::format!("enabling decode: {e:?}"))?;
-    let virt = paging::map_mmio(bar0.address, BAR0_SIZE, CacheType::Uncached).map_err(|e| alloc::format!("mapping BAR0: {e}"))?;
+    pci::enable(access, f.address, Decode { memory: true, io: false, bus_master: true })
+        .map_err(|e| alloc::format!("enabling decode: {e:?}"))?;
+    let virt = paging::map_mmio(bar0.address, BAR0_SIZE, CacheType::Uncached)
+        .map_err(|e| alloc::format!("mapping BAR0: {e}"))?;
     Ok(MmioBar0 { virt, len: BAR0_SIZE })
 }
 
-fn bring_up_one(name: String, bar0: Bar0, bar1: Option<MmioBar1>, device_id: u16, gsp: bool, pci: Option<kernel::pci::PciAddress>) {
+fn bring_up_one(
+    name: String,
+    bar0: Bar0,
+    bar1: Option<MmioBar1>,
+    device_id: u16,
+    gsp: bool,
+    pci: Option<kernel::pci::PciAddress>,
+) {
     let bar1: Option<&'static MmioBar1> = bar1.map(|b| &*Box::leak(Box::new(b)));
     let t0 = crate::time::millis_since_entry();
     let bar0: &'static Bar0 = Box::leak(Box::new(bar0));
@@ -372,7 +382,9 @@ pub fn bring_up(cmdline: &kernel::cmdline::CmdLine<'_>) {
             continue;
         };
         match crate::gpu_model::create(chip) {
-            Ok((model, device_id)) => bring_up_one(alloc::format!("model gpu{i} ({chip})"), Bar0::Model(model), None, device_id, gsp, None),
+            Ok((model, device_id)) => {
+                bring_up_one(alloc::format!("model gpu{i} ({chip})"), Bar0::Model(model), None, device_id, gsp, None)
+            }
             Err(e) => log::error!(target: "gpu", "gpu={spec}: {e}"),
         }
     }

@@ -151,15 +151,7 @@ pub fn bring_up(
     let commands_sent = rpc.queues().next_command_seq();
     log::info!(target: "gsp", "{name}: {commands_sent} RPCs sent to GSP-RM so far");
 
-    let summary = GspSummary {
-        gpu: name.into(),
-        report,
-        gpu_name,
-        fb_regions,
-        fb_bytes,
-        rm_objects: 3,
-        commands_sent,
-    };
+    let summary = GspSummary { gpu: name.into(), report, gpu_name, fb_regions, fb_bytes, rm_objects: 3, commands_sent };
     SESSIONS.lock().0.push(Live { chipset, bar0, boot, client, subdevice, pci });
     SUMMARIES.lock().push(summary.clone());
     Ok(summary)
@@ -170,7 +162,8 @@ pub fn live_sessions() -> usize {
     SESSIONS.lock().0.len()
 }
 
-pub type Rpc = nvgpu::gsp::rpcs::GspRpc<QueueHeadDoorbell<&'static Bar0>, nvgpu::gsp::boot::ClockRef<'static, KernelClock>>;
+pub type Rpc =
+    nvgpu::gsp::rpcs::GspRpc<QueueHeadDoorbell<&'static Bar0>, nvgpu::gsp::boot::ClockRef<'static, KernelClock>>;
 
 /// Runs `f` with the RM client and RPC channel of session `index`.
 pub fn with_session<R>(index: usize, f: impl FnOnce(&mut RmClient, &mut Rpc) -> R) -> Option<R> {

@@ -1,5 +1,5 @@
 //! The in-kernel test cases (run with the `test` command-line word under QEMU).
 
-mod platform;
-mod pci;
 mod gpu;
+mod pci;
+mod platform;

@@ -72,8 +72,15 @@ impl UvmBackend for CpuMachine {
         }
         Ok(())
     }
-    fn map(&mut self, processor: ProcessorId, va: u64, size: u64, _ps: PageSize, target: MappingTarget, prot: Prot)
-        -> Result<(), BackendError> {
+    fn map(
+        &mut self,
+        processor: ProcessorId,
+        va: u64,
+        size: u64,
+        _ps: PageSize,
+        target: MappingTarget,
+        prot: Prot,
+    ) -> Result<(), BackendError> {
         if !processor.is_cpu() || !target.target.is_cpu() {
             return Err(BackendError::MappingFailed { processor, va });
         }

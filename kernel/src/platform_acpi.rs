@@ -29,7 +29,8 @@ impl PhysMapper for KernelMapper {
             }
             page += 0x1000;
         }
-        let virt = if mapped { PHYS_OFFSET + phys } else { paging::map_mmio(phys, len64, CacheType::WriteBack).ok()? };
+        let virt =
+            if mapped { PHYS_OFFSET + phys } else { paging::map_mmio(phys, len64, CacheType::WriteBack).ok()? };
         // SAFETY: `virt` maps `len` bytes of physical memory at `phys` (checked or just made);
         // firmware tables are not written by anyone while the kernel reads them.
         Some(unsafe { core::slice::from_raw_parts(virt as *const u8, len) })
@@ -102,7 +103,9 @@ pub fn discover(boot_info: &BootInfo) -> Discovered {
             log::info!(target: "acpi", "MCFG: segment {} buses {:#04x}..{:#04x} at {:#x}", s.segment, s.bus_start, s.bus_end, s.base_address);
         }
         match &t.hpet {
-            Some(h) => log::info!(target: "acpi", "HPET at {:#x}, {} comparators, {}-bit", h.base_address, h.comparators, if h.counter_64bit { 64 } else { 32 }),
+            Some(h) => {
+                log::info!(target: "acpi", "HPET at {:#x}, {} comparators, {}-bit", h.base_address, h.comparators, if h.counter_64bit { 64 } else { 32 })
+            }
             None => log::warn!(target: "acpi", "no HPET table: calibrating time with the PIT"),
         }
     }

@@ -57,7 +57,10 @@ impl EcamAccess {
             return None;
         }
         let (range, virt) = self.windows.iter().find(|(r, _)| r.contains(a.segment(), a.bus()))?;
-        let off = ((a.bus() - range.bus_start) as u64) << 20 | (a.device() as u64) << 15 | (a.function() as u64) << 12 | (offset as u64 & 0xFFC);
+        let off = ((a.bus() - range.bus_start) as u64) << 20
+            | (a.device() as u64) << 15
+            | (a.function() as u64) << 12
+            | (offset as u64 & 0xFFC);
         Some((virt + off) as *mut u32)
     }
 }
@@ -139,7 +142,9 @@ fn make_access(d: &crate::platform_acpi::Discovered) -> (Access, Vec<RootRange>)
         let len = ((s.bus_end as u64 - s.bus_start as u64) + 1) << 20;
         match paging::map_mmio(base, len, CacheType::Uncached) {
             Ok(virt) => windows.push((range, virt)),
-            Err(e) => log::warn!(target: "pci", "cannot map ECAM window {base:#x}+{len:#x}: {e}; skipping segment {}", s.segment),
+            Err(e) => {
+                log::warn!(target: "pci", "cannot map ECAM window {base:#x}+{len:#x}: {e}; skipping segment {}", s.segment)
+            }
         }
     }
     if windows.is_empty() {

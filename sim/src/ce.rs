@@ -33,8 +33,8 @@ use core::fmt;
 use nvgpu::ce::{get_range, CeClass};
 use nvgpu::hw::ce::{
     self as hw, method, AddressType, DataTransferType, InterruptType, MemoryLayout, PhysModeTarget, ReductionSign,
-    RemapSource, SemaphoreReduction, SemaphoreType, NVC5B5_LAUNCH_DMA, NVC5B5_OFFSET_IN_UPPER, NVC5B5_SET_REMAP_COMPONENTS,
-    NVC5B5_SET_SEMAPHORE_A, NVC5B5_SET_SRC_PHYS_MODE,
+    RemapSource, SemaphoreReduction, SemaphoreType, NVC5B5_LAUNCH_DMA, NVC5B5_OFFSET_IN_UPPER,
+    NVC5B5_SET_REMAP_COMPONENTS, NVC5B5_SET_SEMAPHORE_A, NVC5B5_SET_SRC_PHYS_MODE,
 };
 use nvgpu::hw::{InvalidFieldValue, UnitRange};
 
@@ -141,7 +141,11 @@ fn read(bus: &mut CeBus<'_>, side: Side, addr: u64, buf: &mut [u8]) -> Result<()
         Side::Virtual => Ok(bus.virt.read(addr, buf)?),
         Side::Physical(aperture) => {
             let at = PhysAddr { aperture, addr };
-            if bus.phys.read_phys(at, buf) { Ok(()) } else { Err(CeError::PhysicalUnbacked { at, len: buf.len() }) }
+            if bus.phys.read_phys(at, buf) {
+                Ok(())
+            } else {
+                Err(CeError::PhysicalUnbacked { at, len: buf.len() })
+            }
         }
     }
 }
@@ -151,7 +155,11 @@ fn write(bus: &mut CeBus<'_>, side: Side, addr: u64, data: &[u8]) -> Result<(), 
         Side::Virtual => Ok(bus.virt.write(addr, data)?),
         Side::Physical(aperture) => {
             let at = PhysAddr { aperture, addr };
-            if bus.phys.write_phys(at, data) { Ok(()) } else { Err(CeError::PhysicalUnbacked { at, len: data.len() }) }
+            if bus.phys.write_phys(at, data) {
+                Ok(())
+            } else {
+                Err(CeError::PhysicalUnbacked { at, len: data.len() })
+            }
         }
     }
 }
@@ -238,7 +246,8 @@ impl CopyEngine {
             method::NVC5B5_NOP => {}
             method::NVC5B5_SET_SEMAPHORE_A => {
                 let bits = self.class.semaphore_address_bits() - 32;
-                self.semaphore_a = self.check_upper("NVC5B5_SET_SEMAPHORE_A", NVC5B5_SET_SEMAPHORE_A::UPPER.name, value, bits)?;
+                self.semaphore_a =
+                    self.check_upper("NVC5B5_SET_SEMAPHORE_A", NVC5B5_SET_SEMAPHORE_A::UPPER.name, value, bits)?;
             }
             method::NVC5B5_SET_SEMAPHORE_B => self.semaphore_b = value,
             method::NVC5B5_SET_SEMAPHORE_PAYLOAD => self.payload = value,
@@ -254,11 +263,13 @@ impl CopyEngine {
                 self.dst_phys_mode = value;
             }
             method::NVC5B5_OFFSET_IN_UPPER => {
-                self.offset_in[0] = self.check_upper("NVC5B5_OFFSET_IN_UPPER", NVC5B5_OFFSET_IN_UPPER::UPPER.name, value, upper)?
+                self.offset_in[0] =
+                    self.check_upper("NVC5B5_OFFSET_IN_UPPER", NVC5B5_OFFSET_IN_UPPER::UPPER.name, value, upper)?
             }
             method::NVC5B5_OFFSET_IN_LOWER => self.offset_in[1] = value,
             method::NVC5B5_OFFSET_OUT_UPPER => {
-                self.offset_out[0] = self.check_upper("NVC5B5_OFFSET_OUT_UPPER", "NVC5B5_OFFSET_OUT_UPPER_UPPER", value, upper)?
+                self.offset_out[0] =
+                    self.check_upper("NVC5B5_OFFSET_OUT_UPPER", "NVC5B5_OFFSET_OUT_UPPER_UPPER", value, upper)?
             }
             method::NVC5B5_OFFSET_OUT_LOWER => self.offset_out[1] = value,
             method::NVC5B5_PITCH_IN => self.pitch_in = value,
@@ -310,14 +321,20 @@ impl CopyEngine {
             return Err(CeError::InvalidField { method: name, field: "reserved bits", value: value & !defined });
         }
         if mode.basic_kind() != 0 {
-            return Err(CeError::Unsupported { method: name, field: NVC5B5_SET_SRC_PHYS_MODE::BASIC_KIND.name, value: mode.basic_kind() as u32 });
+            return Err(CeError::Unsupported {
+                method: name,
+                field: NVC5B5_SET_SRC_PHYS_MODE::BASIC_KIND.name,
+                value: mode.basic_kind() as u32,
+            });
         }
         let target = mode.target() as u32;
         let aperture = match PhysModeTarget::from_raw(target) {
             Some(PhysModeTarget::LocalFb) => PhysAperture::Video,
             Some(PhysModeTarget::CoherentSysmem) => PhysAperture::SystemCoherent,
             Some(PhysModeTarget::NoncoherentSysmem) => PhysAperture::SystemNonCoherent,
-            None if self.class.has_peer_aperture() && target == hw::ampere_a::NVC6B5_SET_SRC_PHYS_MODE_TARGET_PEERMEM => {
+            None if self.class.has_peer_aperture()
+                && target == hw::ampere_a::NVC6B5_SET_SRC_PHYS_MODE_TARGET_PEERMEM =>
+            {
                 if get_range(value, fla) != 0 {
                     return Err(CeError::Unsupported { method: name, field: "FLA", value: 1 });
                 }
@@ -330,7 +347,8 @@ impl CopyEngine {
 
     /// Bits of `LAUNCH_DMA` that must be zero in this class.
     fn launch_reserved(&self) -> u32 {
-        let l = NVC5B5_LAUNCH_DMA::RESERVED_START_OF_COPY.bits.mask() | NVC5B5_LAUNCH_DMA::RESERVED_ERR_CODE.bits.mask();
+        let l =
+            NVC5B5_LAUNCH_DMA::RESERVED_START_OF_COPY.bits.mask() | NVC5B5_LAUNCH_DMA::RESERVED_ERR_CODE.bits.mask();
         let bypass = NVC5B5_LAUNCH_DMA::SRC_BYPASS_L2.bits.mask() | NVC5B5_LAUNCH_DMA::DST_BYPASS_L2.bits.mask();
         let payload_size = mask(hw::ampere_b::NVC7B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE);
         let mut reserved = l;
@@ -371,7 +389,10 @@ impl CopyEngine {
         }
         let transfer = match l.data_transfer_type() {
             Ok(t) => t,
-            Err(e) if self.class == CeClass::BlackwellB && e.value == hw::blackwell_b::NVCAB5_LAUNCH_DMA_DATA_TRANSFER_TYPE_PREFETCH => {
+            Err(e)
+                if self.class == CeClass::BlackwellB
+                    && e.value == hw::blackwell_b::NVCAB5_LAUNCH_DMA_DATA_TRANSFER_TYPE_PREFETCH =>
+            {
                 return Err(unsupported(e.field, e.value));
             }
             Err(e) => return Err(invalid(LAUNCH)(e)),
@@ -381,7 +402,9 @@ impl CopyEngine {
         let reduction = if l.semaphore_reduction_enable() {
             let raw = NVC5B5_LAUNCH_DMA::SEMAPHORE_REDUCTION.bits.extract(value);
             match SemaphoreReduction::from_raw(raw) {
-                Some(SemaphoreReduction::Fadd) => return Err(unsupported(NVC5B5_LAUNCH_DMA::SEMAPHORE_REDUCTION.name, raw)),
+                Some(SemaphoreReduction::Fadd) => {
+                    return Err(unsupported(NVC5B5_LAUNCH_DMA::SEMAPHORE_REDUCTION.name, raw))
+                }
                 Some(r) => Some((r, l.semaphore_reduction_sign().map_err(invalid(LAUNCH))?)),
                 // FMIN/FMAX (AMPERE_DMA_COPY_B on) are float reductions, not modelled either.
                 None if self.class.has_payload_upper()
@@ -390,7 +413,13 @@ impl CopyEngine {
                 {
                     return Err(unsupported(NVC5B5_LAUNCH_DMA::SEMAPHORE_REDUCTION.name, raw));
                 }
-                None => return Err(CeError::InvalidField { method: LAUNCH, field: NVC5B5_LAUNCH_DMA::SEMAPHORE_REDUCTION.name, value: raw }),
+                None => {
+                    return Err(CeError::InvalidField {
+                        method: LAUNCH,
+                        field: NVC5B5_LAUNCH_DMA::SEMAPHORE_REDUCTION.name,
+                        value: raw,
+                    })
+                }
             }
         } else {
             None
@@ -428,7 +457,11 @@ impl CopyEngine {
     fn transfer(&mut self, l: NVC5B5_LAUNCH_DMA, bus: &mut CeBus<'_>) -> Result<u64, CeError> {
         for layout in [l.src_memory_layout(), l.dst_memory_layout()] {
             if layout.map_err(invalid(LAUNCH))? == MemoryLayout::BlockLinear {
-                return Err(CeError::Unsupported { method: LAUNCH, field: "MEMORY_LAYOUT", value: MemoryLayout::BlockLinear as u32 });
+                return Err(CeError::Unsupported {
+                    method: LAUNCH,
+                    field: "MEMORY_LAYOUT",
+                    value: MemoryLayout::BlockLinear as u32,
+                });
             }
         }
         let dst = self.side("NVC5B5_SET_DST_PHYS_MODE", l.dst_type(), self.dst_phys_mode)?;
@@ -482,14 +515,24 @@ impl CopyEngine {
                 _ => None,
             };
             if index.is_some_and(|x| x >= n_src) {
-                return Err(CeError::InvalidField { method: m, field: "DST component beyond NUM_SRC_COMPONENTS", value: s as u32 });
+                return Err(CeError::InvalidField {
+                    method: m,
+                    field: "DST component beyond NUM_SRC_COMPONENTS",
+                    value: s as u32,
+                });
             }
             sources[i] = s;
         }
         let sources = &sources[..n_dst];
-        let reads_src = sources.iter().any(|s| matches!(s, RemapSource::SrcX | RemapSource::SrcY | RemapSource::SrcZ | RemapSource::SrcW));
+        let reads_src = sources
+            .iter()
+            .any(|s| matches!(s, RemapSource::SrcX | RemapSource::SrcY | RemapSource::SrcZ | RemapSource::SrcW));
         let keeps_dst = sources.contains(&RemapSource::NoWrite);
-        let src = if reads_src { Some(self.side("NVC5B5_SET_SRC_PHYS_MODE", l.src_type(), self.src_phys_mode)?) } else { None };
+        let src = if reads_src {
+            Some(self.side("NVC5B5_SET_SRC_PHYS_MODE", l.src_type(), self.src_phys_mode)?)
+        } else {
+            None
+        };
         let dst_elem = size * n_dst;
         let src_elem = size * n_src;
         let per_chunk = CHUNK_BYTES / dst_elem.max(src_elem);
@@ -517,7 +560,11 @@ impl CopyEngine {
         let mut written = 0;
         for line in 0..lines as u64 {
             let d = line_start(dst_addr, line, self.pitch_out, lines, elements * dst_elem as u64)?;
-            let s = if reads_src { line_start(src_addr, line, self.pitch_in, lines, elements * src_elem as u64)? } else { 0 };
+            let s = if reads_src {
+                line_start(src_addr, line, self.pitch_in, lines, elements * src_elem as u64)?
+            } else {
+                0
+            };
             let mut done = 0u64;
             while done < elements {
                 let n = (elements - done).min(per_chunk as u64) as usize;
@@ -555,7 +602,8 @@ impl CopyEngine {
         bus: &mut CeBus<'_>,
     ) -> Result<u64, CeError> {
         let va = ((self.semaphore_a as u64) << 32) | self.semaphore_b as u64;
-        let payload = if payload_64 { ((self.payload_upper as u64) << 32) | self.payload as u64 } else { self.payload as u64 };
+        let payload =
+            if payload_64 { ((self.payload_upper as u64) << 32) | self.payload as u64 } else { self.payload as u64 };
         let alignment = match semaphore {
             SemaphoreType::ReleaseFourWord => 16,
             _ if payload_64 => 8,
@@ -586,7 +634,11 @@ impl CopyEngine {
                 bus.virt.write(va, &report)?;
             }
             (SemaphoreType::ReleaseFourWord, Some(_)) => {
-                return Err(CeError::Unsupported { method: LAUNCH, field: "SEMAPHORE_REDUCTION_ENABLE with RELEASE_FOUR_WORD_SEMAPHORE", value: 1 });
+                return Err(CeError::Unsupported {
+                    method: LAUNCH,
+                    field: "SEMAPHORE_REDUCTION_ENABLE with RELEASE_FOUR_WORD_SEMAPHORE",
+                    value: 1,
+                });
             }
             (SemaphoreType::None | SemaphoreType::ReleaseConditionalIntr, _) => {}
         }
@@ -597,7 +649,11 @@ impl CopyEngine {
 /// Start of line `line` of `lines` lines `pitch` apart, checking the last byte of the last line.
 fn line_start(base: u64, line: u64, pitch: u32, lines: u32, len: u64) -> Result<u64, CeError> {
     let overflow = CeError::AddressOverflow { offset: base, pitch, lines };
-    let last = (lines as u64).saturating_sub(1).checked_mul(pitch as u64).and_then(|x| x.checked_add(base)).and_then(|x| x.checked_add(len));
+    let last = (lines as u64)
+        .saturating_sub(1)
+        .checked_mul(pitch as u64)
+        .and_then(|x| x.checked_add(base))
+        .and_then(|x| x.checked_add(len));
     last.ok_or(overflow)?;
     Ok(base + line * pitch as u64)
 }
@@ -638,7 +694,11 @@ fn reduce(op: SemaphoreReduction, sign: ReductionSign, old: u64, payload: u64, w
         // Refused before a release runs.
         SemaphoreReduction::Fadd => old,
     };
-    if bits == 32 { new & 0xffff_ffff } else { new }
+    if bits == 32 {
+        new & 0xffff_ffff
+    } else {
+        new
+    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use nvgpu::compute::launch::{param_cbank_offset, parse_model_code_image, qmd_layout, QMD_BYTES};
-use nvgpu::compute::memory::{decode_sm_config, max_shared_per_cta, max_shared_per_sm, SHARED_RESERVED_PER_CTA, SMS_PER_TPC, WARP_THREADS};
+use nvgpu::compute::memory::{
+    decode_sm_config, max_shared_per_cta, max_shared_per_sm, SHARED_RESERVED_PER_CTA, SMS_PER_TPC, WARP_THREADS,
+};
 use nvgpu::compute::qmd::Qmd;
 use nvgpu::hal::Family;
 use nvgpu::hw::compute::*;
@@ -147,7 +149,9 @@ impl MemoryConfig {
     }
     /// `NON_THROTTLED_C_MAX_SM_COUNT`.
     pub fn max_sm_count(&self) -> Result<u32, ComputeError> {
-        let c = self.non_throttled_c.ok_or(ComputeError::NotConfigured { what: "SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C" })?;
+        let c = self
+            .non_throttled_c
+            .ok_or(ComputeError::NotConfigured { what: "SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C" })?;
         Ok(c & ((1 << NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C_MAX_SM_COUNT.width()) - 1))
     }
     /// The generic windows.
@@ -173,11 +177,24 @@ pub struct ComputeEngine {
 
 impl ComputeEngine {
     pub fn new(family: Family) -> Self {
-        ComputeEngine { family, qmd_va: None, memory: MemoryConfig::default(), modules: Vec::new(), limits: Limits::default(), launches: 0, last: None }
+        ComputeEngine {
+            family,
+            qmd_va: None,
+            memory: MemoryConfig::default(),
+            modules: Vec::new(),
+            limits: Limits::default(),
+            launches: 0,
+            last: None,
+        }
     }
 
     /// One method; `Some` when it launched a grid.
-    pub fn method(&mut self, method: u32, value: u32, vm: &mut dyn VirtualMemory) -> Result<Option<ComputeLaunch>, ComputeError> {
+    pub fn method(
+        &mut self,
+        method: u32,
+        value: u32,
+        vm: &mut dyn VirtualMemory,
+    ) -> Result<Option<ComputeLaunch>, ComputeError> {
         match method {
             NVC6C0_SEND_PCAS_A => {
                 self.qmd_va = Some(u64::from(value) << 8);
@@ -285,8 +302,10 @@ impl ComputeEngine {
             return Err(ComputeError::BadLaunch(format!("QMD major version is not {}", layout.major)));
         }
         let program = q.address(ProgramAddressLower, ProgramAddressUpper, 0).map_err(bad)?;
-        let grid = [q.get(GridWidth, 0).map_err(bad)?, q.get(GridHeight, 0).map_err(bad)?, q.get(GridDepth, 0).map_err(bad)?];
-        let block = [q.get(BlockDim0, 0).map_err(bad)?, q.get(BlockDim1, 0).map_err(bad)?, q.get(BlockDim2, 0).map_err(bad)?];
+        let grid =
+            [q.get(GridWidth, 0).map_err(bad)?, q.get(GridHeight, 0).map_err(bad)?, q.get(GridDepth, 0).map_err(bad)?];
+        let block =
+            [q.get(BlockDim0, 0).map_err(bad)?, q.get(BlockDim1, 0).map_err(bad)?, q.get(BlockDim2, 0).map_err(bad)?];
         let shared = q.get(SharedMemorySize, 0).map_err(bad)?;
         if q.get(ConstantBufferValid, 0).map_err(bad)? != 1 {
             return Err(ComputeError::BadLaunch("constant bank 0 is not valid".into()));
@@ -325,7 +344,8 @@ impl ComputeEngine {
             }
         };
         let module = &self.modules[index].2;
-        let kernel = module.kernel(entry).ok_or_else(|| ComputeError::Ptx(format!("no entry {entry} in the module")))?;
+        let kernel =
+            module.kernel(entry).ok_or_else(|| ComputeError::Ptx(format!("no entry {entry} in the module")))?;
         let mut bank = vec![0u8; const0_size as usize];
         vm.read(const0, &mut bank)?;
         let at = param_cbank_offset(self.family) as usize;
@@ -362,14 +382,22 @@ impl ComputeEngine {
         let local = q.get(ShaderLocalMemoryLowSize, 0).map_err(bad)?;
         let needed = u64::from(kernel.local_size);
         if local < needed {
-            return Err(ComputeError::LocalMemoryTooSmall { what: "QMD SHADER_LOCAL_MEMORY_LOW_SIZE", have: local, need: needed });
+            return Err(ComputeError::LocalMemoryTooSmall {
+                what: "QMD SHADER_LOCAL_MEMORY_LOW_SIZE",
+                have: local,
+                need: needed,
+            });
         }
         let per_tpc = local.next_multiple_of(16)
             * u64::from(WARP_THREADS)
             * u64::from(model_max_warps_per_sm(self.family))
             * u64::from(SMS_PER_TPC);
         if per_tpc > bytes_per_tpc {
-            return Err(ComputeError::LocalMemoryTooSmall { what: "local memory per TPC", have: bytes_per_tpc, need: per_tpc });
+            return Err(ComputeError::LocalMemoryTooSmall {
+                what: "local memory per TPC",
+                have: bytes_per_tpc,
+                need: per_tpc,
+            });
         }
         if shared > max_shared_per_cta(self.family) {
             return Err(ComputeError::SharedConfig {
@@ -389,8 +417,11 @@ impl ComputeEngine {
             q.get(TargetSmConfigSharedMemSize, 0).map_err(bad)?,
             q.get(MaxSmConfigSharedMemSize, 0).map_err(bad)?,
         );
-        let refuse = |why| ComputeError::SharedConfig { shared, min_config: min, target_config: target, max_config: max, why };
-        let (Some(min_bytes), Some(_), Some(max_bytes)) = (decode_sm_config(min), decode_sm_config(target), decode_sm_config(max)) else {
+        let refuse =
+            |why| ComputeError::SharedConfig { shared, min_config: min, target_config: target, max_config: max, why };
+        let (Some(min_bytes), Some(_), Some(max_bytes)) =
+            (decode_sm_config(min), decode_sm_config(target), decode_sm_config(max))
+        else {
             return Err(refuse("a configuration is 0 (unset)"));
         };
         if !(min <= target && target <= max) {
@@ -449,7 +480,11 @@ mod tests {
         }
     }
 
-    fn launch(engine: &mut ComputeEngine, mem: &mut FlatMemory, edit: impl FnOnce(&mut Launch)) -> Result<Option<ComputeLaunch>, ComputeError> {
+    fn launch(
+        engine: &mut ComputeEngine,
+        mem: &mut FlatMemory,
+        edit: impl FnOnce(&mut Launch),
+    ) -> Result<Option<ComputeLaunch>, ComputeError> {
         let mut l = Launch {
             program_address: CODE_AT,
             grid: [1, 1, 1],
@@ -466,7 +501,11 @@ mod tests {
         let words: Vec<u8> = qmd(Family::Ga10x, &l).unwrap().words().iter().flat_map(|w| w.to_le_bytes()).collect();
         mem.write(QMD_AT, &words).unwrap();
         engine.method(NVC6C0_SEND_PCAS_A, (QMD_AT >> 8) as u32, mem)?;
-        engine.method(NVC6C0_SEND_SIGNALING_PCAS2_B, NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE, mem)
+        engine.method(
+            NVC6C0_SEND_SIGNALING_PCAS2_B,
+            NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE,
+            mem,
+        )
     }
 
     #[test]
@@ -486,7 +525,10 @@ mod tests {
         mem.read(OUT_AT, &mut out).unwrap();
         assert_eq!(u32::from_le_bytes(out[..4].try_into().unwrap()), 42);
         let generic = u64::from_le_bytes(out[8..].try_into().unwrap());
-        assert!((LOCAL_WINDOW_VA..LOCAL_WINDOW_VA + MODEL_WINDOW_BYTES).contains(&generic), "{generic:#x} is in the driver's window");
+        assert!(
+            (LOCAL_WINDOW_VA..LOCAL_WINDOW_VA + MODEL_WINDOW_BYTES).contains(&generic),
+            "{generic:#x} is in the driver's window"
+        );
     }
 
     #[test]

@@ -209,7 +209,9 @@ impl fmt::Display for ModelError {
         match self {
             ModelError::Unmodelled(access) => write!(f, "{access}"),
             ModelError::Doorbell { token, reason } => write!(f, "doorbell with work-submit token {token:#x}: {reason}"),
-            ModelError::ChannelError { chid, xid } => write!(f, "channel {chid} stopped with robust-channel error Xid {xid}"),
+            ModelError::ChannelError { chid, xid } => {
+                write!(f, "channel {chid} stopped with robust-channel error Xid {xid}")
+            }
             ModelError::Misaligned { offset, kind, value } => {
                 write!(f, "misaligned BAR0 {kind} at {offset:#08x} (value {value:#010x})")
             }

@@ -1204,7 +1204,11 @@ impl Falcon {
 
     /// NVIDIA's generic falcon bootloader `fp` runs ([`crate::generic_bl`]): its copies, then
     /// `BOOTVEC` at its entry for the ucode it loaded. DMA failures are recorded.
-    fn run_generic_bootloader(&mut self, fp: &generic_bl::GenericBlFingerprint, env: &mut Env<'_>) -> Result<(), HaltCode> {
+    fn run_generic_bootloader(
+        &mut self,
+        fp: &generic_bl::GenericBlFingerprint,
+        env: &mut Env<'_>,
+    ) -> Result<(), HaltCode> {
         let loader_start = self.block_for_tag(fp.start_tag as u16)? as u32 * BLOCK;
         let loader_end = loader_start + fp.code_size.next_multiple_of(BLOCK);
         let plan = generic_bl::plan(fp, &self.dmem, loader_start..loader_end, IMEM_SIZE, DMEM_SIZE)?;
@@ -1364,8 +1368,8 @@ impl Falcon {
             wpr2: env.machine.wpr2_range(),
             gsp: env.gsp.unwrap_or_default(),
         };
-        let outcome = crate::gsp_rm::suspend::booter(kind, &ctx, &env.machine.gsp_sr)
-            .unwrap_or_else(|| booter::run(kind, &ctx));
+        let outcome =
+            crate::gsp_rm::suspend::booter(kind, &ctx, &env.machine.gsp_sr).unwrap_or_else(|| booter::run(kind, &ctx));
         for effect in &outcome.effects {
             match effect {
                 booter::BooterEffect::SetWpr2 { lo_4k, hi_4k } => env.machine.set_wpr2(*lo_4k, *hi_4k),

@@ -20,12 +20,12 @@ use core::fmt;
 
 use nvgpu::hw::fault::{self as pkt, FaultAccessType, FaultType, NVC369_BUF_SIZE};
 use nvgpu::hw::vm::{
-    FaultBufferAddrMode, FaultBufferAperture, NV_PFB_PRI_MMU_FAULT_BUFFER_LO as LO_LAYOUT,
+    FaultBufferAddrMode, FaultBufferAperture, PrfFilter, NV_PFB_PRI_MMU_FAULT_BUFFER_LO as LO_LAYOUT,
     NV_PFB_PRI_MMU_FAULT_BUFFER_SIZE as SIZE_LAYOUT, NV_PFB_PRI_MMU_PAGE_FAULT_CTRL as CTRL_LAYOUT,
     NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_GET as GET, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_HI as HI,
     NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_LO as LO, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_PUT as PUT,
     NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_SIZE as SIZE, NV_VIRTUAL_FUNCTION_PRIV_MMU_PAGE_FAULT_CTRL as CTRL,
-    NV_VIRTUAL_FUNCTION_PRIV_MMU_REPLAY_FAULT_BUFFER as REPLAYABLE, PrfFilter, VF_BASE,
+    NV_VIRTUAL_FUNCTION_PRIV_MMU_REPLAY_FAULT_BUFFER as REPLAYABLE, VF_BASE,
 };
 
 use crate::engine_mem::{PhysAddr, PhysAperture, PhysicalMemory};
@@ -88,10 +88,16 @@ impl fmt::Display for FaultBufferError {
             FaultBufferError::ReplayWithoutFlush { get, put } => {
                 write!(f, "fault replay with entries {get}..{put} still unread (no flush before the replay)")
             }
-            FaultBufferError::CancelOfNoFault { va } => write!(f, "fault cancel at VA {va:#x}, where no fault is outstanding"),
-            FaultBufferError::BadSetup { what, value } => write!(f, "replayable fault buffer {what} {value:#010x} not accepted"),
+            FaultBufferError::CancelOfNoFault { va } => {
+                write!(f, "fault cancel at VA {va:#x}, where no fault is outstanding")
+            }
+            FaultBufferError::BadSetup { what, value } => {
+                write!(f, "replayable fault buffer {what} {value:#010x} not accepted")
+            }
             FaultBufferError::BufferMemory { at } => write!(f, "fault packet at {at:#x}: buffer memory not backed"),
-            FaultBufferError::PutWritten { value } => write!(f, "write of {value:#010x} to the read-only fault buffer PUT"),
+            FaultBufferError::PutWritten { value } => {
+                write!(f, "write of {value:#010x} to the read-only fault buffer PUT")
+            }
         }
     }
 }
@@ -124,9 +130,15 @@ impl ReplayableFaultBuffer {
     /// Whether BAR0 `offset` is one of this buffer's registers (the replayable index, and the
     /// prefetch control).
     pub fn claims(offset: u32) -> bool {
-        [LO::address(VF_BASE, REPLAYABLE), HI::address(VF_BASE, REPLAYABLE), GET::address(VF_BASE, REPLAYABLE),
-            PUT::address(VF_BASE, REPLAYABLE), SIZE::address(VF_BASE, REPLAYABLE), VF_BASE + CTRL::OFFSET]
-            .contains(&offset)
+        [
+            LO::address(VF_BASE, REPLAYABLE),
+            HI::address(VF_BASE, REPLAYABLE),
+            GET::address(VF_BASE, REPLAYABLE),
+            PUT::address(VF_BASE, REPLAYABLE),
+            SIZE::address(VF_BASE, REPLAYABLE),
+            VF_BASE + CTRL::OFFSET,
+        ]
+        .contains(&offset)
     }
 
     fn entries(&self) -> u32 {
@@ -298,10 +310,8 @@ impl ReplayableFaultBuffer {
     /// the context at `instance`; returns the cancelled faults.
     pub fn cancel_va(&mut self, instance: PhysAddr, va: u64) -> Result<Vec<Outstanding>, FaultBufferError> {
         let page = va & !0xfff;
-        let (gone, keep): (Vec<Outstanding>, Vec<Outstanding>) = self
-            .outstanding
-            .iter()
-            .partition(|o| o.record.va & !0xfff == page && o.record.instance == instance);
+        let (gone, keep): (Vec<Outstanding>, Vec<Outstanding>) =
+            self.outstanding.iter().partition(|o| o.record.va & !0xfff == page && o.record.instance == instance);
         if gone.is_empty() {
             return Err(FaultBufferError::CancelOfNoFault { va });
         }

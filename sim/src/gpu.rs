@@ -43,16 +43,16 @@ use nvgpu::hw::{bus, fb, gc6, pmc, therm, RegisterIo};
 use nvgpu::vbios::{Bar0Read, NV_PROM_DATA_BASE, PROM_WINDOW_SIZE};
 
 use crate::board::{BarSizes, ModelConfig, PciIdentity};
-use nvgpu::gsp::boot::facts_pending::NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE;
 use crate::booter::{FPF_SEC2_UCODE_VERSION_COUNT, NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION};
 use crate::error::{AccessKind, ModelError, UnmodelledAccess, POISON};
 use crate::facts_pending::*;
 use crate::falcon::{Env, Falcon, FalconSpec};
 use crate::gsp_rm::{BootSequencer, GspCtx, GspFault, GspRm, GspRmStatus, RegistryEntry, RmObject};
 use crate::memory::SystemMemory;
-use nvgpu::gsp::rm_fifo as f;
 use crate::mmu::{MemorySystem, MmuClient, MmuFaultRecord};
 use crate::vbios_builder::{self, BuiltVbios, FWSEC_UCODE_ID};
+use nvgpu::gsp::boot::facts_pending::NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE;
+use nvgpu::gsp::rm_fifo as f;
 
 /// The errors a model recorded, in order.
 #[derive(Default)]
@@ -642,7 +642,11 @@ impl ModelGpu {
 
         if crate::intr::InterruptTree::claims(offset) {
             return state.intr.access(offset, write).unwrap_or_else(|| {
-                state.log.record(ModelError::ReadOnly { register: "NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_TOP", offset, value: shown });
+                state.log.record(ModelError::ReadOnly {
+                    register: "NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_TOP",
+                    offset,
+                    value: shown,
+                });
                 0
             });
         }
@@ -722,7 +726,9 @@ impl ModelGpu {
         while progress {
             progress = false;
             let blocked: Vec<(u32, u32)> = match state.gsp_rm.fifo_mut() {
-                Some(fifo) => fifo.channels.iter().filter(|c| c.blocked && c.error.is_none()).map(|c| c.handle_key()).collect(),
+                Some(fifo) => {
+                    fifo.channels.iter().filter(|c| c.blocked && c.error.is_none()).map(|c| c.handle_key()).collect()
+                }
                 None => Vec::new(),
             };
             for key in blocked {
@@ -751,7 +757,10 @@ impl ModelGpu {
             return false;
         }
         let Some(pdb) = pdb.and_then(|p| crate::mmu::table_address(p)) else {
-            log.record(ModelError::Doorbell { token: ch.token(), reason: "the channel's VA space has no page directory" });
+            log.record(ModelError::Doorbell {
+                token: ch.token(),
+                reason: "the channel's VA space has no page directory",
+            });
             return false;
         };
         let sysmem: Option<&dyn SystemMemory> = match memory.as_deref() {
@@ -814,7 +823,9 @@ fn channel_error_xid(error: &crate::host::HostError, engine_type: u32) -> u32 {
             f::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT
         }
         HostError::Engine { .. } if engine_type == f::NV2080_ENGINE_TYPE_GRAPHICS => f::ROBUST_CHANNEL_GR_EXCEPTION,
-        HostError::Engine { .. } => f::ROBUST_CHANNEL_CE0_ERROR + engine_type.saturating_sub(f::NV2080_ENGINE_TYPE_COPY0),
+        HostError::Engine { .. } => {
+            f::ROBUST_CHANNEL_CE0_ERROR + engine_type.saturating_sub(f::NV2080_ENGINE_TYPE_COPY0)
+        }
         _ => f::ROBUST_CHANNEL_PBDMA_ERROR,
     }
 }
@@ -846,7 +857,10 @@ impl ModelGpu {
         let bytes = nvgpu::mm::MmuFormat::for_family(family).levels().first().map_or(0, |l| l.table_bytes());
         let zeros = alloc::vec![0u8; bytes as usize];
         state.mm.vram.write(pdb, &zeros);
-        state.mm.tlb.invalidate_pdb(nvgpu::mm::TableAddress { aperture: nvgpu::mm::TableAperture::Video, address: pdb });
+        state
+            .mm
+            .tlb
+            .invalidate_pdb(nvgpu::mm::TableAddress { aperture: nvgpu::mm::TableAperture::Video, address: pdb });
     }
 
     /// Reads `buf.len()` bytes at BAR1 offset `offset`. `false` when any of it reached no VRAM
@@ -907,12 +921,20 @@ impl ModelGpu {
 impl nvgpu::mm::Bar1Access for ModelGpu {
     fn bar1_read(&self, offset: u64, buf: &mut [u8]) -> Result<(), nvgpu::mm::Bar1AccessError> {
         let len = buf.len() as u64;
-        ModelGpu::bar1_read(self, offset, buf).then_some(()).ok_or(nvgpu::mm::Bar1AccessError { offset, len, write: false })
+        ModelGpu::bar1_read(self, offset, buf).then_some(()).ok_or(nvgpu::mm::Bar1AccessError {
+            offset,
+            len,
+            write: false,
+        })
     }
 
     fn bar1_write(&self, offset: u64, data: &[u8]) -> Result<(), nvgpu::mm::Bar1AccessError> {
         let len = data.len() as u64;
-        ModelGpu::bar1_write(self, offset, data).then_some(()).ok_or(nvgpu::mm::Bar1AccessError { offset, len, write: true })
+        ModelGpu::bar1_write(self, offset, data).then_some(()).ok_or(nvgpu::mm::Bar1AccessError {
+            offset,
+            len,
+            write: true,
+        })
     }
 }
 
@@ -948,7 +970,10 @@ impl ModelGpu {
     }
 
     /// Runs `f` with VRAM and system memory by physical address.
-    pub fn with_physical_memory<R>(&self, f: impl FnOnce(&mut dyn crate::engine_mem::PhysicalMemory) -> R) -> Option<R> {
+    pub fn with_physical_memory<R>(
+        &self,
+        f: impl FnOnce(&mut dyn crate::engine_mem::PhysicalMemory) -> R,
+    ) -> Option<R> {
         let mut guard = self.state.try_borrow_mut().ok()?;
         let GpuState { mm, memory, .. } = &mut *guard;
         let sysmem: Option<&dyn SystemMemory> = match memory.as_deref() {

@@ -23,8 +23,8 @@ use core::fmt;
 
 use nvgpu::gsp::rm_fifo::{USERD_GP_GET, USERD_GP_PUT, USERD_REFERENCE};
 use nvgpu::hw::host::{
-    method, DmaSecOp, GpFetch, GpLevel, GpOpcode, SemOperation, NVC46F_DMA, NVC46F_GP_ENTRY0, NVC46F_GP_ENTRY1, NVC46F_SEM_EXECUTE,
-    NVC46F_SET_OBJECT,
+    method, DmaSecOp, GpFetch, GpLevel, GpOpcode, SemOperation, NVC46F_DMA, NVC46F_GP_ENTRY0, NVC46F_GP_ENTRY1,
+    NVC46F_SEM_EXECUTE, NVC46F_SET_OBJECT,
 };
 
 use crate::engine_mem::{MmuFault, PhysAddr, PhysicalMemory, VirtualMemory};
@@ -343,9 +343,13 @@ impl HostChannel {
                     }
                 } else {
                     let class = self.bound(subchannel).ok_or(HostError::NoObject { subchannel, method })?;
-                    engines
-                        .method(subchannel, class, method, data, vm, pm)
-                        .map_err(|error| HostError::Engine { subchannel, class, method, data, error })?;
+                    engines.method(subchannel, class, method, data, vm, pm).map_err(|error| HostError::Engine {
+                        subchannel,
+                        class,
+                        method,
+                        data,
+                        error,
+                    })?;
                 }
             }
             self.resume_dword = at as u32;
@@ -410,7 +414,9 @@ impl HostChannel {
             method::NVC46F_SEM_PAYLOAD_HI => {
                 self.sem_payload = (self.sem_payload & 0xFFFF_FFFF) | (u64::from(data) << 32);
             }
-            method::NVC46F_SEM_EXECUTE => return self.semaphore(data, vm, effects).map_err(|e| e.unwrap_or_else(refuse)),
+            method::NVC46F_SEM_EXECUTE => {
+                return self.semaphore(data, vm, effects).map_err(|e| e.unwrap_or_else(refuse))
+            }
             _ => return Err(refuse()),
         }
         Ok(None)
@@ -552,12 +558,7 @@ mod tests {
             Rig {
                 vm: FlatMemory::new(BASE, 0x10000),
                 pm: Phys(FlatMemory::new(0, 0x1000)),
-                ch: HostChannel::new(
-                    1,
-                    GPFIFO,
-                    4,
-                    PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD },
-                ),
+                ch: HostChannel::new(1, GPFIFO, 4, PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD }),
                 put: 0,
                 pb_at: PB,
             }
@@ -574,7 +575,10 @@ mod tests {
             self.vm.write(GPFIFO + 8 * u64::from(self.put), &e).unwrap();
             self.pb_at += bytes.len() as u64;
             self.put = (self.put + 1) % 4;
-            self.pm.write_phys(PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD + USERD_GP_PUT }, &self.put.to_le_bytes());
+            self.pm.write_phys(
+                PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD + USERD_GP_PUT },
+                &self.put.to_le_bytes(),
+            );
         }
 
         fn run(&mut self, rec: &mut Recorder) -> RunOutcome {
@@ -653,7 +657,10 @@ mod tests {
         let mut pb = PushBuffer::with_storage(Vec::new(), HostClass::TuringA);
         pb.incr(1, 0x400, &[1]).unwrap();
         rig.submit(&pb);
-        assert!(matches!(rig.run(&mut Recorder::default()), RunOutcome::Error(HostError::NoObject { subchannel: 1, .. })));
+        assert!(matches!(
+            rig.run(&mut Recorder::default()),
+            RunOutcome::Error(HostError::NoObject { subchannel: 1, .. })
+        ));
         // A semaphore release to an unmapped address faults.
         let mut rig = Rig::new();
         let mut pb = PushBuffer::with_storage(Vec::new(), HostClass::TuringA);
@@ -668,7 +675,10 @@ mod tests {
         assert!(matches!(rig.run(&mut Recorder::default()), RunOutcome::Error(HostError::Engine { .. })));
         // GPPut outside the ring.
         let mut rig = Rig::new();
-        rig.pm.write_phys(PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD + USERD_GP_PUT }, &9u32.to_le_bytes());
+        rig.pm.write_phys(
+            PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD + USERD_GP_PUT },
+            &9u32.to_le_bytes(),
+        );
         assert!(matches!(rig.run(&mut Recorder::default()), RunOutcome::Error(HostError::BadGpPut { gp_put: 9, .. })));
         // A header whose data runs past the segment.
         let mut rig = Rig::new();
@@ -680,7 +690,10 @@ mod tests {
         rig.vm.write(PB, &bytes).unwrap();
         let raw = GpEntry::new(PB, truncated.len() as u32, Default::default()).unwrap().to_words();
         rig.vm.write(GPFIFO, &[raw[0].to_le_bytes(), raw[1].to_le_bytes()].concat()).unwrap();
-        rig.pm.write_phys(PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD + USERD_GP_PUT }, &1u32.to_le_bytes());
+        rig.pm.write_phys(
+            PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD + USERD_GP_PUT },
+            &1u32.to_le_bytes(),
+        );
         assert!(matches!(rig.run(&mut Recorder::default()), RunOutcome::Error(HostError::BadMethodHeader { .. })));
     }
 

@@ -125,7 +125,8 @@ fn boot_then<R>(
         chipset: chip,
         firmware: &bundle,
         vbios: Some(&vbios),
-        generic_bootloader: FirmwareBundle::generic_bootloader(&files, chip).map_err(|e| format!("generic bootloader: {e}"))?,
+        generic_bootloader: FirmwareBundle::generic_bootloader(&files, chip)
+            .map_err(|e| format!("generic bootloader: {e}"))?,
         fmc: FirmwareBundle::fmc_images(&files, chip).map_err(|e| format!("GSP-FMC: {e}"))?,
     };
     // Models without NV_USABLE_FB_SIZE_IN_MB / LOCAL_MEMORY_RANGE: the boot is told the FB size.

@@ -18,9 +18,8 @@
 use nvgpu::gsp::rm_fifo as f;
 use nvgpu::gsp::rm_intr::{
     Nv2080CtrlInternalIntrGetKernelTableEntry as TableEntry, Nv2080CtrlInternalIntrGetKernelTableParams as TableParams,
-    Nv2080IntrCategorySubtreeMap as SubtreeMap, MC_ENGINE_IDX_CE0, MC_ENGINE_IDX_GR0,
-    NV2080_INTR_CATEGORY_ENUM_COUNT, NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION,
-    NV2080_INTR_INVALID_SUBTREE, NV_INTR_VECTOR_INVALID,
+    Nv2080IntrCategorySubtreeMap as SubtreeMap, MC_ENGINE_IDX_CE0, MC_ENGINE_IDX_GR0, NV2080_INTR_CATEGORY_ENUM_COUNT,
+    NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION, NV2080_INTR_INVALID_SUBTREE, NV_INTR_VECTOR_INVALID,
 };
 use nvgpu::hw::intr::{
     leaf_subtree, vector_bit, vector_leaf, NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF as LEAF,
@@ -206,7 +205,10 @@ mod tests {
         let rows: alloc::vec::Vec<(u16, u32, u32)> =
             t.table[..3].iter().map(|e| (e.engine_idx, e.vector_stall, e.vector_non_stall)).collect();
         let none = NV_INTR_VECTOR_INVALID;
-        assert_eq!(rows, [(MC_ENGINE_IDX_GR0, none, 0), (MC_ENGINE_IDX_CE0, none, 1), (MC_ENGINE_IDX_CE0 + 1, none, 2)]);
+        assert_eq!(
+            rows,
+            [(MC_ENGINE_IDX_GR0, none, 0), (MC_ENGINE_IDX_CE0, none, 1), (MC_ENGINE_IDX_CE0 + 1, none, 2)]
+        );
         assert_eq!(t.subtree_map[NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION], SubtreeMap::default());
         assert_eq!(t.subtree_map[0].subtree_start, NV2080_INTR_INVALID_SUBTREE);
         assert_eq!(kernel_table(99).table_len, 11, "MC_ENGINE_IDX_CE0..=CE9 at most");

@@ -29,13 +29,13 @@ pub mod fault_buffer;
 pub mod fwsec;
 pub mod generic_bl;
 pub mod gpu;
+pub mod gsp_rm;
 pub mod host;
 #[cfg(feature = "std")]
 pub mod host_boot;
-pub mod gsp_rm;
+pub mod intr;
 pub mod memory;
 pub mod mmu;
-pub mod intr;
 pub mod ptx;
 pub mod ucode;
 pub mod vbios_builder;

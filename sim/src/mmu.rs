@@ -139,7 +139,9 @@ impl MmuClient {
     /// Host (PBDMA) 0.
     pub fn host(family: Family) -> Self {
         Self::hub(match family {
-            Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => fault::gh100::NV_PFAULT_MMU_ENG_ID_HOST0,
+            Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => {
+                fault::gh100::NV_PFAULT_MMU_ENG_ID_HOST0
+            }
             _ => fault::tu102::NV_PFAULT_MMU_ENG_ID_HOST0,
         })
     }
@@ -557,7 +559,11 @@ impl VirtualMemory for AddressSpace<'_> {
             self.mem.write_phys(p, &new[..n])
         };
         if !ok {
-            return Err(self.fault(va, AccessType::Atomic, refuse(FaultKind::VaLimitViolation, FaultType::UnsupportedAperture)));
+            return Err(self.fault(
+                va,
+                AccessType::Atomic,
+                refuse(FaultKind::VaLimitViolation, FaultType::UnsupportedAperture),
+            ));
         }
         buf[..n].copy_from_slice(&old[..n]);
         Ok(())
@@ -686,7 +692,8 @@ impl MemorySystem {
         }
         let low = INVALIDATE_PDB::from_raw(self.invalidate_pdb);
         let upper = INVALIDATE_UPPER_PDB::from_raw(self.invalidate_upper_pdb);
-        let address = ((u64::from(upper.addr()) << INVALIDATE_PDB::ADDR.bits.width()) | u64::from(low.addr())) << PDB_SHIFT;
+        let address =
+            ((u64::from(upper.addr()) << INVALIDATE_PDB::ADDR.bits.width()) | u64::from(low.addr())) << PDB_SHIFT;
         match low.aperture() {
             Ok(InvalidatePdbAperture::VidMem) => {
                 self.tlb.invalidate_pdb(TableAddress { aperture: TableAperture::Video, address })

@@ -67,10 +67,8 @@ impl Vram {
             let offset = (at % VRAM_PAGE_BYTES) as usize;
             let n = (VRAM_PAGE_BYTES as usize - offset).min(data.len() - done);
             let src = &data[done..done + n];
-            let bytes = self
-                .pages
-                .entry(page)
-                .or_insert_with(|| alloc::vec![0u8; VRAM_PAGE_BYTES as usize].into_boxed_slice());
+            let bytes =
+                self.pages.entry(page).or_insert_with(|| alloc::vec![0u8; VRAM_PAGE_BYTES as usize].into_boxed_slice());
             bytes[offset..offset + n].copy_from_slice(src);
             done += n;
         }

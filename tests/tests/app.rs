@@ -23,8 +23,16 @@ fn run(config: ModelConfig) {
     with_booted(config, |model, arena, clock, boot| {
         let static_info = *boot.static_info().expect("static info");
         let rpc = boot.rpc().expect("rpc");
-        let mut gpu = Gpu::new(rpc, model, arena, clock, &static_info, chip, GpuConfig { runs_ptx: true, timeout_ms: 60_000, ..GpuConfig::default() })
-            .unwrap_or_else(|e| panic!("{chip:?}: {e}"));
+        let mut gpu = Gpu::new(
+            rpc,
+            model,
+            arena,
+            clock,
+            &static_info,
+            chip,
+            GpuConfig { runs_ptx: true, timeout_ms: 60_000, ..GpuConfig::default() },
+        )
+        .unwrap_or_else(|e| panic!("{chip:?}: {e}"));
         let stream = gpu.create_stream(rpc, StreamKind::Compute).expect("compute stream");
         let lookup = |name: &str| files.get(name).map(Vec::as_slice);
         let mut printed = Vec::new();

@@ -117,10 +117,15 @@ fn exercise(config: ModelConfig) {
         assert!(!model.bar1_write(hole, &[1, 2, 3, 4]));
         let errors = bar1_faults(model);
         assert_eq!(errors.len(), 2, "{chip:?}: {errors:?}");
-        assert!(errors.iter().all(|e| matches!(e, ModelError::Bar1 { fault: Some(f), .. } if f.va == hole)), "{errors:?}");
+        assert!(
+            errors.iter().all(|e| matches!(e, ModelError::Bar1 { fault: Some(f), .. } if f.va == hole)),
+            "{errors:?}"
+        );
         let faults = model.take_mmu_faults();
         assert_eq!(faults.len(), 2, "{chip:?}: {faults:?}");
-        assert!(faults.iter().all(|f| f.va == hole && f.pdb == bar1.pdb() && f.client == sim::mmu::MmuClient::bar1(family)));
+        assert!(faults
+            .iter()
+            .all(|f| f.va == hole && f.pdb == bar1.pdb() && f.client == sim::mmu::MmuClient::bar1(family)));
         // Beyond the aperture: refused without a walk.
         assert!(!model.bar1_read(bar1_size - 2, &mut buf));
         assert!(matches!(bar1_faults(model).as_slice(), [ModelError::Bar1 { fault: None, .. }]));

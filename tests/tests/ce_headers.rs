@@ -51,8 +51,16 @@ fn later_classes_differ_from_turing_only_where_documented() {
             assert_eq!(later["LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE"], FactValue::Bits { hi: 27, lo: 27 }, "{class}");
             assert_eq!(later["LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_ONE_WORD"], FactValue::Number(0), "{class}");
             assert_eq!(later["LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD"], FactValue::Number(1), "{class}");
-            assert_eq!(later["LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_SEMAPHORE_NO_TIMESTAMP"], FactValue::Number(1), "{class}");
-            assert_eq!(later["LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_SEMAPHORE_WITH_TIMESTAMP"], FactValue::Number(2), "{class}");
+            assert_eq!(
+                later["LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_SEMAPHORE_NO_TIMESTAMP"],
+                FactValue::Number(1),
+                "{class}"
+            );
+            assert_eq!(
+                later["LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_SEMAPHORE_WITH_TIMESTAMP"],
+                FactValue::Number(2),
+                "{class}"
+            );
             assert_eq!(later["LAUNCH_DMA_SEMAPHORE_REDUCTION_FMIN"], FactValue::Number(0xb), "{class}");
         }
         // Peer apertures: the same fields in every class that has them, for source and destination.

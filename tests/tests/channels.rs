@@ -46,8 +46,9 @@ fn exercise(config: ModelConfig) {
         let device = rm.alloc_device(rpc, &Default::default()).expect("device");
         let _subdevice = rm.alloc_subdevice(rpc, device, &Default::default()).expect("subdevice");
         let mut tlb = RegisterTlbInvalidator::new(model, clock);
-        let mut vas = GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(arena.clone()))
-            .unwrap_or_else(|e| panic!("{chip:?}: VA space: {e}"));
+        let mut vas =
+            GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(arena.clone()))
+                .unwrap_or_else(|e| panic!("{chip:?}: VA space: {e}"));
         let mut copy = Channel::create(
             &mut rm,
             rpc,
@@ -60,7 +61,8 @@ fn exercise(config: ModelConfig) {
             ChannelConfig { engine: ChannelEngine::Copy(0), ..Default::default() },
         )
         .unwrap_or_else(|e| panic!("{chip:?}: channel: {e}\nmodel: {:?}", model.errors()));
-        let ce = CeEncoder::new(CeClass::from_class_number(copy.engine_class()).expect("copy class"), ENGINE_SUBCHANNEL);
+        let ce =
+            CeEncoder::new(CeClass::from_class_number(copy.engine_class()).expect("copy class"), ENGINE_SUBCHANNEL);
 
         // VRAM from the allocator over GSP-RM's free FB regions; a 4 MiB buffer (2 MiB pages),
         // a 192 KiB one (64 KiB pages) and a 12 KiB one (4 KiB pages).
@@ -70,7 +72,8 @@ fn exercise(config: ModelConfig) {
         let small = vram.alloc(12 << 10, 4 << 10).expect("12 KiB");
         let big_map = vas.map(big.base(), big.size(), Aperture::Video, PteAttrs::default(), &mut tlb).expect("map big");
         let mid_map = vas.map(mid.base(), mid.size(), Aperture::Video, PteAttrs::default(), &mut tlb).expect("map mid");
-        let small_map = vas.map(small.base(), small.size(), Aperture::Video, PteAttrs::default(), &mut tlb).expect("map small");
+        let small_map =
+            vas.map(small.base(), small.size(), Aperture::Video, PteAttrs::default(), &mut tlb).expect("map small");
         let pages: Vec<_> = vas.tables().mapped_pages(big_map.va, big_map.size).iter().map(|p| p.page_size).collect();
         assert!(pages.iter().all(|p| *p == nvgpu::mm::PageSize::Size2M), "{chip:?}: {pages:?}");
         let pages: Vec<_> = vas.tables().mapped_pages(mid_map.va, mid_map.size).iter().map(|p| p.page_size).collect();
@@ -99,8 +102,14 @@ fn exercise(config: ModelConfig) {
         ce.copy(&mut pb, v(big_map.va + 3 + 100_001), v(mid_map.va + 1), 150_000, Pipelining::Pipelined).expect("d2d");
         ce.copy(&mut pb, v(mid_map.va + 1), v(small_map.va + 7), 9_000, Pipelining::NonPipelined).expect("d2d 2");
         ce.copy(&mut pb, v(big_map.va + 3), v(dst_map.va + 5), len as u64, Pipelining::NonPipelined).expect("d2h");
-        ce.memset(&mut pb, v(dst_map.va + 5 + len as u64), MemsetPattern::U32(0xC0FF_EE11), 4_003, Pipelining::NonPipelined)
-            .expect("memset");
+        ce.memset(
+            &mut pb,
+            v(dst_map.va + 5 + len as u64),
+            MemsetPattern::U32(0xC0FF_EE11),
+            4_003,
+            Pipelining::NonPipelined,
+        )
+        .expect("memset");
         let fence = copy.submit(model, &pb).expect("submit");
         copy.wait(fence, clock, TIMEOUT_MS, || {}).unwrap_or_else(|e| panic!("{chip:?}: {e}\n{:?}", model.errors()));
         let mut mid_bytes = vec![0u8; 150_000];
@@ -135,7 +144,9 @@ fn exercise(config: ModelConfig) {
         ce.copy(&mut pb, v(src_map.va), v(0x7_0000_0000), 4096, Pipelining::NonPipelined).expect("bad copy");
         let fence = sibling.submit(model, &pb).expect("submit bad copy");
         match sibling.wait(fence, clock, TIMEOUT_MS, || {}) {
-            Err(ChannelError::Failed { chid, error: RobustChannelError::MmuFault, xid: 31 }) => assert_eq!(chid, sibling.chid()),
+            Err(ChannelError::Failed { chid, error: RobustChannelError::MmuFault, xid: 31 }) => {
+                assert_eq!(chid, sibling.chid())
+            }
             other => panic!("{chip:?}: expected an MMU-fault channel error, got {other:?}"),
         }
         assert!(matches!(sibling.submit(model, &sibling.pushbuffer()), Err(ChannelError::Failed { .. })));
@@ -154,7 +165,8 @@ fn exercise(config: ModelConfig) {
 
         // The first channel is untouched.
         let mut pb = copy.pushbuffer();
-        ce.memset(&mut pb, v(small_map.va), MemsetPattern::U8(0x5A), 12 << 10, Pipelining::NonPipelined).expect("memset");
+        ce.memset(&mut pb, v(small_map.va), MemsetPattern::U8(0x5A), 12 << 10, Pipelining::NonPipelined)
+            .expect("memset");
         let fence = copy.submit(model, &pb).expect("submit after sibling error");
         copy.wait(fence, clock, TIMEOUT_MS, || {}).expect("the sibling's error leaves this channel running");
         let mut small_bytes = vec![0u8; 12 << 10];
@@ -221,13 +233,16 @@ fn submission_cost() {
         let mut rm = RmClient::new(rpc, 0).expect("client");
         let device = rm.alloc_device(rpc, &Default::default()).expect("device");
         let mut tlb = RegisterTlbInvalidator::new(model, clock);
-        let mut vas = GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(arena.clone()))
-            .expect("VA space");
+        let mut vas =
+            GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(arena.clone()))
+                .expect("VA space");
         let config = ChannelConfig { gpfifo_entries: 2048, pushbuffer_bytes: 1 << 20, engine: ChannelEngine::Copy(0) };
-        let mut ch = Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, config).expect("channel");
+        let mut ch =
+            Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, config).expect("channel");
         let ce = CeEncoder::new(CeClass::from_class_number(ch.engine_class()).expect("class"), ENGINE_SUBCHANNEL);
         let mut pb = ch.pushbuffer();
-        ce.copy(&mut pb, CeAddress::Virtual(1 << 33), CeAddress::Virtual(1 << 34), 64, Pipelining::Pipelined).expect("copy");
+        ce.copy(&mut pb, CeAddress::Virtual(1 << 33), CeAddress::Virtual(1 << 34), 64, Pipelining::Pipelined)
+            .expect("copy");
         let io = DoorbellSwitch::quiet(model);
         let _ = io.read32(0);
         let n = 1000;
@@ -250,10 +265,12 @@ fn pushbuffer_ring_wraps_and_never_overwrites_live_segments() {
         let mut rm = RmClient::new(rpc, 0).expect("client");
         let device = rm.alloc_device(rpc, &Default::default()).expect("device");
         let mut tlb = RegisterTlbInvalidator::new(model, clock);
-        let mut vas = GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(arena.clone()))
-            .expect("VA space");
+        let mut vas =
+            GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(arena.clone()))
+                .expect("VA space");
         let config = ChannelConfig { gpfifo_entries: 16, pushbuffer_bytes: 4096, engine: ChannelEngine::Copy(0) };
-        let mut ch = Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, config).expect("channel");
+        let mut ch =
+            Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, config).expect("channel");
         let scratch = ch.semaphore_va() + 64;
         // 300 submissions of ~100 words through a 1024-word ring, each checked.
         for i in 0..300u32 {

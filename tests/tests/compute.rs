@@ -16,7 +16,9 @@ use sim::{DmaArena, ModelConfig, ModelGpu};
 use tests::model_boot::with_booted;
 
 use nvgpu::compute::launch::{const_bank0, model_code_image, push_launch, qmd, CONST0_BYTES, QMD_BYTES};
-use nvgpu::compute::memory::{push_memory_config, sm_shared_config, LocalMemoryPlan, LOCAL_WINDOW_VA, SHARED_WINDOW_VA};
+use nvgpu::compute::memory::{
+    push_memory_config, sm_shared_config, LocalMemoryPlan, LOCAL_WINDOW_VA, SHARED_WINDOW_VA,
+};
 use nvgpu::compute::qmd::Launch;
 use nvgpu::host::decode;
 use nvgpu::mm::DmaTableMemory as Tables;
@@ -52,11 +54,18 @@ impl Rig<'_> {
     fn vram(&mut self, bytes: &[u8]) -> u64 {
         let size = (bytes.len().max(1) as u64).next_multiple_of(64 << 10);
         let a = self.vram.alloc(size, 64 << 10).expect("vram");
-        let m = self.vas.map(a.base(), a.size(), Aperture::Video, PteAttrs::default(), &mut self.tlb).expect("map vram");
+        let m =
+            self.vas.map(a.base(), a.size(), Aperture::Video, PteAttrs::default(), &mut self.tlb).expect("map vram");
         let staging = self.sysmem(bytes);
         let mut pb = self.copy.pushbuffer();
         self.copy_encoder
-            .copy(&mut pb, CeAddress::Virtual(staging), CeAddress::Virtual(m.va), bytes.len() as u64, Pipelining::NonPipelined)
+            .copy(
+                &mut pb,
+                CeAddress::Virtual(staging),
+                CeAddress::Virtual(m.va),
+                bytes.len() as u64,
+                Pipelining::NonPipelined,
+            )
             .expect("copy in");
         let f = self.copy.submit(self.model, &pb).expect("submit copy");
         self.copy.wait(f, self.clock, TIMEOUT_MS, || {}).expect("copy in done");
@@ -79,17 +88,30 @@ impl Rig<'_> {
     /// compute stream does; returns the buffer's VA and the pushed methods, decoded.
     fn configure_memory(&mut self, plan: &LocalMemoryPlan) -> (u64, Vec<(u32, Vec<u32>)>) {
         let a = self.vram.alloc(plan.total_bytes, 128 << 10).expect("local memory");
-        let m = self.vas.map(a.base(), a.size(), Aperture::Video, PteAttrs::default(), &mut self.tlb).expect("map local memory");
+        let m = self
+            .vas
+            .map(a.base(), a.size(), Aperture::Video, PteAttrs::default(), &mut self.tlb)
+            .expect("map local memory");
         let mut pb = self.compute.pushbuffer();
         push_memory_config(&mut pb, self.family, ENGINE_SUBCHANNEL, m.va, plan).expect("memory methods");
         let methods = decode(pb.words()).map(|d| d.expect("decodes")).map(|d| (d.method, d.data.to_vec())).collect();
         let f = self.compute.submit(self.model, &pb).expect("submit");
-        self.compute.wait(f, self.clock, TIMEOUT_MS, || {}).unwrap_or_else(|e| panic!("{e}: {:?}", self.model.errors()));
+        self.compute
+            .wait(f, self.clock, TIMEOUT_MS, || {})
+            .unwrap_or_else(|e| panic!("{e}: {:?}", self.model.errors()));
         (m.va, methods)
     }
 
     /// Launches `entry` of `ptx` with `params` and waits.
-    fn launch(&mut self, ptx: &str, entry: &str, grid: [u32; 3], block: [u32; 3], shared: u32, params: &[u8]) -> Result<(), nvgpu::compute::launch::LaunchError> {
+    fn launch(
+        &mut self,
+        ptx: &str,
+        entry: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared: u32,
+        params: &[u8],
+    ) -> Result<(), nvgpu::compute::launch::LaunchError> {
         self.launch_edited(ptx, entry, grid, block, shared, params, |_| {}, TIMEOUT_MS)
             .map(|r| r.unwrap_or_else(|e| panic!("{:?}: {e}\nmodel: {:?}", self.family, self.model.errors())))
     }
@@ -184,13 +206,29 @@ fn run(config: ModelConfig) {
         let mut rm = RmClient::new(rpc, 0).expect("client");
         let device = rm.alloc_device(rpc, &Default::default()).expect("device");
         let mut tlb = RegisterTlbInvalidator::new(model, clock);
-        let mut vas = GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), Tables::new(arena.clone())).expect("VA space");
-        let compute = Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, ChannelConfig { engine: ChannelEngine::Compute, ..Default::default() })
-            .unwrap_or_else(|e| panic!("{chip:?}: compute channel: {e}\n{:?}", model.errors()));
-        let copy = Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, ChannelConfig::default()).expect("copy channel");
-        let copy_encoder = CeEncoder::new(CeClass::from_class_number(copy.engine_class()).expect("class"), ENGINE_SUBCHANNEL);
+        let mut vas =
+            GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), Tables::new(arena.clone()))
+                .expect("VA space");
+        let compute = Channel::create(
+            &mut rm,
+            rpc,
+            model,
+            device,
+            family,
+            &mut vas,
+            arena,
+            &mut tlb,
+            ChannelConfig { engine: ChannelEngine::Compute, ..Default::default() },
+        )
+        .unwrap_or_else(|e| panic!("{chip:?}: compute channel: {e}\n{:?}", model.errors()));
+        let copy =
+            Channel::create(&mut rm, rpc, model, device, family, &mut vas, arena, &mut tlb, ChannelConfig::default())
+                .expect("copy channel");
+        let copy_encoder =
+            CeEncoder::new(CeClass::from_class_number(copy.engine_class()).expect("class"), ENGINE_SUBCHANNEL);
         let vram = VramAllocator::from_fb_regions(&fb_regions, &[]).expect("vram");
-        let mut rig = Rig { model, arena, clock, family, vas, tlb, compute, copy, copy_encoder, vram, keep: Vec::new() };
+        let mut rig =
+            Rig { model, arena, clock, family, vas, tlb, compute, copy, copy_encoder, vram, keep: Vec::new() };
         let plan = LocalMemoryPlan::from_static_info(1024, &static_info).expect("GSP-RM reports TPCs and warps");
         let (local_va, methods) = rig.configure_memory(&plan);
         // The methods' values, decoded from the pushbuffer: the buffer's address, its size per
@@ -243,8 +281,16 @@ fn run(config: ModelConfig) {
         let mb: Vec<f32> = (0..inner * cols).map(|i| ((i * 104_729) % 1000) as f32 / 250.0 - 2.0).collect();
         let (da, db) = (rig.vram(&bytes_f32(&ma)), rig.vram(&bytes_f32(&mb)));
         let dc = rig.vram(&vec![0u8; 4 * rows * cols]);
-        let p = params(&[&da.to_le_bytes(), &db.to_le_bytes(), &dc.to_le_bytes(), &(rows as i32).to_le_bytes(), &(cols as i32).to_le_bytes(), &(inner as i32).to_le_bytes()]);
-        rig.launch(&ptx, "matmul_tiled", [cols.div_ceil(16) as u32, rows.div_ceil(16) as u32, 1], [16, 16, 1], 0, &p).expect("launch");
+        let p = params(&[
+            &da.to_le_bytes(),
+            &db.to_le_bytes(),
+            &dc.to_le_bytes(),
+            &(rows as i32).to_le_bytes(),
+            &(cols as i32).to_le_bytes(),
+            &(inner as i32).to_le_bytes(),
+        ]);
+        rig.launch(&ptx, "matmul_tiled", [cols.div_ceil(16) as u32, rows.div_ceil(16) as u32, 1], [16, 16, 1], 0, &p)
+            .expect("launch");
         let c = f32s(&rig.read(dc, 4 * rows * cols));
         for r in 0..rows {
             for col in 0..cols {
@@ -299,7 +345,8 @@ fn run(config: ModelConfig) {
         let out = u32s(&rig.read(dout, 4 * n as usize));
         for (i, &x) in v.iter().enumerate() {
             let buf: Vec<u32> = (0..16u32).map(|k| x.wrapping_mul(k + 1).wrapping_add(k)).collect();
-            let want = (0..16u32).fold(0u32, |acc, k| acc.wrapping_mul(31).wrapping_add(buf[(x.wrapping_add(7 * k) & 15) as usize]));
+            let want = (0..16u32)
+                .fold(0u32, |acc, k| acc.wrapping_mul(31).wrapping_add(buf[(x.wrapping_add(7 * k) & 15) as usize]));
             assert_eq!(out[i], want, "{chip:?} local_array thread {i}");
         }
         assert_eq!(model.take_errors(), vec![], "{chip:?}: the strict model saw nothing wrong");
@@ -324,7 +371,9 @@ fn run(config: ModelConfig) {
         // The model's typed reason (`ComputeError`) reaches the log as the channel's stop text;
         // `sim::compute`'s unit tests check the reasons themselves on the same QMD edits.
         let _ = expect;
-        let outcome = rig.launch_edited(&ptx, "local_array", [1, 1, 1], [32, 1, 1], 48 << 10, &p, edit, 500).expect("launch built");
+        let outcome = rig
+            .launch_edited(&ptx, "local_array", [1, 1, 1], [32, 1, 1], 48 << 10, &p, edit, 500)
+            .expect("launch built");
         assert!(outcome.is_err(), "{chip:?}: the refused launch completed");
         let errors = model.take_errors();
         assert!(errors.iter().any(|e| matches!(e, sim::ModelError::ChannelError { .. })), "{chip:?}: {errors:?}");
@@ -377,13 +426,22 @@ fn one_launch<R: nvgpu::hw::RegisterIo + ?Sized, A: nvgpu::platform::DmaAllocato
 #[test]
 #[ignore]
 fn launch_cost() {
-    use nvgpu::runtime::{Gpu, GpuConfig, Module, StreamKind};
     use nvgpu::hw::RegisterIo as _;
+    use nvgpu::runtime::{Gpu, GpuConfig, Module, StreamKind};
     with_booted(ModelConfig::h200(), |model, arena, clock, boot| {
         let info = *boot.static_info().expect("static info");
         let rpc = boot.rpc().expect("rpc");
         let bar = tests::model_boot::DoorbellSwitch::new(model);
-        let mut gpu = Gpu::new(rpc, &bar, arena, clock, &info, model.chipset(), GpuConfig { runs_ptx: true, ..GpuConfig::default() }).expect("gpu");
+        let mut gpu = Gpu::new(
+            rpc,
+            &bar,
+            arena,
+            clock,
+            &info,
+            model.chipset(),
+            GpuConfig { runs_ptx: true, ..GpuConfig::default() },
+        )
+        .expect("gpu");
         let ptx = ptx_build::ptx("vector_add", "sm_90");
         let module = Module::load(&mut gpu, ptx.as_bytes()).expect("module");
         let f = module.function("vector_add_u32").expect("function");

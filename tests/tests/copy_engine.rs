@@ -29,20 +29,29 @@ impl Apertures {
 impl PhysicalMemory for Apertures {
     fn read_phys(&mut self, at: PhysAddr, buf: &mut [u8]) -> bool {
         let Some(m) = self.mem(at.aperture) else { return false };
-        let Some(src) = usize::try_from(at.addr).ok().and_then(|a| m.get(a..a.checked_add(buf.len())?)) else { return false };
+        let Some(src) = usize::try_from(at.addr).ok().and_then(|a| m.get(a..a.checked_add(buf.len())?)) else {
+            return false;
+        };
         buf.copy_from_slice(src);
         true
     }
     fn write_phys(&mut self, at: PhysAddr, data: &[u8]) -> bool {
         let Some(m) = self.mem(at.aperture) else { return false };
-        let Some(dst) = usize::try_from(at.addr).ok().and_then(|a| m.get_mut(a..a.checked_add(data.len())?)) else { return false };
+        let Some(dst) = usize::try_from(at.addr).ok().and_then(|a| m.get_mut(a..a.checked_add(data.len())?)) else {
+            return false;
+        };
         dst.copy_from_slice(data);
         true
     }
 }
 
 /// Feeds every method of `pb` to `ce`; returns the launches' outcomes.
-fn execute(pb: &PushBuffer, ce: &mut CopyEngine, virt: &mut FlatMemory, phys: &mut dyn PhysicalMemory) -> Result<Vec<LaunchOutcome>, CeError> {
+fn execute(
+    pb: &PushBuffer,
+    ce: &mut CopyEngine,
+    virt: &mut FlatMemory,
+    phys: &mut dyn PhysicalMemory,
+) -> Result<Vec<LaunchOutcome>, CeError> {
     let mut bus = CeBus { virt, phys, timestamp_ns: 77 };
     let mut outcomes = Vec::new();
     for m in decode(pb.words()) {
@@ -92,7 +101,14 @@ fn virtual_copies_match_the_cpu_for_every_class_size_and_alignment() {
                 reference.copy_within(src as usize..(src + bytes) as usize, dst as usize);
                 let mut pb = PushBuffer::new();
                 pb.set_object(SUBCHANNEL, class.class_number() as u16).unwrap();
-                e.copy(&mut pb, CeAddress::Virtual(base + src), CeAddress::Virtual(base + dst), bytes, Pipelining::NonPipelined).unwrap();
+                e.copy(
+                    &mut pb,
+                    CeAddress::Virtual(base + src),
+                    CeAddress::Virtual(base + dst),
+                    bytes,
+                    Pipelining::NonPipelined,
+                )
+                .unwrap();
                 e.release_semaphore(&mut pb, base + 0xff000, k as u32 + 1).unwrap();
                 reference[0xff000..0xff004].copy_from_slice(&(k as u32 + 1).to_le_bytes());
                 let out = execute(&pb, &mut ce, &mut mem, &mut NoPhysicalMemory).unwrap();
@@ -107,8 +123,13 @@ fn virtual_copies_match_the_cpu_for_every_class_size_and_alignment() {
 #[test]
 fn memsets_match_the_cpu() {
     let len = 1 << 19;
-    let patterns =
-        [MemsetPattern::U8(0xa5), MemsetPattern::U32(0x4433_2211), MemsetPattern::U64(0x8877_6655_4433_2211), MemsetPattern::U64(0), MemsetPattern::U32(0x7f7f_7f7f)];
+    let patterns = [
+        MemsetPattern::U8(0xa5),
+        MemsetPattern::U32(0x4433_2211),
+        MemsetPattern::U64(0x8877_6655_4433_2211),
+        MemsetPattern::U64(0),
+        MemsetPattern::U32(0x7f7f_7f7f),
+    ];
     for &class in CeClass::ALL {
         let e = CeEncoder::new(class, SUBCHANNEL);
         let mut ce = CopyEngine::new(class);
@@ -174,7 +195,8 @@ fn faulting_addresses_stop_with_a_fault() {
         let mut ce = CopyEngine::new(class);
         let mut mem = FlatMemory::new(0x1000, 0x1000);
         let mut pb = PushBuffer::new();
-        e.copy(&mut pb, CeAddress::Virtual(0x1000), CeAddress::Virtual(0x1f00), 0x200, Pipelining::NonPipelined).unwrap();
+        e.copy(&mut pb, CeAddress::Virtual(0x1000), CeAddress::Virtual(0x1f00), 0x200, Pipelining::NonPipelined)
+            .unwrap();
         match execute(&pb, &mut ce, &mut mem, &mut NoPhysicalMemory) {
             Err(CeError::Fault(f)) => assert_eq!(f.va, 0x2000),
             other => panic!("{class:?}: {other:?}"),
@@ -192,7 +214,14 @@ fn timestamped_and_64_bit_releases_land_as_encoded() {
         let mut ce = CopyEngine::new(class);
         let mut mem = FlatMemory::new(0, 0x100);
         let mut pb = PushBuffer::new();
-        let r = SemaphoreRelease { va: 0x40, payload: 5, payload_64: false, timestamp: true, flush: None, interrupt: nvgpu::hw::ce::InterruptType::Blocking };
+        let r = SemaphoreRelease {
+            va: 0x40,
+            payload: 5,
+            payload_64: false,
+            timestamp: true,
+            flush: None,
+            interrupt: nvgpu::hw::ce::InterruptType::Blocking,
+        };
         e.release(&mut pb, &r).unwrap();
         let out = execute(&pb, &mut ce, &mut mem, &mut NoPhysicalMemory).unwrap();
         assert_eq!(out[0].interrupt, Some(nvgpu::hw::ce::InterruptType::Blocking));
@@ -217,7 +246,14 @@ fn transfers_above_4_gib_are_split_by_inspection() {
     for &class in CeClass::ALL {
         let e = CeEncoder::new(class, SUBCHANNEL);
         let mut pb = PushBuffer::new();
-        e.copy(&mut pb, CeAddress::Virtual(0x1_0000_0000), CeAddress::Virtual(0x10_0000_0000), (9 << 30) + 5, Pipelining::Pipelined).unwrap();
+        e.copy(
+            &mut pb,
+            CeAddress::Virtual(0x1_0000_0000),
+            CeAddress::Virtual(0x10_0000_0000),
+            (9 << 30) + 5,
+            Pipelining::Pipelined,
+        )
+        .unwrap();
         let w: Vec<(u32, u32)> = decode(pb.words()).flat_map(|m| m.unwrap().writes().collect::<Vec<_>>()).collect();
         let get = |m: u32| w.iter().filter(|x| x.0 == m).map(|x| x.1).collect::<Vec<_>>();
         assert_eq!(get(0x41c), [4]); // 4 lines of 2 GiB
@@ -226,7 +262,14 @@ fn transfers_above_4_gib_are_split_by_inspection() {
         assert_eq!(get(0x404), [0, 0]);
         assert_eq!(get(0x400), [1, 3]); // 0x1_0000_0000 + 8 GiB
         let mut pb = PushBuffer::new();
-        e.memset(&mut pb, CeAddress::Virtual(0x8), MemsetPattern::U64(0x0102_0304_0506_0708), (40 << 30) + 4, Pipelining::Pipelined).unwrap();
+        e.memset(
+            &mut pb,
+            CeAddress::Virtual(0x8),
+            MemsetPattern::U64(0x0102_0304_0506_0708),
+            (40 << 30) + 4,
+            Pipelining::Pipelined,
+        )
+        .unwrap();
         let w: Vec<(u32, u32)> = decode(pb.words()).flat_map(|m| m.unwrap().writes().collect::<Vec<_>>()).collect();
         let get = |m: u32| w.iter().filter(|x| x.0 == m).map(|x| x.1).collect::<Vec<_>>();
         // 20 lines of 2^28 8-byte elements, then a 4-byte word at the end.

@@ -8,7 +8,6 @@
 //! select; only then does the application run. So a `MAILBOX0` past those checks proves the
 //! upload, and FWSEC-FRTS setting WPR2 proves the whole heavy-secure path.
 
-
 use nvgpu::falcon::{
     patch_signature, BromParams, DmaSegment, DmaTarget, Falcon, FalconError, FalconMemory, HsSignatureLocation,
     Mailboxes,

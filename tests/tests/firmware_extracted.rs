@@ -177,7 +177,8 @@ fn extracted_generic_bootloader_is_rms_and_parses_as_the_fwsec_step_takes_it() {
 #[test]
 fn extracted_gh100_fmc_is_the_arrays_and_its_hash_is_its_sha384() {
     let sizes = data_sizes("g_bindata_kgspGetBinArchiveGspRmFmcGfwProdSigned_GH100.c");
-    let parts: Vec<Vec<u8>> = ["fmc_image", "fmc_hash", "fmc_sig", "fmc_pkey"].map(|stem| extracted("gh100", stem)).into();
+    let parts: Vec<Vec<u8>> =
+        ["fmc_image", "fmc_hash", "fmc_sig", "fmc_pkey"].map(|stem| extracted("gh100", stem)).into();
     for (bytes, part) in parts.iter().zip(["image", "hash", "sig", "pkey"]) {
         let name = format!("kgspBinArchiveGspRmFmcGfwProdSigned_GH100_ucode_{part}_data");
         assert_eq!(bytes.len(), data_size(&sizes, &name), "{name}");
@@ -199,7 +200,9 @@ fn extracted_gh100_fmc_is_the_arrays_and_its_hash_is_its_sha384() {
 #[test]
 fn the_models_known_booters_are_the_extracted_535_261_03_booters() {
     for chip in BOOTER_CHIPS {
-        for (kind, load, stem) in [(BooterKind::Load, "Load", "booter_load"), (BooterKind::Unload, "Unload", "booter_unload")] {
+        for (kind, load, stem) in
+            [(BooterKind::Load, "Load", "booter_load"), (BooterKind::Unload, "Unload", "booter_unload")]
+        {
             let file = extracted(chip, stem);
             let b = BooterFirmware::parse(&file).unwrap();
             let image = b.image();
@@ -215,8 +218,22 @@ fn the_models_known_booters_are_the_extracted_535_261_03_booters() {
                 .find(|fp| fp.kind == kind && fp.chips.contains(&chipset))
                 .unwrap_or_else(|| panic!("no known {kind:?} booter for {chip}"));
             assert_eq!(
-                (fp.os_code_offset, fp.os_code_size, fp.os_data_offset, fp.os_data_size, fp.app_code_offset, fp.app_code_size),
-                (l.os_code_offset, l.os_code_size, l.os_data_offset, l.os_data_size, l.app_code_offset, l.app_code_size),
+                (
+                    fp.os_code_offset,
+                    fp.os_code_size,
+                    fp.os_data_offset,
+                    fp.os_data_size,
+                    fp.app_code_offset,
+                    fp.app_code_size
+                ),
+                (
+                    l.os_code_offset,
+                    l.os_code_size,
+                    l.os_data_offset,
+                    l.os_data_size,
+                    l.app_code_offset,
+                    l.app_code_size
+                ),
                 "{chip} {stem}"
             );
             assert_eq!(
@@ -231,8 +248,12 @@ fn the_models_known_booters_are_the_extracted_535_261_03_booters() {
             let upper = chip.to_uppercase();
             assert!(fp.bindata.contains(&format!("kgspBinArchiveBooter{load}Ucode_{upper}_")), "{}", fp.bindata);
             // Debian's 535.113.01 file of the same name holds the same bytes.
-            let debian = data_root().join(format!("firmware-nvidia-graphics/lib/firmware/nvidia/{chip}/gsp/{stem}-535.113.01.bin"));
-            assert!(read(&require(debian, "Debian firmware-nvidia-graphics")) == file, "{chip} {stem}: differs from Debian's");
+            let debian = data_root()
+                .join(format!("firmware-nvidia-graphics/lib/firmware/nvidia/{chip}/gsp/{stem}-535.113.01.bin"));
+            assert!(
+                read(&require(debian, "Debian firmware-nvidia-graphics")) == file,
+                "{chip} {stem}: differs from Debian's"
+            );
         }
     }
 }
@@ -276,7 +297,9 @@ fn every_chip_with_gsp_rm_loads_its_bundle_from_the_extracted_files() {
     assert!(files.0.contains_key("tu102-generic_bootloader.bin") && files.0.contains_key("gh100-fmc_image.bin"));
     for chip in Chipset::ALL.iter().copied().filter(|c| c.gsp_firmware_file().is_some()) {
         let bundle = FirmwareBundle::load(&files, chip).unwrap_or_else(|e| panic!("{chip:?}: {e}"));
-        for name in FirmwareBundle::module_names(chip).unwrap().into_iter().chain(FirmwareBundle::extra_module_names(chip)) {
+        for name in
+            FirmwareBundle::module_names(chip).unwrap().into_iter().chain(FirmwareBundle::extra_module_names(chip))
+        {
             assert!(files.0.contains_key(&name), "{chip:?}: {name}");
         }
         let loader = FirmwareBundle::generic_bootloader(&files, chip).unwrap();
@@ -295,7 +318,10 @@ fn every_chip_with_gsp_rm_loads_its_bundle_from_the_extracted_files() {
             _ => assert!(loader.is_none() && fmc.is_none(), "{chip:?}"),
         }
     }
-    assert_eq!(extra_module_name(Chipset::TU117, ExtraImage::GenericBootloader).as_deref(), Some("tu102-generic_bootloader.bin"));
+    assert_eq!(
+        extra_module_name(Chipset::TU117, ExtraImage::GenericBootloader).as_deref(),
+        Some("tu102-generic_bootloader.bin")
+    );
     assert_eq!(extra_module_name(Chipset::GH100, ExtraImage::FmcSignature).as_deref(), Some("gh100-fmc_sig.bin"));
 
     // A hash of the wrong size is refused by name.

@@ -14,12 +14,10 @@ use std::path::{Path, PathBuf};
 
 use nvgpu::chip::{Chipset, GSP_FIRMWARE_VERSION};
 use nvgpu::firmware::{
-    boot_image_chip, module_name_for_path, BootImage, BooterFirmware, BootloaderFirmware,
-    FirmwareBundle, FirmwareError, FirmwareKind, GspElf, GspFirmware,
-    GSP_CC_SIGNATURE_SECTION_PREFIX, GSP_IMAGE_SECTION, GSP_SIGNATURE_SECTION_PREFIX,
-    GSP_VERSION_SECTION, HS_PATCH_META_SIZE, NVFW_BIN_HDR_SIZE, NVFW_BIN_MAGIC,
-    NVFW_HS_HEADER_V2_SIZE, NVFW_HS_LOAD_HEADER_V2_SIZE, RM_RISCV_UCODE_DESC_SHORT_SIZE,
-    RM_RISCV_UCODE_DESC_SIZE,
+    boot_image_chip, module_name_for_path, BootImage, BooterFirmware, BootloaderFirmware, FirmwareBundle,
+    FirmwareError, FirmwareKind, GspElf, GspFirmware, GSP_CC_SIGNATURE_SECTION_PREFIX, GSP_IMAGE_SECTION,
+    GSP_SIGNATURE_SECTION_PREFIX, GSP_VERSION_SECTION, HS_PATCH_META_SIZE, NVFW_BIN_HDR_SIZE, NVFW_BIN_MAGIC,
+    NVFW_HS_HEADER_V2_SIZE, NVFW_HS_LOAD_HEADER_V2_SIZE, RM_RISCV_UCODE_DESC_SHORT_SIZE, RM_RISCV_UCODE_DESC_SIZE,
 };
 use nvgpu::platform::FirmwareSource;
 
@@ -46,18 +44,13 @@ fn require(path: PathBuf, what: &str) -> PathBuf {
 
 fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {} ({e}): run `sudo scripts/fetch-real-data.sh` from the workspace root",
-            path.display()
-        )
+        panic!("cannot read {} ({e}): run `sudo scripts/fetch-real-data.sh` from the workspace root", path.display())
     })
 }
 
 fn gsp_path(name: &str) -> PathBuf {
     require(
-        data_root()
-            .join("firmware-nvidia-gsp/lib/firmware/nvidia/535.261.03")
-            .join(name),
+        data_root().join("firmware-nvidia-gsp/lib/firmware/nvidia/535.261.03").join(name),
         "Debian firmware-nvidia-gsp 535.261.03",
     )
 }
@@ -71,19 +64,14 @@ fn graphics_dir() -> PathBuf {
 
 fn boot_path(chip: &str, image: &str) -> PathBuf {
     require(
-        graphics_dir()
-            .join(chip)
-            .join("gsp")
-            .join(format!("{image}-535.113.01.bin")),
+        graphics_dir().join(chip).join("gsp").join(format!("{image}-535.113.01.bin")),
         "Debian firmware-nvidia-graphics 20250410-2~bpo12+1",
     )
 }
 
 fn source_file(relative: &str) -> String {
     let path = require(
-        data_root()
-            .join("open-gpu-kernel-modules-535.261.03")
-            .join(relative),
+        data_root().join("open-gpu-kernel-modules-535.261.03").join(relative),
         "NVIDIA open-gpu-kernel-modules 535.261.03",
     );
     String::from_utf8_lossy(&read(&path)).into_owned()
@@ -122,11 +110,8 @@ fn check_gsp_file(name: &str, sections: &[SectionRow], signatures: &[&str]) {
     let bytes = read(&gsp_path(name));
     assert_eq!(FirmwareKind::detect(&bytes), Ok(FirmwareKind::GspElf));
     let elf = GspElf::parse(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let listed: Vec<(&str, u64, u64)> = elf
-        .sections()
-        .iter()
-        .map(|s| (s.name, s.offset.unwrap_or(u64::MAX), s.size))
-        .collect();
+    let listed: Vec<(&str, u64, u64)> =
+        elf.sections().iter().map(|s| (s.name, s.offset.unwrap_or(u64::MAX), s.size)).collect();
     assert_eq!(listed, sections, "{name}: section table");
     assert_eq!(elf.version_string(), Some(GSP_FIRMWARE_VERSION));
     assert_eq!(elf.version_bytes(), b"535.261.03\0");
@@ -135,24 +120,14 @@ fn check_gsp_file(name: &str, sections: &[SectionRow], signatures: &[&str]) {
     let found: Vec<&str> = elf.signatures().iter().map(|s| s.section).collect();
     assert_eq!(found, signatures, "{name}: signature sections");
     for signature in elf.signatures() {
-        assert_eq!(
-            signature.data.len(),
-            0x1000,
-            "{name}: {}",
-            signature.section
-        );
+        assert_eq!(signature.data.len(), 0x1000, "{name}: {}", signature.section);
     }
 
     // Every chip that takes this file parses it, with its own 0x1000-byte signature.
-    let chips: Vec<Chipset> = Chipset::ALL
-        .iter()
-        .copied()
-        .filter(|c| c.gsp_firmware_file() == Some(name))
-        .collect();
+    let chips: Vec<Chipset> = Chipset::ALL.iter().copied().filter(|c| c.gsp_firmware_file() == Some(name)).collect();
     assert!(!chips.is_empty());
     for chip in chips {
-        let fw = GspFirmware::for_chip(&bytes, chip)
-            .unwrap_or_else(|e| panic!("{name} for {chip:?}: {e}"));
+        let fw = GspFirmware::for_chip(&bytes, chip).unwrap_or_else(|e| panic!("{name} for {chip:?}: {e}"));
         assert_eq!(fw.version(), "535.261.03");
         assert_eq!(fw.image_size(), sections[0].2);
         assert_eq!(Some(fw.signature_section()), chip.gsp_signature_section());
@@ -166,12 +141,7 @@ fn gsp_ga10x_parses() {
     check_gsp_file(
         "gsp_ga10x.bin",
         GA10X_SECTIONS,
-        &[
-            ".fwsignature_cc_gh100",
-            ".fwsignature_gh100",
-            ".fwsignature_ad10x",
-            ".fwsignature_ga10x",
-        ],
+        &[".fwsignature_cc_gh100", ".fwsignature_gh100", ".fwsignature_ad10x", ".fwsignature_ga10x"],
     );
     // Hopper in confidential-computing mode takes the cc_ signature.
     let bytes = read(&gsp_path("gsp_ga10x.bin"));
@@ -184,18 +154,12 @@ fn gsp_tu10x_parses() {
     check_gsp_file(
         "gsp_tu10x.bin",
         TU10X_SECTIONS,
-        &[
-            ".fwsignature_ga100",
-            ".fwsignature_tu11x",
-            ".fwsignature_tu10x",
-        ],
+        &[".fwsignature_ga100", ".fwsignature_tu11x", ".fwsignature_tu10x"],
     );
     let bytes = read(&gsp_path("gsp_tu10x.bin"));
     assert_eq!(
         GspFirmware::for_chip(&bytes, Chipset::GA102).unwrap_err(),
-        FirmwareError::MissingSection {
-            name: ".fwsignature_ga10x".into()
-        }
+        FirmwareError::MissingSection { name: ".fwsignature_ga10x".into() }
     );
 }
 
@@ -208,13 +172,7 @@ fn another_release_is_refused() {
     );
     let bytes = read(&path);
     let err = GspFirmware::for_chip(&bytes, Chipset::GA102).unwrap_err();
-    assert_eq!(
-        err,
-        FirmwareError::VersionMismatch {
-            found: "535.113.01".into(),
-            expected: "535.261.03"
-        }
-    );
+    assert_eq!(err, FirmwareError::VersionMismatch { found: "535.113.01".into(), expected: "535.261.03" });
 
     // The pinned file with `.fwversion` patched in memory.
     let mut bytes = read(&gsp_path("gsp_ga10x.bin"));
@@ -222,9 +180,7 @@ fn another_release_is_refused() {
     assert_eq!(&bytes[at..at + 11], b"535.261.03\0");
     bytes[at..at + 10].copy_from_slice(b"535.261.04");
     assert_eq!(
-        GspFirmware::for_chip(&bytes, Chipset::AD102)
-            .unwrap_err()
-            .to_string(),
+        GspFirmware::for_chip(&bytes, Chipset::AD102).unwrap_err().to_string(),
         "GSP firmware version mismatch: the file is 535.261.04, the driver is bound to 535.261.03"
     );
     bytes[at + 10] = b'x'; // no NUL any more
@@ -244,9 +200,7 @@ fn cut_or_corrupted_gsp_files_give_errors() {
     // Cuts: the first KiB byte by byte, 64 spread through the image, and the whole tail from
     // the end of the image (version, signatures, symbols, names, section headers).
     let tail_start = TU10X_SECTIONS[1].1 as usize;
-    let cuts = (0..1024)
-        .chain((1..64).map(|i| len / 64 * i))
-        .chain(tail_start..len);
+    let cuts = (0..1024).chain((1..64).map(|i| len / 64 * i)).chain(tail_start..len);
     for cut in cuts {
         assert!(parse(&bytes[..cut]).is_err(), "cut at {cut:#x} accepted");
     }
@@ -275,16 +229,7 @@ fn cut_or_corrupted_gsp_files_give_errors() {
 
 /// (chip dir, image, bin_hdr [bin_size, header_offset, data_offset, data_size],
 ///  hs header (9 words), patch_loc, meta [fuse, engine, ucode], num_sigs, load header (9 words))
-type BooterRow = (
-    &'static str,
-    &'static str,
-    [u32; 4],
-    [u32; 9],
-    u32,
-    [u32; 3],
-    u32,
-    [u32; 9],
-);
+type BooterRow = (&'static str, &'static str, [u32; 4], [u32; 9], u32, [u32; 3], u32, [u32; 9]);
 
 const TURING_HS: [u32; 9] = [0x3c, 0x10, 0x4c, 0x50, 0x54, 0xc, 0x60, 0x64, 0x24];
 const GA100_HS: [u32; 9] = [0x3c, 0x180, 0x1bc, 0x1c0, 0x1c4, 0xc, 0x1d0, 0x1d4, 0x24];
@@ -320,25 +265,12 @@ fn booters_parse_with_consistent_headers() {
         let path = boot_path(chip, image);
         let bytes = read(&path);
         let what = format!("{chip} {image}");
-        assert_eq!(
-            FirmwareKind::detect(&bytes),
-            Ok(FirmwareKind::Booter),
-            "{what}"
-        );
+        assert_eq!(FirmwareKind::detect(&bytes), Ok(FirmwareKind::Booter), "{what}");
         let b = BooterFirmware::parse(&bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
 
         assert_eq!(b.bin.magic, NVFW_BIN_MAGIC);
         assert_eq!(b.bin.version, 1);
-        assert_eq!(
-            [
-                b.bin.bin_size,
-                b.bin.header_offset,
-                b.bin.data_offset,
-                b.bin.data_size
-            ],
-            bin,
-            "{what}"
-        );
+        assert_eq!([b.bin.bin_size, b.bin.header_offset, b.bin.data_offset, b.bin.data_size], bin, "{what}");
         let h = &b.hs;
         let got_hs = [
             h.sig_prod_offset,
@@ -354,11 +286,7 @@ fn booters_parse_with_consistent_headers() {
         assert_eq!(got_hs, hs, "{what}: nvfw_hs_header_v2");
         assert_eq!(b.patch_location, patch_loc, "{what}");
         assert_eq!(b.patch_signature_index, 0);
-        assert_eq!(
-            [b.meta.fuse_version, b.meta.engine_id_mask, b.meta.ucode_id],
-            meta,
-            "{what}"
-        );
+        assert_eq!([b.meta.fuse_version, b.meta.engine_id_mask, b.meta.ucode_id], meta, "{what}");
         assert_eq!(b.num_signatures, num_sigs, "{what}");
         let l = &b.load;
         let got_load = [
@@ -376,11 +304,7 @@ fn booters_parse_with_consistent_headers() {
 
         // Consistency, independent of the table above.
         let file_len = bytes.len() as u64;
-        assert_eq!(
-            u64::from(b.bin.data_offset) + u64::from(b.bin.data_size),
-            file_len,
-            "{what}: image ends the file"
-        );
+        assert_eq!(u64::from(b.bin.data_offset) + u64::from(b.bin.data_size), file_len, "{what}: image ends the file");
         assert_eq!(
             u64::from(b.bin.bin_size),
             file_len.next_multiple_of(256),
@@ -395,31 +319,16 @@ fn booters_parse_with_consistent_headers() {
             h.load_header_offset,
         ];
         for offset in pieces {
-            assert!(
-                offset > b.bin.header_offset && offset < b.bin.data_offset,
-                "{what}: {offset:#x} in the headers"
-            );
+            assert!(offset > b.bin.header_offset && offset < b.bin.data_offset, "{what}: {offset:#x} in the headers");
         }
         let signature_size = if chip.starts_with("tu") { 16 } else { 384 };
         assert_eq!(b.signature_size(), signature_size, "{what}");
         assert_eq!(b.signatures().len() as u32, signature_size * num_sigs);
-        assert!(
-            l.os_code_size > 0 && l.os_data_size > 0 && l.app_code_size > 0,
-            "{what}"
-        );
+        assert!(l.os_code_size > 0 && l.os_data_size > 0 && l.app_code_size > 0, "{what}");
         assert_eq!(l.num_apps, 1);
-        assert!(
-            l.app_code_offset >= l.os_code_offset + l.os_code_size,
-            "{what}: app code after OS code"
-        );
-        assert!(
-            l.os_data_offset + l.os_data_size <= b.bin.data_size,
-            "{what}"
-        );
-        assert!(
-            b.patch_location >= l.os_data_offset
-                && b.patch_location < l.os_data_offset + l.os_data_size
-        );
+        assert!(l.app_code_offset >= l.os_code_offset + l.os_code_size, "{what}: app code after OS code");
+        assert!(l.os_data_offset + l.os_data_size <= b.bin.data_size, "{what}");
+        assert!(b.patch_location >= l.os_data_offset && b.patch_location < l.os_data_offset + l.os_data_size);
 
         // Every fuse version the file has a signature for patches that signature in.
         for fuse_version in 0..num_sigs {
@@ -440,10 +349,7 @@ fn cut_or_corrupted_booters_give_errors() {
     for &(chip, image, bin, ..) in BOOTERS.iter().step_by(2) {
         let bytes = read(&boot_path(chip, image));
         for cut in 0..bytes.len() {
-            assert!(
-                BooterFirmware::parse(&bytes[..cut]).is_err(),
-                "{chip} {image} cut at {cut:#x} accepted"
-            );
+            assert!(BooterFirmware::parse(&bytes[..cut]).is_err(), "{chip} {image} cut at {cut:#x} accepted");
             let _ = FirmwareKind::detect(&bytes[..cut]);
         }
         // Flips anywhere in the headers (the image itself is opaque to the parser).
@@ -466,9 +372,7 @@ fn cut_or_corrupted_booters_give_errors() {
 /// (chip dir, bin_hdr [bin_size, header_offset, data_offset, data_size], descriptor words)
 type BootloaderRow = (&'static str, [u32; 4], &'static [u32]);
 
-const TURING_DESC: &[u32] = &[
-    4, 0, 0x488, 0x488, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-];
+const TURING_DESC: &[u32] = &[4, 0, 0x488, 0x488, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
 
 #[rustfmt::skip]
 const BOOTLOADERS: &[BootloaderRow] = &[
@@ -489,31 +393,12 @@ const BOOTLOADERS: &[BootloaderRow] = &[
 fn bootloaders_parse() {
     for &(chip, bin, words) in BOOTLOADERS {
         let bytes = read(&boot_path(chip, "bootloader"));
-        assert_eq!(
-            FirmwareKind::detect(&bytes),
-            Ok(FirmwareKind::Bootloader),
-            "{chip}"
-        );
+        assert_eq!(FirmwareKind::detect(&bytes), Ok(FirmwareKind::Bootloader), "{chip}");
         let b = BootloaderFirmware::parse(&bytes).unwrap_or_else(|e| panic!("{chip}: {e}"));
-        assert_eq!(
-            [
-                b.bin.bin_size,
-                b.bin.header_offset,
-                b.bin.data_offset,
-                b.bin.data_size
-            ],
-            bin,
-            "{chip}"
-        );
+        assert_eq!([b.bin.bin_size, b.bin.header_offset, b.bin.data_offset, b.bin.data_size], bin, "{chip}");
         assert_eq!(b.desc_size as usize, words.len() * 4, "{chip}");
-        assert_eq!(
-            u64::from(b.bin.data_offset + b.bin.data_size),
-            bytes.len() as u64
-        );
-        assert_eq!(
-            u64::from(b.bin.bin_size),
-            (bytes.len() as u64).next_multiple_of(256)
-        );
+        assert_eq!(u64::from(b.bin.data_offset + b.bin.data_size), bytes.len() as u64);
+        assert_eq!(u64::from(b.bin.bin_size), (bytes.len() as u64).next_multiple_of(256));
         let d = &b.desc;
         let mut got = vec![
             d.version,
@@ -552,10 +437,7 @@ fn cut_or_corrupted_bootloaders_give_errors() {
     for chip in ["tu102", "ga102"] {
         let bytes = read(&boot_path(chip, "bootloader"));
         for cut in 0..bytes.len() {
-            assert!(
-                BootloaderFirmware::parse(&bytes[..cut]).is_err(),
-                "{chip}: cut at {cut:#x}"
-            );
+            assert!(BootloaderFirmware::parse(&bytes[..cut]).is_err(), "{chip}: cut at {cut:#x}");
         }
         let mut copy = bytes.clone();
         for at in 0..0x6c {
@@ -579,20 +461,14 @@ fn hopper_fmc_is_not_in_the_pinned_packages() {
     // Debian's firmware-nvidia-graphics carries no gh100/ directory, so no GSP-FMC file (nor
     // fmc-*.bin): the Hopper bundle's `gh100-bootloader.bin` has no Debian source yet.
     let dir = graphics_dir();
-    assert!(
-        !dir.join("gh100").exists(),
-        "a gh100 directory appeared: parse its FMC"
-    );
+    assert!(!dir.join("gh100").exists(), "a gh100 directory appeared: parse its FMC");
     let gsp_dirs: Vec<String> = std::fs::read_dir(&dir)
         .expect("list firmware dir")
         .filter_map(|e| e.ok())
         .filter(|e| e.path().join("gsp").exists())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(
-        gsp_dirs.iter().all(|d| !d.starts_with("gh")),
-        "{gsp_dirs:?}"
-    );
+    assert!(gsp_dirs.iter().all(|d| !d.starts_with("gh")), "{gsp_dirs:?}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -610,11 +486,7 @@ impl FirmwareSource for DebianFiles {
 fn boot_image_chips_follow_debians_links() {
     // Debian links e.g. ga104/gsp to ga102/gsp; where a chip's file really lives must be the
     // chip `boot_image_chip` names.
-    for chip in Chipset::ALL
-        .iter()
-        .copied()
-        .filter(|c| c.gsp_firmware_file().is_some())
-    {
+    for chip in Chipset::ALL.iter().copied().filter(|c| c.gsp_firmware_file().is_some()) {
         for image in BootImage::ALL {
             let dir = graphics_dir().join(chip.name().to_lowercase()).join("gsp");
             let file = dir.join(format!("{}-535.113.01.bin", image.stem()));
@@ -624,17 +496,9 @@ fn boot_image_chips_follow_debians_links() {
                         assert!(!file.exists());
                         continue;
                     }
-                    let real = std::fs::canonicalize(&file)
-                        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-                    let parent = real
-                        .parent()
-                        .and_then(Path::parent)
-                        .and_then(Path::file_name);
-                    assert_eq!(
-                        parent.and_then(|p| p.to_str()),
-                        Some(owner),
-                        "{chip:?} {image:?}"
-                    );
+                    let real = std::fs::canonicalize(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+                    let parent = real.parent().and_then(Path::parent).and_then(Path::file_name);
+                    assert_eq!(parent.and_then(|p| p.to_str()), Some(owner), "{chip:?} {image:?}");
                 }
                 None => assert!(!file.exists(), "{chip:?} has a {image:?} file"),
             }
@@ -653,8 +517,7 @@ fn bundles_load_from_flat_module_names() {
     for chip in ["tu102", "tu116", "ga100", "ga102", "ad102"] {
         for image in ["booter_load", "booter_unload", "bootloader"] {
             let path = boot_path(chip, image);
-            let module =
-                module_name_for_path(path.to_str().expect("utf-8 path")).expect("module name");
+            let module = module_name_for_path(path.to_str().expect("utf-8 path")).expect("module name");
             assert_eq!(module, format!("{chip}-{image}.bin"));
             files.insert(module, read(&path));
         }
@@ -672,10 +535,7 @@ fn bundles_load_from_flat_module_names() {
             }
             _ => {
                 let bundle = result.unwrap_or_else(|e| panic!("{chip:?}: {e}"));
-                assert_eq!(
-                    Some(bundle.gsp.signature_section()),
-                    chip.gsp_signature_section()
-                );
+                assert_eq!(Some(bundle.gsp.signature_section()), chip.gsp_signature_section());
                 assert!(bundle.booter_load.is_some() && bundle.booter_unload.is_some());
                 for name in FirmwareBundle::module_names(chip).unwrap() {
                     assert!(files.0.contains_key(&name), "{chip:?}: {name}");
@@ -691,9 +551,7 @@ fn bundles_load_from_flat_module_names() {
 /// The `NvU32` field names of the struct that ends with `} <name>;` (or the anonymous
 /// `struct { ... } <name>;`) in `text`.
 fn struct_fields(text: &str, name: &str) -> Vec<String> {
-    let end = text
-        .find(&format!("}} {name};"))
-        .unwrap_or_else(|| panic!("no struct {name}"));
+    let end = text.find(&format!("}} {name};")).unwrap_or_else(|| panic!("no struct {name}"));
     let start = text[..end].rfind('{').expect("struct body");
     text[start + 1..end]
         .lines()
@@ -711,37 +569,21 @@ fn declared_facts_match_nvidias_sources() {
     for (name, value) in [
         ("GSP_VERSION_SECTION_NAME", GSP_VERSION_SECTION),
         ("GSP_IMAGE_SECTION_NAME", GSP_IMAGE_SECTION),
-        (
-            "GSP_SIGNATURE_SECTION_NAME_PREFIX",
-            GSP_SIGNATURE_SECTION_PREFIX,
-        ),
-        (
-            "GSP_CC_SIGNATURE_SECTION_NAME_PREFIX",
-            GSP_CC_SIGNATURE_SECTION_PREFIX,
-        ),
+        ("GSP_SIGNATURE_SECTION_NAME_PREFIX", GSP_SIGNATURE_SECTION_PREFIX),
+        ("GSP_CC_SIGNATURE_SECTION_NAME_PREFIX", GSP_CC_SIGNATURE_SECTION_PREFIX),
     ] {
         let line = nvoc
             .lines()
             .find(|l| l.split_whitespace().nth(1) == Some(name) && l.starts_with("#define"))
             .unwrap_or_else(|| panic!("{name} not defined"));
-        assert_eq!(
-            line.split_whitespace().nth(2),
-            Some(format!("\"{value}\"").as_str()),
-            "{name}"
-        );
+        assert_eq!(line.split_whitespace().nth(2), Some(format!("\"{value}\"").as_str()), "{name}");
     }
 
     let riscv = source_file("src/nvidia/arch/nvalloc/common/inc/rmRiscvUcode.h");
     let fields = struct_fields(&riscv, "RM_RISCV_UCODE_DESC");
     assert_eq!(fields.len() * 4, RM_RISCV_UCODE_DESC_SIZE, "{fields:?}");
-    assert_eq!(
-        fields[RM_RISCV_UCODE_DESC_SHORT_SIZE / 4 - 1],
-        "swbromDataSize"
-    );
-    assert_eq!(
-        fields[RM_RISCV_UCODE_DESC_SHORT_SIZE / 4..],
-        ["fbReservedSize", "bSignedAsCode"]
-    );
+    assert_eq!(fields[RM_RISCV_UCODE_DESC_SHORT_SIZE / 4 - 1], "swbromDataSize");
+    assert_eq!(fields[RM_RISCV_UCODE_DESC_SHORT_SIZE / 4..], ["fbReservedSize", "bSignedAsCode"]);
     assert_eq!(fields[7], "appVersion");
     assert_eq!(fields[14], "bIsMonitorEnabled");
 
@@ -760,18 +602,9 @@ fn declared_facts_match_nvidias_sources() {
             "appDataSize"
         ]
     );
-    assert_eq!(
-        struct_fields(&booter, "header").len() * 4,
-        NVFW_HS_LOAD_HEADER_V2_SIZE
-    );
-    assert_eq!(
-        struct_fields(&booter, "patchMeta"),
-        ["fuseVer", "engineId", "ucodeId"]
-    );
-    assert_eq!(
-        struct_fields(&booter, "patchMeta").len() * 4,
-        HS_PATCH_META_SIZE
-    );
+    assert_eq!(struct_fields(&booter, "header").len() * 4, NVFW_HS_LOAD_HEADER_V2_SIZE);
+    assert_eq!(struct_fields(&booter, "patchMeta"), ["fuseVer", "engineId", "ucodeId"]);
+    assert_eq!(struct_fields(&booter, "patchMeta").len() * 4, HS_PATCH_META_SIZE);
     assert!(booter.contains("if (header.numApps != 1)"));
     assert!(booter.contains("if (patchSig != 0)"));
     assert!(booter.contains("sigIndex = numSigs - 1 - fuseVer;"));
@@ -782,35 +615,15 @@ fn declared_facts_match_nvidias_sources() {
     assert_eq!(NVFW_BIN_HDR_SIZE, 24);
     assert!(script.contains("f.write(struct.pack(\"<9L\", 60, signatures_size"));
     assert_eq!(NVFW_BIN_HDR_SIZE + NVFW_HS_HEADER_V2_SIZE, 60);
-    assert!(script
-        .contains("total_size = round_up_to_base(120 + signatures_size + firmware_size, 256)"));
-    assert_eq!(
-        60 + 4 + 4 + HS_PATCH_META_SIZE + 4 + NVFW_HS_LOAD_HEADER_V2_SIZE,
-        120
-    );
+    assert!(script.contains("total_size = round_up_to_base(120 + signatures_size + firmware_size, 256)"));
+    assert_eq!(60 + 4 + 4 + HS_PATCH_META_SIZE + 4 + NVFW_HS_LOAD_HEADER_V2_SIZE, 120);
 
     // NVIDIA's own archive carries both descriptor sizes.
-    for (chip, size) in [
-        ("TU102", 76),
-        ("GA100", 76),
-        ("GA102", 84),
-        ("AD102", 84),
-        ("GH100", 84),
-    ] {
-        let text = source_file(&format!(
-            "src/nvidia/generated/g_bindata_kgspGetBinArchiveGspRmBoot_{chip}.c"
-        ));
-        let desc = text
-            .find("ucode_desc")
-            .unwrap_or_else(|| panic!("{chip}: no ucode_desc"));
-        let size_line = text[desc..]
-            .lines()
-            .find(|l| l.contains("DATA SIZE (bytes):"))
-            .expect("size line");
-        assert!(
-            size_line.ends_with(&format!(": {size}")),
-            "{chip}: {size_line}"
-        );
+    for (chip, size) in [("TU102", 76), ("GA100", 76), ("GA102", 84), ("AD102", 84), ("GH100", 84)] {
+        let text = source_file(&format!("src/nvidia/generated/g_bindata_kgspGetBinArchiveGspRmBoot_{chip}.c"));
+        let desc = text.find("ucode_desc").unwrap_or_else(|| panic!("{chip}: no ucode_desc"));
+        let size_line = text[desc..].lines().find(|l| l.contains("DATA SIZE (bytes):")).expect("size line");
+        assert!(size_line.ends_with(&format!(": {size}")), "{chip}: {size_line}");
     }
 }
 
@@ -819,19 +632,14 @@ fn boot_image_chips_follow_nvidias_hal() {
     let nvoc = source_file("src/nvidia/generated/g_kernel_gsp_nvoc.c");
     for (function, image) in [
         ("kgspGetBinArchiveBooterLoadUcode", BootImage::BooterLoad),
-        (
-            "kgspGetBinArchiveBooterUnloadUcode",
-            BootImage::BooterUnload,
-        ),
+        ("kgspGetBinArchiveBooterUnloadUcode", BootImage::BooterUnload),
         ("kgspGetBinArchiveGspRmBoot", BootImage::Bootloader),
     ] {
         let start = nvoc
             .find(&format!("// Hal function -- {function}\n"))
             .unwrap_or_else(|| panic!("no HAL selection for {function}"));
         let block = &nvoc[start..];
-        let block = &block[..block[1..]
-            .find("// Hal function")
-            .map_or(block.len(), |e| e + 1)];
+        let block = &block[..block[1..].find("// Hal function").map_or(block.len(), |e| e + 1)];
         // (chips named in the condition, chosen suffix); the `else` branch has no chips.
         let mut branches: Vec<(Vec<String>, String)> = Vec::new();
         let mut pending = Vec::new();
@@ -840,17 +648,11 @@ fn boot_image_chips_follow_nvidias_hal() {
                 let chips = &line[at + 12..line.rfind("*/").expect("comment end")];
                 pending = chips.split('|').map(|c| c.trim().to_string()).collect();
             } else if let Some(at) = line.find(&format!("= &{function}_")) {
-                let suffix = line[at + function.len() + 4..]
-                    .trim_end_matches(';')
-                    .to_string();
+                let suffix = line[at + function.len() + 4..].trim_end_matches(';').to_string();
                 branches.push((std::mem::take(&mut pending), suffix));
             }
         }
-        for chip in Chipset::ALL
-            .iter()
-            .copied()
-            .filter(|c| c.gsp_firmware_file().is_some())
-        {
+        for chip in Chipset::ALL.iter().copied().filter(|c| c.gsp_firmware_file().is_some()) {
             let suffix = branches
                 .iter()
                 .find(|(chips, _)| chips.iter().any(|c| c == chip.name()))
@@ -863,11 +665,7 @@ fn boot_image_chips_follow_nvidias_hal() {
             } else {
                 Some(suffix.to_lowercase())
             };
-            assert_eq!(
-                boot_image_chip(chip, image).map(str::to_string),
-                expected,
-                "{function} for {chip:?}"
-            );
+            assert_eq!(boot_image_chip(chip, image).map(str::to_string), expected, "{function} for {chip:?}");
         }
     }
 }

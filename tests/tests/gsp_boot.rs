@@ -13,6 +13,7 @@ use std::time::Instant;
 use nvgpu::chip::Chipset;
 use nvgpu::falcon::Falcon;
 use nvgpu::firmware::FirmwareBundle;
+use nvgpu::gsp::boot::booter::BooterError;
 use nvgpu::gsp::boot::data::{walk_radix3, BootData, FbInputs};
 use nvgpu::gsp::boot::{wpr2, BootConfig, BootErrorKind, BootInputs, BootStep, GspBoot};
 use nvgpu::gsp::fwsec_frts::{
@@ -26,7 +27,6 @@ use nvgpu::hal;
 use nvgpu::hw::engine::FalconEngine;
 use nvgpu::platform::Clock;
 use nvgpu::vbios::{FwsecKind, Vbios};
-use nvgpu::gsp::boot::booter::BooterError;
 use sim::{BootSequencer, DmaArena, GspFault, GspRmStatus, HaltCode, ModelConfig, ModelGpu};
 use tests::model_boot::{firmware_files, ModelClock};
 use tests::rm_c::data_root;
@@ -205,7 +205,8 @@ fn turing_fwsec_frts_through_nvidias_generic_bootloader_on_the_model() {
     let stand_in = vec![0u8; 0x300];
     let loader = GenericBootloader { desc: RmFlcnBlDesc::RM_535_SEC2_GP10X, image: &stand_in };
     let gsp = gsp_falcon(&model);
-    let err = run_fwsec_frts(&gsp, gsp_hal(&model), &arena, &fwsec, frts_region_for(&model), Some(&loader)).unwrap_err();
+    let err =
+        run_fwsec_frts(&gsp, gsp_hal(&model), &arena, &fwsec, frts_region_for(&model), Some(&loader)).unwrap_err();
     assert!(matches!(err, FwsecFrtsError::Wpr2NotSet { .. }), "{err:?}");
     model.take_errors();
     assert_eq!(arena.allocated(), 0);
@@ -373,7 +374,11 @@ fn boot_and_unload(config: ModelConfig, sequencer: BootSequencer) {
     let (model, arena) = (&mb.model, &mb.arena);
     let vbios = Vbios::from_prom(model).expect("model VBIOS");
     let clock = HostClock(Instant::now());
-    let mut boot = GspBoot::new(boot_inputs(model, &clock, arena, &bundle, &vbios), BootConfig::default(), QueueHeadDoorbell(model));
+    let mut boot = GspBoot::new(
+        boot_inputs(model, &clock, arena, &bundle, &vbios),
+        BootConfig::default(),
+        QueueHeadDoorbell(model),
+    );
     let result = boot.run();
     eprintln!("{chip:?} ({sequencer:?}):\n{}", boot.report());
     let report = result.unwrap_or_else(|e| panic!("{e}\nmodel errors: {:?}", model.errors()));
@@ -446,7 +451,11 @@ fn ga10x_and_ada_boot_to_init_done_without_a_sequencer_and_unload() {
 
 /// A boot of `config` on the model with the 535.261.03 firmware and virtual time, after `prepare`
 /// armed something on the model; returns the error and the steps that ran.
-fn failing_boot(config: ModelConfig, boot_config: BootConfig, prepare: impl FnOnce(&ModelGpu)) -> (nvgpu::gsp::boot::BootError, Vec<BootStep>) {
+fn failing_boot(
+    config: ModelConfig,
+    boot_config: BootConfig,
+    prepare: impl FnOnce(&ModelGpu),
+) -> (nvgpu::gsp::boot::BootError, Vec<BootStep>) {
     let chip = config.chipset;
     let files = firmware_files(chip);
     let bundle = FirmwareBundle::load(&files, chip).expect("bundle");
@@ -455,7 +464,8 @@ fn failing_boot(config: ModelConfig, boot_config: BootConfig, prepare: impl FnOn
     prepare(&model);
     let vbios = Vbios::from_prom(&model).expect("model VBIOS");
     let clock = ModelClock::default();
-    let mut boot = GspBoot::new(boot_inputs(&model, &clock, &arena, &bundle, &vbios), boot_config, QueueHeadDoorbell(&model));
+    let mut boot =
+        GspBoot::new(boot_inputs(&model, &clock, &arena, &bundle, &vbios), boot_config, QueueHeadDoorbell(&model));
     let err = boot.run().expect_err("the boot must fail");
     eprintln!("{err}");
     let ran = boot.report().steps.iter().map(|s| s.step).collect();
@@ -471,10 +481,7 @@ fn a_booter_error_code_is_a_typed_error_of_the_booter_load_step() {
         m.inject(GspFault::BooterHalts { mailbox0: 0x0bad_b007 })
     });
     assert_eq!(err.step, BootStep::BooterLoad);
-    assert!(
-        matches!(err.kind, BootErrorKind::Booter(BooterError::Failed { mailbox0: 0x0bad_b007, .. })),
-        "{err}"
-    );
+    assert!(matches!(err.kind, BootErrorKind::Booter(BooterError::Failed { mailbox0: 0x0bad_b007, .. })), "{err}");
     assert!(err.to_string().contains("error code 0xbadb007 in MAILBOX0"), "{err}");
 }
 
@@ -588,9 +595,15 @@ fn ga100_boots_to_init_done_and_unloads_on_the_model() {
     let vbios = Vbios::from_prom(&model).expect("model VBIOS");
     let clock = HostClock(Instant::now());
     let config = BootConfig { usable_fb_size: Some(vram), ..BootConfig::default() };
-    let mut boot = GspBoot::new(boot_inputs(&model, &clock, &arena, &bundle, &vbios), config, QueueHeadDoorbell(&model));
+    let mut boot =
+        GspBoot::new(boot_inputs(&model, &clock, &arena, &bundle, &vbios), config, QueueHeadDoorbell(&model));
     let result = boot.run();
-    eprintln!("{:?}\n{}\nmodel: {:?}", result.as_ref().err().map(ToString::to_string), boot.report(), model.take_errors());
+    eprintln!(
+        "{:?}\n{}\nmodel: {:?}",
+        result.as_ref().err().map(ToString::to_string),
+        boot.report(),
+        model.take_errors()
+    );
     let report = result.expect("GA100 boots");
     let ran: Vec<BootStep> = report.steps.iter().map(|s| s.step).collect();
     assert_eq!(
@@ -726,7 +739,10 @@ fn define_value(text: &str, name: &str) -> Option<(u64, Option<u64>)> {
 }
 
 fn nvidia_file(path: &str) -> String {
-    let file = require(data_root().join("open-gpu-kernel-modules-535.261.03").join(path), "NVIDIA open-gpu-kernel-modules 535.261.03");
+    let file = require(
+        data_root().join("open-gpu-kernel-modules-535.261.03").join(path),
+        "NVIDIA open-gpu-kernel-modules 535.261.03",
+    );
     String::from_utf8_lossy(&read(&file)).into_owned()
 }
 
@@ -740,7 +756,8 @@ fn the_boots_pending_facts_match_nvidias_headers() {
                 for fact in facts.iter() {
                     assert_eq!(fact.header.release, "535.261.03");
                     let text = nvidia_file(fact.header.path);
-                    let got = define_value(&text, fact.name).unwrap_or_else(|| panic!("{} not in {}", fact.name, fact.header.path));
+                    let got = define_value(&text, fact.name)
+                        .unwrap_or_else(|| panic!("{} not in {}", fact.name, fact.header.path));
                     let want = match fact.value {
                         FactValue::Number(n) => (n, None),
                         FactValue::Bits { hi, lo } => (hi.into(), Some(lo.into())),
@@ -791,8 +808,14 @@ fn fwsec_and_fsp_constants_match_nvidias_sources() {
     ] {
         assert_eq!(define_value(&mctp, name), Some((hi, Some(lo))), "{name}");
     }
-    assert_eq!(define_value(&mctp, "MCTP_MSG_HEADER_TYPE_VENDOR_PCI"), Some((fsp::MCTP_MSG_HEADER_TYPE_VENDOR_PCI.into(), None)));
-    assert_eq!(define_value(&mctp, "MCTP_MSG_HEADER_VENDOR_ID_NV"), Some((fsp::MCTP_MSG_HEADER_VENDOR_ID_NV.into(), None)));
+    assert_eq!(
+        define_value(&mctp, "MCTP_MSG_HEADER_TYPE_VENDOR_PCI"),
+        Some((fsp::MCTP_MSG_HEADER_TYPE_VENDOR_PCI.into(), None))
+    );
+    assert_eq!(
+        define_value(&mctp, "MCTP_MSG_HEADER_VENDOR_ID_NV"),
+        Some((fsp::MCTP_MSG_HEADER_VENDOR_ID_NV.into(), None))
+    );
     let nvdm = nvidia_file("src/nvidia/arch/nvalloc/common/inc/fsp/fsp_nvdm_format.h");
     for (name, value) in [
         ("NVDM_TYPE_COT", fsp::NVDM_TYPE_COT),
@@ -806,12 +829,30 @@ fn fwsec_and_fsp_constants_match_nvidias_sources() {
     assert_eq!(define_value(&channels, "FSP_EMEM_CHANNEL_RM_SIZE"), Some((fsp::FSP_EMEM_CHANNEL_RM_SIZE as u64, None)));
     let retval = nvidia_file("src/nvidia/inc/kernel/gpu/fsp/kern_fsp_retval.h");
     assert_eq!(define_value(&retval, "FSP_OK"), Some((fsp::FSP_OK.into(), None)));
-    assert_eq!(define_value(&retval, "FSP_ERR_IFS_ERR_INVALID_STATE"), Some((fsp::FSP_ERR_IFS_ERR_INVALID_STATE.into(), None)));
-    assert_eq!(define_value(&retval, "FSP_ERR_IFR_FILE_NOT_FOUND"), Some((fsp::FSP_ERR_IFR_FILE_NOT_FOUND.into(), None)));
+    assert_eq!(
+        define_value(&retval, "FSP_ERR_IFS_ERR_INVALID_STATE"),
+        Some((fsp::FSP_ERR_IFS_ERR_INVALID_STATE.into(), None))
+    );
+    assert_eq!(
+        define_value(&retval, "FSP_ERR_IFR_FILE_NOT_FOUND"),
+        Some((fsp::FSP_ERR_IFR_FILE_NOT_FOUND.into(), None))
+    );
     // NVDM_PAYLOAD_COT's fields in order (packed: the sizes add up to 860).
     let cot = nvidia_file("src/nvidia/generated/g_kern_fsp_nvoc.h");
-    let fields: Vec<&str> = ["NvU16 version;", "NvU16 size;", "NvU64 gspFmcSysmemOffset;", "NvU64 frtsSysmemOffset;", "NvU32 frtsSysmemSize;",
-        "NvU64 frtsVidmemOffset;", "NvU32 frtsVidmemSize;", "NvU32 hash384[12];", "NvU32 publicKey[96];", "NvU32 signature[96];", "NvU64 gspBootArgsSysmemOffset;"].to_vec();
+    let fields: Vec<&str> = [
+        "NvU16 version;",
+        "NvU16 size;",
+        "NvU64 gspFmcSysmemOffset;",
+        "NvU64 frtsSysmemOffset;",
+        "NvU32 frtsSysmemSize;",
+        "NvU64 frtsVidmemOffset;",
+        "NvU32 frtsVidmemSize;",
+        "NvU32 hash384[12];",
+        "NvU32 publicKey[96];",
+        "NvU32 signature[96];",
+        "NvU64 gspBootArgsSysmemOffset;",
+    ]
+    .to_vec();
     let mut at = cot.find("#pragma pack(1)\ntypedef struct\n{\n    NvU16 version;").expect("NVDM_PAYLOAD_COT");
     for field in fields {
         at += cot[at..].find(field).unwrap_or_else(|| panic!("NVDM_PAYLOAD_COT field {field}"));

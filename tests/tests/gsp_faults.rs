@@ -119,8 +119,8 @@ fn firmware(chip: Chipset) -> &'static FirmwareBundle<'static> {
         let gsp_name = chip.gsp_firmware_file().expect("chip has GSP-RM firmware");
         let gsp = data_root().join("firmware-nvidia-gsp/lib/firmware/nvidia/535.261.03").join(gsp_name);
         files.insert(gsp_name.to_string(), read(&gsp));
-        let ucode_chip = nvgpu::firmware::boot_image_chip(chip, nvgpu::firmware::BootImage::BooterLoad)
-            .expect("chip has booters");
+        let ucode_chip =
+            nvgpu::firmware::boot_image_chip(chip, nvgpu::firmware::BootImage::BooterLoad).expect("chip has booters");
         for image in ["booter_load", "booter_unload", "bootloader"] {
             let path = data_root()
                 .join("firmware-nvidia-graphics/lib/firmware/nvidia")
@@ -309,9 +309,8 @@ fn class_list_params() -> Vec<u8> {
 
 /// A GPU serves RM allocs and controls: subdevice, class list (which holds the subdevice class).
 fn serves_rm(board: &Board, rpc: &mut Rpc<'_>, client: &mut RmClient, device: Handle<Device>) {
-    let subdevice = client
-        .alloc_subdevice(rpc, device, &Default::default())
-        .unwrap_or_else(|e| panic!("{:?}: {e}", board.chip()));
+    let subdevice =
+        client.alloc_subdevice(rpc, device, &Default::default()).unwrap_or_else(|e| panic!("{:?}: {e}", board.chip()));
     let mut params = class_list_params();
     client
         .control(rpc, device, NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2, &mut params)
@@ -389,10 +388,7 @@ fn the_init_done_wait_is_bounded_by_rms_compute_timeout() {
     let config = BootConfig { init_done_timeout_ms: INIT_DONE_TIMEOUT_MS, ..BootConfig::default() };
     let Failed { error, elapsed_ns, .. } = fail(&board, board.boot_on(&board.model, config));
     assert_eq!(error.step, BootStep::WaitInitDone);
-    assert!(
-        matches!(rpc_error(&error).kind, RpcErrorKind::Timeout { after_ms: 30_000, reply: false, .. }),
-        "{error}"
-    );
+    assert!(matches!(rpc_error(&error).kind, RpcErrorKind::Timeout { after_ms: 30_000, reply: false, .. }), "{error}");
     assert_bounded(elapsed_ns, INIT_DONE_TIMEOUT_MS, "the default INIT_DONE wait");
     assert!(error.to_string().contains("after 30000 ms"), "{error}");
 }
@@ -501,10 +497,7 @@ fn a_failing_status_after_boot_is_an_rm_error_naming_the_call_and_the_status() {
         let err = client.alloc_subdevice(rpc, device, &Default::default()).unwrap_err();
         eprintln!("{err}");
         assert!(board.clock.peek() - start < MS, "answered at once");
-        assert_eq!(
-            err,
-            RmError::Alloc { class: NV20_SUBDEVICE_0, handle: object(2), parent: device.raw(), status }
-        );
+        assert_eq!(err, RmError::Alloc { class: NV20_SUBDEVICE_0, handle: object(2), parent: device.raw(), status });
         assert_line(
             &err.to_string(),
             &[
@@ -530,7 +523,10 @@ fn a_failing_status_after_boot_is_an_rm_error_naming_the_call_and_the_status() {
         assert_eq!(err, RmError::Control { cmd: NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2, object: device.raw(), status });
         assert_line(
             &err.to_string(),
-            &[&format!("GSP-RM control 0x00800292 on {:#010x} failed", device.raw()), "NV_ERR_NOT_SUPPORTED (0x00000056"],
+            &[
+                &format!("GSP-RM control 0x00800292 on {:#010x} failed", device.raw()),
+                "NV_ERR_NOT_SUPPORTED (0x00000056",
+            ],
         );
         assert!(params.iter().all(|&b| b == 0), "a failed control leaves the parameters");
 
@@ -556,7 +552,10 @@ fn a_failing_status_during_boot_names_get_gsp_static_info_and_the_status() {
         assert_eq!(rpc.kind, RpcErrorKind::Failed { function: command(RpcFunction::GetGspStaticInfo), status });
         assert!(elapsed_ns < MS, "answered at once");
         let last = *history_of(rpc).last().unwrap();
-        assert_eq!((last.function, last.outcome), (command(RpcFunction::GetGspStaticInfo), RpcOutcome::Replied(status)));
+        assert_eq!(
+            (last.function, last.outcome),
+            (command(RpcFunction::GetGspStaticInfo), RpcOutcome::Replied(status))
+        );
         assert_boot_error_line(
             &error,
             &[
@@ -688,10 +687,7 @@ fn a_booter_halting_early_fails_booter_load_with_its_mailbox() {
             &[&format!("{chip:?} GSP boot, step \"booter_load on SEC2\": Booter Load failed on SEC2 with error code 0xdead0001 in MAILBOX0")],
         );
         let errors = board.model.take_errors();
-        assert!(
-            errors.contains(&ModelError::Booter(sim::BooterError::Injected { mailbox0 })),
-            "{errors:?}"
-        );
+        assert!(errors.contains(&ModelError::Booter(sim::BooterError::Injected { mailbox0 })), "{errors:?}");
     }
 }
 
@@ -826,7 +822,8 @@ fn the_gsp_error_word_is_decoded_as_nvidias_header_lays_it_out() {
         NV_GSP_ERROR_CODE, NV_GSP_ERROR_REASON, NV_GSP_ERROR_SKIPPED, NV_GSP_ERROR_TAG, NV_GSP_ERROR_TAG_VAL,
         NV_GSP_ERROR_TASK,
     };
-    let header = data_root().join("open-gpu-kernel-modules-535.261.03/src/nvidia/arch/nvalloc/common/inc/gsp/gsp_error.h");
+    let header =
+        data_root().join("open-gpu-kernel-modules-535.261.03/src/nvidia/arch/nvalloc/common/inc/gsp/gsp_error.h");
     let text = String::from_utf8(read(&header)).expect("text");
     let define = |name: &str| -> String {
         text.lines()
@@ -900,10 +897,9 @@ fn a_fault_during_one_gpus_boot_leaves_another_booting_and_serving_rm() {
 
 #[test]
 fn a_fault_on_one_running_gpu_leaves_another_serving_rm() {
-    for (faulty, healthy) in [
-        (ModelConfig::rtx3090(), ModelConfig::rtx4090()),
-        (ModelConfig::rtx3090(), ModelConfig::rtx3090()),
-    ] {
+    for (faulty, healthy) in
+        [(ModelConfig::rtx3090(), ModelConfig::rtx4090()), (ModelConfig::rtx3090(), ModelConfig::rtx3090())]
+    {
         for fault in RUNTIME_FAULTS {
             let a = Board::new(faulty.clone(), BootSequencer::None);
             let b = Board::new(healthy.clone(), BootSequencer::None);

@@ -24,8 +24,8 @@ use nvgpu::gsp::layout::{all_constants, STRUCT_LAYOUTS};
 use nvgpu::gsp::{self, FbLayoutFlavor, WprChipParams};
 use nvgpu::hw::headers::OGKM_PINNED;
 use nvgpu::hw::Header;
-use tests::rm_c::{function_body, squash, 
-    read_source as read, require_tree as tree, rm_flags, try_compile_and_run, ASSERT_HOOKS,
+use tests::rm_c::{
+    function_body, read_source as read, require_tree as tree, rm_flags, squash, try_compile_and_run, ASSERT_HOOKS,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -106,10 +106,7 @@ fn hal_branches(nvoc_c: &str, kind: &str, name: &str) -> Vec<HalBranch> {
         if let Some(eq) = t.find(" = ") {
             if t.starts_with("pThis->") {
                 let rhs = t[eq + 3..].trim_end_matches(';').trim().to_owned();
-                branches.push(HalBranch {
-                    chips: current.clone(),
-                    rhs,
-                });
+                branches.push(HalBranch { chips: current.clone(), rhs });
             }
         }
     }
@@ -119,11 +116,7 @@ fn hal_branches(nvoc_c: &str, kind: &str, name: &str) -> Vec<HalBranch> {
 
 /// The right-hand side RM picks for `chip`.
 fn hal_pick<'a>(branches: &'a [HalBranch], chip: &str, item: &str) -> &'a str {
-    if let Some(b) = branches.iter().find(|b| {
-        b.chips
-            .as_ref()
-            .is_some_and(|c| c.iter().any(|n| n == chip))
-    }) {
+    if let Some(b) = branches.iter().find(|b| b.chips.as_ref().is_some_and(|c| c.iter().any(|n| n == chip))) {
         return &b.rhs;
     }
     match branches.iter().find(|b| b.chips.is_none()) {
@@ -144,16 +137,13 @@ const OUT_OF_LINE: &[(&str, &str, &[&str], &str)] = &[(
     "(NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0_WPR_SIZE_1MB_IN_4K * 0x1000)",
 )];
 
-
 /// A C expression for the value of HAL right-hand side `rhs` of `item` (a field value, or
 /// `&variant` to be called).
 fn hal_expr(tree: &Path, nvoc_h: &str, item: &str, rhs: &str) -> String {
     let Some(func) = rhs.strip_prefix('&') else {
         return rhs.to_owned();
     };
-    let inline = nvoc_h
-        .lines()
-        .any(|l| l.starts_with("static inline") && l.contains(&format!(" {func}(")));
+    let inline = nvoc_h.lines().any(|l| l.starts_with("static inline") && l.contains(&format!(" {func}(")));
     if inline {
         return format!("{func}(&gpu0, &kgsp0)");
     }
@@ -162,10 +152,7 @@ fn hal_expr(tree: &Path, nvoc_h: &str, item: &str, rhs: &str) -> String {
     };
     let body = squash(function_body(&read(tree, file), func));
     for anchor in *anchors {
-        assert!(
-            body.contains(&squash(anchor)),
-            "{func} in {file} no longer contains `{anchor}`"
-        );
+        assert!(body.contains(&squash(anchor)), "{func} in {file} no longer contains `{anchor}`");
     }
     (*expr).to_owned()
 }
@@ -178,46 +165,18 @@ struct HalCheck {
 }
 
 const HAL_CHECKS: &[HalCheck] = &[
-    HalCheck {
-        kind: "function",
-        item: "kgspGetNonWprHeapSize",
-        ours: |p| p.non_wpr_heap_size,
-    },
-    HalCheck {
-        kind: "function",
-        item: "kgspGetFrtsSize",
-        ours: |p| p.frts_size,
-    },
-    HalCheck {
-        kind: "field",
-        item: "fwHeapParamBaseSize",
-        ours: |p| p.fw_heap_param_base_size,
-    },
-    HalCheck {
-        kind: "field",
-        item: "fwHeapParamOsCarveoutSize",
-        ours: |p| p.fw_heap_param_os_carveout_size,
-    },
-    HalCheck {
-        kind: "function",
-        item: "kgspGetMinWprHeapSizeMB",
-        ours: |p| p.min_wpr_heap_size_mb,
-    },
-    HalCheck {
-        kind: "function",
-        item: "kgspGetMaxWprHeapSizeMB",
-        ours: |p| p.max_wpr_heap_size_mb,
-    },
+    HalCheck { kind: "function", item: "kgspGetNonWprHeapSize", ours: |p| p.non_wpr_heap_size },
+    HalCheck { kind: "function", item: "kgspGetFrtsSize", ours: |p| p.frts_size },
+    HalCheck { kind: "field", item: "fwHeapParamBaseSize", ours: |p| p.fw_heap_param_base_size },
+    HalCheck { kind: "field", item: "fwHeapParamOsCarveoutSize", ours: |p| p.fw_heap_param_os_carveout_size },
+    HalCheck { kind: "function", item: "kgspGetMinWprHeapSizeMB", ours: |p| p.min_wpr_heap_size_mb },
+    HalCheck { kind: "function", item: "kgspGetMaxWprHeapSizeMB", ours: |p| p.max_wpr_heap_size_mb },
     HalCheck {
         kind: "function",
         item: "kgspGetPrescrubbedTopFbSize",
         ours: |p| p.prescrubbed_top_fb_size.unwrap_or(u64::MAX),
     },
-    HalCheck {
-        kind: "field",
-        item: "bScrubberUcodeSupported",
-        ours: |p| p.scrubber_ucode_supported as u64,
-    },
+    HalCheck { kind: "field", item: "bScrubberUcodeSupported", ours: |p| p.scrubber_ucode_supported as u64 },
 ];
 
 /// RM expressions (not plain names) whose values the layout code uses.
@@ -266,15 +225,12 @@ fn build_program(tree: &Path) -> Program {
     let mut main = String::new();
     main.push_str("int main(void)\n{\n");
     main.push_str("    unsigned char *bytes = (unsigned char *)pattern64;\n");
-    main.push_str("    for (unsigned i = 0; i < sizeof(pattern64); i++) bytes[i] = (unsigned char)((i * 131 + 7) & 0xff);\n");
+    main.push_str(
+        "    for (unsigned i = 0; i < sizeof(pattern64); i++) bytes[i] = (unsigned char)((i * 131 + 7) & 0xff);\n",
+    );
     for s in STRUCT_LAYOUTS {
         let t = s.c_name;
-        writeln!(
-            main,
-            "    printf(\"S %s %zu %zu\\n\", {}, sizeof({t}), _Alignof({t}));",
-            c_string(t)
-        )
-        .unwrap();
+        writeln!(main, "    printf(\"S %s %zu %zu\\n\", {}, sizeof({t}), _Alignof({t}));", c_string(t)).unwrap();
         for f in s.fields {
             let size = if f.size == 0 {
                 format!("sizeof({t}) - offsetof({t}, {})", f.c_name)
@@ -292,21 +248,11 @@ fn build_program(tree: &Path) -> Program {
         }
     }
     for c in all_constants() {
-        writeln!(
-            main,
-            "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({}));",
-            c_string(c.c_name),
-            c.c_name
-        )
-        .unwrap();
+        writeln!(main, "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({}));", c_string(c.c_name), c.c_name)
+            .unwrap();
     }
     for (expr, _) in expression_checks() {
-        writeln!(
-            main,
-            "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({expr}));",
-            c_string(expr)
-        )
-        .unwrap();
+        writeln!(main, "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({expr}));", c_string(expr)).unwrap();
     }
     for len in CHECKSUM_LENGTHS {
         let tag = format!("checksum:{len}");
@@ -329,12 +275,7 @@ fn build_program(tree: &Path) -> Program {
             let rhs = hal_pick(&branches, chip.name(), check.item);
             let expr = hal_expr(tree, &nvoc_h, check.item, rhs);
             let tag = format!("hal:{}:{}", check.item, chip.name());
-            writeln!(
-                main,
-                "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({expr}));",
-                c_string(&tag)
-            )
-            .unwrap();
+            writeln!(main, "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({expr}));", c_string(&tag)).unwrap();
             hal.push((tag, chip.name().to_owned(), check.item));
         }
     }
@@ -351,20 +292,13 @@ fn run_program(tree: &Path, program: &Program) -> Result<Report, String> {
     let mut report = Report::default();
     for line in stdout.lines() {
         let parts: Vec<&str> = line.split(' ').collect();
-        let num = |s: &str| {
-            s.parse::<u64>()
-                .map_err(|e| format!("bad number in `{line}`: {e}"))
-        };
+        let num = |s: &str| s.parse::<u64>().map_err(|e| format!("bad number in `{line}`: {e}"));
         match parts.as_slice() {
             ["S", name, size, align] => {
-                report
-                    .structs
-                    .insert(name.to_string(), (num(size)?, num(align)?));
+                report.structs.insert(name.to_string(), (num(size)?, num(align)?));
             }
             ["F", s, f, offset, size] => {
-                report
-                    .fields
-                    .insert((s.to_string(), f.to_string()), (num(offset)?, num(size)?));
+                report.fields.insert((s.to_string(), f.to_string()), (num(offset)?, num(size)?));
             }
             ["V", rest @ ..] if rest.len() >= 2 => {
                 let (value, name) = rest.split_last().unwrap();
@@ -430,10 +364,7 @@ fn struct_layouts_match_nvidia_headers() {
         }
         for f in s.fields {
             fields += 1;
-            match report
-                .fields
-                .get(&(s.c_name.to_owned(), f.c_name.to_owned()))
-            {
+            match report.fields.get(&(s.c_name.to_owned(), f.c_name.to_owned())) {
                 Some(&(offset, size)) if (offset, size) == (f.offset as u64, f.size as u64) => {}
                 Some(&(offset, size)) => writeln!(
                     problems,
@@ -441,51 +372,28 @@ fn struct_layouts_match_nvidia_headers() {
                     s.c_name, f.c_name, f.offset, f.size
                 )
                 .unwrap(),
-                None => writeln!(
-                    problems,
-                    "{}.{}: not reported by the C program",
-                    s.c_name, f.c_name
-                )
-                .unwrap(),
+                None => writeln!(problems, "{}.{}: not reported by the C program", s.c_name, f.c_name).unwrap(),
             }
         }
     }
-    assert!(
-        problems.is_empty(),
-        "layouts differ from NVIDIA's headers:\n{problems}"
-    );
-    assert!(
-        STRUCT_LAYOUTS.len() >= 9 && fields >= 90,
-        "{} structs, {fields} fields checked",
-        STRUCT_LAYOUTS.len()
-    );
+    assert!(problems.is_empty(), "layouts differ from NVIDIA's headers:\n{problems}");
+    assert!(STRUCT_LAYOUTS.len() >= 9 && fields >= 90, "{} structs, {fields} fields checked", STRUCT_LAYOUTS.len());
 }
 
 #[test]
 fn constants_match_nvidia_headers() {
     let report = &checked().report;
     let mut problems = String::new();
-    let mut expected: Vec<(String, u64)> = all_constants()
-        .map(|c| (c.c_name.to_owned(), c.value))
-        .collect();
-    expected.extend(
-        expression_checks()
-            .into_iter()
-            .map(|(e, v)| (e.to_owned(), v)),
-    );
+    let mut expected: Vec<(String, u64)> = all_constants().map(|c| (c.c_name.to_owned(), c.value)).collect();
+    expected.extend(expression_checks().into_iter().map(|(e, v)| (e.to_owned(), v)));
     for (name, ours) in &expected {
         match report.values.get(name) {
             Some(theirs) if theirs == ours => {}
-            Some(theirs) => {
-                writeln!(problems, "{name}: NVIDIA {theirs:#x}, ours {ours:#x}").unwrap()
-            }
+            Some(theirs) => writeln!(problems, "{name}: NVIDIA {theirs:#x}, ours {ours:#x}").unwrap(),
             None => writeln!(problems, "{name}: not reported").unwrap(),
         }
     }
-    assert!(
-        problems.is_empty(),
-        "constants differ from NVIDIA's headers:\n{problems}"
-    );
+    assert!(problems.is_empty(), "constants differ from NVIDIA's headers:\n{problems}");
 }
 
 #[test]
@@ -494,11 +402,7 @@ fn checksum_matches_rm_check_sum32() {
     let pattern = pattern();
     for &len in CHECKSUM_LENGTHS {
         let theirs = report.values[&format!("checksum:{len}")];
-        assert_eq!(
-            gsp::checksum32(&pattern[..len]) as u64,
-            theirs,
-            "_checkSum32 over {len} bytes of the pattern"
-        );
+        assert_eq!(gsp::checksum32(&pattern[..len]) as u64, theirs, "_checkSum32 over {len} bytes of the pattern");
     }
 }
 
@@ -513,11 +417,7 @@ fn chip_parameters_match_rm_hal() {
         let ours = (check.ours)(&params);
         let theirs = report.values[tag];
         if ours != theirs {
-            writeln!(
-                problems,
-                "{chip_name} {item}: RM {theirs:#x}, ours {ours:#x}"
-            )
-            .unwrap();
+            writeln!(problems, "{chip_name} {item}: RM {theirs:#x}, ours {ours:#x}").unwrap();
         }
     }
     // The layout function: which of RM's two each chip uses.
@@ -546,10 +446,7 @@ fn chip_parameters_match_rm_hal() {
             }
         }
     }
-    assert!(
-        problems.is_empty(),
-        "per-chip WPR parameters differ from RM's HAL:\n{problems}"
-    );
+    assert!(problems.is_empty(), "per-chip WPR parameters differ from RM's HAL:\n{problems}");
 }
 
 /// Each structure and constant is found in the header it cites.
@@ -681,8 +578,5 @@ fn rm_sources_read_as_followed() {
             }
         }
     }
-    assert!(
-        problems.is_empty(),
-        "RM sources differ from what nvgpu::gsp follows:\n{problems}"
-    );
+    assert!(problems.is_empty(), "RM sources differ from what nvgpu::gsp follows:\n{problems}");
 }

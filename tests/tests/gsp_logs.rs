@@ -23,8 +23,8 @@ use nvgpu::platform::FirmwareSource;
 use nvgpu::vbios::Vbios;
 use sim::gsp_rm::log::{elf64, metadata_address, model_log_firmware, string_address, Msg, MESSAGES};
 use sim::{BootSequencer, DmaArena, GspFault, ModelConfig, ModelGpu};
-use tests::rm_c::{compile_and_run, data_root};
 use tests::model_boot::ModelClock;
+use tests::rm_c::{compile_and_run, data_root};
 
 // ---------------------------------------------------------------------------------------------
 // Real data, the model, a clock.

@@ -40,12 +40,7 @@ fn struct_layouts() -> Vec<&'static StructLayout> {
 }
 
 fn constants() -> Vec<&'static ConstantFact> {
-    rpcs::CONSTANTS
-        .iter()
-        .chain(rm::CONSTANTS)
-        .chain(rm_fifo::CONSTANTS)
-        .chain(rm_intr::CONSTANTS)
-        .collect()
+    rpcs::CONSTANTS.iter().chain(rm::CONSTANTS).chain(rm_fifo::CONSTANTS).chain(rm_intr::CONSTANTS).collect()
 }
 
 fn cited_headers() -> Vec<Header> {
@@ -124,15 +119,8 @@ fn c_string(s: &str) -> String {
 }
 
 fn expressions() -> Vec<(String, u64)> {
-    let mut all: Vec<(String, u64)> = constants()
-        .iter()
-        .map(|c| (c.c_name.to_owned(), c.value))
-        .collect();
-    all.extend(
-        rpcs::expression_checks()
-            .into_iter()
-            .map(|(e, v)| (e.to_owned(), v)),
-    );
+    let mut all: Vec<(String, u64)> = constants().iter().map(|c| (c.c_name.to_owned(), c.value)).collect();
+    all.extend(rpcs::expression_checks().into_iter().map(|(e, v)| (e.to_owned(), v)));
     all.extend(rm_fifo::expression_checks().into_iter().map(|(e, v)| (e.to_owned(), v)));
     all.extend(rm_intr::expression_checks().into_iter().map(|(e, v)| (e.to_owned(), v)));
     all
@@ -142,12 +130,7 @@ fn build_program() -> String {
     let mut main = String::from("int main(void)\n{\n");
     for s in struct_layouts() {
         let t = s.c_name;
-        writeln!(
-            main,
-            "    printf(\"S %s %zu %zu\\n\", {}, sizeof({t}), _Alignof({t}));",
-            c_string(t)
-        )
-        .unwrap();
+        writeln!(main, "    printf(\"S %s %zu %zu\\n\", {}, sizeof({t}), _Alignof({t}));", c_string(t)).unwrap();
         for f in s.fields {
             if f.size == 0 {
                 writeln!(
@@ -172,21 +155,11 @@ fn build_program() -> String {
         }
     }
     for (expr, _) in expressions() {
-        writeln!(
-            main,
-            "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({expr}));",
-            c_string(&expr)
-        )
-        .unwrap();
+        writeln!(main, "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({expr}));", c_string(&expr)).unwrap();
     }
     for status in NvStatus::ALL_KNOWN {
         let name = status.name().unwrap();
-        writeln!(
-            main,
-            "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({name}));",
-            c_string(name)
-        )
-        .unwrap();
+        writeln!(main, "    printf(\"V %s %llu\\n\", {}, (unsigned long long)({name}));", c_string(name)).unwrap();
     }
     main.push_str("    return 0;\n}\n");
     format!("{PRELUDE}\n{main}")
@@ -204,26 +177,16 @@ fn run_program(tree: &Path, program: &str) -> Result<Report, String> {
     let mut report = Report::default();
     for line in stdout.lines() {
         let parts: Vec<&str> = line.split(' ').collect();
-        let num = |s: &str| {
-            s.parse::<u64>()
-                .map_err(|e| format!("bad number in `{line}`: {e}"))
-        };
+        let num = |s: &str| s.parse::<u64>().map_err(|e| format!("bad number in `{line}`: {e}"));
         match parts.as_slice() {
             ["S", name, size, align] => {
-                report
-                    .structs
-                    .insert(name.to_string(), (num(size)?, num(align)?));
+                report.structs.insert(name.to_string(), (num(size)?, num(align)?));
             }
             ["F", s, f, offset, size] => {
-                report.fields.insert(
-                    (s.to_string(), f.to_string()),
-                    (num(offset)?, Some(num(size)?)),
-                );
+                report.fields.insert((s.to_string(), f.to_string()), (num(offset)?, Some(num(size)?)));
             }
             ["X", s, f, offset] => {
-                report
-                    .fields
-                    .insert((s.to_string(), f.to_string()), (num(offset)?, None));
+                report.fields.insert((s.to_string(), f.to_string()), (num(offset)?, None));
             }
             ["V", rest @ ..] if rest.len() >= 2 => {
                 let (value, name) = rest.split_last().unwrap();
@@ -239,11 +202,8 @@ fn run_program(tree: &Path, program: &str) -> Result<Report, String> {
 fn report() -> &'static Report {
     static REPORT: OnceLock<Result<Report, String>> = OnceLock::new();
     let result = REPORT.get_or_init(|| {
-        let tree = std::panic::catch_unwind(tree).map_err(|e| {
-            e.downcast_ref::<String>()
-                .cloned()
-                .unwrap_or_else(|| "missing NVIDIA sources".into())
-        })?;
+        let tree = std::panic::catch_unwind(tree)
+            .map_err(|e| e.downcast_ref::<String>().cloned().unwrap_or_else(|| "missing NVIDIA sources".into()))?;
         run_program(&tree, &build_program())
     });
     match result {
@@ -312,15 +272,8 @@ fn payload_layouts_match_nvidia_headers() {
             }
         }
     }
-    assert!(
-        problems.is_empty(),
-        "layouts differ from NVIDIA's headers:\n{problems}"
-    );
-    assert!(
-        layouts.len() >= 30 && fields >= 200,
-        "{} structs, {fields} fields checked",
-        layouts.len()
-    );
+    assert!(problems.is_empty(), "layouts differ from NVIDIA's headers:\n{problems}");
+    assert!(layouts.len() >= 30 && fields >= 200, "{} structs, {fields} fields checked", layouts.len());
 }
 
 #[test]
@@ -330,16 +283,11 @@ fn constants_match_nvidia_headers() {
     for (name, ours) in expressions() {
         match report.values.get(&name) {
             Some(theirs) if *theirs == ours => {}
-            Some(theirs) => {
-                writeln!(problems, "{name}: NVIDIA {theirs:#x}, ours {ours:#x}").unwrap()
-            }
+            Some(theirs) => writeln!(problems, "{name}: NVIDIA {theirs:#x}, ours {ours:#x}").unwrap(),
             None => writeln!(problems, "{name}: not reported").unwrap(),
         }
     }
-    assert!(
-        problems.is_empty(),
-        "constants differ from NVIDIA's headers:\n{problems}"
-    );
+    assert!(problems.is_empty(), "constants differ from NVIDIA's headers:\n{problems}");
 }
 
 #[test]
@@ -350,12 +298,7 @@ fn status_codes_match_nvstatuscodes_h() {
         let name = status.name().unwrap();
         match report.values.get(name) {
             Some(&theirs) if theirs == status.raw() as u64 => {}
-            other => writeln!(
-                problems,
-                "{name}: NVIDIA {other:?}, ours {:#x}",
-                status.raw()
-            )
-            .unwrap(),
+            other => writeln!(problems, "{name}: NVIDIA {other:?}, ours {:#x}", status.raw()).unwrap(),
         }
     }
     // Every code of the header is declared, with the header's description.
@@ -368,24 +311,12 @@ fn status_codes_match_nvstatuscodes_h() {
         let description = inner.split('"').nth(1).unwrap_or("");
         match NvStatus::ALL_KNOWN.iter().find(|s| s.name() == Some(name)) {
             Some(s) if s.description() == Some(description) => {}
-            Some(s) => writeln!(
-                problems,
-                "{name}: description {:?}, header {description:?}",
-                s.description()
-            )
-            .unwrap(),
+            Some(s) => writeln!(problems, "{name}: description {:?}, header {description:?}", s.description()).unwrap(),
             None => writeln!(problems, "{name} is not declared in NvStatus").unwrap(),
         }
     }
-    assert_eq!(
-        codes,
-        NvStatus::ALL_KNOWN.len(),
-        "NvStatus declares codes the header does not have"
-    );
-    assert!(
-        problems.is_empty(),
-        "NV_STATUS differs from nvstatuscodes.h:\n{problems}"
-    );
+    assert_eq!(codes, NvStatus::ALL_KNOWN.len(), "NvStatus declares codes the header does not have");
+    assert!(problems.is_empty(), "NV_STATUS differs from nvstatuscodes.h:\n{problems}");
 }
 
 /// Each structure and constant is found in the header it cites.
@@ -641,8 +572,5 @@ fn rm_sources_read_as_followed() {
             }
         }
     }
-    assert!(
-        problems.is_empty(),
-        "RM sources differ from what nvgpu::gsp follows:\n{problems}"
-    );
+    assert!(problems.is_empty(), "RM sources differ from what nvgpu::gsp follows:\n{problems}");
 }

@@ -41,7 +41,10 @@ fn suspend_and_resume_keep_rm_objects_on_ga102_and_ad102() {
             let report = boot.suspend(PmTransition::Standby).unwrap_or_else(|e| panic!("{e}\n{:?}", model.errors()));
             eprintln!("{chip:?} suspend:\n{report}");
             let steps: Vec<BootStep> = report.steps.iter().map(|s| s.step).collect();
-            assert_eq!(steps, [BootStep::UnloadGuestDriver, BootStep::FwsecSb, BootStep::SaveSrData, BootStep::BooterUnload]);
+            assert_eq!(
+                steps,
+                [BootStep::UnloadGuestDriver, BootStep::FwsecSb, BootStep::SaveSrData, BootStep::BooterUnload]
+            );
             assert_eq!(model.wpr2(), None, "{chip:?}: WPR2 down");
             assert_eq!(model.gsp_rm_status(), GspRmStatus::PmSuspended);
             assert!(boot.is_suspended());
@@ -115,7 +118,10 @@ fn a_corrupted_sr_meta_fails_resume_with_a_typed_error() {
             }
             let errors = model.take_errors();
             assert!(
-                errors.iter().any(|e| matches!(e, ModelError::Booter(sim::BooterError::Sr { what: "GspFwSRMeta revision", value: 5 }))),
+                errors.iter().any(|e| matches!(
+                    e,
+                    ModelError::Booter(sim::BooterError::Sr { what: "GspFwSRMeta revision", value: 5 })
+                )),
                 "{chip:?}: {errors:?}"
             );
             assert_eq!(model.wpr2(), None, "WPR2 stays down");
@@ -143,12 +149,8 @@ fn sr_meta_layout_matches_nvidias_header() {
         c += &format!("printf(\"{n} %llu\\n\", (unsigned long long)({n}));\n");
     }
     c += "return 0;\n}\n";
-    let flags: Vec<OsString> = vec![
-        "-I".into(),
-        tree.join("src/common/sdk/nvidia/inc").into(),
-        "-I".into(),
-        header.parent().unwrap().into(),
-    ];
+    let flags: Vec<OsString> =
+        vec!["-I".into(), tree.join("src/common/sdk/nvidia/inc").into(), "-I".into(), header.parent().unwrap().into()];
     let text = compile_and_run("sr_meta", &c, &flags);
     let got: HashMap<&str, Vec<u64>> = text
         .lines()

@@ -72,7 +72,10 @@ enum Body {
 enum Value {
     Number(u64),
     Bits(u64, u64),
-    Indexed { base: u64, stride: u64 },
+    Indexed {
+        base: u64,
+        stride: u64,
+    },
     /// Something this reader does not evaluate (kept as text for messages).
     Other(String),
 }
@@ -255,7 +258,9 @@ impl Defines {
                     return Ok(Value::Number((series << 24) | arch));
                 }
                 // A register array at a literal index: `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05(0)`.
-                if let ([arg], Ok(Value::Indexed { base, stride })) = (args.as_slice(), self.eval_name(callee, depth + 1)) {
+                if let ([arg], Ok(Value::Indexed { base, stride })) =
+                    (args.as_slice(), self.eval_name(callee, depth + 1))
+                {
                     if let Some(i) = parse_number(arg) {
                         return Ok(Value::Number(base + i * stride));
                     }
@@ -280,7 +285,9 @@ impl HeaderCache {
                     .map(|bytes| parse_defines(&String::from_utf8_lossy(&bytes)))
                     .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
                 if header.path.ends_with(".h") {
-                    for sibling in std::fs::read_dir(path.parent().unwrap_or(Path::new("."))).into_iter().flatten().flatten() {
+                    for sibling in
+                        std::fs::read_dir(path.parent().unwrap_or(Path::new("."))).into_iter().flatten().flatten()
+                    {
                         let sibling = sibling.path();
                         if sibling != path && sibling.extension().is_some_and(|e| e == "h") {
                             if let Ok(bytes) = std::fs::read(&sibling) {
@@ -351,7 +358,8 @@ struct Report {
 
 fn check_facts<'a>(facts: impl Iterator<Item = &'a HeaderFact>, releases: &[&str]) -> Report {
     let mut cache = HeaderCache::default();
-    let mut report = Report { checked: 0, failures: Vec::new(), per_release: BTreeMap::new(), headers: BTreeSet::new() };
+    let mut report =
+        Report { checked: 0, failures: Vec::new(), per_release: BTreeMap::new(), headers: BTreeSet::new() };
     for fact in facts.filter(|f| releases.contains(&f.header.release)) {
         report.checked += 1;
         *report.per_release.entry(fact.header.release).or_default() += 1;
@@ -473,7 +481,8 @@ fn identify_from_header_values(selected: impl Fn(Chipset) -> bool) {
         let defines = cache.get(header).expect("nv_arch.h");
         let arch = defines.eval_name(nv_arch_name(chip.family()), 0);
         let implementation = defines.eval_name(&format!("GPU_IMPLEMENTATION_{}", chip.name()), 0);
-        let (Ok(Value::Number(arch)), Ok(Value::Number(implementation))) = (arch.clone(), implementation.clone()) else {
+        let (Ok(Value::Number(arch)), Ok(Value::Number(implementation))) = (arch.clone(), implementation.clone())
+        else {
             failures.push(format!("{chip}: nv_arch.h gives {arch:?} / {implementation:?}"));
             continue;
         };
@@ -557,7 +566,9 @@ fn hal_classes_match_rm(selected: impl Fn(Chipset) -> bool) {
             checked += 1;
             match names.get(&u64::from(class)) {
                 Some(name) if listed.contains(*name) => {}
-                Some(name) => failures.push(format!("{chip}: {role} class {name} ({class:#x}) not in RM's list {listed:?}")),
+                Some(name) => {
+                    failures.push(format!("{chip}: {role} class {name} ({class:#x}) not in RM's list {listed:?}"))
+                }
                 None => failures.push(format!("{chip}: {role} class {class:#x} is not a declared class constant")),
             }
         }
@@ -598,8 +609,12 @@ fn elf_sections(bytes: &[u8]) -> Result<BTreeMap<String, &[u8]>, String> {
         return Err("not an ELF64 file".into());
     }
     let bad = || "truncated ELF".to_string();
-    let (shoff, shentsize, shnum, shstrndx) =
-        (u64_at(0x28).ok_or_else(bad)?, u16_at(0x3a).ok_or_else(bad)?, u16_at(0x3c).ok_or_else(bad)?, u16_at(0x3e).ok_or_else(bad)?);
+    let (shoff, shentsize, shnum, shstrndx) = (
+        u64_at(0x28).ok_or_else(bad)?,
+        u16_at(0x3a).ok_or_else(bad)?,
+        u16_at(0x3c).ok_or_else(bad)?,
+        u16_at(0x3e).ok_or_else(bad)?,
+    );
     let section = |i: usize| -> Option<(usize, &[u8])> {
         let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
         let (name, offset, size) = (u32_at(h)?, u64_at(h + 0x18)?, u64_at(h + 0x20)?);
@@ -631,11 +646,15 @@ fn gsp_firmware_choices_match_nvidia_and_debian() {
         let family = chip.firmware_family();
         let (Some(file), Some(section)) = (chip.gsp_firmware_file(), chip.gsp_signature_section()) else {
             // Blackwell: 535.261.03 has no firmware family for it at all.
-            assert!(!by_family.contains_key(&family.suffix().to_uppercase()), "{chip}: 535 has firmware for {family:?}");
+            assert!(
+                !by_family.contains_key(&family.suffix().to_uppercase()),
+                "{chip}: 535 has firmware for {family:?}"
+            );
             continue;
         };
         // nv_firmware_chip_family_to_string gives the suffix the section names use.
-        let to_string = format!("case NV_FIRMWARE_CHIP_FAMILY_{}: return \"{}\";", family.suffix().to_uppercase(), family.suffix());
+        let to_string =
+            format!("case NV_FIRMWARE_CHIP_FAMILY_{}: return \"{}\";", family.suffix().to_uppercase(), family.suffix());
         if !nv_firmware.lines().any(|l| l.split_whitespace().collect::<Vec<_>>().join(" ") == to_string) {
             failures.push(format!("{chip}: nv-firmware.h has no `{to_string}`"));
         }
@@ -643,14 +662,15 @@ fn gsp_firmware_choices_match_nvidia_and_debian() {
             Some(expected) if expected == file => {}
             other => failures.push(format!("{chip}: driver picks {file}, nv-firmware.h says {other:?}")),
         }
-        let bytes = images.entry(file).or_insert_with(|| {
-            std::fs::read(firmware_dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
-        });
+        let bytes = images
+            .entry(file)
+            .or_insert_with(|| std::fs::read(firmware_dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}")));
         let sections = elf_sections(bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
         match sections.get(section) {
             Some(data) if data.len() == 0x1000 => {}
             Some(data) => failures.push(format!("{chip}: {file} {section} is {:#x} bytes, not 0x1000", data.len())),
-            None => failures.push(format!("{chip}: {file} has no {section} (has {:?})", sections.keys().collect::<Vec<_>>())),
+            None => failures
+                .push(format!("{chip}: {file} has no {section} (has {:?})", sections.keys().collect::<Vec<_>>())),
         }
         let version = sections.get(".fwversion").map(|v| String::from_utf8_lossy(v).trim_end_matches('\0').to_owned());
         if version.as_deref() != Some(chip::GSP_FIRMWARE_VERSION) {
@@ -672,7 +692,8 @@ fn readme_boards(text: &str) -> Vec<(String, u16, bool)> {
             continue;
         }
         let ids: Vec<&str> = cells[2].split_whitespace().collect();
-        let Some(device) = ids.first().filter(|id| id.len() == 4).and_then(|id| u16::from_str_radix(id, 16).ok()) else {
+        let Some(device) = ids.first().filter(|id| id.len() == 4).and_then(|id| u16::from_str_radix(id, 16).ok())
+        else {
             continue;
         };
         rows.push((cells[1].to_owned(), device, ids.len() > 1));

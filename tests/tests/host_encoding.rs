@@ -10,10 +10,10 @@
 //!
 //! The facts themselves are checked against the headers by `header_conformance`.
 
-use nvgpu::hw::host::{GpFetch, GpLevel, GpOpcode, GpSync, SemOperation};
 use nvgpu::host::gpfifo::{GpEntryKind, GP_MAX_LENGTH_DWORDS};
 use nvgpu::host::pushbuf::{MAX_IMMEDIATE, MAX_METHOD_COUNT, METHOD_ADDRESS_LIMIT};
 use nvgpu::host::*;
+use nvgpu::hw::host::{GpFetch, GpLevel, GpOpcode, GpSync, SemOperation};
 
 fn pb() -> PushBuffer {
     PushBuffer::new()
@@ -82,9 +82,24 @@ fn semaphore_release_64_and_acquire() {
     assert_eq!(
         p.words(),
         &[
-            0x2005_0017, 0x1000, 0, 2, 1, 0x0100_0001, // RELEASE | PAYLOAD_SIZE_64BIT (1<<24)
-            0x2005_0017, 0x2000, 0, 7, 0, 0x0000_1000, // ACQUIRE (0) | ACQUIRE_SWITCH_TSG (1<<12)
-            0x2005_0017, 0x2000, 0, 9, 0, 0x0000_1003, // ACQ_CIRC_GEQ (3) | ACQUIRE_SWITCH_TSG
+            0x2005_0017,
+            0x1000,
+            0,
+            2,
+            1,
+            0x0100_0001, // RELEASE | PAYLOAD_SIZE_64BIT (1<<24)
+            0x2005_0017,
+            0x2000,
+            0,
+            7,
+            0,
+            0x0000_1000, // ACQUIRE (0) | ACQUIRE_SWITCH_TSG (1<<12)
+            0x2005_0017,
+            0x2000,
+            0,
+            9,
+            0,
+            0x0000_1003, // ACQ_CIRC_GEQ (3) | ACQUIRE_SWITCH_TSG
         ]
     );
 }
@@ -102,7 +117,10 @@ fn semaphore_address_width_depends_on_the_class() {
     let mut hopper = PushBuffer::with_storage(Vec::new(), HostClass::HopperA);
     hopper.semaphore_release(0x0100_0000_0000_1000, 5, false).unwrap();
     assert_eq!(hopper.words(), &[0x2005_0017, 0x1000, 0x0100_0000, 5, 0, 1]);
-    assert!(matches!(hopper.semaphore_release(1 << 57, 1, false), Err(PushError::SemaphoreOutOfRange { bits: 57, .. })));
+    assert!(matches!(
+        hopper.semaphore_release(1 << 57, 1, false),
+        Err(PushError::SemaphoreOutOfRange { bits: 57, .. })
+    ));
 }
 
 #[test]
@@ -151,11 +169,20 @@ fn decode_round_trips_every_kind() {
     assert_eq!(
         writes,
         vec![
-            (1, 0x200, 10), (1, 0x204, 11), (1, 0x208, 12),
-            (2, 0x300, 20), (2, 0x300, 21),
-            (3, 0x400, 30), (3, 0x404, 31), (3, 0x404, 32),
+            (1, 0x200, 10),
+            (1, 0x204, 11),
+            (1, 0x208, 12),
+            (2, 0x300, 20),
+            (2, 0x300, 21),
+            (3, 0x400, 30),
+            (3, 0x404, 31),
+            (3, 0x404, 32),
             (4, 0x500, 0x123),
-            (0, 0x5c, 0x1000), (0, 0x60, 0x40), (0, 0x64, 0x77), (0, 0x68, 0), (0, 0x6c, 0x0010_0001),
+            (0, 0x5c, 0x1000),
+            (0, 0x60, 0x40),
+            (0, 0x64, 0x77),
+            (0, 0x68, 0),
+            (0, 0x6c, 0x0010_0001),
         ]
     );
     assert_eq!(methods[3].kind, MethodKind::Immediate(0x123));

@@ -55,8 +55,9 @@ fn exercise(config: ModelConfig) {
             "{chip:?}: {refused:?}"
         );
         let mut tlb = RegisterTlbInvalidator::new(model, clock);
-        let mut vas = GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(arena.clone()))
-            .unwrap_or_else(|e| panic!("{chip:?}: VA space: {e}"));
+        let mut vas =
+            GpuVaSpace::create(&mut rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(arena.clone()))
+                .unwrap_or_else(|e| panic!("{chip:?}: VA space: {e}"));
         let mut copy = Channel::create(
             &mut rm,
             rpc,
@@ -69,7 +70,8 @@ fn exercise(config: ModelConfig) {
             ChannelConfig { engine: ChannelEngine::Copy(0), ..Default::default() },
         )
         .unwrap_or_else(|e| panic!("{chip:?}: channel: {e}\nmodel: {:?}", model.errors()));
-        let ce = CeEncoder::new(CeClass::from_class_number(copy.engine_class()).expect("copy class"), ENGINE_SUBCHANNEL);
+        let ce =
+            CeEncoder::new(CeClass::from_class_number(copy.engine_class()).expect("copy class"), ENGINE_SUBCHANNEL);
 
         let ce0 = NV2080_ENGINE_TYPE_COPY0;
         let intr = Interrupts::from_kernel_table(model, &table).expect("enable");

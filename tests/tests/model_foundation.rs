@@ -810,7 +810,10 @@ fn replayable_fault_buffer_registers_answer_on_bar0_and_refuse_what_hardware_wou
         model.write32(GET::address(VF_BASE, REPLAYABLE), GET::from_raw(0).with(GET::PTR, 5).raw());
         let errors = model.take_errors();
         assert!(
-            matches!(errors.as_slice(), [ModelError::FaultBuffer(sim::fault_buffer::FaultBufferError::GetBeyondPut { get: 5, .. })]),
+            matches!(
+                errors.as_slice(),
+                [ModelError::FaultBuffer(sim::fault_buffer::FaultBufferError::GetBeyondPut { get: 5, .. })]
+            ),
             "{chipset}: {errors:?}"
         );
         assert!(PUT::from_raw(model.read32(PUT::address(VF_BASE, REPLAYABLE))).getptr_corrupted());

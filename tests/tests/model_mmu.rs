@@ -15,8 +15,8 @@ use nvgpu::hw::pramin::WindowRegister;
 use nvgpu::hw::RegisterIo;
 use nvgpu::mm::{
     Aperture, DmaTableMemory, MmuFormat, PageSize, PageTableMemory, PageTables, Pramin, PteAttrs,
-    RegisterTlbInvalidator, TableAddress, TlbChange, TlbError, TlbInvalidate, TlbInvalidator,
-    VramAllocator, VramTableMemory,
+    RegisterTlbInvalidator, TableAddress, TlbChange, TlbError, TlbInvalidate, TlbInvalidator, VramAllocator,
+    VramTableMemory,
 };
 use nvgpu::platform::{Clock, DmaAllocator};
 use sim::engine_mem::{AccessType, FaultKind, PhysAperture, VirtualMemory};
@@ -51,7 +51,13 @@ struct Region {
     aperture: Aperture,
 }
 
-fn model_translate(gpu: &ModelGpu, pdb: TableAddress, client: MmuClient, va: u64, access: AccessType) -> Result<(PhysAperture, u64), FaultKind> {
+fn model_translate(
+    gpu: &ModelGpu,
+    pdb: TableAddress,
+    client: MmuClient,
+    va: u64,
+    access: AccessType,
+) -> Result<(PhysAperture, u64), FaultKind> {
     gpu.with_address_space(pdb, client, |s| s.translate(va, access))
         .expect("model busy")
         .map(|p| p.map(|p| (p.aperture, p.addr)).expect("not sparse"))
@@ -81,7 +87,13 @@ fn phys_write(gpu: &ModelGpu, arena: &DmaArena, aperture: Aperture, pa: u64, dat
     }
 }
 
-fn exercise<M: PageTableMemory>(chip: Chipset, gpu: &ModelGpu, arena: &DmaArena, tables: &mut PageTables<M>, sys_pa: u64) {
+fn exercise<M: PageTableMemory>(
+    chip: Chipset,
+    gpu: &ModelGpu,
+    arena: &DmaArena,
+    tables: &mut PageTables<M>,
+    sys_pa: u64,
+) {
     let name = format!("{chip:?} tables in {:?}", tables.pdb().aperture);
     let family = chip.family();
     let format = MmuFormat::for_family(family);
@@ -97,7 +109,13 @@ fn exercise<M: PageTableMemory>(chip: Chipset, gpu: &ModelGpu, arena: &DmaArena,
         Region { va: 0x5_0000_0000, pa: sys_pa, page: PageSize::Size4K, pages: 4, aperture: Aperture::SystemCoherent },
     ];
     if format.pages_512m {
-        regions.push(Region { va: 0x40_0000_0000, pa: 0x8000_0000, page: PageSize::Size512M, pages: 1, aperture: Aperture::Video });
+        regions.push(Region {
+            va: 0x40_0000_0000,
+            pa: 0x8000_0000,
+            page: PageSize::Size512M,
+            pages: 1,
+            aperture: Aperture::Video,
+        });
     }
     for r in &regions {
         let size = r.page.bytes() * r.pages;
@@ -134,8 +152,12 @@ fn exercise<M: PageTableMemory>(chip: Chipset, gpu: &ModelGpu, arena: &DmaArena,
     // Faults.
     let ro = PteAttrs { read_only: true, ..PteAttrs::default() };
     let no_atomic = PteAttrs { atomic_disable: true, ..PteAttrs::default() };
-    tables.map_with_page_size(0x6_0000_0000, 0x7000_0000, 4 * KIB, PageSize::Size4K, Aperture::Video, ro, &mut tlb).unwrap();
-    tables.map_with_page_size(0x6_0001_0000, 0x7001_0000, 4 * KIB, PageSize::Size4K, Aperture::Video, no_atomic, &mut tlb).unwrap();
+    tables
+        .map_with_page_size(0x6_0000_0000, 0x7000_0000, 4 * KIB, PageSize::Size4K, Aperture::Video, ro, &mut tlb)
+        .unwrap();
+    tables
+        .map_with_page_size(0x6_0001_0000, 0x7001_0000, 4 * KIB, PageSize::Size4K, Aperture::Video, no_atomic, &mut tlb)
+        .unwrap();
     gpu.take_mmu_faults();
     let unmapped_pde = 0x7_0000_0000;
     let unmapped_pte = 0x1_0000_0000 + 16 * 4 * KIB;
@@ -181,13 +203,28 @@ fn exercise<M: PageTableMemory>(chip: Chipset, gpu: &ModelGpu, arena: &DmaArena,
     let va = 0x1_0000_0000;
     let old = model_translate(gpu, pdb, client, va, AccessType::Read).unwrap();
     tables.unmap(va, 4 * KIB, &mut ForgetfulTlb).unwrap();
-    tables.map_with_page_size(va, 0x4800_0000, 4 * KIB, PageSize::Size4K, Aperture::Video, PteAttrs::default(), &mut ForgetfulTlb).unwrap();
+    tables
+        .map_with_page_size(
+            va,
+            0x4800_0000,
+            4 * KIB,
+            PageSize::Size4K,
+            Aperture::Video,
+            PteAttrs::default(),
+            &mut ForgetfulTlb,
+        )
+        .unwrap();
     assert_eq!(tables.translate(va).unwrap().unwrap().pa, 0x4800_0000);
     assert_eq!(model_translate(gpu, pdb, client, va, AccessType::Read), Ok(old), "{name}: stale TLB");
     let before = gpu.tlb_invalidates();
-    tlb.invalidate(&TlbInvalidate { pdb, va, size: 4 * KIB, directories_changed: false, change: TlbChange::Upgrade }).unwrap();
+    tlb.invalidate(&TlbInvalidate { pdb, va, size: 4 * KIB, directories_changed: false, change: TlbChange::Upgrade })
+        .unwrap();
     assert_eq!(gpu.tlb_invalidates(), before + 1);
-    assert_eq!(model_translate(gpu, pdb, client, va, AccessType::Read), Ok((PhysAperture::Video, 0x4800_0000)), "{name}");
+    assert_eq!(
+        model_translate(gpu, pdb, client, va, AccessType::Read),
+        Ok((PhysAperture::Video, 0x4800_0000)),
+        "{name}"
+    );
     // A downgrade is seen after the invalidate `unmap` issues itself.
     tables.unmap(va, 4 * KIB, &mut tlb).unwrap();
     assert_eq!(model_translate(gpu, pdb, client, va, AccessType::Read), Err(FaultKind::InvalidPte), "{name}");
@@ -225,7 +262,8 @@ fn tables_in_vram_through_pramin_translate_as_the_driver_intends() {
 fn tables_in_system_memory_translate_as_the_driver_intends() {
     for chip in CHIPS {
         let (gpu, arena, sys_pa) = new_gpu(chip);
-        let mut tables = PageTables::new(MmuFormat::for_family(chip.family()), DmaTableMemory::new(arena.clone())).unwrap();
+        let mut tables =
+            PageTables::new(MmuFormat::for_family(chip.family()), DmaTableMemory::new(arena.clone())).unwrap();
         exercise(chip, &gpu, &arena, &mut tables, sys_pa);
     }
 }
@@ -304,7 +342,9 @@ fn mapping_1gib_writes_512_ptes_with_2m_pages_and_262144_with_4k_pages() {
     ] {
         let arena = DmaArena::new();
         let mut tables = PageTables::new(MmuFormat::VER2, DmaTableMemory::new(arena.clone())).unwrap();
-        tables.map_with_page_size(0, 0, 1 << 30, page, Aperture::Video, PteAttrs::default(), &mut ForgetfulTlb).unwrap();
+        tables
+            .map_with_page_size(0, 0, 1 << 30, page, Aperture::Video, PteAttrs::default(), &mut ForgetfulTlb)
+            .unwrap();
         assert_eq!(tables.mapped_pages(0, 1 << 30).len(), ptes, "{page}");
         assert_eq!(tables.memory().entry_writes, words, "{page}");
     }

@@ -38,7 +38,8 @@ fn root() -> PathBuf {
 }
 
 fn tools() -> Option<Tools> {
-    let dir = std::env::var_os("NVGPU_CUDA_TOOLS").map(PathBuf::from).unwrap_or_else(|| root().join("target/cuda-tools"));
+    let dir =
+        std::env::var_os("NVGPU_CUDA_TOOLS").map(PathBuf::from).unwrap_or_else(|| root().join("target/cuda-tools"));
     let t = Tools {
         ptxas: dir.join("nvcc/nvidia/cuda_nvcc/bin/ptxas"),
         cuobjdump: dir.join("cuobjdump/nvidia/cu13/bin/cuobjdump"),
@@ -60,7 +61,12 @@ fn tools() -> Option<Tools> {
 
 fn run(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?} failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
 }
 
@@ -77,11 +83,25 @@ fn ptx_for(sm: u32, dir: &Path) -> PathBuf {
     let out = dir.join(format!("k{sm}.ptx"));
     let clang_sm = sm.min(90);
     let clang_out = dir.join(format!("clang{clang_sm}.ptx"));
-    run(Command::new("/usr/bin/clang-19").args(["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib"]).arg(format!("--cuda-gpu-arch=sm_{clang_sm}")).args(["-O2", "-S"]).arg(&src).arg("-o").arg(&clang_out));
+    run(Command::new("/usr/bin/clang-19")
+        .args(["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib"])
+        .arg(format!("--cuda-gpu-arch=sm_{clang_sm}"))
+        .args(["-O2", "-S"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&clang_out));
     let text = std::fs::read_to_string(&clang_out).unwrap();
     let text = if sm > 90 {
         text.lines()
-            .map(|l| if l.starts_with(".version") { ".version 8.7".to_owned() } else if l.starts_with(".target sm_90") { format!(".target sm_{sm}") } else { l.to_owned() })
+            .map(|l| {
+                if l.starts_with(".version") {
+                    ".version 8.7".to_owned()
+                } else if l.starts_with(".target sm_90") {
+                    format!(".target sm_{sm}")
+                } else {
+                    l.to_owned()
+                }
+            })
             .collect::<Vec<_>>()
             .join("\n")
             + "\n"
@@ -131,7 +151,9 @@ fn parse_res_usage(text: &str) -> BTreeMap<String, (u32, u64, u64)> {
         if let Some(name) = line.trim().strip_prefix("Function ") {
             current = Some(name.trim_end_matches(':').to_owned());
         } else if let Some(name) = &current {
-            let field = |key: &str| line.split_whitespace().find_map(|w| w.strip_prefix(key)).map(|v| v.parse::<u64>().unwrap());
+            let field = |key: &str| {
+                line.split_whitespace().find_map(|w| w.strip_prefix(key)).map(|v| v.parse::<u64>().unwrap())
+            };
             if let (Some(reg), Some(shared), Some(c0)) = (field("REG:"), field("SHARED:"), field("CONSTANT[0]:")) {
                 out.insert(name.clone(), (reg as u32, shared, c0));
             }
@@ -177,7 +199,12 @@ fn cubins_from_ptxas_match_nvidia_tools() {
     for &sm in SMS {
         let ptx = ptx_for(sm, &dir);
         let cubin_path = dir.join(format!("k{sm}.cubin"));
-        let log = run(Command::new(&tools.ptxas).arg(format!("-arch=sm_{sm}")).arg("-v").arg(&ptx).arg("-o").arg(&cubin_path));
+        let log = run(Command::new(&tools.ptxas)
+            .arg(format!("-arch=sm_{sm}"))
+            .arg("-v")
+            .arg(&ptx)
+            .arg("-o")
+            .arg(&cubin_path));
         let usage = parse_ptxas_v(&log);
         let bytes = std::fs::read(&cubin_path).unwrap();
         let cubin = Cubin::parse(&bytes).unwrap_or_else(|e| panic!("sm_{sm}: {e}"));
@@ -230,7 +257,10 @@ fn cubins_from_ptxas_match_nvidia_tools() {
             }
             assert_eq!(k.max_threads, (k.name == "saxpy").then_some([256, 1, 1]), "{what}: .maxntid");
             assert!(!k.code.is_empty() && k.code.len() % 16 == 0, "{what}: code");
-            assert!(!k.exit_offsets.is_empty() && k.exit_offsets.iter().all(|&o| (o as usize) < k.code.len()), "{what}");
+            assert!(
+                !k.exit_offsets.is_empty() && k.exit_offsets.iter().all(|&o| (o as usize) < k.code.len()),
+                "{what}"
+            );
 
             let theirs = &info_names[&format!(".nv.info.{}", k.name)];
             assert_eq!(theirs.len(), k.attributes.len(), "{what}: record count vs cuobjdump");
@@ -265,7 +295,11 @@ fn cubins_from_ptxas_match_nvidia_tools() {
         assert!(global.nobits && global.size == 4);
         let mut bank = c4.data.clone();
         let (g, i) = (global.index, init.index);
-        let n = cubin.relocate(c4.index, &mut bank, &|s| (s == g).then_some(0x10_0000_0000).or((s == i).then_some(0x20_0000_0000))).unwrap();
+        let n = cubin
+            .relocate(c4.index, &mut bank, &|s| {
+                (s == g).then_some(0x10_0000_0000).or((s == i).then_some(0x20_0000_0000))
+            })
+            .unwrap();
         assert_eq!(n, 2);
         for r in relocs {
             let at = r.offset as usize;
@@ -373,12 +407,20 @@ fn fatbins_from_libnvfatbin_match_inputs_and_cuobjdump() {
         for (i, (entry, block)) in fb.entries.iter().zip(&blocks).enumerate() {
             let what = format!("{label} entry {i}");
             assert_eq!(entry.compression, compression, "{what}");
-            assert!(entry.flags.contains(EntryFlags::ADDRESS_64 | EntryFlags::HOST_LINUX), "{what}: {:#x}", entry.flags.0);
+            assert!(
+                entry.flags.contains(EntryFlags::ADDRESS_64 | EntryFlags::HOST_LINUX),
+                "{what}: {:#x}",
+                entry.flags.0
+            );
             // Against cuobjdump's description of the same entry.
             let kind = if entry.kind == EntryKind::Ptx { "ptx" } else { "elf" };
             assert_eq!(block.kind, kind, "{what}");
             assert_eq!(block.get("arch"), Some(format!("sm_{}", entry.sm).as_str()), "{what}");
-            assert_eq!(block.get("code version"), Some(format!("[{},{}]", entry.version.0, entry.version.1).as_str()), "{what}");
+            assert_eq!(
+                block.get("code version"),
+                Some(format!("[{},{}]", entry.version.0, entry.version.1).as_str()),
+                "{what}"
+            );
             assert_eq!(block.get("identifier"), Some(String::from_utf8_lossy(entry.name).as_ref()), "{what}");
             assert_eq!(block.get("host"), Some("linux"), "{what}");
             assert_eq!(block.get("compile_size"), Some("64bit"), "{what}");
@@ -418,7 +460,9 @@ fn fatbins_from_libnvfatbin_match_inputs_and_cuobjdump() {
         for &chip in Chipset::ALL {
             match module.select(chip).unwrap() {
                 Image::Sass(c) => assert_eq!(c.sm, chip.sm_version(), "{chip}"),
-                Image::Ptx(p) => panic!("{chip}: PTX chosen though SASS for sm_{} exists ({})", chip.sm_version(), p.sm),
+                Image::Ptx(p) => {
+                    panic!("{chip}: PTX chosen though SASS for sm_{} exists ({})", chip.sm_version(), p.sm)
+                }
             }
         }
         // Without SASS, sm_90 and later take the sm_90 PTX; Turing..Ada have nothing to run.

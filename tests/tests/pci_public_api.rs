@@ -7,8 +7,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use kernel::pci::{
-    describe, enable, enumerate, msix_layout, set_power_state, ConfigAccess, Decode, PciAddress,
-    PowerState, RootRange,
+    describe, enable, enumerate, msix_layout, set_power_state, ConfigAccess, Decode, PciAddress, PowerState, RootRange,
 };
 
 /// Flat 4 KiB per function; BARs answer sizing through a per-dword writable mask.
@@ -24,18 +23,13 @@ impl Ecam {
             values[offset as usize / 4] = value;
             writable[offset as usize / 4] = mask;
         }
-        self.functions
-            .borrow_mut()
-            .insert(address, (values, writable));
+        self.functions.borrow_mut().insert(address, (values, writable));
     }
 }
 
 impl ConfigAccess for Ecam {
     fn read32(&self, address: PciAddress, offset: u16) -> u32 {
-        self.functions
-            .borrow()
-            .get(&address)
-            .map_or(u32::MAX, |f| f.0[offset as usize / 4])
+        self.functions.borrow().get(&address).map_or(u32::MAX, |f| f.0[offset as usize / 4])
     }
     fn write32(&self, address: PciAddress, offset: u16, value: u32) {
         if let Some((values, writable)) = self.functions.borrow_mut().get_mut(&address) {
@@ -50,14 +44,9 @@ impl ConfigAccess for Ecam {
 
 #[test]
 fn pci_gpu_on_second_root_complex() {
-    let ecam = Ecam {
-        functions: RefCell::new(BTreeMap::new()),
-    };
+    let ecam = Ecam { functions: RefCell::new(BTreeMap::new()) };
     // Socket 0 host bridge.
-    ecam.function(
-        PciAddress::new(0, 0, 0, 0),
-        &[(0x00, 0x09a2_8086, 0), (0x08, 0x0600_0004, 0)],
-    );
+    ecam.function(PciAddress::new(0, 0, 0, 0), &[(0x00, 0x09a2_8086, 0), (0x08, 0x0600_0004, 0)]);
     // Socket 1 root port 80:01.0 -> bus 0x81.
     ecam.function(
         PciAddress::new(0, 0x80, 1, 0),
@@ -117,20 +106,9 @@ fn pci_gpu_on_second_root_complex() {
     );
 
     // The driver picks NVIDIA display/3D functions and claims them.
-    let gpu = functions
-        .iter()
-        .find(|f| f.vendor_id == 0x10de && f.class == 0x03)
-        .expect("the GPU is found");
-    let command = enable(
-        &ecam,
-        gpu.address,
-        Decode {
-            memory: true,
-            io: false,
-            bus_master: true,
-        },
-    )
-    .expect("memory decode and bus mastering");
+    let gpu = functions.iter().find(|f| f.vendor_id == 0x10de && f.class == 0x03).expect("the GPU is found");
+    let command = enable(&ecam, gpu.address, Decode { memory: true, io: false, bus_master: true })
+        .expect("memory decode and bus mastering");
     assert_eq!(command.bits() & 0x7, 0x6);
     assert_eq!(msix_layout(gpu).map(|l| l.table.address), Ok(0xfab9_0000));
     let transition = set_power_state(&ecam, gpu, PowerState::D3Hot).expect("D3hot");

@@ -221,7 +221,13 @@ fn tiled_matmul_matches_cpu() {
             let db = gpu.alloc(&bytes_f32(&b));
             let dc = gpu.zeros(4 * rows * cols);
             let cfg = LaunchConfig::new([cols.div_ceil(16) as u32, rows.div_ceil(16) as u32, 1], [16, 16, 1]);
-            launch_cfg(&mut gpu, &m, "matmul_tiled", cfg, &[U64(da), U64(db), U64(dc), U32(rows as u32), U32(cols as u32), U32(inner as u32)]);
+            launch_cfg(
+                &mut gpu,
+                &m,
+                "matmul_tiled",
+                cfg,
+                &[U64(da), U64(db), U64(dc), U32(rows as u32), U32(cols as u32), U32(inner as u32)],
+            );
             let c = gpu.f32s(dc, rows * cols);
             for r in 0..rows {
                 for col in 0..cols {
@@ -231,7 +237,11 @@ fn tiled_matmul_matches_cpu() {
                     for k in 0..inner {
                         acc = a[r * inner + k].mul_add(b[k * cols + col], acc);
                     }
-                    assert_eq!(c[r * cols + col].to_bits(), acc.to_bits(), "{arch} {rows}x{cols}x{inner} at ({r},{col})");
+                    assert_eq!(
+                        c[r * cols + col].to_bits(),
+                        acc.to_bits(),
+                        "{arch} {rows}x{cols}x{inner} at ({r},{col})"
+                    );
                 }
             }
         }
@@ -268,7 +278,8 @@ fn shared_memory_reductions() {
                 let got = gpu.f32s(dout, grid as usize);
                 for g in 0..grid as usize {
                     // The same tree as the kernel: s = block/2, /4, ... 1.
-                    let mut s: Vec<f32> = (0..block as usize).map(|t| f.get(g * block as usize + t).copied().unwrap_or(0.0)).collect();
+                    let mut s: Vec<f32> =
+                        (0..block as usize).map(|t| f.get(g * block as usize + t).copied().unwrap_or(0.0)).collect();
                     let mut half = block as usize / 2;
                     while half > 0 {
                         for t in 0..half {
@@ -336,7 +347,23 @@ fn mandelbrot_iteration_counts() {
             let out = gpu.zeros(4 * (w * h) as usize);
             let out8 = gpu.zeros((w * h) as usize);
             let cfg = LaunchConfig::new([(w as u32).div_ceil(bx), (h as u32).div_ceil(by), 1], [bx, by, 1]);
-            launch_cfg(&mut gpu, &m, "mandelbrot", cfg, &[U64(out), U64(out8), U32(w as u32), U32(h as u32), F32(x0), F32(y0), F32(dx), F32(dy), U32(max_iter as u32)]);
+            launch_cfg(
+                &mut gpu,
+                &m,
+                "mandelbrot",
+                cfg,
+                &[
+                    U64(out),
+                    U64(out8),
+                    U32(w as u32),
+                    U32(h as u32),
+                    F32(x0),
+                    F32(y0),
+                    F32(dx),
+                    F32(dy),
+                    U32(max_iter as u32),
+                ],
+            );
             let got = gpu.u32s(out, (w * h) as usize);
             let got8 = gpu.read(out8, (w * h) as usize);
             for py in 0..h {
@@ -399,7 +426,11 @@ fn f64_arithmetic_and_atomic_add() {
 /// Whether `r` is `a / b` rounded toward zero (checked exactly in f64: r*b is exact).
 fn is_div_rz(a: f32, b: f32, r: f32) -> bool {
     let exact = a as f64 / b as f64;
-    let (lo, hi) = if r >= 0.0 { (r as f64, f32::from_bits(r.to_bits() + 1) as f64) } else { (f32::from_bits(r.to_bits() + 1) as f64, r as f64) };
+    let (lo, hi) = if r >= 0.0 {
+        (r as f64, f32::from_bits(r.to_bits() + 1) as f64)
+    } else {
+        (f32::from_bits(r.to_bits() + 1) as f64, r as f64)
+    };
     let rem = |q: f64| (a as f64 - q * b as f64) * b.signum() as f64; // > 0: true quotient above q
     if r >= 0.0 {
         rem(lo) >= 0.0 && rem(hi) < 0.0 && lo <= exact + exact.abs() * 1e-9
@@ -420,7 +451,16 @@ fn f32_division_roots_and_transcendentals() {
         let mut rng = Rng(1234);
         let pi = std::f32::consts::PI;
         let a: Vec<f32> = (0..n).map(|_| rng.f32(-pi, pi)).collect();
-        let b: Vec<f32> = (0..n).map(|_| { let v = rng.f32(0.01, 50.0); if rng.u32() & 1 == 0 { v } else { -v } }).collect();
+        let b: Vec<f32> = (0..n)
+            .map(|_| {
+                let v = rng.f32(0.01, 50.0);
+                if rng.u32() & 1 == 0 {
+                    v
+                } else {
+                    -v
+                }
+            })
+            .collect();
         let mut gpu = Gpu::new(1 << 20);
         let (da, db) = (gpu.alloc(&bytes_f32(&a)), gpu.alloc(&bytes_f32(&b)));
         let dy = gpu.zeros(4 * 12 * n as usize);
@@ -435,7 +475,10 @@ fn f32_division_roots_and_transcendentals() {
             assert!(is_div_rz(x, z, o[2]), "{arch} div.rz {x}/{z} gave {}", o[2]);
             assert_eq!(o[3].to_bits(), x.abs().sqrt().to_bits(), "{arch} sqrt.rn");
             // sqrt.approx.f32: relative error 2^-23.
-            assert!(((o[4] as f64 - (x.abs() as f64).sqrt()).abs()) <= (x.abs() as f64).sqrt() * 2f64.powi(-23) + 1e-30, "{arch} sqrt.approx");
+            assert!(
+                ((o[4] as f64 - (x.abs() as f64).sqrt()).abs()) <= (x.abs() as f64).sqrt() * 2f64.powi(-23) + 1e-30,
+                "{arch} sqrt.approx"
+            );
             // rsqrt.approx.f32: relative error 2^-22.9.
             let rs = 1.0 / ((x.abs() + 1.0) as f64).sqrt();
             assert!((o[5] as f64 - rs).abs() <= rs * 2f64.powf(-22.9), "{arch} rsqrt.approx");
@@ -533,9 +576,40 @@ fn conversions_match_rust_casts() {
     for arch in ARCHES {
         let m = module("convert", arch);
         let mut rng = Rng(77);
-        let mut f: Vec<f32> = vec![2.5, -2.5, 3.5, 0.5, -0.5, 1e10, -1e10, 3e9, f32::NAN, f32::INFINITY, -f32::INFINITY, 0.75, 1.0, 16777217.0];
-        let mut d: Vec<f64> = vec![1e300, -1e300, 1.0 + 1e-12, -(1.0 + 1e-12), 9.3e18, -9.3e18, 2.5, 1e-320, 0.1, 3.4e38 * 1.0000001, -7.0, 1.5e19, 12345.678, 0.0];
-        let mut s: Vec<i32> = vec![0, -1, 127, 128, -129, 65535, 65536, i32::MIN, i32::MAX, 16_777_217, -16_777_217, 255, 1 << 30, -300];
+        let mut f: Vec<f32> = vec![
+            2.5,
+            -2.5,
+            3.5,
+            0.5,
+            -0.5,
+            1e10,
+            -1e10,
+            3e9,
+            f32::NAN,
+            f32::INFINITY,
+            -f32::INFINITY,
+            0.75,
+            1.0,
+            16777217.0,
+        ];
+        let mut d: Vec<f64> = vec![
+            1e300,
+            -1e300,
+            1.0 + 1e-12,
+            -(1.0 + 1e-12),
+            9.3e18,
+            -9.3e18,
+            2.5,
+            1e-320,
+            0.1,
+            3.4e38 * 1.0000001,
+            -7.0,
+            1.5e19,
+            12345.678,
+            0.0,
+        ];
+        let mut s: Vec<i32> =
+            vec![0, -1, 127, 128, -129, 65535, 65536, i32::MIN, i32::MAX, 16_777_217, -16_777_217, 255, 1 << 30, -300];
         for _ in 0..150 {
             f.push(rng.f32(-1e6, 1e6));
             d.push(rng.f32(-1e6, 1e6) as f64 * 1.37e3);
@@ -543,7 +617,11 @@ fn conversions_match_rust_casts() {
         }
         let n = f.len() as u32;
         let mut gpu = Gpu::new(1 << 20);
-        let (df, dd, ds) = (gpu.alloc(&bytes_f32(&f)), gpu.alloc(&bytes_f64(&d)), gpu.alloc(&bytes_u32(&s.iter().map(|v| *v as u32).collect::<Vec<_>>())));
+        let (df, dd, ds) = (
+            gpu.alloc(&bytes_f32(&f)),
+            gpu.alloc(&bytes_f64(&d)),
+            gpu.alloc(&bytes_u32(&s.iter().map(|v| *v as u32).collect::<Vec<_>>())),
+        );
         let dout = gpu.zeros(8 * 16 * n as usize);
         launch(&mut gpu, &m, "conversions", n.div_ceil(40), 40, &[U64(df), U64(dd), U64(ds), U64(dout), U32(n)]);
         let out = gpu.u64s(dout, 16 * n as usize);
@@ -589,7 +667,15 @@ fn prmt_ref(a: u32, b: u32, c: u32) -> u32 {
     for (k, byte) in d.iter_mut().enumerate() {
         let sel = (c >> (4 * k)) & 0xF;
         let v = bytes[(sel & 7) as usize];
-        *byte = if sel & 8 != 0 { if v & 0x80 != 0 { 0xFF } else { 0 } } else { v };
+        *byte = if sel & 8 != 0 {
+            if v & 0x80 != 0 {
+                0xFF
+            } else {
+                0
+            }
+        } else {
+            v
+        };
     }
     u32::from_le_bytes(d)
 }
@@ -785,7 +871,10 @@ fn global_memory_faults_name_the_instruction() {
         &m,
         "vector_add_u32",
         &LaunchConfig::linear(1, 16),
-        &m.kernel("vector_add_u32").unwrap().pack_params(&[&a.to_le_bytes(), &0xDEAD_0000u64.to_le_bytes(), &a.to_le_bytes(), &16u32.to_le_bytes()]).unwrap(),
+        &m.kernel("vector_add_u32")
+            .unwrap()
+            .pack_params(&[&a.to_le_bytes(), &0xDEAD_0000u64.to_le_bytes(), &a.to_le_bytes(), &16u32.to_le_bytes()])
+            .unwrap(),
         &mut gpu.mem,
         &Limits::default(),
     )
@@ -815,7 +904,13 @@ fn bench_matmul_instructions_per_second() {
     let dc = gpu.zeros(4 * size * size);
     let cfg = LaunchConfig::new([(size / 16) as u32, (size / 16) as u32, 1], [16, 16, 1]);
     let start = std::time::Instant::now();
-    let stats = launch_cfg(&mut gpu, &m, "matmul_tiled", cfg, &[U64(da), U64(db), U64(dc), U32(size as u32), U32(size as u32), U32(size as u32)]);
+    let stats = launch_cfg(
+        &mut gpu,
+        &m,
+        "matmul_tiled",
+        cfg,
+        &[U64(da), U64(db), U64(dc), U32(size as u32), U32(size as u32), U32(size as u32)],
+    );
     let secs = start.elapsed().as_secs_f64();
     println!(
         "matmul {size}x{size}x{size}: {} instructions in {secs:.3} s = {:.1} M instructions/s",
@@ -839,7 +934,8 @@ fn per_thread_local_arrays() {
             for i in 0..n as usize {
                 let x = v[i];
                 let buf: Vec<u32> = (0..16u32).map(|k| x.wrapping_mul(k + 1).wrapping_add(k)).collect();
-                let want = (0..16u32).fold(0u32, |acc, k| acc.wrapping_mul(31).wrapping_add(buf[(x.wrapping_add(7 * k) & 15) as usize]));
+                let want = (0..16u32)
+                    .fold(0u32, |acc, k| acc.wrapping_mul(31).wrapping_add(buf[(x.wrapping_add(7 * k) & 15) as usize]));
                 assert_eq!(out[i], want, "{arch} thread {i}");
             }
         }
@@ -860,7 +956,14 @@ fn calls_to_device_functions() {
             let dout = gpu.zeros(4 * n as usize);
             let dpairs = gpu.zeros(8 * n as usize);
             let dcount = gpu.alloc(&bytes_u32(&(0..n).collect::<Vec<_>>()));
-            launch(&mut gpu, &m, "calls", n.div_ceil(block), block, &[U64(da), U64(db), U64(dout), U64(dpairs), U64(dcount), U32(n)]);
+            launch(
+                &mut gpu,
+                &m,
+                "calls",
+                n.div_ceil(block),
+                block,
+                &[U64(da), U64(db), U64(dout), U64(dpairs), U64(dcount), U32(n)],
+            );
             let out = gpu.f32s(dout, n as usize);
             let pairs = gpu.u32s(dpairs, 2 * n as usize);
             let count = gpu.u32s(dcount, n as usize);
@@ -906,9 +1009,19 @@ fn damaged_real_ptx_never_panics() {
                 params[p.offset as usize..p.offset as usize + n].copy_from_slice(&v.to_le_bytes()[..n]);
             }
             let mut gpu = Gpu::new(1 << 12);
-            let _ = ptx::launch(&m, kernel, &LaunchConfig::new([2, 1, 1], [16, 2, 1]), &params, &mut gpu.mem, &Limits { instruction_budget: 200_000, ..Limits::default() });
+            let _ = ptx::launch(
+                &m,
+                kernel,
+                &LaunchConfig::new([2, 1, 1], [16, 2, 1]),
+                &params,
+                &mut gpu.mem,
+                &Limits { instruction_budget: 200_000, ..Limits::default() },
+            );
             ran += 1;
         }
-        assert!(parsed > 100 && ran > 50, "{file}: too few damaged modules parsed ({parsed}) or ran ({ran}) to test anything");
+        assert!(
+            parsed > 100 && ran > 50,
+            "{file}: too few damaged modules parsed ({parsed}) or ran ({ran}) to test anything"
+        );
     }
 }

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use nvgpu::hw::{headers, qmd};
 
 fn tree() -> PathBuf {
-    let root = std::env::var_os("NVGPU_REAL_DATA").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/real-data"));
+    let root = std::env::var_os("NVGPU_REAL_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/real-data"));
     let commit = headers::OPEN_GPU_DOC.strip_prefix("open-gpu-doc@").unwrap();
     root.join(format!("open-gpu-doc-{commit}"))
 }
@@ -27,7 +29,10 @@ fn mw(text: &str, name: &str) -> Option<(u32, u32, u32)> {
         }
         let body: String = after.chars().filter(|c| !c.is_whitespace()).collect();
         let inner = body.strip_prefix("MW(")?.strip_suffix(')')?;
-        let (hi, lo) = inner.split_once("):(").map(|(h, l)| (h.trim_start_matches('('), l.trim_end_matches(')'))).unwrap_or_else(|| inner.split_once(':').unwrap());
+        let (hi, lo) = inner
+            .split_once("):(")
+            .map(|(h, l)| (h.trim_start_matches('('), l.trim_end_matches(')')))
+            .unwrap_or_else(|| inner.split_once(':').unwrap());
         let part = |s: &str| -> (u32, u32) {
             match s.split_once("+(i)*") {
                 Some((base, stride)) => (base.parse().unwrap(), stride.parse().unwrap()),
@@ -45,7 +50,10 @@ fn mw(text: &str, name: &str) -> Option<(u32, u32, u32)> {
 fn qmd_fields_match_open_gpu_doc() {
     let dir = tree();
     if !dir.is_dir() {
-        println!("skipped: {} is absent (open-gpu-doc needs a local clone: OPEN_GPU_DOC_GIT for scripts/fetch-real-data.sh)", dir.display());
+        println!(
+            "skipped: {} is absent (open-gpu-doc needs a local clone: OPEN_GPU_DOC_GIT for scripts/fetch-real-data.sh)",
+            dir.display()
+        );
         return;
     }
     let mut checked = 0;
@@ -56,7 +64,8 @@ fn qmd_fields_match_open_gpu_doc() {
         assert!(text.contains(&major), "{}: no {major}", path.display());
         for field in layout.fields {
             assert!(field.name.contains(&format!("_QMDV{:02}_{:02}_", layout.major, layout.minor)), "{}", field.name);
-            let got = mw(&text, field.name).unwrap_or_else(|| panic!("{} not defined in {}", field.name, path.display()));
+            let got =
+                mw(&text, field.name).unwrap_or_else(|| panic!("{} not defined in {}", field.name, path.display()));
             assert_eq!(got, (field.hi, field.lo, field.stride), "{}", field.name);
             let shift = field.name.rsplit_once("_SHIFTED").map_or(0, |(_, n)| n.parse().unwrap());
             assert_eq!(field.shift, shift, "{}", field.name);

@@ -14,7 +14,6 @@
 //!
 //! Missing real data is a failure, never a skip: run `scripts/fetch-real-data.sh` (as root).
 
-
 use nvgpu::channel::ChannelError;
 use nvgpu::chip::Chipset;
 use nvgpu::mm::PageSize;
@@ -49,7 +48,8 @@ fn round_trip<T: nvgpu::runtime::Pod + Clone + PartialEq + std::fmt::Debug>(
     let buffer = gpu.alloc::<T>(values.len()).unwrap_or_else(|e| panic!("{chip:?}: alloc {}: {e}", values.len()));
     assert_eq!(buffer.len(), values.len());
     assert_eq!(buffer.byte_len(), std::mem::size_of_val(values));
-    gpu.copy_to_device(&buffer, values).unwrap_or_else(|e| panic!("{chip:?}: copy to device: {e}\n{:?}", model.errors()));
+    gpu.copy_to_device(&buffer, values)
+        .unwrap_or_else(|e| panic!("{chip:?}: copy to device: {e}\n{:?}", model.errors()));
     let mut in_vram = vec![0u8; buffer.byte_len()];
     assert!(model.vram_read(buffer.vram_address(), &mut in_vram));
     assert!(in_vram == values.as_bytes(), "{chip:?}: VRAM holds the {} bytes copied", in_vram.len());
@@ -90,16 +90,12 @@ fn exercise(config: ModelConfig) {
 
         // The largest pages the size allows: 2 MiB for the 3 MiB buffer, 64 KiB for 200 KB.
         let big = gpu.alloc::<u32>(words.len()).expect("big");
-        let pages: Vec<PageSize> = gpu
-            .va_space()
-            .tables()
-            .mapped_pages(big.device_ptr(), 2 << 20)
-            .iter()
-            .map(|p| p.page_size)
-            .collect();
+        let pages: Vec<PageSize> =
+            gpu.va_space().tables().mapped_pages(big.device_ptr(), 2 << 20).iter().map(|p| p.page_size).collect();
         assert_eq!(pages, [PageSize::Size2M], "{chip:?}: the first 2 MiB is one big page");
         let mid = gpu.alloc::<u8>(200_001).expect("mid");
-        let pages: Vec<PageSize> = gpu.va_space().tables().mapped_pages(mid.device_ptr(), 192 << 10).iter().map(|p| p.page_size).collect();
+        let pages: Vec<PageSize> =
+            gpu.va_space().tables().mapped_pages(mid.device_ptr(), 192 << 10).iter().map(|p| p.page_size).collect();
         assert!(pages.len() == 3 && pages.iter().all(|p| *p == PageSize::Size64K), "{chip:?}: {pages:?}");
 
         // Size checks.
@@ -140,7 +136,10 @@ fn exercise(config: ModelConfig) {
         // Streams and events.
         let stream = gpu.create_stream(rpc, StreamKind::Copy).unwrap_or_else(|e| panic!("{chip:?}: stream: {e}"));
         assert!(!stream.is_default());
-        assert_ne!(stream.channel_id(&mut gpu).expect("chid"), gpu.default_stream().channel_id(&mut gpu).expect("chid"));
+        assert_ne!(
+            stream.channel_id(&mut gpu).expect("chid"),
+            gpu.default_stream().channel_id(&mut gpu).expect("chid")
+        );
         let idle = stream.record(&mut gpu).expect("record on an idle stream");
         assert!(idle.query(&mut gpu).expect("query"), "an event before any work is complete");
         stream.memset_d32(&mut gpu, &copy, 0x1234_5678).expect("queue memset");
@@ -173,12 +172,19 @@ fn exercise(config: ModelConfig) {
 
         // Stream handles: a compute stream cannot do copy-engine work; a destroyed stream's
         // handle is refused; the default stream cannot be destroyed.
-        let compute = gpu.create_stream(rpc, StreamKind::Compute).unwrap_or_else(|e| panic!("{chip:?}: compute stream: {e}"));
-        assert!(matches!(compute.memset_d8(&mut gpu, &odd, 0), Err(RuntimeError::WrongStream { kind: StreamKind::Compute, .. })));
+        let compute =
+            gpu.create_stream(rpc, StreamKind::Compute).unwrap_or_else(|e| panic!("{chip:?}: compute stream: {e}"));
+        assert!(matches!(
+            compute.memset_d8(&mut gpu, &odd, 0),
+            Err(RuntimeError::WrongStream { kind: StreamKind::Compute, .. })
+        ));
         gpu.destroy_stream(rpc, compute).expect("destroy compute stream");
         assert!(matches!(compute.record(&mut gpu), Err(RuntimeError::NoSuchStream { .. })));
         let again = gpu.create_stream(rpc, StreamKind::Copy).expect("stream in the freed slot");
-        assert!(matches!(compute.query(&mut gpu), Err(RuntimeError::NoSuchStream { .. })), "a new stream in the slot is not the old one");
+        assert!(
+            matches!(compute.query(&mut gpu), Err(RuntimeError::NoSuchStream { .. })),
+            "a new stream in the slot is not the old one"
+        );
         let default = gpu.default_stream();
         assert!(matches!(gpu.destroy_stream(rpc, default), Err(RuntimeError::WrongStream { .. })));
         gpu.destroy_stream(rpc, again).expect("destroy");
@@ -262,10 +268,14 @@ fn exercise(config: ModelConfig) {
         // TPC and warp counts, a kernel with a per-thread `.local` array reaching it through
         // the driver's generic window (cvta.local), and a launch asking for more shared memory
         // than a CTA of the family may have refused before anything is queued.
-        let compute = gpu.create_stream(rpc, StreamKind::Compute).unwrap_or_else(|e| panic!("{chip:?}: compute stream: {e}"));
+        let compute =
+            gpu.create_stream(rpc, StreamKind::Compute).unwrap_or_else(|e| panic!("{chip:?}: compute stream: {e}"));
         let (local_va, local_bytes, plan) = compute.local_memory(&mut gpu).expect("local memory");
         let warps = sim::compute::model_max_warps_per_sm(chip.family());
-        assert_eq!((plan.tpcs, plan.max_warps_per_sm, plan.sms), (sim::compute::MODEL_TPCS, warps, 2 * sim::compute::MODEL_TPCS));
+        assert_eq!(
+            (plan.tpcs, plan.max_warps_per_sm, plan.sms),
+            (sim::compute::MODEL_TPCS, warps, 2 * sim::compute::MODEL_TPCS)
+        );
         assert_eq!(plan.bytes_per_tpc, 1024 * 32 * u64::from(warps) * 2, "{chip:?}: 1 KiB per thread");
         assert!(local_bytes >= plan.bytes_per_tpc * u64::from(plan.tpcs) && local_va >= nvgpu::channel::VA_START);
         let locals_text = ptx("local_array", &arch);
@@ -284,13 +294,21 @@ fn exercise(config: ModelConfig) {
         gpu.copy_from_device(&mut out, &dout).expect("read back");
         for (i, (&x, &got)) in input.iter().zip(&out).enumerate() {
             let buf: Vec<u32> = (0..16u32).map(|k| x.wrapping_mul(k + 1).wrapping_add(k)).collect();
-            let want = (0..16u32).fold(0u32, |acc, k| acc.wrapping_mul(31).wrapping_add(buf[(x.wrapping_add(7 * k) & 15) as usize]));
+            let want = (0..16u32)
+                .fold(0u32, |acc, k| acc.wrapping_mul(31).wrapping_add(buf[(x.wrapping_add(7 * k) & 15) as usize]));
             assert_eq!(got, want, "{chip:?}: local_array thread {i}");
         }
         let max_shared = nvgpu::compute::memory::max_shared_per_cta(chip.family());
-        let too_much = nvgpu::runtime::LaunchConfig { shared_bytes: max_shared as u32 + 1, ..nvgpu::runtime::LaunchConfig::linear(1, 32) };
+        let too_much = nvgpu::runtime::LaunchConfig {
+            shared_bytes: max_shared as u32 + 1,
+            ..nvgpu::runtime::LaunchConfig::linear(1, 32)
+        };
         match compute.launch(&mut gpu, &local_array, too_much, &args) {
-            Err(RuntimeError::Memory(nvgpu::compute::memory::MemoryConfigError::SharedMemoryTooLarge { bytes, max, .. })) => {
+            Err(RuntimeError::Memory(nvgpu::compute::memory::MemoryConfigError::SharedMemoryTooLarge {
+                bytes,
+                max,
+                ..
+            })) => {
                 assert_eq!((bytes, max), (max_shared + 1, max_shared), "{chip:?}");
             }
             other => panic!("{chip:?}: {} bytes of shared memory: {other:?}", max_shared + 1),

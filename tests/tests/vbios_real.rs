@@ -9,8 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use nvgpu::vbios::{
-    Bar0Read, CodeType, FwsecDescriptor, FwsecKind, Vbios, VbiosError, NV_PROM_DATA_BASE,
-    PROM_WINDOW_SIZE,
+    Bar0Read, CodeType, FwsecDescriptor, FwsecKind, Vbios, VbiosError, NV_PROM_DATA_BASE, PROM_WINDOW_SIZE,
 };
 
 fn testdata_dir() -> PathBuf {
@@ -23,10 +22,7 @@ fn testdata_dir() -> PathBuf {
 fn rom_file(name: &str) -> Vec<u8> {
     let path = testdata_dir().join(name);
     std::fs::read(&path).unwrap_or_else(|error| {
-        panic!(
-            "real VBIOS missing at {} ({error}): see REAL_DATA.md, or set VBIOS_TESTDATA_DIR",
-            path.display()
-        )
+        panic!("real VBIOS missing at {} ({error}): see REAL_DATA.md, or set VBIOS_TESTDATA_DIR", path.display())
     })
 }
 
@@ -245,15 +241,7 @@ fn check(e: &Expected, v: &Vbios) {
                 b"NPDS" => b"NPDS",
                 _ => b"????",
             };
-            (
-                i.offset,
-                i.size,
-                i.code_type.raw(),
-                i.rom_signature,
-                sig,
-                i.device_id,
-                i.last,
-            )
+            (i.offset, i.size, i.code_type.raw(), i.rom_signature, sig, i.device_id, i.last)
         })
         .collect();
     assert_eq!(images, e.images, "{name}: images");
@@ -263,29 +251,14 @@ fn check(e: &Expected, v: &Vbios) {
     let efi = &v.images()[1];
     assert_eq!(efi.code_type, CodeType::Efi);
     assert_eq!(efi.pcir_last_image & 0x80, 0x80, "{name}");
-    assert_eq!(
-        efi.npde
-            .map(|n| (n.revision, n.length, n.private_last_image)),
-        Some((0x100, 0x10, Some(0)))
-    );
+    assert_eq!(efi.npde.map(|n| (n.revision, n.length, n.private_last_image)), Some((0x100, 0x10, Some(0))));
     assert_eq!(v.expansion_rom_offset(), e.expansion_rom_offset, "{name}");
 
     let bit = v.bit();
-    assert_eq!(
-        (bit.offset, bit.bcd_version, bit.header_size, bit.token_size),
-        (0x1B0, 0x0100, 12, 6),
-        "{name}"
-    );
-    let tokens: Vec<TokenRow> = bit
-        .tokens
-        .iter()
-        .map(|t| (t.id, t.data_version, t.data_size, t.data_offset))
-        .collect();
+    assert_eq!((bit.offset, bit.bcd_version, bit.header_size, bit.token_size), (0x1B0, 0x0100, 12, 6), "{name}");
+    let tokens: Vec<TokenRow> = bit.tokens.iter().map(|t| (t.id, t.data_version, t.data_size, t.data_offset)).collect();
     assert_eq!(tokens, e.tokens, "{name}: BIT tokens");
-    assert_eq!(
-        bit.tokens[..4].iter().map(|t| t.id).collect::<Vec<_>>(),
-        COMMON_TOKENS_HEAD
-    );
+    assert_eq!(bit.tokens[..4].iter().map(|t| t.id).collect::<Vec<_>>(), COMMON_TOKENS_HEAD);
     assert_eq!(bit.token(b'p').and_then(|t| t.name()), Some("FALCON_DATA"));
     assert_eq!(bit.token(b'B').and_then(|t| t.name()), Some("BIOSDATA"));
 
@@ -295,20 +268,11 @@ fn check(e: &Expected, v: &Vbios) {
 
     let table = v.falcon_ucode_table().expect("falcon ucode table");
     assert_eq!(
-        (
-            table.falcon_data_offset,
-            table.table_ptr,
-            table.offset,
-            table.entries.len()
-        ),
+        (table.falcon_data_offset, table.table_ptr, table.offset, table.entries.len()),
         e.table,
         "{name}: table"
     );
-    assert_eq!(
-        (table.version, table.header_size, table.entry_size),
-        (1, 6, 6),
-        "{name}"
-    );
+    assert_eq!((table.version, table.header_size, table.entry_size), (1, 6, 6), "{name}");
     let entries: Vec<_> = table
         .entries
         .iter()
@@ -316,119 +280,50 @@ fn check(e: &Expected, v: &Vbios) {
         .map(|x| (x.index, x.application_id, x.target_id, x.desc_ptr))
         .collect();
     assert_eq!(entries, e.entries, "{name}: table entries");
-    assert!(table
-        .entries
-        .iter()
-        .filter(|x| x.application_id == 0)
-        .all(|x| x.desc_ptr == 0));
+    assert!(table.entries.iter().filter(|x| x.application_id == 0).all(|x| x.desc_ptr == 0));
 
     let fwsec = v.fwsec(FwsecKind::Prod).expect("FWSEC_PROD");
-    assert_eq!(
-        (fwsec.entry.index, fwsec.entry.application_id),
-        (9, 0x85),
-        "{name}"
-    );
-    assert_eq!(
-        (
-            fwsec.desc_offset,
-            fwsec.descriptor.version(),
-            fwsec.desc_size
-        ),
-        e.desc,
-        "{name}: descriptor"
-    );
+    assert_eq!((fwsec.entry.index, fwsec.entry.application_id), (9, 0x85), "{name}");
+    assert_eq!((fwsec.desc_offset, fwsec.descriptor.version(), fwsec.desc_size), e.desc, "{name}: descriptor");
     assert_eq!(fwsec.desc_flags, 0x01, "{name}");
     assert_eq!(fwsec.image_offset, e.image_offset, "{name}");
     let d = &fwsec.descriptor;
     assert_eq!(
-        (
-            fwsec.imem_offset,
-            d.imem_load_size(),
-            fwsec.dmem_offset,
-            d.dmem_load_size()
-        ),
+        (fwsec.imem_offset, d.imem_load_size(), fwsec.dmem_offset, d.dmem_load_size()),
         e.memories,
         "{name}: IMEM/DMEM"
     );
-    assert_eq!(
-        (d.imem_phys_base(), d.imem_virt_base(), d.dmem_phys_base()),
-        (0, 0, 0),
-        "{name}"
-    );
+    assert_eq!((d.imem_phys_base(), d.imem_virt_base(), d.dmem_phys_base()), (0, 0, 0), "{name}");
     assert_eq!(fwsec.imem().len() as u32, e.memories.1);
     assert_eq!(fwsec.dmem().len() as u32, e.memories.3);
-    assert_eq!(
-        fwsec.imem(),
-        &v.rom()[e.memories.0 as usize..][..e.memories.1 as usize]
-    );
-    assert_eq!(
-        fwsec.dmem(),
-        &v.rom()[e.memories.2 as usize..][..e.memories.3 as usize]
-    );
+    assert_eq!(fwsec.imem(), &v.rom()[e.memories.0 as usize..][..e.memories.1 as usize]);
+    assert_eq!(fwsec.dmem(), &v.rom()[e.memories.2 as usize..][..e.memories.3 as usize]);
     let versions = match d {
         FwsecDescriptor::V2(_) => 0,
         FwsecDescriptor::V3(v3) => v3.signature_versions,
     };
-    assert_eq!(
-        (fwsec.signature_count(), versions),
-        e.signatures,
-        "{name}: signatures"
-    );
-    assert_eq!(
-        fwsec.signatures().len() as u32,
-        e.signatures.0 * 384,
-        "{name}"
-    );
+    assert_eq!((fwsec.signature_count(), versions), e.signatures, "{name}: signatures");
+    assert_eq!(fwsec.signatures().len() as u32, e.signatures.0 * 384, "{name}");
 
-    assert_eq!(
-        fwsec.interface.dmem_offset, e.interface_dmem_offset,
-        "{name}"
-    );
-    assert_eq!(
-        (
-            fwsec.interface.version,
-            fwsec.interface.header_size,
-            fwsec.interface.entry_size
-        ),
-        (1, 4, 8)
-    );
-    let interface: Vec<_> = fwsec
-        .interface
-        .entries
-        .iter()
-        .map(|x| (x.id, x.dmem_offset))
-        .collect();
+    assert_eq!(fwsec.interface.dmem_offset, e.interface_dmem_offset, "{name}");
+    assert_eq!((fwsec.interface.version, fwsec.interface.header_size, fwsec.interface.entry_size), (1, 4, 8));
+    let interface: Vec<_> = fwsec.interface.entries.iter().map(|x| (x.id, x.dmem_offset)).collect();
     assert_eq!(interface, e.interface, "{name}: interface");
     let m = fwsec.dmem_mapper;
     assert_eq!(
-        (
-            m.dmem_offset,
-            fwsec.dmem_mapper_rom_offset(),
-            m.cmd_in_buffer_offset,
-            m.cmd_in_buffer_size
-        ),
+        (m.dmem_offset, fwsec.dmem_mapper_rom_offset(), m.cmd_in_buffer_offset, m.cmd_in_buffer_size),
         e.dmap,
         "{name}: DMEM mapper"
     );
     assert_eq!(
-        (
-            m.version,
-            m.size,
-            m.cmd_out_buffer_offset,
-            m.cmd_out_buffer_size,
-            m.init_cmd
-        ),
+        (m.version, m.size, m.cmd_out_buffer_offset, m.cmd_out_buffer_size, m.init_cmd),
         (3, 0x40, 0x0100_0000, 0x100, 0)
     );
     assert_eq!(m.init_cmd_dmem_offset(), e.dmap.0 + 0x2C);
     assert_eq!(&v.rom()[e.dmap.1 as usize..][..4], b"DMAP", "{name}");
 
     let debug = v.fwsec(FwsecKind::Debug).expect("FWSEC_DBG");
-    assert_eq!(
-        (debug.entry.application_id, debug.desc_offset),
-        (0x45, e.debug_desc),
-        "{name}"
-    );
+    assert_eq!((debug.entry.application_id, debug.desc_offset), (0x45, e.debug_desc), "{name}");
 }
 
 #[test]
@@ -445,29 +340,11 @@ fn real_roms_parse_to_the_hand_decoded_values() {
 fn turing_fwsec_v2_fields() {
     let v = Vbios::from_bytes(&rom_file(TU117.file)).expect("parse");
     let fwsec = v.fwsec(FwsecKind::Prod).expect("FWSEC");
-    let FwsecDescriptor::V2(d) = fwsec.descriptor else {
-        panic!("TU117 FWSEC is a v2 descriptor")
-    };
+    let FwsecDescriptor::V2(d) = fwsec.descriptor else { panic!("TU117 FWSEC is a v2 descriptor") };
+    assert_eq!((d.stored_size, d.uncompressed_size, d.virtual_entry, d.interface_offset), (0x9DF0, 0x9DF0, 0, 0xE0));
+    assert_eq!((d.imem_load_size, d.imem_sec_base, d.imem_sec_size), (0x9A00, 0x400, 0x9600));
     assert_eq!(
-        (
-            d.stored_size,
-            d.uncompressed_size,
-            d.virtual_entry,
-            d.interface_offset
-        ),
-        (0x9DF0, 0x9DF0, 0, 0xE0)
-    );
-    assert_eq!(
-        (d.imem_load_size, d.imem_sec_base, d.imem_sec_size),
-        (0x9A00, 0x400, 0x9600)
-    );
-    assert_eq!(
-        (
-            d.dmem_offset,
-            d.dmem_load_size,
-            d.alt_imem_load_size,
-            d.alt_dmem_load_size
-        ),
+        (d.dmem_offset, d.dmem_load_size, d.alt_imem_load_size, d.alt_dmem_load_size),
         (0x9A00, 0x3F0, 0x9A00, 0x6638)
     );
     assert_eq!(fwsec.signature_for_fuse_version(0), None);
@@ -476,23 +353,15 @@ fn turing_fwsec_v2_fields() {
 #[test]
 fn ampere_and_ada_fwsec_v3_fields() {
     // (file, stored size, PKC data offset, engine mask, ucode id)
-    for (file, stored, pkc, engines, ucode_id) in [
-        (GA104.file, 0xE600, 0x5A4, 0x400, 9),
-        (AD106.file, 0x10480, 0xB24, 0x400, 9),
-    ] {
+    for (file, stored, pkc, engines, ucode_id) in
+        [(GA104.file, 0xE600, 0x5A4, 0x400, 9), (AD106.file, 0x10480, 0xB24, 0x400, 9)]
+    {
         let data = rom_file(file);
         let v = Vbios::from_bytes(&data).expect("parse");
         let fwsec = v.fwsec(FwsecKind::Prod).expect("FWSEC");
-        let FwsecDescriptor::V3(d) = fwsec.descriptor else {
-            panic!("{file}: expected v3")
-        };
+        let FwsecDescriptor::V3(d) = fwsec.descriptor else { panic!("{file}: expected v3") };
         assert_eq!(
-            (
-                d.stored_size,
-                d.pkc_data_offset,
-                d.engine_id_mask,
-                d.ucode_id
-            ),
+            (d.stored_size, d.pkc_data_offset, d.engine_id_mask, d.ucode_id),
             (stored, pkc, engines, ucode_id),
             "{file}"
         );
@@ -503,16 +372,9 @@ fn ampere_and_ada_fwsec_v3_fields() {
         for n in 0..d.signature_count as u32 {
             let expected = &data[sigs_at + 384 * n as usize..][..384];
             assert_eq!(fwsec.signature(n), Some(expected), "{file}: signature {n}");
-            assert_eq!(
-                fwsec.signature_for_fuse_version(n),
-                Some(expected),
-                "{file}: fuse version {n}"
-            );
+            assert_eq!(fwsec.signature_for_fuse_version(n), Some(expected), "{file}: fuse version {n}");
         }
-        assert_eq!(
-            fwsec.signature_for_fuse_version(d.signature_count as u32),
-            None
-        );
+        assert_eq!(fwsec.signature_for_fuse_version(d.signature_count as u32), None);
     }
 }
 
@@ -524,8 +386,7 @@ struct PromOnly<'a> {
 impl Bar0Read for PromOnly<'_> {
     fn read_u32(&self, offset: u32) -> u32 {
         assert!(
-            offset.is_multiple_of(4)
-                && (NV_PROM_DATA_BASE..NV_PROM_DATA_BASE + PROM_WINDOW_SIZE).contains(&offset)
+            offset.is_multiple_of(4) && (NV_PROM_DATA_BASE..NV_PROM_DATA_BASE + PROM_WINDOW_SIZE).contains(&offset)
         );
         let at = (offset - NV_PROM_DATA_BASE) as usize;
         let mut word = [0xFF; 4];
@@ -543,8 +404,7 @@ fn prom_window_reads_the_same_vbios() {
     for e in ALL {
         let data = rom_file(e.file);
         let window = &data[..data.len().min(PROM_WINDOW_SIZE as usize)];
-        let v = Vbios::from_prom(&PromOnly { prom: window })
-            .unwrap_or_else(|err| panic!("{}: {err}", e.file));
+        let v = Vbios::from_prom(&PromOnly { prom: window }).unwrap_or_else(|err| panic!("{}: {err}", e.file));
         check(e, &v);
         assert_eq!(v.rom(), &data[..e.rom_size as usize]);
     }
@@ -561,22 +421,14 @@ fn behind_an_nvgi_header() {
     wrapped.extend_from_slice(&data[..GA104.rom_size as usize]);
     let v = Vbios::from_bytes(&wrapped).expect("parse behind NVGI");
     assert_eq!(v.rom_offset(), 0x4000);
-    assert_eq!(
-        v.ifr().map(|i| (i.version, i.rom_offset)),
-        Some((2, 0x4000))
-    );
+    assert_eq!(v.ifr().map(|i| (i.version, i.rom_offset)), Some((2, 0x4000)));
     check_offsets_only(&v);
 }
 
 fn check_offsets_only(v: &Vbios) {
     assert_eq!(v.images().len(), 4);
     assert_eq!(v.bit().offset, 0x1B0);
-    assert_eq!(
-        v.fwsec(FwsecKind::Prod)
-            .expect("fwsec")
-            .dmem_mapper_rom_offset(),
-        GA104.dmap.1
-    );
+    assert_eq!(v.fwsec(FwsecKind::Prod).expect("fwsec").dmem_mapper_rom_offset(), GA104.dmap.1);
 }
 
 fn put16(data: &mut [u8], at: usize, v: u16) {
@@ -608,102 +460,48 @@ fn corrupted_roms_are_errors() {
         Vbios::from_bytes(&data)
     };
 
-    assert_eq!(
-        parse(&|d| d[1] = 0xAB).unwrap_err(),
-        VbiosError::NoRomSignature { found: 0xAB55 }
-    );
+    assert_eq!(parse(&|d| d[1] = 0xAB).unwrap_err(), VbiosError::NoRomSignature { found: 0xAB55 });
     assert_eq!(
         parse(&|d| put16(d, 0x24C00, 0x4E57)).unwrap_err(),
-        VbiosError::BadImageSignature {
-            image: 0x24C00,
-            found: 0x4E57
-        }
+        VbiosError::BadImageSignature { image: 0x24C00, found: 0x4E57 }
     );
     assert_eq!(
         parse(&|d| d[0xFC1C] = b'X').unwrap_err(),
-        VbiosError::BadPcirSignature {
-            image: 0xFC00,
-            pcir: 0xFC1C,
-            found: u32::from_le_bytes(*b"XCIR")
-        }
+        VbiosError::BadPcirSignature { image: 0xFC00, pcir: 0xFC1C, found: u32::from_le_bytes(*b"XCIR") }
     );
     // A non-NVIDIA PCI ROM: same layout, another vendor.
     assert_eq!(
         parse(&|d| put16(d, 0x174, 0x1002)).unwrap_err(),
-        VbiosError::NotNvidia {
-            vendor: 0x1002,
-            device: 0x2803
-        }
+        VbiosError::NotNvidia { vendor: 0x1002, device: 0x2803 }
     );
     // NPDE sub-image length of the x86 image (0x190 + 8): zero would loop on one image forever,
     // 0xFFFF (32 MiB) and 0x801 (1 MiB + 512) run past the PROM window.
-    assert_eq!(
-        parse(&|d| put16(d, 0x198, 0)).unwrap_err(),
-        VbiosError::EmptyImage { image: 0 }
-    );
-    assert!(matches!(
-        parse(&|d| put16(d, 0x198, 0xFFFF)),
-        Err(VbiosError::RomTooLarge { .. })
-    ));
-    assert!(matches!(
-        parse(&|d| put16(d, 0x198, 0x801)),
-        Err(VbiosError::RomTooLarge { .. })
-    ));
+    assert_eq!(parse(&|d| put16(d, 0x198, 0)).unwrap_err(), VbiosError::EmptyImage { image: 0 });
+    assert!(matches!(parse(&|d| put16(d, 0x198, 0xFFFF)), Err(VbiosError::RomTooLarge { .. })));
+    assert!(matches!(parse(&|d| put16(d, 0x198, 0x801)), Err(VbiosError::RomTooLarge { .. })));
     // A lying length inside the window but past the end of a short file.
     let short = &pristine[..0x30000];
     let mut lying = short.to_vec();
     put16(&mut lying, 0x24D80 + 8, 0x100);
-    assert!(matches!(
-        Vbios::from_bytes(&lying),
-        Err(VbiosError::Truncated {
-            what: "ROM image",
-            ..
-        })
-    ));
+    assert!(matches!(Vbios::from_bytes(&lying), Err(VbiosError::Truncated { what: "ROM image", .. })));
     // BIT checksum byte.
-    assert_eq!(
-        parse(&|d| d[0x1B0 + 11] ^= 0x10).unwrap_err(),
-        VbiosError::NoBitHeader
-    );
+    assert_eq!(parse(&|d| d[0x1B0 + 11] ^= 0x10).unwrap_err(), VbiosError::NoBitHeader);
 
     // Damage past the BIT: the ROM still parses, FWSEC is refused with the reason.
-    let fwsec_err = |edit: &dyn Fn(&mut Vec<u8>)| {
-        parse(edit)
-            .expect("chain and BIT")
-            .fwsec(FwsecKind::Prod)
-            .unwrap_err()
-    };
-    assert!(matches!(
-        fwsec_err(&|d| d[0x99FB6] = 2),
-        VbiosError::BadFalconUcodeTable { version: 2, .. }
-    ));
+    let fwsec_err =
+        |edit: &dyn Fn(&mut Vec<u8>)| parse(edit).expect("chain and BIT").fwsec(FwsecKind::Prod).unwrap_err();
+    assert!(matches!(fwsec_err(&|d| d[0x99FB6] = 2), VbiosError::BadFalconUcodeTable { version: 2, .. }));
     // FWSEC_PROD entry (table + 6 + 9 * 6) renamed.
-    assert_eq!(
-        fwsec_err(&|d| d[0x99FB6 + 6 + 54] = 0x86),
-        VbiosError::NoFwsec {
-            application_id: 0x85
-        }
-    );
-    assert!(matches!(
-        fwsec_err(&|d| d[0x4581C] = 0),
-        VbiosError::FwsecDescVersionUnavailable { offset: 0x4581C }
-    ));
+    assert_eq!(fwsec_err(&|d| d[0x99FB6 + 6 + 54] = 0x86), VbiosError::NoFwsec { application_id: 0x85 });
+    assert!(matches!(fwsec_err(&|d| d[0x4581C] = 0), VbiosError::FwsecDescVersionUnavailable { offset: 0x4581C }));
     assert_eq!(
         fwsec_err(&|d| d[0x55D28] = b'X'),
-        VbiosError::BadDmemMapper {
-            offset: 0xAE0,
-            found: u32::from_le_bytes(*b"XMAP")
-        }
+        VbiosError::BadDmemMapper { offset: 0xAE0, found: u32::from_le_bytes(*b"XMAP") }
     );
     // The falcon data token now points outside the ROM.
     assert!(matches!(
-        parse(&|d| d[0x41F + 3] = 0x40)
-            .expect("parse")
-            .falcon_ucode_table(),
-        Err(VbiosError::Truncated {
-            what: "falcon ucode table header",
-            ..
-        })
+        parse(&|d| d[0x41F + 3] = 0x40).expect("parse").falcon_ucode_table(),
+        Err(VbiosError::Truncated { what: "falcon ucode table header", .. })
     ));
 }
 
@@ -739,8 +537,5 @@ fn random_corruption_never_panics() {
         }
         data[at] = old;
     }
-    assert!(
-        ok > 0,
-        "some corruptions (e.g. of reserved bytes) leave a parseable ROM"
-    );
+    assert!(ok > 0, "some corruptions (e.g. of reserved bytes) leave a parseable ROM");
 }

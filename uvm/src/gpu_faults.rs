@@ -91,8 +91,7 @@ pub fn service_fault_batch(
         let mut pages: Vec<PageAccess> = Vec::new();
         let mut indices: Vec<usize> = Vec::new();
         while let Some(&f) = faults.get(j) {
-            let same_block = f.va & !(VA_BLOCK_SIZE - 1) == window
-                && range.is_some_and(|(s, e)| f.va >= s && f.va < e);
+            let same_block = f.va & !(VA_BLOCK_SIZE - 1) == window && range.is_some_and(|(s, e)| f.va >= s && f.va < e);
             if j > i && !same_block {
                 break;
             }

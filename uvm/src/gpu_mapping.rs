@@ -20,7 +20,9 @@ use crate::va_block::{MappingTarget, Prot};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GpuMappingError {
     /// No peer aperture reaches `target` from this GPU.
-    NoPeer { target: ProcessorId },
+    NoPeer {
+        target: ProcessorId,
+    },
     /// `Prot::None` is not a mapping.
     NoPermission,
     Tables(PageTableError),
@@ -79,7 +81,14 @@ impl<M: PageTableMemory, T: TlbInvalidator> GpuMapper<'_, M, T> {
     }
 
     /// Maps `[va, va + size)` to `target` with PTEs of `page_size`.
-    pub fn map(&mut self, va: u64, size: u64, page_size: PageSize, target: MappingTarget, prot: Prot) -> Result<(), GpuMappingError> {
+    pub fn map(
+        &mut self,
+        va: u64,
+        size: u64,
+        page_size: PageSize,
+        target: MappingTarget,
+        prot: Prot,
+    ) -> Result<(), GpuMappingError> {
         let aperture = self.aperture(target.target)?;
         let attrs = self.attrs(prot, target.target)?;
         self.tables.map_with_page_size(va, target.phys, size, page_size, aperture, attrs, self.tlb)?;
@@ -118,11 +127,13 @@ mod tests {
             self.tables.remove(&table.address);
         }
         fn read_u64(&self, at: TableAddress) -> Result<u64, TableMemoryError> {
-            let (base, words) = self.tables.range(..=at.address).next_back().ok_or(TableMemoryError::BadAddress { at })?;
+            let (base, words) =
+                self.tables.range(..=at.address).next_back().ok_or(TableMemoryError::BadAddress { at })?;
             words.get(((at.address - base) / 8) as usize).copied().ok_or(TableMemoryError::BadAddress { at })
         }
         fn write_u64(&mut self, at: TableAddress, value: u64) -> Result<(), TableMemoryError> {
-            let (base, words) = self.tables.range_mut(..=at.address).next_back().ok_or(TableMemoryError::BadAddress { at })?;
+            let (base, words) =
+                self.tables.range_mut(..=at.address).next_back().ok_or(TableMemoryError::BadAddress { at })?;
             let slot = words.get_mut(((at.address - *base) / 8) as usize).ok_or(TableMemoryError::BadAddress { at })?;
             *slot = value;
             Ok(())
@@ -139,17 +150,46 @@ mod tests {
 
     #[test]
     fn mappings_reach_the_driver_tables_with_apertures_and_permissions() {
-        for (format, kind) in [(MmuFormat::VER2, Kind::GENERIC_MEMORY_TU102), (MmuFormat::VER3, Kind::GENERIC_MEMORY_GH100)] {
+        for (format, kind) in
+            [(MmuFormat::VER2, Kind::GENERIC_MEMORY_TU102), (MmuFormat::VER3, Kind::GENERIC_MEMORY_GH100)]
+        {
             let mut tables = PageTables::new(format, Tables::default()).unwrap();
             let mut tlb = CountingTlb::default();
             let peers = |g: u8| (g == 1).then_some(3u8);
             let mut m = GpuMapper { gpu: 0, tables: &mut tables, tlb: &mut tlb, kind, peer_id: &peers };
             let mb2 = 2 << 20;
-            m.map(4 * mb2, mb2, PageSize::Size2M, MappingTarget { target: ProcessorId::Gpu(0), phys: 6 * mb2 }, Prot::ReadWriteAtomic).unwrap();
-            m.map(8 * mb2, 0x10000, PageSize::Size64K, MappingTarget { target: ProcessorId::Cpu, phys: 0x8000_0000 }, Prot::ReadOnly).unwrap();
-            m.map(8 * mb2 + 0x10000, 0x1000, PageSize::Size4K, MappingTarget { target: ProcessorId::Gpu(1), phys: 0x5000 }, Prot::ReadWrite).unwrap();
+            m.map(
+                4 * mb2,
+                mb2,
+                PageSize::Size2M,
+                MappingTarget { target: ProcessorId::Gpu(0), phys: 6 * mb2 },
+                Prot::ReadWriteAtomic,
+            )
+            .unwrap();
+            m.map(
+                8 * mb2,
+                0x10000,
+                PageSize::Size64K,
+                MappingTarget { target: ProcessorId::Cpu, phys: 0x8000_0000 },
+                Prot::ReadOnly,
+            )
+            .unwrap();
+            m.map(
+                8 * mb2 + 0x10000,
+                0x1000,
+                PageSize::Size4K,
+                MappingTarget { target: ProcessorId::Gpu(1), phys: 0x5000 },
+                Prot::ReadWrite,
+            )
+            .unwrap();
             assert_eq!(
-                m.map(9 * mb2, 0x1000, PageSize::Size4K, MappingTarget { target: ProcessorId::Gpu(2), phys: 0 }, Prot::ReadWrite),
+                m.map(
+                    9 * mb2,
+                    0x1000,
+                    PageSize::Size4K,
+                    MappingTarget { target: ProcessorId::Gpu(2), phys: 0 },
+                    Prot::ReadWrite
+                ),
                 Err(GpuMappingError::NoPeer { target: ProcessorId::Gpu(2) })
             );
             let t = tables.translate(4 * mb2 + 0x12345).unwrap().unwrap();

@@ -16,7 +16,9 @@ use crate::pmm::{ChunkSize, GpuChunk, Pmm, PmmError, RootChunkSource, VictimKind
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GpuMemoryError {
     /// Not 4 KiB, 64 KiB or 2 MiB.
-    NotAChunkSize { size: u64 },
+    NotAChunkSize {
+        size: u64,
+    },
     Pmm(PmmError),
 }
 

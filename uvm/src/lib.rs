@@ -11,17 +11,17 @@
 extern crate alloc;
 
 pub mod fault;
+pub mod gpu_faults;
+pub mod gpu_mapping;
+pub mod gpu_memory;
 pub mod page_mask;
 pub mod perf;
-pub mod processor;
-pub mod va_block;
-pub mod policy;
-pub mod va_space;
-pub mod service;
-pub mod gpu_mapping;
-pub mod gpu_faults;
-pub mod replayable;
 pub mod pmm;
-pub mod gpu_memory;
+pub mod policy;
+pub mod processor;
+pub mod replayable;
+pub mod service;
 #[cfg(test)]
 mod service_tests;
+pub mod va_block;
+pub mod va_space;

@@ -180,7 +180,10 @@ mod tests {
         assert_eq!(select_residency(&p, G0, AccessType::Write, on(G1), None, &Topo), G0);
         // A preferred GPU the faulting processor cannot reach: the faulting processor.
         let p = VaPolicy::default().advised(Advice::SetPreferredLocation(G1));
-        assert_eq!(select_residency(&p, ProcessorId::Gpu(3), AccessType::Read, ProcessorMask::empty(), None, &Topo), ProcessorId::Gpu(3));
+        assert_eq!(
+            select_residency(&p, ProcessorId::Gpu(3), AccessType::Read, ProcessorMask::empty(), None, &Topo),
+            ProcessorId::Gpu(3)
+        );
     }
 
     #[test]
@@ -191,7 +194,11 @@ mod tests {
         assert_eq!(select_residency(&p, G0, AccessType::Write, on(CPU), None, &Topo), CPU, "writes follow the policy");
         let p = VaPolicy::default();
         assert_eq!(select_residency(&p, G0, AccessType::Write, on(G1), Some(G1), &Topo), G1, "pin hint");
-        assert_eq!(select_residency(&p, ProcessorId::Gpu(2), AccessType::Write, on(G1), None, &Topo), CPU, "no memory: CPU");
+        assert_eq!(
+            select_residency(&p, ProcessorId::Gpu(2), AccessType::Write, on(G1), None, &Topo),
+            CPU,
+            "no memory: CPU"
+        );
         assert_eq!(p.advised(Advice::SetReadMostly).advised(Advice::UnsetReadMostly), p);
     }
 }

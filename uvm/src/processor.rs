@@ -149,7 +149,10 @@ mod tests {
         assert_eq!(ProcessorId::Gpu(0).index(), 1);
         assert_eq!(ProcessorId::from_index(33), None);
         let m: ProcessorMask = [ProcessorId::Gpu(3), ProcessorId::Cpu, ProcessorId::Gpu(0)].into_iter().collect();
-        assert_eq!(m.iter().collect::<alloc::vec::Vec<_>>(), [ProcessorId::Cpu, ProcessorId::Gpu(0), ProcessorId::Gpu(3)]);
+        assert_eq!(
+            m.iter().collect::<alloc::vec::Vec<_>>(),
+            [ProcessorId::Cpu, ProcessorId::Gpu(0), ProcessorId::Gpu(3)]
+        );
         assert_eq!(m.count(), 3);
         assert!(m.test(ProcessorId::Gpu(3)) && !m.test(ProcessorId::Gpu(1)));
         assert_eq!(m.andnot(ProcessorMask::of(ProcessorId::Cpu)).first(), Some(ProcessorId::Gpu(0)));

@@ -14,12 +14,12 @@ use core::fmt;
 use nvgpu::host::mem_op::{CancelVa, CancelVaMode, PdbAperture, ReplayType};
 
 use crate::fault::batch::{batch_flush_mode, FaultBatch, PrefetchFaultControl, ServiceConfig, ServiceProgress};
-use nvgpu::hw::vm::PrfFilter;
 use crate::fault::buffer::{FaultBufferError, FaultBufferMemory, FaultBufferRegisters, ReplayableFaultBuffer};
 use crate::fault::entry::{Aperture, FaultAccess, FaultEntry, InstancePtr};
 use crate::gpu_faults::{service_fault_batch, FatalFault, FatalReason, PendingFault};
 use crate::service::{PrefetchPolicy, UvmBackend, UvmContext};
 use crate::va_block::AccessType;
+use nvgpu::hw::vm::PrfFilter;
 
 /// Where replays and cancels are pushed (a channel of the GPU's host class), and waited for.
 pub trait ReplayChannel {
@@ -181,22 +181,41 @@ pub fn service_replayable_faults<M: FaultBufferMemory, R: FaultBufferRegisters>(
                 continue;
             };
             cancel(channel, &src.entry)?;
-            report.cancelled.push(CancelledFault { instance: src.entry.instance, engine_id: src.entry.engine_id, fault: fatal });
+            report.cancelled.push(CancelledFault {
+                instance: src.entry.instance,
+                engine_id: src.entry.engine_id,
+                fault: fatal,
+            });
         }
         report.invalid_prefetch += out.invalid_prefetch;
-        if let Some(filter) = state.prefetch_faults.update(out.invalid_prefetch, config.batch_size, backend.now_ns() / 1_000_000) {
+        if let Some(filter) =
+            state.prefetch_faults.update(out.invalid_prefetch, config.batch_size, backend.now_ns() / 1_000_000)
+        {
             report.prefetch_filter = Some(filter);
         }
         for &index in &order.unresolved {
             if let Some(f) = faults.get(index) {
-                let fatal = FatalFault { index, va: f.entry.va, access: access_of(f.entry.access), reason: FatalReason::NoRange };
+                let fatal = FatalFault {
+                    index,
+                    va: f.entry.va,
+                    access: access_of(f.entry.access),
+                    reason: FatalReason::NoRange,
+                };
                 cancel(channel, &f.entry)?;
                 ctx.stats.cancels += 1;
-                report.cancelled.push(CancelledFault { instance: f.entry.instance, engine_id: f.entry.engine_id, fault: fatal });
+                report.cancelled.push(CancelledFault {
+                    instance: f.entry.instance,
+                    engine_id: f.entry.engine_id,
+                    fault: fatal,
+                });
             }
         }
         // BATCH_FLUSH: drop what the buffer still holds of this batch's duplicates, then replay.
-        buffer.flush(batch_flush_mode(order.num_duplicates, batch.num_cached_faults(), config.replay_update_put_ratio))?;
+        buffer.flush(batch_flush_mode(
+            order.num_duplicates,
+            batch.num_cached_faults(),
+            config.replay_update_put_ratio,
+        ))?;
         channel.replay(ReplayType::Start)?;
         ctx.stats.replays += 1;
         report.replays += 1;

@@ -23,15 +23,15 @@ use core::fmt;
 use nvgpu::mm::format::PageSize;
 
 use crate::page_mask::{
-    PageIndex, PageMask, PageRegion, BIG_PAGES_PER_BLOCK, BIG_PAGE_SIZE, PAGES_PER_BIG_PAGE,
-    PAGES_PER_BLOCK, PAGE_SIZE, VA_BLOCK_SIZE,
+    PageIndex, PageMask, PageRegion, BIG_PAGES_PER_BLOCK, BIG_PAGE_SIZE, PAGES_PER_BIG_PAGE, PAGES_PER_BLOCK,
+    PAGE_SIZE, VA_BLOCK_SIZE,
+};
+use crate::perf::thrashing::{
+    self, BlockThrashing, HintContext, MigrationCause, ThrashingConfig, ThrashingEvent, ThrashingHint, TransferMode,
 };
 use crate::policy::{select_residency, ProcessorTopology};
 use crate::processor::ProcessorId;
 use crate::va_block::{AccessType, MappingTarget, Prot, PteLayout, VaBlock};
-use crate::perf::thrashing::{
-    self, BlockThrashing, HintContext, MigrationCause, ThrashingConfig, ThrashingEvent, ThrashingHint, TransferMode,
-};
 use crate::va_space::{VaSpace, VaSpaceError};
 
 /// Memory of one processor at a physical address.
@@ -85,8 +85,15 @@ pub trait UvmBackend: ProcessorTopology {
     fn zero(&mut self, dst: Location, bytes: u64) -> Result<(), BackendError>;
     /// Maps `[va, va + size)` on `processor` to `target` with one PTE size (GPUs; the CPU always
     /// gets 4 KiB pages here).
-    fn map(&mut self, processor: ProcessorId, va: u64, size: u64, page_size: PageSize, target: MappingTarget, prot: Prot)
-        -> Result<(), BackendError>;
+    fn map(
+        &mut self,
+        processor: ProcessorId,
+        va: u64,
+        size: u64,
+        page_size: PageSize,
+        target: MappingTarget,
+        prot: Prot,
+    ) -> Result<(), BackendError>;
     /// Unmaps `[va, va + size)` on `processor`, invalidating its TLB (and, for the CPU, other
     /// CPUs' TLBs) before returning.
     fn unmap(&mut self, processor: ProcessorId, va: u64, size: u64) -> Result<(), BackendError>;
@@ -120,7 +127,9 @@ pub struct UvmStats {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ServiceError {
     /// The address is in no managed range: a fatal fault.
-    NoRange { va: u64 },
+    NoRange {
+        va: u64,
+    },
     VaSpace(VaSpaceError),
     Backend(BackendError),
 }
@@ -206,8 +215,13 @@ pub struct BlockServiceResult {
 /// Decides which extra pages move with a fault (the prefetch heuristic plugs in here).
 pub trait PrefetchPolicy {
     /// Extra pages of `block` to migrate to `destination` along with `faulted`.
-    fn hint(&mut self, block: &VaBlock, destination: ProcessorId, faulted: &PageMask, preferred_location: Option<ProcessorId>)
-        -> PageMask;
+    fn hint(
+        &mut self,
+        block: &VaBlock,
+        destination: ProcessorId,
+        faulted: &PageMask,
+        preferred_location: Option<ProcessorId>,
+    ) -> PageMask;
 }
 
 /// No prefetching.
@@ -233,8 +247,13 @@ impl Prefetcher {
 }
 
 impl PrefetchPolicy for Prefetcher {
-    fn hint(&mut self, block: &VaBlock, destination: ProcessorId, faulted: &PageMask, preferred_location: Option<ProcessorId>)
-        -> PageMask {
+    fn hint(
+        &mut self,
+        block: &VaBlock,
+        destination: ProcessorId,
+        faulted: &PageMask,
+        preferred_location: Option<ProcessorId>,
+    ) -> PageMask {
         use crate::perf::prefetch::{compute_prefetch_hint, PrefetchRequest};
         let state = self.states.entry(block.start()).or_default();
         let resident = block.resident(destination);
@@ -325,7 +344,11 @@ impl UvmContext {
                 result.already_mapped += 1;
                 continue;
             }
-            let ctx = HintContext { preferred_location: policy.preferred_location, resident_on: block.residency_of(page), topology };
+            let ctx = HintContext {
+                preferred_location: policy.preferred_location,
+                resident_on: block.residency_of(page),
+                topology,
+            };
             let pin = match bt.get_hint(&cfg, page, processor, now, &ctx) {
                 ThrashingHint::None => None,
                 ThrashingHint::Throttle { .. } => {
@@ -623,7 +646,13 @@ impl UvmContext {
     /// NO_MEMORY -> evict -> retry loop): the backend names the victims (its PMM's root-chunk
     /// LRU) or, when it has no opinion, the least recently used window of this context that is
     /// not `for_window` is evicted. Fails with NoMemory only when nothing is left to evict.
-    fn alloc_gpu(&mut self, g: u8, size: u64, for_window: u64, backend: &mut impl UvmBackend) -> Result<u64, ServiceError> {
+    fn alloc_gpu(
+        &mut self,
+        g: u8,
+        size: u64,
+        for_window: u64,
+        backend: &mut impl UvmBackend,
+    ) -> Result<u64, ServiceError> {
         let gpu = ProcessorId::Gpu(g);
         loop {
             match backend.alloc(gpu, size, for_window) {
@@ -731,8 +760,14 @@ impl UvmContext {
 
     /// Maps `pages` on `p` with `prot` to wherever each is resident (the closest copy: `p`'s
     /// own, else the first holder `p` can reach).
-    fn map_pages(&mut self, start: u64, p: ProcessorId, pages: &PageMask, prot: Prot, backend: &mut impl UvmBackend)
-        -> Result<(), ServiceError> {
+    fn map_pages(
+        &mut self,
+        start: u64,
+        p: ProcessorId,
+        pages: &PageMask,
+        prot: Prot,
+        backend: &mut impl UvmBackend,
+    ) -> Result<(), ServiceError> {
         if pages.is_empty() {
             return Ok(());
         }
@@ -742,7 +777,8 @@ impl UvmContext {
             let t = if holders.test(p) { Some(p) } else { holders.iter().find(|&h| backend.can_access(p, h)) }?;
             block.state(t).and_then(|s| s.phys(page)).map(|phys| MappingTarget { target: t, phys })
         };
-        let targets: Vec<(PageIndex, MappingTarget)> = pages.iter().filter_map(|pg| target_of(pg).map(|t| (pg, t))).collect();
+        let targets: Vec<(PageIndex, MappingTarget)> =
+            pages.iter().filter_map(|pg| target_of(pg).map(|t| (pg, t))).collect();
         let mappable = PageMask::from_iter(targets.iter().map(|&(pg, _)| pg));
         match p {
             ProcessorId::Cpu => {
@@ -770,7 +806,13 @@ impl UvmContext {
     }
 
     /// Unmaps `pages` on `p`.
-    fn unmap_pages(&mut self, start: u64, p: ProcessorId, pages: &PageMask, backend: &mut impl UvmBackend) -> Result<(), ServiceError> {
+    fn unmap_pages(
+        &mut self,
+        start: u64,
+        p: ProcessorId,
+        pages: &PageMask,
+        backend: &mut impl UvmBackend,
+    ) -> Result<(), ServiceError> {
         let block = self.block_at(start)?;
         match p {
             ProcessorId::Cpu => {
@@ -859,7 +901,10 @@ fn rewrite_gpu_ptes(
         // One backend call per PTE-size run with a contiguous target.
         let mut run_start = r.first;
         while run_start < r.outer {
-            let Some(t0) = state.target(run_start) else { run_start += 1; continue };
+            let Some(t0) = state.target(run_start) else {
+                run_start += 1;
+                continue;
+            };
             let prot = state.state.prot(run_start);
             let step = match size {
                 PageSize::Size2M => PAGES_PER_BLOCK,
@@ -869,12 +914,15 @@ fn rewrite_gpu_ptes(
             let mut end = run_start + step;
             while end < r.outer
                 && state.state.prot(end) == prot
-                && state.target(end).is_some_and(|t| t.target == t0.target && t.phys == t0.phys + (end - run_start) as u64 * PAGE_SIZE)
+                && state
+                    .target(end)
+                    .is_some_and(|t| t.target == t0.target && t.phys == t0.phys + (end - run_start) as u64 * PAGE_SIZE)
             {
                 end += step;
             }
             let end = end.min(r.outer);
-            backend.map(p, block.page_address(run_start), (end - run_start) as u64 * PAGE_SIZE, size, t0, prot)
+            backend
+                .map(p, block.page_address(run_start), (end - run_start) as u64 * PAGE_SIZE, size, t0, prot)
                 .map_err(|_| BackendError::MappingFailed { processor: p, va: block.page_address(run_start) })?;
             run_start = end;
         }

@@ -175,8 +175,15 @@ impl UvmBackend for Machine {
         self.zeroed += bytes;
         Ok(())
     }
-    fn map(&mut self, p: ProcessorId, va: u64, size: u64, page_size: PageSize, target: MappingTarget, prot: Prot)
-        -> Result<(), BackendError> {
+    fn map(
+        &mut self,
+        p: ProcessorId,
+        va: u64,
+        size: u64,
+        page_size: PageSize,
+        target: MappingTarget,
+        prot: Prot,
+    ) -> Result<(), BackendError> {
         assert!(prot != Prot::None);
         let step = match page_size {
             PageSize::Size2M => MB2,
@@ -364,7 +371,7 @@ fn advice_inside_a_window_keeps_chunks_with_the_window() {
 
 #[test]
 fn a_fault_batch_is_serviced_per_block_and_fatal_faults_are_singled_out() {
-    use crate::gpu_faults::{service_fault_batch, PendingFault, FatalReason};
+    use crate::gpu_faults::{service_fault_batch, FatalReason, PendingFault};
     let mut m = Machine::new(1, 64 * MB2);
     let mut ctx = UvmContext::new();
     ctx.va_space.register_gpu(0).unwrap();
@@ -482,12 +489,22 @@ fn prefetch_cuts_the_faults_of_a_sequential_stream() {
     assert_eq!(s1.migrated_to_gpu_bytes, size, "every page migrated exactly once either way");
     assert_eq!(s0.migrated_to_gpu_bytes, size);
     let mib = size >> 20;
-    std::println!("sequential stream: {} faults/MiB without prefetch, {} faults/MiB with", without / mib, with as f64 / mib as f64);
+    std::println!(
+        "sequential stream: {} faults/MiB without prefetch, {} faults/MiB with",
+        without / mib,
+        with as f64 / mib as f64
+    );
 }
 
 /// Runs an access to completion however often thrashing throttles it (each try advances the
 /// machine's clock by 1 us); returns the value and the services it took.
-fn touch_patiently(ctx: &mut UvmContext, m: &mut Machine, p: ProcessorId, va: u64, write: Option<[u8; 16]>) -> [u8; 16] {
+fn touch_patiently(
+    ctx: &mut UvmContext,
+    m: &mut Machine,
+    p: ProcessorId,
+    va: u64,
+    write: Option<[u8; 16]>,
+) -> [u8; 16] {
     for _ in 0..5000 {
         match m.access(p, va, write) {
             Ok(v) => return v,
@@ -543,7 +560,9 @@ mod model_faults {
     use crate::fault::batch::ServiceConfig;
     use crate::fault::buffer::{FaultBufferMemory, FaultBufferRegisters, FetchConfig, ReplayableFaultBuffer};
     use crate::fault::entry::RawFaultEntry;
-    use crate::replayable::{service_replayable_faults, BottomHalfState, FaultingGpu, ReplayChannel, ReplayChannelError};
+    use crate::replayable::{
+        service_replayable_faults, BottomHalfState, FaultingGpu, ReplayChannel, ReplayChannelError,
+    };
     use core::cell::RefCell;
     use nvgpu::host::mem_op::{CancelVa, ReplayType};
     use nvgpu::hw::fault::{tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS, FaultAccessType, FaultType};
@@ -593,7 +612,8 @@ mod model_faults {
 
     impl Model {
         pub(super) fn new() -> Self {
-            let m = Model { fb: RefCell::new(ModelBuffer::default()), mem: RefCell::default(), errors: RefCell::default() };
+            let m =
+                Model { fb: RefCell::new(ModelBuffer::default()), mem: RefCell::default(), errors: RefCell::default() };
             let lo = LO_LAYOUT::from_raw(0)
                 .with(LO_LAYOUT::ADDR_MODE, FaultBufferAddrMode::Physical)
                 .with(LO_LAYOUT::PHYS_APERTURE, FaultBufferAperture::SysCoh)
@@ -729,9 +749,18 @@ mod model_faults {
             let mut channel = Channel { model, retry: Vec::new(), cancelled: Vec::new(), replays: 0 };
             let config = ServiceConfig::default();
             let mut state = BottomHalfState::new(&config);
-            let report =
-                service_replayable_faults(&mut buffer, ctx, gpu, |inst| inst.address == PDB.addr, &config, &mut state, prefetch, m, &mut channel)
-                    .expect("bottom half");
+            let report = service_replayable_faults(
+                &mut buffer,
+                ctx,
+                gpu,
+                |inst| inst.address == PDB.addr,
+                &config,
+                &mut state,
+                prefetch,
+                m,
+                &mut channel,
+            )
+            .expect("bottom half");
             assert_eq!(report.replays, channel.replays);
             bottom_halves += 1;
             // Cancelled accesses end (the kernel is told); the rest retry.
@@ -778,9 +807,19 @@ mod model_faults {
     ) -> usize {
         let config = ServiceConfig::default();
         let mut state = BottomHalfState::new(&config);
-        service_replayable_faults(buffer, ctx, gpu, |inst| inst.address == PDB.addr, &config, &mut state, &mut NoPrefetch, m, channel)
-            .expect("bottom half")
-            .serviced
+        service_replayable_faults(
+            buffer,
+            ctx,
+            gpu,
+            |inst| inst.address == PDB.addr,
+            &config,
+            &mut state,
+            &mut NoPrefetch,
+            m,
+            channel,
+        )
+        .expect("bottom half")
+        .serviced
     }
 
     #[test]
@@ -894,8 +933,18 @@ fn invalid_prefetch_faults_are_dropped_and_turn_prefetch_faults_off() {
     let mut buffer = ReplayableFaultBuffer::new(&model, &model, ENTRIES, FetchConfig::default()).unwrap();
     let mut channel = Channel { model: &model, retry: Vec::new(), cancelled: Vec::new(), replays: 0 };
     let gpu = FaultingGpu { gpu: 0, graphics_engine_base: NV_PFAULT_MMU_ENG_ID_GRAPHICS };
-    let report = service_replayable_faults(&mut buffer, &mut ctx, gpu, |_| true, &config, &mut state, &mut NoPrefetch, &mut m, &mut channel)
-        .unwrap();
+    let report = service_replayable_faults(
+        &mut buffer,
+        &mut ctx,
+        gpu,
+        |_| true,
+        &config,
+        &mut state,
+        &mut NoPrefetch,
+        &mut m,
+        &mut channel,
+    )
+    .unwrap();
     assert_eq!(report.invalid_prefetch, 200);
     assert!(report.cancelled.is_empty(), "prefetches to nowhere are not cancelled");
     assert_eq!(ctx.stats.cancels, 0);

@@ -22,8 +22,7 @@ use core::fmt;
 use nvgpu::mm::format::PageSize;
 
 use crate::page_mask::{
-    PageIndex, PageMask, PageRegion, BIG_PAGES_PER_BLOCK, PAGES_PER_BIG_PAGE, PAGES_PER_BLOCK,
-    PAGE_SIZE, VA_BLOCK_SIZE,
+    PageIndex, PageMask, PageRegion, BIG_PAGES_PER_BLOCK, PAGES_PER_BIG_PAGE, PAGES_PER_BLOCK, PAGE_SIZE, VA_BLOCK_SIZE,
 };
 use crate::processor::{ProcessorId, ProcessorMask, MAX_GPUS};
 
@@ -87,7 +86,11 @@ pub struct ProcessorState {
 
 impl Default for ProcessorState {
     fn default() -> Self {
-        ProcessorState { resident: PageMask::new(), mapped: [PageMask::new(); 3], phys: Box::new([NO_PAGE; PAGES_PER_BLOCK]) }
+        ProcessorState {
+            resident: PageMask::new(),
+            mapped: [PageMask::new(); 3],
+            phys: Box::new([NO_PAGE; PAGES_PER_BLOCK]),
+        }
     }
 }
 
@@ -436,7 +439,12 @@ impl VaBlock {
     }
 
     /// Records `pages` resident on `p`, page `i` at `phys(i)`.
-    pub fn set_resident(&mut self, p: ProcessorId, pages: &PageMask, phys: impl Fn(PageIndex) -> u64) -> Result<(), VaBlockError> {
+    pub fn set_resident(
+        &mut self,
+        p: ProcessorId,
+        pages: &PageMask,
+        phys: impl Fn(PageIndex) -> u64,
+    ) -> Result<(), VaBlockError> {
         self.check_mask(pages)?;
         let state = self.state_mut(p)?;
         for page in pages.iter() {
@@ -548,9 +556,8 @@ impl VaBlock {
             }
             region.pages().all(|p| {
                 g.state.prot(p) == prot0
-                    && g.target(p).is_some_and(|t| {
-                        t.target == t0.target && t.phys == t0.phys + (p - first) as u64 * PAGE_SIZE
-                    })
+                    && g.target(p)
+                        .is_some_and(|t| t.target == t0.target && t.phys == t0.phys + (p - first) as u64 * PAGE_SIZE)
             })
         };
         if !g.force_4k_ptes && self.is_full_window() && uniform(PageRegion::full(), VA_BLOCK_SIZE) {
@@ -651,7 +658,8 @@ mod tests {
         let mut b = VaBlock::new(0, MB2).unwrap();
         let low = PageMask::from_region(PageRegion::new(0, 10));
         b.set_resident(ProcessorId::Cpu, &low, |p| 0x1000_0000 + p as u64 * 4096).unwrap();
-        b.set_resident(ProcessorId::Gpu(1), &PageMask::from_region(PageRegion::new(5, 20)), |p| p as u64 * 4096).unwrap();
+        b.set_resident(ProcessorId::Gpu(1), &PageMask::from_region(PageRegion::new(5, 20)), |p| p as u64 * 4096)
+            .unwrap();
         assert_eq!(b.residency_of(7), [ProcessorId::Cpu, ProcessorId::Gpu(1)].into_iter().collect());
         assert_eq!(b.residency_of(15), ProcessorMask::of(ProcessorId::Gpu(1)));
         assert_eq!(b.state(ProcessorId::Cpu).unwrap().phys(3), Some(0x1000_3000));
@@ -661,7 +669,8 @@ mod tests {
         assert_eq!(b.prot(ProcessorId::Cpu, 3), Prot::ReadWrite);
         assert_eq!(b.mapped(ProcessorId::Cpu, Prot::ReadOnly).count(), 10);
         assert_eq!(b.mapped(ProcessorId::Cpu, Prot::ReadWriteAtomic).count(), 0);
-        b.set_mapping(ProcessorId::Cpu, &PageMask::from_region(PageRegion::new(0, 5)), Prot::ReadOnly, |_| None).unwrap();
+        b.set_mapping(ProcessorId::Cpu, &PageMask::from_region(PageRegion::new(0, 5)), Prot::ReadOnly, |_| None)
+            .unwrap();
         assert_eq!(b.mapped(ProcessorId::Cpu, Prot::ReadWrite).count(), 5, "downgrade to read-only");
         b.set_mapping(ProcessorId::Cpu, &low, Prot::None, |_| None).unwrap();
         assert!(b.mapped_processors().is_empty());
@@ -729,7 +738,10 @@ mod tests {
         let r = PageMask::from_region(PageRegion::big_page(3));
         b.set_resident(ProcessorId::Cpu, &r, |p| 0x4000_0000 + p as u64 * 4096).unwrap();
         b.set_mapping(ProcessorId::Gpu(0), &r, Prot::ReadWrite, |p| {
-            Some(MappingTarget { target: if p == 50 { ProcessorId::Gpu(1) } else { ProcessorId::Cpu }, phys: 0x4000_0000 + p as u64 * 4096 })
+            Some(MappingTarget {
+                target: if p == 50 { ProcessorId::Gpu(1) } else { ProcessorId::Cpu },
+                phys: 0x4000_0000 + p as u64 * 4096,
+            })
         })
         .unwrap();
         assert_eq!(b.compute_pte_layout(0).big, 0, "mixed targets");

@@ -20,17 +20,31 @@ use crate::va_block::{VaBlock, VaBlockError};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VaSpaceError {
     /// Start or size not 4 KiB-aligned, empty, or wrapping the address space.
-    BadRange { start: u64, size: u64 },
+    BadRange {
+        start: u64,
+        size: u64,
+    },
     /// The new range overlaps the managed range at `existing`.
-    Overlap { start: u64, existing: u64 },
+    Overlap {
+        start: u64,
+        existing: u64,
+    },
     /// No managed range holds `va`.
-    NoRange { va: u64 },
+    NoRange {
+        va: u64,
+    },
     /// Advice over addresses some of which are not managed.
-    NotManaged { va: u64 },
+    NotManaged {
+        va: u64,
+    },
     /// The GPU is not registered with the va_space.
-    UnknownGpu { gpu: u8 },
+    UnknownGpu {
+        gpu: u8,
+    },
     /// A GPU index beyond [`MAX_GPUS`].
-    TooManyGpus { gpu: u8 },
+    TooManyGpus {
+        gpu: u8,
+    },
     Block(VaBlockError),
 }
 
@@ -174,7 +188,12 @@ impl VaSpace {
     }
 
     /// Creates the managed range `[start, start + size)` (`uvm_va_range_create_mmap`).
-    pub fn create_managed_range(&mut self, start: u64, size: u64, policy: VaPolicy) -> Result<&mut VaRange, VaSpaceError> {
+    pub fn create_managed_range(
+        &mut self,
+        start: u64,
+        size: u64,
+        policy: VaPolicy,
+    ) -> Result<&mut VaRange, VaSpaceError> {
         let bad = VaSpaceError::BadRange { start, size };
         let end = start.checked_add(size).ok_or(bad)?;
         if size == 0 || start % PAGE_SIZE != 0 || size % PAGE_SIZE != 0 {
@@ -313,11 +332,19 @@ mod tests {
     fn ranges_are_checked_and_found() {
         let mut s = VaSpace::new();
         s.create_managed_range(MB2, 3 * MB2 + 0x5000, VaPolicy::default()).unwrap();
-        assert_eq!(s.create_managed_range(0, MB2 + 0x1000, VaPolicy::default()).err(), Some(VaSpaceError::Overlap { start: 0, existing: MB2 }));
+        assert_eq!(
+            s.create_managed_range(0, MB2 + 0x1000, VaPolicy::default()).err(),
+            Some(VaSpaceError::Overlap { start: 0, existing: MB2 })
+        );
         assert!(s.create_managed_range(0x1001, 0x1000, VaPolicy::default()).is_err());
         assert!(s.create_managed_range(u64::MAX - 0xfff, 0x2000, VaPolicy::default()).is_err());
         assert_eq!(
-            s.create_managed_range(0, 0x1000, VaPolicy { preferred_location: Some(ProcessorId::Gpu(0)), ..Default::default() }).err(),
+            s.create_managed_range(
+                0,
+                0x1000,
+                VaPolicy { preferred_location: Some(ProcessorId::Gpu(0)), ..Default::default() }
+            )
+            .err(),
             Some(VaSpaceError::UnknownGpu { gpu: 0 })
         );
         s.create_managed_range(0, MB2, VaPolicy::default()).unwrap();
@@ -352,8 +379,14 @@ mod tests {
         let upper = s.range(MB2 + 0x10_0000).unwrap().block(MB2 + 0x10_0000).unwrap();
         assert_eq!((upper.start(), upper.end()), (MB2 + 0x10_0000, 2 * MB2));
         assert_eq!(upper.resident(ProcessorId::Cpu).count(), 256);
-        assert_eq!(s.advise(3 * MB2, 2 * MB2, Advice::SetReadMostly).err(), Some(VaSpaceError::NotManaged { va: 4 * MB2 }));
-        assert_eq!(s.advise(0, 0x1000, Advice::SetAccessedBy(ProcessorId::Gpu(5))).err(), Some(VaSpaceError::UnknownGpu { gpu: 5 }));
+        assert_eq!(
+            s.advise(3 * MB2, 2 * MB2, Advice::SetReadMostly).err(),
+            Some(VaSpaceError::NotManaged { va: 4 * MB2 })
+        );
+        assert_eq!(
+            s.advise(0, 0x1000, Advice::SetAccessedBy(ProcessorId::Gpu(5))).err(),
+            Some(VaSpaceError::UnknownGpu { gpu: 5 })
+        );
         // Undo: ranges with equal policies on 2 MiB bounds merge; those splitting a window stay apart.
         s.advise(MB2 + 0x10_0000, MB2, Advice::UnsetPreferredLocation).unwrap();
         s.coalesce();

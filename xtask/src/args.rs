@@ -67,10 +67,7 @@ impl Args {
     pub fn number<T: std::str::FromStr>(&mut self, name: &str) -> Result<Option<T>> {
         match self.value(name)? {
             None => Ok(None),
-            Some(text) => text
-                .parse()
-                .map(Some)
-                .map_err(|_| error(format!("{name}: '{text}' is not a valid number"))),
+            Some(text) => text.parse().map(Some).map_err(|_| error(format!("{name}: '{text}' is not a valid number"))),
         }
     }
 
@@ -93,17 +90,7 @@ mod tests {
 
     #[test]
     fn options_flags_and_rest() {
-        let mut a = args(&[
-            "--iso",
-            "--mem",
-            "1G",
-            "--module=a.bin",
-            "--module",
-            "b",
-            "--",
-            "-s",
-            "--iso",
-        ]);
+        let mut a = args(&["--iso", "--mem", "1G", "--module=a.bin", "--module", "b", "--", "-s", "--iso"]);
         assert!(a.flag("--iso"));
         assert!(!a.flag("--uefi"));
         assert_eq!(a.value("--mem").unwrap().as_deref(), Some("1G"));

@@ -40,19 +40,13 @@ pub fn run(opts: &Options) -> Result<()> {
     let mut failures = 0;
     for run in 1..=opts.runs {
         let log = logs_dir()?.join(format!("bench-boot-{run}.log"));
-        let boot = Boot::Pvh {
-            kernel: opts.kernel.clone(),
-            cmdline: opts.cmdline.clone(),
-            initrd: None,
-        };
+        let boot = Boot::Pvh { kernel: opts.kernel.clone(), cmdline: opts.cmdline.clone(), initrd: None };
         let mut vm = Vm::new(opts.machine, boot, Serial::File(log.clone()));
         vm.memory = opts.memory.clone();
         vm.cpus = opts.cpus;
         vm.extra = opts.extra.clone();
         let mut cmd = vm.command();
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit());
 
         let started = Instant::now();
         let mut qemu = QemuProcess::spawn(cmd)?;
@@ -62,9 +56,8 @@ pub fn run(opts: &Options) -> Result<()> {
 
         let serial = std::fs::read_to_string(&log).unwrap_or_default();
         let ready = serial.lines().find_map(klog::parse_platform_ready);
-        let ready_note = ready
-            .map(|ms| format!("platform ready in {ms} ms"))
-            .unwrap_or_else(|| "no 'platform ready' line".into());
+        let ready_note =
+            ready.map(|ms| format!("platform ready in {ms} ms")).unwrap_or_else(|| "no 'platform ready' line".into());
         let ms = elapsed.as_secs_f64() * 1000.0;
         match status {
             None => {
@@ -87,29 +80,21 @@ pub fn run(opts: &Options) -> Result<()> {
                     }
                     Err(why) => {
                         failures += 1;
-                        println!(
-                            "  run {run}: {ms:8.0} ms  FAILED: {why}; log {}",
-                            display_path(&log)
-                        );
+                        println!("  run {run}: {ms:8.0} ms  FAILED: {why}; log {}", display_path(&log));
                     }
                 }
             }
         }
     }
     if let Some(median_wall) = median(&mut wall_ms) {
-        let ready = median(&mut ready_ms)
-            .map(|m| format!("; median platform ready {m:.0} ms"))
-            .unwrap_or_default();
+        let ready = median(&mut ready_ms).map(|m| format!("; median platform ready {m:.0} ms")).unwrap_or_default();
         println!(
             "bench-boot: median {median_wall:.0} ms from QEMU start to exit over {} good run(s){ready}",
             wall_ms.len()
         );
     }
     if failures > 0 {
-        Err(error(format!(
-            "{failures} of {} run(s) did not exit 33",
-            opts.runs
-        )))
+        Err(error(format!("{failures} of {} run(s) did not exit 33", opts.runs)))
     } else {
         Ok(())
     }
@@ -122,11 +107,7 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
     }
     values.sort_by(|a, b| a.total_cmp(b));
     let mid = values.len() / 2;
-    Some(if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    })
+    Some(if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 })
 }
 
 #[cfg(test)]

@@ -13,6 +13,5 @@ pub fn ensure(groups: &[&str]) -> Result<()> {
     }
     let mut cmd = Command::new("bash");
     cmd.arg(&script).args(groups).current_dir(workspace_root());
-    run_status(&mut cmd)
-        .map_err(|e| error(format!("host tools missing ({e}); see the lines above")))
+    run_status(&mut cmd).map_err(|e| error(format!("host tools missing ({e}); see the lines above")))
 }

@@ -83,10 +83,8 @@ pub fn cmd_extract_firmware(mut args: Args) -> Result<()> {
         .value("--source")?
         .map(PathBuf::from)
         .unwrap_or_else(|| real.join(format!("open-gpu-kernel-modules-{RELEASE}")));
-    let out = args
-        .value("--out")?
-        .map(PathBuf::from)
-        .unwrap_or_else(|| real.join(nvgpu::firmware::PINNED_BOOT_FIRMWARE_DIR));
+    let out =
+        args.value("--out")?.map(PathBuf::from).unwrap_or_else(|| real.join(nvgpu::firmware::PINNED_BOOT_FIRMWARE_DIR));
     args.finish()?;
     let summary = extract(&source, &out)?;
     println!(
@@ -111,9 +109,13 @@ pub fn extract(source: &Path, out: &Path) -> Result<Summary> {
     let generated = source.join("src/nvidia/generated");
     let mut files: Vec<OutputFile> = Vec::new();
 
-    for (chip, booter_sig_size) in
-        [("tu102", AES_SIGNATURE_SIZE), ("tu116", AES_SIGNATURE_SIZE), ("ga100", RSA3K_SIGNATURE_SIZE), ("ga102", RSA3K_SIGNATURE_SIZE), ("ad102", RSA3K_SIGNATURE_SIZE)]
-    {
+    for (chip, booter_sig_size) in [
+        ("tu102", AES_SIGNATURE_SIZE),
+        ("tu116", AES_SIGNATURE_SIZE),
+        ("ga100", RSA3K_SIGNATURE_SIZE),
+        ("ga102", RSA3K_SIGNATURE_SIZE),
+        ("ad102", RSA3K_SIGNATURE_SIZE),
+    ] {
         for load in ["Load", "Unload"] {
             files.push(booter(&generated, chip, load, booter_sig_size)?);
         }
@@ -145,7 +147,10 @@ pub fn extract(source: &Path, out: &Path) -> Result<Summary> {
 fn check_release(source: &Path) -> Result<()> {
     let version_mk = source.join("version.mk");
     let text = fs::read_to_string(&version_mk).with_context(|| {
-        format!("reading {} (unpack NVIDIA's {RELEASE} source first: sudo scripts/fetch-real-data.sh)", version_mk.display())
+        format!(
+            "reading {} (unpack NVIDIA's {RELEASE} source first: sudo scripts/fetch-real-data.sh)",
+            version_mk.display()
+        )
     })?;
     let found = text
         .lines()
@@ -187,7 +192,10 @@ struct Comment {
 impl Bindata {
     fn read(file: &Path) -> Result<Self> {
         let text = fs::read_to_string(file).with_context(|| {
-            format!("reading {} (is NVIDIA's {RELEASE} source unpacked? sudo scripts/fetch-real-data.sh)", file.display())
+            format!(
+                "reading {} (is NVIDIA's {RELEASE} source unpacked? sudo scripts/fetch-real-data.sh)",
+                file.display()
+            )
         })?;
         let entries = parse_bindata(&text).map_err(|e| error(format!("{}: {e}", file.display())))?;
         Ok(Self { file: file.to_path_buf(), entries })
@@ -196,7 +204,9 @@ impl Bindata {
     fn bytes(&self, name: &str) -> Result<&[u8]> {
         match self.entries.get(name) {
             Some(Entry::Bytes(bytes)) => Ok(bytes),
-            Some(Entry::Struct { .. }) => Err(error(format!("{}: {name} is a structure, not a byte array", self.file.display()))),
+            Some(Entry::Struct { .. }) => {
+                Err(error(format!("{}: {name} is a structure, not a byte array", self.file.display())))
+            }
             None => Err(error(format!("{}: no array {name}", self.file.display()))),
         }
     }
@@ -208,7 +218,12 @@ impl Bindata {
     fn words<const N: usize>(&self, name: &str) -> Result<[u32; N]> {
         let bytes = self.bytes(name)?;
         if bytes.len() != 4 * N {
-            return Err(error(format!("{}: {name} is {} bytes, expected {} ({N} words)", self.file.display(), bytes.len(), 4 * N)));
+            return Err(error(format!(
+                "{}: {name} is {} bytes, expected {} ({N} words)",
+                self.file.display(),
+                bytes.len(),
+                4 * N
+            )));
         }
         let mut words = [0u32; N];
         for (word, chunk) in words.iter_mut().zip(bytes.chunks_exact(4)) {
@@ -220,7 +235,9 @@ impl Bindata {
     fn structure(&self, name: &str, type_name: &str, fields: usize) -> Result<Vec<u32>> {
         let (found_type, values) = match self.entries.get(name) {
             Some(Entry::Struct { type_name, values }) => (type_name, values),
-            Some(Entry::Bytes(_)) => return Err(error(format!("{}: {name} is a byte array, not {type_name}", self.file.display()))),
+            Some(Entry::Bytes(_)) => {
+                return Err(error(format!("{}: {name} is a byte array, not {type_name}", self.file.display())))
+            }
             None => return Err(error(format!("{}: no structure {name}", self.file.display()))),
         };
         if found_type != type_name || values.len() != fields {
@@ -232,7 +249,10 @@ impl Bindata {
         }
         values
             .iter()
-            .map(|&v| u32::try_from(v).map_err(|_| error(format!("{}: {name}: {v:#x} is not a 32-bit word", self.file.display()))))
+            .map(|&v| {
+                u32::try_from(v)
+                    .map_err(|_| error(format!("{}: {name}: {v:#x} is not a 32-bit word", self.file.display())))
+            })
             .collect()
     }
 
@@ -334,10 +354,14 @@ fn check_and_inflate(name: &str, stored: Vec<u8>, comment: &Comment) -> std::res
             let compressed_size =
                 size_field("COMPRESSED SIZE", &comment.compressed_size).map_err(|e| format!("array {name}: {e}"))?;
             if stored.len() != compressed_size {
-                return Err(format!("array {name}: {} bytes stored, COMPRESSED SIZE says {compressed_size}", stored.len()));
+                return Err(format!(
+                    "array {name}: {} bytes stored, COMPRESSED SIZE says {compressed_size}",
+                    stored.len()
+                ));
             }
-            let inflated = miniz_oxide::inflate::decompress_to_vec_with_limit(&stored, data_size)
-                .map_err(|e| format!("array {name}: raw DEFLATE stream does not inflate to DATA SIZE {data_size} bytes: {e}"))?;
+            let inflated = miniz_oxide::inflate::decompress_to_vec_with_limit(&stored, data_size).map_err(|e| {
+                format!("array {name}: raw DEFLATE stream does not inflate to DATA SIZE {data_size} bytes: {e}")
+            })?;
             if inflated.len() != data_size {
                 return Err(format!("array {name}: inflates to {} bytes, DATA SIZE says {data_size}", inflated.len()));
             }
@@ -394,7 +418,8 @@ fn release_path(chip: &str, stem: &str) -> String {
 /// booter_load / booter_unload of `chip` (`load` is "Load" or "Unload").
 fn booter(generated: &Path, chip: &str, load: &str, signature_size: usize) -> Result<OutputFile> {
     let chip_upper = chip.to_uppercase();
-    let bindata = Bindata::read(&generated.join(format!("g_bindata_kgspGetBinArchiveBooter{load}Ucode_{chip_upper}.c")))?;
+    let bindata =
+        Bindata::read(&generated.join(format!("g_bindata_kgspGetBinArchiveBooter{load}Ucode_{chip_upper}.c")))?;
     let array = |part: &str| format!("kgspBinArchiveBooter{load}Ucode_{chip_upper}_{part}_data");
     let parts = ["image_prod", "header_prod", "sig_prod", "patch_loc", "patch_sig", "patch_meta", "num_sigs"];
     let image = bindata.bytes(&array("image_prod"))?;
@@ -408,7 +433,10 @@ fn booter(generated: &Path, chip: &str, load: &str, signature_size: usize) -> Re
 
     // What RM requires of the archive (`s_allocateUcodeFromBinArchive`, kernel_gsp_booter.c).
     if load_header.len() != LOAD_HEADER_SIZE as usize {
-        return Err(error(format!("{what}: header_prod is {} bytes, not nvfw_hs_load_header_v2's {LOAD_HEADER_SIZE}", load_header.len())));
+        return Err(error(format!(
+            "{what}: header_prod is {} bytes, not nvfw_hs_load_header_v2's {LOAD_HEADER_SIZE}",
+            load_header.len()
+        )));
     }
     if num_sigs == 0 || signatures.len() != num_sigs as usize * signature_size {
         return Err(error(format!(
@@ -472,17 +500,18 @@ fn bootloader(generated: &Path, chip: &str) -> Result<OutputFile> {
     };
     let image = bindata.bytes(&image_name)?;
     let desc = bindata.bytes(&desc_name)?;
-    if desc.len() != nvgpu::firmware::RM_RISCV_UCODE_DESC_SIZE && desc.len() != nvgpu::firmware::RM_RISCV_UCODE_DESC_SHORT_SIZE {
-        return Err(error(format!("{chip} bootloader: {desc_name} is {} bytes, not an RM_RISCV_UCODE_DESC (76 or 84)", desc.len())));
+    if desc.len() != nvgpu::firmware::RM_RISCV_UCODE_DESC_SIZE
+        && desc.len() != nvgpu::firmware::RM_RISCV_UCODE_DESC_SHORT_SIZE
+    {
+        return Err(error(format!(
+            "{chip} bootloader: {desc_name} is {} bytes, not an RM_RISCV_UCODE_DESC (76 or 84)",
+            desc.len()
+        )));
     }
     let bytes = nvfw_bin_file(desc, image)?;
     nvgpu::firmware::BootloaderFirmware::parse(&bytes)
         .map_err(|e| error(format!("{chip} bootloader: the written file does not parse as a GSP bootloader: {e}")))?;
-    Ok(OutputFile {
-        path: release_path(chip, "bootloader"),
-        bytes,
-        sources: bindata.cite(&[&image_name, &desc_name]),
-    })
+    Ok(OutputFile { path: release_path(chip, "bootloader"), bytes, sources: bindata.cite(&[&image_name, &desc_name]) })
 }
 
 /// NVIDIA's generic falcon bootloader (`ksec2GetBinArchiveBlUcode_TU102`).
@@ -520,7 +549,11 @@ fn gh100_fmc(generated: &Path) -> Result<Vec<OutputFile>> {
         if size.is_some_and(|size| size != bytes.len()) || bytes.is_empty() {
             return Err(error(format!("GH100 GSP-FMC: {name} is {} bytes, expected {size:?}", bytes.len())));
         }
-        files.push(OutputFile { path: release_path("gh100", stem), bytes: bytes.to_vec(), sources: bindata.cite(&[&name]) });
+        files.push(OutputFile {
+            path: release_path("gh100", stem),
+            bytes: bytes.to_vec(),
+            sources: bindata.cite(&[&name]),
+        });
     }
     // The FSP checks the image against this hash; a mismatch means the arrays were misread.
     if let [image, hash, ..] = &files[..] {

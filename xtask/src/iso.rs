@@ -23,22 +23,15 @@ impl Module {
             Some((path, name)) => (PathBuf::from(path), name.to_string()),
             None => {
                 let path = PathBuf::from(spec);
-                let name = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 (path, name)
             }
         };
         let valid = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-+".contains(c))
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-+".contains(c))
             && !name.starts_with('.');
         if !valid {
-            return Err(error(format!(
-                "module name '{name}': use letters, digits and . _ - + only"
-            )));
+            return Err(error(format!("module name '{name}': use letters, digits and . _ - + only")));
         }
         Ok(Module { path, name })
     }
@@ -46,9 +39,7 @@ impl Module {
 
 /// A word of the kernel command line as GRUB's script parser will give it back unchanged.
 fn grub_word(word: &str) -> String {
-    let plain = word
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_=:,./+@%".contains(c));
+    let plain = word.chars().all(|c| c.is_ascii_alphanumeric() || "-_=:,./+@%".contains(c));
     if plain && !word.is_empty() {
         word.to_string()
     } else {
@@ -86,9 +77,7 @@ pub fn grub_cfg(cmdline: &str, modules: &[Module]) -> String {
 pub fn build(kernel: &Path, cmdline: &str, modules: &[Module], out: &Path) -> Result<()> {
     for tool in ["grub-mkrescue", "xorriso", "mformat"] {
         if !on_path(tool) {
-            return Err(error(format!(
-                "{tool} is not installed: run scripts/install-deps.sh"
-            )));
+            return Err(error(format!("{tool} is not installed: run scripts/install-deps.sh")));
         }
     }
     for platform in ["i386-pc", "x86_64-efi"] {
@@ -108,18 +97,10 @@ pub fn build(kernel: &Path, cmdline: &str, modules: &[Module], out: &Path) -> Re
     result
 }
 
-fn stage_and_make(
-    staging: &Path,
-    kernel: &Path,
-    cmdline: &str,
-    modules: &[Module],
-    out: &Path,
-) -> Result<()> {
+fn stage_and_make(staging: &Path, kernel: &Path, cmdline: &str, modules: &[Module], out: &Path) -> Result<()> {
     let boot = staging.join("boot");
-    fs::create_dir_all(boot.join("grub"))
-        .with_context(|| format!("creating {}", boot.display()))?;
-    fs::copy(kernel, boot.join("kernel"))
-        .with_context(|| format!("copying the kernel {}", kernel.display()))?;
+    fs::create_dir_all(boot.join("grub")).with_context(|| format!("creating {}", boot.display()))?;
+    fs::copy(kernel, boot.join("kernel")).with_context(|| format!("copying the kernel {}", kernel.display()))?;
     if !modules.is_empty() {
         fs::create_dir_all(boot.join("modules"))?;
     }
@@ -127,10 +108,7 @@ fn stage_and_make(
         fs::copy(&m.path, boot.join("modules").join(&m.name))
             .with_context(|| format!("copying module {}", m.path.display()))?;
     }
-    fs::write(
-        boot.join("grub").join("grub.cfg"),
-        grub_cfg(cmdline, modules),
-    )?;
+    fs::write(boot.join("grub").join("grub.cfg"), grub_cfg(cmdline, modules))?;
 
     if let Some(parent) = out.parent() {
         fs::create_dir_all(parent)?;
@@ -138,9 +116,7 @@ fn stage_and_make(
     let partial = out.with_extension(format!("partial-{}", std::process::id()));
     let mut cmd = Command::new("grub-mkrescue");
     cmd.arg("-o").arg(&partial).arg(staging);
-    let output = cmd
-        .output()
-        .with_context(|| format!("running {}", command_line(&cmd)))?;
+    let output = cmd.output().with_context(|| format!("running {}", command_line(&cmd)))?;
     if !output.status.success() {
         let _ = fs::remove_file(&partial);
         return Err(error(format!(
@@ -150,8 +126,7 @@ fn stage_and_make(
             String::from_utf8_lossy(&output.stderr)
         )));
     }
-    fs::rename(&partial, out)
-        .with_context(|| format!("moving the ISO to {}", display_path(out)))?;
+    fs::rename(&partial, out).with_context(|| format!("moving the ISO to {}", display_path(out)))?;
     Ok(())
 }
 
@@ -166,10 +141,7 @@ mod tests {
 
     #[test]
     fn grub_cfg_has_the_kernel_modules_and_serial() {
-        let modules = [
-            Module::parse("fw/gsp_ga10x.bin").unwrap(),
-            Module::parse("/tmp/x.ptx=app.ptx").unwrap(),
-        ];
+        let modules = [Module::parse("fw/gsp_ga10x.bin").unwrap(), Module::parse("/tmp/x.ptx=app.ptx").unwrap()];
         let cfg = grub_cfg("test  gpu=model:gh100,ga102 log=debug", &modules);
         assert!(cfg.starts_with("set timeout=0\n"));
         assert!(cfg.contains("serial --unit=0 --speed=115200"));

@@ -3,19 +3,14 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::util::{
-    cargo, display_path, error, run_status, target_dir, workspace_root, xtask_dir, Context, Result,
-};
+use crate::util::{cargo, display_path, error, run_status, target_dir, workspace_root, xtask_dir, Context, Result};
 
 /// `cargo build -p kernel --release --features image`; the ELF it leaves.
 pub fn build() -> Result<PathBuf> {
     run_status(cargo().args(["build", "-p", "kernel", "--release", "--features", "image"]))?;
     let elf = target_dir().join("release").join("kernel");
     if !elf.is_file() {
-        return Err(error(format!(
-            "the kernel build succeeded but {} is missing",
-            display_path(&elf)
-        )));
+        return Err(error(format!("the kernel build succeeded but {} is missing", display_path(&elf))));
     }
     Ok(elf)
 }
@@ -25,11 +20,7 @@ pub fn build() -> Result<PathBuf> {
 pub fn resolve(explicit: Option<String>, no_build: bool) -> Result<PathBuf> {
     if let Some(path) = explicit {
         let path = PathBuf::from(path);
-        let path = if path.is_absolute() {
-            path
-        } else {
-            std::env::current_dir()?.join(path)
-        };
+        let path = if path.is_absolute() { path } else { std::env::current_dir()?.join(path) };
         if !path.is_file() {
             return Err(error(format!("--kernel {}: no such file", path.display())));
         }
@@ -38,10 +29,7 @@ pub fn resolve(explicit: Option<String>, no_build: bool) -> Result<PathBuf> {
     if no_build {
         let elf = target_dir().join("release").join("kernel");
         if !elf.is_file() {
-            return Err(error(format!(
-                "--no-build: {} does not exist yet",
-                display_path(&elf)
-            )));
+            return Err(error(format!("--no-build: {} does not exist yet", display_path(&elf))));
         }
         return Ok(elf);
     }
@@ -58,11 +46,7 @@ pub fn build_fake() -> Result<PathBuf> {
     let mut cmd = Command::new("cc");
     cmd.args(["-nostdlib", "-static", "-no-pie"])
         .arg(format!("-Wl,-T,{}", source_dir.join("fake.ld").display()))
-        .args([
-            "-Wl,--build-id=none",
-            "-Wl,-z,max-page-size=0x1000",
-            "-Wl,--no-warn-rwx-segments",
-        ])
+        .args(["-Wl,--build-id=none", "-Wl,-z,max-page-size=0x1000", "-Wl,--no-warn-rwx-segments"])
         .arg("-o")
         .arg(&out)
         .arg(source_dir.join("fake.S"));

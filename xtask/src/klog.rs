@@ -29,13 +29,7 @@ impl fmt::Display for KernelPciFunction {
         write!(
             f,
             "{:04x}:{:02x}:{:02x}.{} [{:04x}:{:04x}] class {:06x}",
-            self.segment,
-            self.bus,
-            self.device,
-            self.function,
-            self.vendor_id,
-            self.device_id,
-            self.class_code
+            self.segment, self.bus, self.device, self.function, self.vendor_id, self.device_id, self.class_code
         )
     }
 }
@@ -67,15 +61,7 @@ fn parse_pci_at(s: &[u8]) -> Option<KernelPciFunction> {
     let device_id = cursor.hex(4)? as u16;
     cursor.literal(b"] class ")?;
     let class_code = cursor.hex(6)?;
-    Some(KernelPciFunction {
-        segment,
-        bus,
-        device,
-        function,
-        vendor_id,
-        device_id,
-        class_code,
-    })
+    Some(KernelPciFunction { segment, bus, device, function, vendor_id, device_id, class_code })
 }
 
 struct Cursor<'a> {
@@ -117,10 +103,7 @@ pub fn parse_scan_complete(line: &str) -> Option<ScanComplete> {
     let rest = &line[at + "pci: scan complete, ".len()..];
     let (count, rest) = leading_number(rest)?;
     let rest = rest.strip_prefix(" functions")?;
-    Some(ScanComplete {
-        functions: usize::try_from(count).ok()?,
-        waiting_for_host: rest.contains("waiting for host"),
-    })
+    Some(ScanComplete { functions: usize::try_from(count).ok()?, waiting_for_host: rest.contains("waiting for host") })
 }
 
 /// `platform ready in N ms` → N.
@@ -142,19 +125,9 @@ fn leading_number(s: &str) -> Option<(u64, &str)> {
 pub enum KtestLine {
     Running(u64),
     Passed(String),
-    Failed {
-        name: String,
-        reason: String,
-    },
-    Skipped {
-        name: String,
-        reason: String,
-    },
-    Result {
-        passed: u64,
-        failed: u64,
-        skipped: Option<u64>,
-    },
+    Failed { name: String, reason: String },
+    Skipped { name: String, reason: String },
+    Result { passed: u64, failed: u64, skipped: Option<u64> },
 }
 
 pub fn parse_ktest_line(line: &str) -> Option<KtestLine> {
@@ -179,16 +152,9 @@ fn parse_ktest_after_word(rest: &str) -> Option<KtestLine> {
         let r = r.strip_prefix(" passed, ")?;
         let (failed, r) = leading_number(r)?;
         let r = r.strip_prefix(" failed")?;
-        let skipped = r
-            .strip_prefix(", ")
-            .and_then(leading_number)
-            .filter(|(_, r)| r.starts_with(" skipped"))
-            .map(|(n, _)| n);
-        return Some(KtestLine::Result {
-            passed,
-            failed,
-            skipped,
-        });
+        let skipped =
+            r.strip_prefix(", ").and_then(leading_number).filter(|(_, r)| r.starts_with(" skipped")).map(|(n, _)| n);
+        return Some(KtestLine::Result { passed, failed, skipped });
     }
     let r = rest.strip_prefix(' ')?;
     let (name, outcome) = r.split_once(" ... ")?;
@@ -201,14 +167,8 @@ fn parse_ktest_after_word(rest: &str) -> Option<KtestLine> {
     let name = name.to_string();
     match word {
         "ok" => Some(KtestLine::Passed(name)),
-        "FAILED" => Some(KtestLine::Failed {
-            name,
-            reason: detail,
-        }),
-        "skipped" => Some(KtestLine::Skipped {
-            name,
-            reason: detail,
-        }),
+        "FAILED" => Some(KtestLine::Failed { name, reason: detail }),
+        "skipped" => Some(KtestLine::Skipped { name, reason: detail }),
         _ => None,
     }
 }
@@ -233,11 +193,7 @@ impl KtestReport {
                 Some(KtestLine::Passed(name)) => report.passed.push(name),
                 Some(KtestLine::Failed { name, reason }) => report.failed.push((name, reason)),
                 Some(KtestLine::Skipped { name, reason }) => report.skipped.push((name, reason)),
-                Some(KtestLine::Result {
-                    passed,
-                    failed,
-                    skipped,
-                }) => report.result = Some((passed, failed, skipped)),
+                Some(KtestLine::Result { passed, failed, skipped }) => report.result = Some((passed, failed, skipped)),
                 None => {}
             }
         }
@@ -251,24 +207,13 @@ impl KtestReport {
             let seen = if self.passed.is_empty() && self.failed.is_empty() {
                 "no ktest lines at all".to_string()
             } else {
-                format!(
-                    "{} ok and {} FAILED lines before it stopped",
-                    self.passed.len(),
-                    self.failed.len()
-                )
+                format!("{} ok and {} FAILED lines before it stopped", self.passed.len(), self.failed.len())
             };
             return Err(format!("no 'ktest result:' line ({seen})"));
         };
         if failed > 0 || !self.failed.is_empty() {
-            let names: Vec<String> = self
-                .failed
-                .iter()
-                .map(|(name, reason)| format!("{name} ({reason})"))
-                .collect();
-            return Err(format!(
-                "{failed} in-kernel test(s) failed: {}",
-                names.join(", ")
-            ));
+            let names: Vec<String> = self.failed.iter().map(|(name, reason)| format!("{name} ({reason})")).collect();
+            return Err(format!("{failed} in-kernel test(s) failed: {}", names.join(", ")));
         }
         if passed == 0 {
             return Err("the kernel ran 0 tests".to_string());
@@ -282,10 +227,7 @@ impl KtestReport {
             }
         }
         if self.passed.len() as u64 != passed {
-            return Err(format!(
-                "the result line says {passed} passed but {} tests printed 'ok'",
-                self.passed.len()
-            ));
+            return Err(format!("the result line says {passed} passed but {} tests printed 'ok'", self.passed.len()));
         }
         Ok(passed)
     }
@@ -297,11 +239,9 @@ pub fn describe_exit(code: Option<i32>) -> Result<(), String> {
     match code {
         Some(33) => Ok(()),
         Some(35) => Err("the kernel reported failure (QEMU exit 35)".to_string()),
-        Some(0) => Err(
-            "QEMU exited 0: the guest reset or shut down instead of exiting through isa-debug-exit \
+        Some(0) => Err("QEMU exited 0: the guest reset or shut down instead of exiting through isa-debug-exit \
              (a triple fault ends QEMU under -no-reboot)"
-                .to_string(),
-        ),
+            .to_string()),
         Some(1) => Err("QEMU exited 1: QEMU itself failed (see its output)".to_string()),
         Some(code) => Err(format!("QEMU exited {code}, which is neither 33 (pass) nor 35 (fail)")),
         None => Err("QEMU was killed by a signal".to_string()),
@@ -314,9 +254,7 @@ mod tests {
 
     #[test]
     fn pci_line_with_log_prefix() {
-        let f =
-            parse_pci_line("[    1234 ms] INFO  pci: pci 0000:00:1f.2 [8086:2922] class 010601")
-                .unwrap();
+        let f = parse_pci_line("[    1234 ms] INFO  pci: pci 0000:00:1f.2 [8086:2922] class 010601").unwrap();
         assert_eq!(
             f,
             KernelPciFunction {
@@ -334,23 +272,17 @@ mod tests {
 
     #[test]
     fn pci_line_anywhere_and_with_trailing_text() {
-        let f = parse_pci_line(
-            "\x1b[0mgarbage pci pci 0001:80:00.0 [1b36:000c] class 060400 (bridge)\r",
-        )
-        .unwrap();
-        assert_eq!(
-            (f.segment, f.bus, f.vendor_id, f.class_code),
-            (1, 0x80, 0x1b36, 0x060400)
-        );
+        let f = parse_pci_line("\x1b[0mgarbage pci pci 0001:80:00.0 [1b36:000c] class 060400 (bridge)\r").unwrap();
+        assert_eq!((f.segment, f.bus, f.vendor_id, f.class_code), (1, 0x80, 0x1b36, 0x060400));
     }
 
     #[test]
     fn pci_line_rejects_what_the_regex_rejects() {
         for bad in [
-            "pci 0000:00:1f.8 [8086:2922] class 010601", // function > 7
-            "pci 0000:00:1F.2 [8086:2922] class 010601", // uppercase hex
-            "pci 000:00:1f.2 [8086:2922] class 010601",  // short segment
-            "pci 0000:00:1f.2 [8086:2922] class 0106",   // short class
+            "pci 0000:00:1f.8 [8086:2922] class 010601",  // function > 7
+            "pci 0000:00:1F.2 [8086:2922] class 010601",  // uppercase hex
+            "pci 000:00:1f.2 [8086:2922] class 010601",   // short segment
+            "pci 0000:00:1f.2 [8086:2922] class 0106",    // short class
             "pci 0000:00:1f.2 [8086:2922]  class 010601", // two spaces
             "pci: scan complete, 6 functions",
             "                 bar0: mem 0xfebd0000 size 0x1000",
@@ -362,86 +294,47 @@ mod tests {
     #[test]
     fn scan_complete_and_handshake() {
         assert_eq!(
-            parse_scan_complete(
-                "[  10 ms] INFO  pci: scan complete, 12 functions; waiting for host"
-            ),
-            Some(ScanComplete {
-                functions: 12,
-                waiting_for_host: true
-            })
+            parse_scan_complete("[  10 ms] INFO  pci: scan complete, 12 functions; waiting for host"),
+            Some(ScanComplete { functions: 12, waiting_for_host: true })
         );
         assert_eq!(
             parse_scan_complete("pci: scan complete, 6 functions"),
-            Some(ScanComplete {
-                functions: 6,
-                waiting_for_host: false
-            })
+            Some(ScanComplete { functions: 6, waiting_for_host: false })
         );
-        assert_eq!(
-            parse_scan_complete("pci: scan complete, many functions"),
-            None
-        );
+        assert_eq!(parse_scan_complete("pci: scan complete, many functions"), None);
     }
 
     #[test]
     fn platform_ready() {
-        assert_eq!(
-            parse_platform_ready("[  812 ms] INFO  platform ready in 811 ms"),
-            Some(811)
-        );
+        assert_eq!(parse_platform_ready("[  812 ms] INFO  platform ready in 811 ms"), Some(811));
         assert_eq!(parse_platform_ready("platform ready in soon"), None);
         assert_eq!(parse_platform_ready("platform ready in 5 s"), None);
     }
 
     #[test]
     fn ktest_lines() {
-        assert_eq!(
-            parse_ktest_line("[ 1 ms] INFO  ktest: running 42 tests"),
-            Some(KtestLine::Running(42))
-        );
-        assert_eq!(
-            parse_ktest_line("ktest: running 1 test"),
-            Some(KtestLine::Running(1))
-        );
+        assert_eq!(parse_ktest_line("[ 1 ms] INFO  ktest: running 42 tests"), Some(KtestLine::Running(42)));
+        assert_eq!(parse_ktest_line("ktest: running 1 test"), Some(KtestLine::Running(1)));
         assert_eq!(
             parse_ktest_line("[ 1 ms] INFO  ktest mem::frames::alloc_free ... ok"),
             Some(KtestLine::Passed("mem::frames::alloc_free".into()))
         );
         assert_eq!(
-            parse_ktest_line(
-                "[ 1 ms] ERROR ktest pci::ecam ... FAILED: expected 6 functions, found 5"
-            ),
-            Some(KtestLine::Failed {
-                name: "pci::ecam".into(),
-                reason: "expected 6 functions, found 5".into()
-            })
+            parse_ktest_line("[ 1 ms] ERROR ktest pci::ecam ... FAILED: expected 6 functions, found 5"),
+            Some(KtestLine::Failed { name: "pci::ecam".into(), reason: "expected 6 functions, found 5".into() })
         );
         assert_eq!(
             parse_ktest_line("ktest result: 41 passed, 1 failed"),
-            Some(KtestLine::Result {
-                passed: 41,
-                failed: 1,
-                skipped: None
-            })
+            Some(KtestLine::Result { passed: 41, failed: 1, skipped: None })
         );
         assert_eq!(
             parse_ktest_line("ktest result: 15 passed, 0 failed, 2 skipped"),
-            Some(KtestLine::Result {
-                passed: 15,
-                failed: 0,
-                skipped: Some(2)
-            })
+            Some(KtestLine::Result { passed: 15, failed: 0, skipped: Some(2) })
         );
-        assert_eq!(
-            parse_ktest_line("ktest heap_grows ... ok (141 ms)"),
-            Some(KtestLine::Passed("heap_grows".into()))
-        );
+        assert_eq!(parse_ktest_line("ktest heap_grows ... ok (141 ms)"), Some(KtestLine::Passed("heap_grows".into())));
         assert_eq!(
             parse_ktest_line("ktest nvme_queue ... skipped: no NVMe controller"),
-            Some(KtestLine::Skipped {
-                name: "nvme_queue".into(),
-                reason: "no NVMe controller".into()
-            })
+            Some(KtestLine::Skipped { name: "nvme_queue".into(), reason: "no NVMe controller".into() })
         );
         assert_eq!(parse_ktest_line("ktest x ... okay"), None);
         assert_eq!(parse_ktest_line("ktest pci::ecam ... running"), None);
@@ -466,26 +359,19 @@ mod tests {
         );
         assert_eq!(r.verdict(), Ok(2));
         assert_eq!(r.skipped, [("b".to_string(), "no device".to_string())]);
-        let miscounted = report(
-            "ktest: running 3 tests\nktest a ... ok\nktest result: 1 passed, 0 failed, 1 skipped",
-        );
+        let miscounted = report("ktest: running 3 tests\nktest a ... ok\nktest result: 1 passed, 0 failed, 1 skipped");
         assert!(miscounted.verdict().unwrap_err().contains("announced 3"));
     }
 
     #[test]
     fn verdict_fails_on_failures_zero_tests_and_missing_result() {
-        let failed = report("ktest: running 2 tests\nktest a ... ok\nktest b ... FAILED: boom\nktest result: 1 passed, 1 failed");
-        assert!(failed.verdict().unwrap_err().contains("b (boom)"));
-        assert!(
-            report("ktest: running 0 tests\nktest result: 0 passed, 0 failed")
-                .verdict()
-                .is_err()
+        let failed = report(
+            "ktest: running 2 tests\nktest a ... ok\nktest b ... FAILED: boom\nktest result: 1 passed, 1 failed",
         );
+        assert!(failed.verdict().unwrap_err().contains("b (boom)"));
+        assert!(report("ktest: running 0 tests\nktest result: 0 passed, 0 failed").verdict().is_err());
         let cut = report("ktest: running 2 tests\nktest a ... ok\n");
-        assert!(cut
-            .verdict()
-            .unwrap_err()
-            .contains("no 'ktest result:' line"));
+        assert!(cut.verdict().unwrap_err().contains("no 'ktest result:' line"));
         assert!(report("").verdict().unwrap_err().contains("no ktest lines"));
     }
 
@@ -493,8 +379,7 @@ mod tests {
     fn verdict_fails_on_inconsistent_counts() {
         let short = report("ktest: running 3 tests\nktest a ... ok\nktest b ... ok\nktest result: 2 passed, 0 failed");
         assert!(short.verdict().unwrap_err().contains("announced 3"));
-        let lying =
-            report("ktest: running 2 tests\nktest a ... ok\nktest result: 2 passed, 0 failed");
+        let lying = report("ktest: running 2 tests\nktest a ... ok\nktest result: 2 passed, 0 failed");
         assert!(lying.verdict().unwrap_err().contains("printed 'ok'"));
     }
 

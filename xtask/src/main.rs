@@ -151,11 +151,7 @@ fn cmd_iso(mut args: Args) -> Result<()> {
         return Ok(());
     }
     let append = args.values("--append")?.join(" ");
-    let modules = args
-        .values("--module")?
-        .iter()
-        .map(|m| iso::Module::parse(m))
-        .collect::<Result<Vec<_>>>()?;
+    let modules = args.values("--module")?.iter().map(|m| iso::Module::parse(m)).collect::<Result<Vec<_>>>()?;
     let out = args.value("-o")?;
     let kernel_path = args.value("--kernel")?;
     let no_build = args.flag("--no-build");
@@ -190,16 +186,8 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
     let test = args.flag("--test");
     let app = args.flag("--app");
     let firmware = args.flag("--firmware") || app;
-    let modules = args
-        .values("--module")?
-        .iter()
-        .map(|m| iso::Module::parse(m))
-        .collect::<Result<Vec<_>>>()?;
-    let vfio = args
-        .values("--vfio")?
-        .iter()
-        .map(|b| qemu::normalize_bdf(b))
-        .collect::<Result<Vec<_>>>()?;
+    let modules = args.values("--module")?.iter().map(|m| iso::Module::parse(m)).collect::<Result<Vec<_>>>()?;
+    let vfio = args.values("--vfio")?.iter().map(|b| qemu::normalize_bdf(b)).collect::<Result<Vec<_>>>()?;
     let timeout = args.number::<u64>("--timeout")?.map(Duration::from_secs);
     let kernel_path = args.value("--kernel")?;
     let no_build = args.flag("--no-build");
@@ -216,11 +204,7 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
     if let Some(gpu) = gpu {
         words.push(format!("gpu={gpu}"));
     }
-    words.extend(
-        append
-            .iter()
-            .flat_map(|a| a.split_whitespace().map(str::to_string)),
-    );
+    words.extend(append.iter().flat_map(|a| a.split_whitespace().map(str::to_string)));
     let cmdline = words.join(" ");
 
     let elf = if dry_run && kernel_path.is_none() {
@@ -250,10 +234,7 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
             iso::build(&elf, &cmdline, &modules, &image)?;
         }
         if uefi {
-            Boot::IsoUefi {
-                iso: image,
-                firmware: UefiFirmware::prepare(&logs.join("run.ovmf-vars.fd"))?,
-            }
+            Boot::IsoUefi { iso: image, firmware: UefiFirmware::prepare(&logs.join("run.ovmf-vars.fd"))? }
         } else {
             Boot::IsoBios { iso: image }
         }
@@ -278,23 +259,15 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
     }
     qemu::check_installed()?;
     qemu::preflight_passthrough(&vm)?;
-    cmd.stdin(Stdio::inherit())
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::inherit());
+    cmd.stdin(Stdio::inherit()).stdout(Stdio::inherit()).stderr(Stdio::inherit());
     eprintln!("xtask: {}", util::command_line(&cmd));
-    eprintln!(
-        "xtask: serial on this terminal and in {}; Ctrl-A x quits QEMU",
-        display_path(&log)
-    );
+    eprintln!("xtask: serial on this terminal and in {}; Ctrl-A x quits QEMU", display_path(&log));
     let mut qemu = QemuProcess::spawn(cmd)?;
     let status = qemu.wait_until(timeout.map(|t| Instant::now() + t))?;
     drop(qemu);
     match status {
         None => {
-            eprintln!(
-                "\nxtask: timed out after {} s; QEMU stopped",
-                timeout.unwrap_or_default().as_secs()
-            );
+            eprintln!("\nxtask: timed out after {} s; QEMU stopped", timeout.unwrap_or_default().as_secs());
             Ok(ExitCode::from(124))
         }
         Some(status) => match klog::describe_exit(status.code()) {
@@ -337,8 +310,7 @@ fn suite_options(args: &mut Args) -> Result<Option<(suite::Options, bool)>> {
 }
 
 fn resolve_suite_kernel(opts: &mut suite::Options, no_build: bool) -> Result<()> {
-    let explicit =
-        (!opts.kernel.as_os_str().is_empty()).then(|| opts.kernel.to_string_lossy().into_owned());
+    let explicit = (!opts.kernel.as_os_str().is_empty()).then(|| opts.kernel.to_string_lossy().into_owned());
     opts.kernel = kernel::resolve(explicit, no_build)?;
     Ok(())
 }
@@ -371,20 +343,19 @@ fn cmd_test(mut args: Args) -> Result<()> {
     let fetch = workspace_root().join("scripts").join("fetch-real-data.sh");
     if fetch.is_file() {
         println!("== real test data");
-        run_status(
-            std::process::Command::new("bash")
-                .arg(&fetch)
-                .current_dir(workspace_root()),
-        )?;
+        run_status(std::process::Command::new("bash").arg(&fetch).current_dir(workspace_root()))?;
     }
     let cuda_tools = workspace_root().join("scripts").join("fetch-cuda-tools.sh");
     if cuda_tools.is_file() {
         println!("== NVIDIA's PTX assembler and fatbin tools (PyPI wheels, for payload tests)");
-        run_status(
-            std::process::Command::new("bash")
-                .arg(&cuda_tools)
-                .current_dir(workspace_root()),
-        )?;
+        run_status(std::process::Command::new("bash").arg(&cuda_tools).current_dir(workspace_root()))?;
+    }
+    let rustfmt = cargo().args(["fmt", "--version"]).output().is_ok_and(|o| o.status.success());
+    if rustfmt {
+        println!("== cargo fmt --all --check (rustfmt.toml)");
+        run_status(cargo().args(["fmt", "--all", "--check"]))?;
+    } else {
+        println!("== SKIPPED: formatting NOT checked: rustfmt is not installed (rustup component add rustfmt)");
     }
     println!("== cargo test --workspace");
     run_status(cargo().args(["test", "--workspace"]))?;
@@ -426,22 +397,9 @@ fn cmd_bench_boot(mut args: Args) -> Result<()> {
     let kernel_path = args.value("--kernel")?;
     let no_build = args.flag("--no-build");
     let extra = args.finish()?;
-    let cmdline = if append.is_empty() {
-        "test".to_string()
-    } else {
-        append.join(" ")
-    };
+    let cmdline = if append.is_empty() { "test".to_string() } else { append.join(" ") };
     let kernel = kernel::resolve(kernel_path, no_build)?;
-    bench::run(&bench::Options {
-        kernel,
-        runs,
-        machine,
-        cmdline,
-        memory,
-        cpus,
-        timeout,
-        extra,
-    })
+    bench::run(&bench::Options { kernel, runs, machine, cmdline, memory, cpus, timeout, extra })
 }
 
 /// Runs every benchmark behind a figure the README quotes, printing each figure.
@@ -453,8 +411,16 @@ fn cmd_bench(mut args: Args) -> Result<()> {
     args.finish()?;
     println!("== unified memory: faults per MiB of a sequential stream, thrashing ping-pong");
     run_status(cargo().args([
-        "test", "-p", "uvm", "--release", "--lib", "--", "--nocapture", "--test-threads=1",
-        "prefetch_cuts_the_faults", "ping_pongs",
+        "test",
+        "-p",
+        "uvm",
+        "--release",
+        "--lib",
+        "--",
+        "--nocapture",
+        "--test-threads=1",
+        "prefetch_cuts_the_faults",
+        "ping_pongs",
     ]))?;
     println!("== unified memory: instructions per serviced fault at batch 256 (callgrind)");
     run_status(
@@ -465,7 +431,16 @@ fn cmd_bench(mut args: Args) -> Result<()> {
     println!("== kernel launch and GPFIFO submission cost, PTX interpreter rate");
     for (test, filter) in [("compute", "launch_cost"), ("channels", "submission_cost"), ("ptx_model", "bench_matmul")] {
         run_status(cargo().args([
-            "test", "--release", "-p", "tests", "--test", test, "--", "--ignored", "--nocapture", filter,
+            "test",
+            "--release",
+            "-p",
+            "tests",
+            "--test",
+            test,
+            "--",
+            "--ignored",
+            "--nocapture",
+            filter,
         ]))?;
     }
     println!("== boot (QEMU, PVH)");
@@ -501,16 +476,10 @@ fn cmd_selftest(mut args: Args) -> Result<()> {
     };
     match suite::run(&failing_one) {
         Err(_) => println!("selftest: ok, the failure was caught"),
-        Ok(()) => {
-            return Err(error(
-                "selftest: the suite passed a kernel that reported a failed test",
-            ))
-        }
+        Ok(()) => return Err(error("selftest: the suite passed a kernel that reported a failed test")),
     }
 
-    println!(
-        "selftest: a kernel that reports a PCI function QEMU does not have must fail its case"
-    );
+    println!("selftest: a kernel that reports a PCI function QEMU does not have must fail its case");
     let phantom_pci = suite::Options {
         append: "fake-pci-extra".into(),
         only: vec!["pvh-q35-root-port".into()],
@@ -519,11 +488,7 @@ fn cmd_selftest(mut args: Args) -> Result<()> {
     };
     match suite::run(&phantom_pci) {
         Err(_) => println!("selftest: ok, the mismatch was caught"),
-        Ok(()) => {
-            return Err(error(
-                "selftest: the suite passed a kernel with a phantom PCI function",
-            ))
-        }
+        Ok(()) => return Err(error("selftest: the suite passed a kernel with a phantom PCI function")),
     }
 
     bench::run(&bench::Options {

@@ -113,8 +113,8 @@ pub fn firmware_modules(chips: &[&str]) -> Result<Vec<Module>> {
             .copied()
             .find(|c| c.name().eq_ignore_ascii_case(chip))
             .ok_or_else(|| error(format!("unknown chip '{chip}'")))?;
-        let mut names = nvgpu::firmware::FirmwareBundle::module_names(chipset)
-            .map_err(|e| error(format!("{chip}: {e}")))?;
+        let mut names =
+            nvgpu::firmware::FirmwareBundle::module_names(chipset).map_err(|e| error(format!("{chip}: {e}")))?;
         names.extend(nvgpu::firmware::FirmwareBundle::extra_module_names(chipset));
         for name in names {
             if out.iter().any(|m| m.name == name) {

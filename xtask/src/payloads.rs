@@ -38,7 +38,9 @@ pub fn modules() -> Result<Vec<Module>> {
                     .arg("-o")
                     .arg(&out)
                     .status()
-                    .map_err(|e| error(format!("cannot run clang-19 ({e}): run `sudo scripts/install-deps.sh cuda`")))?;
+                    .map_err(|e| {
+                        error(format!("cannot run clang-19 ({e}): run `sudo scripts/install-deps.sh cuda`"))
+                    })?;
                 if !status.success() {
                     return Err(error(format!("clang-19 failed on {} for {arch}", source.display())));
                 }

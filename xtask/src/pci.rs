@@ -39,13 +39,7 @@ impl fmt::Display for PciIdentity {
         write!(
             f,
             "{:04x}:{:02x}:{:02x}.{} [{:04x}:{:04x}] class {:04x}",
-            self.segment,
-            self.bus,
-            self.device,
-            self.function,
-            self.vendor_id,
-            self.device_id,
-            self.class
+            self.segment, self.bus, self.device, self.function, self.vendor_id, self.device_id, self.class
         )
     }
 }
@@ -66,15 +60,10 @@ impl From<&KernelPciFunction> for PciIdentity {
 
 /// The functions in a `query-pci` reply (the value of its `return`), bridges followed.
 pub fn from_query_pci(reply: &Value) -> Result<Vec<PciIdentity>> {
-    let buses = reply
-        .as_array()
-        .context("query-pci: the reply is not a list of buses")?;
+    let buses = reply.as_array().context("query-pci: the reply is not a list of buses")?;
     let mut found = Vec::new();
     for bus in buses {
-        let devices = bus
-            .get("devices")
-            .and_then(Value::as_array)
-            .context("query-pci: a bus without 'devices'")?;
+        let devices = bus.get("devices").and_then(Value::as_array).context("query-pci: a bus without 'devices'")?;
         collect_devices(devices, &mut found)?;
     }
     Ok(found)
@@ -85,20 +74,14 @@ fn collect_devices(devices: &[Value], found: &mut Vec<PciIdentity>) -> Result<()
         let field = |path: &[&str]| -> Result<u64> {
             let mut v = dev;
             for key in path {
-                v = v
-                    .get(key)
-                    .with_context(|| format!("query-pci: a device without '{}'", path.join(".")))?;
+                v = v.get(key).with_context(|| format!("query-pci: a device without '{}'", path.join(".")))?;
             }
-            v.as_u64()
-                .with_context(|| format!("query-pci: '{}' is not a number: {v}", path.join(".")))
+            v.as_u64().with_context(|| format!("query-pci: '{}' is not a number: {v}", path.join(".")))
         };
         let narrow = |path: &[&str], max: u64| -> Result<u64> {
             let value = field(path)?;
             if value > max {
-                return Err(error(format!(
-                    "query-pci: '{}' = {value} is out of range",
-                    path.join(".")
-                )));
+                return Err(error(format!("query-pci: '{}' = {value} is out of range", path.join("."))));
             }
             Ok(value)
         };
@@ -111,11 +94,7 @@ fn collect_devices(devices: &[Value], found: &mut Vec<PciIdentity>) -> Result<()
             device_id: narrow(&["id", "device"], 0xffff)? as u16,
             class: narrow(&["class_info", "class"], 0xffff)? as u16,
         });
-        if let Some(behind) = dev
-            .get("pci_bridge")
-            .and_then(|b| b.get("devices"))
-            .and_then(Value::as_array)
-        {
+        if let Some(behind) = dev.get("pci_bridge").and_then(|b| b.get("devices")).and_then(Value::as_array) {
             collect_devices(behind, found)?;
         }
     }
@@ -138,35 +117,18 @@ pub struct PciMismatch {
 impl fmt::Display for PciMismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts = Vec::new();
-        let list = |items: &[PciIdentity]| {
-            items
-                .iter()
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
+        let list = |items: &[PciIdentity]| items.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; ");
         if !self.missed_by_kernel.is_empty() {
-            parts.push(format!(
-                "QEMU has, kernel did not report: {}",
-                list(&self.missed_by_kernel)
-            ));
+            parts.push(format!("QEMU has, kernel did not report: {}", list(&self.missed_by_kernel)));
         }
         if !self.unknown_to_qemu.is_empty() {
-            parts.push(format!(
-                "kernel reported, QEMU does not have: {}",
-                list(&self.unknown_to_qemu)
-            ));
+            parts.push(format!("kernel reported, QEMU does not have: {}", list(&self.unknown_to_qemu)));
         }
         if !self.reported_twice.is_empty() {
-            parts.push(format!(
-                "kernel reported more than once: {}",
-                list(&self.reported_twice)
-            ));
+            parts.push(format!("kernel reported more than once: {}", list(&self.reported_twice)));
         }
         if let Some((said, lines)) = self.count_disagrees {
-            parts.push(format!(
-                "kernel said 'scan complete, {said} functions' but printed {lines} pci lines"
-            ));
+            parts.push(format!("kernel said 'scan complete, {said} functions' but printed {lines} pci lines"));
         }
         write!(f, "PCI mismatch: {}", parts.join(" | "))
     }
@@ -188,8 +150,7 @@ pub fn compare(
             mismatch.reported_twice.push(id);
         }
     }
-    let qemu_set: BTreeMap<(u16, u8, u8, u8), PciIdentity> =
-        qemu.iter().map(|q| (q.address(), *q)).collect();
+    let qemu_set: BTreeMap<(u16, u8, u8, u8), PciIdentity> = qemu.iter().map(|q| (q.address(), *q)).collect();
 
     for (address, q) in &qemu_set {
         if by_address.get(address) != Some(q) {
@@ -286,9 +247,7 @@ mod tests {
             class: 0x0200
         }));
         assert!(q.iter().any(|f| f.bus == 1 && f.class == 0x0200));
-        assert!(q
-            .iter()
-            .any(|f| (f.bus, f.device, f.function, f.class) == (0, 0x1f, 2, 0x0106)));
+        assert!(q.iter().any(|f| (f.bus, f.device, f.function, f.class) == (0, 0x1f, 2, 0x0106)));
     }
 
     #[test]
@@ -299,10 +258,7 @@ mod tests {
             r#"[{"bus": 0, "devices": [{"bus": 0, "slot": 0, "function": 0, "id": {"vendor": 1, "device": 2}}]}]"#,
             r#"[{"bus": 0, "devices": [{"bus": 0, "slot": 40, "function": 0, "class_info": {"class": 1}, "id": {"vendor": 1, "device": 2}}]}]"#,
         ] {
-            assert!(
-                from_query_pci(&serde_json::from_str(bad).unwrap()).is_err(),
-                "{bad}"
-            );
+            assert!(from_query_pci(&serde_json::from_str(bad).unwrap()).is_err(), "{bad}");
         }
     }
 
@@ -313,18 +269,12 @@ mod tests {
 
     #[test]
     fn a_missed_bus_behind_the_extra_root_is_reported() {
-        let log: String = KERNEL_LOG
-            .lines()
-            .filter(|l| !l.contains("0000:81:"))
-            .map(|l| format!("{l}\n"))
-            .collect();
+        let log: String = KERNEL_LOG.lines().filter(|l| !l.contains("0000:81:")).map(|l| format!("{l}\n")).collect();
         let err = compare(&kernel(&log), Some(9), &qemu()).unwrap_err();
         assert_eq!(err.missed_by_kernel.len(), 1);
         assert_eq!(err.missed_by_kernel[0].bus, 0x81);
         assert!(err.unknown_to_qemu.is_empty());
-        assert!(err
-            .to_string()
-            .contains("0000:81:00.0 [8086:10d3] class 0200"));
+        assert!(err.to_string().contains("0000:81:00.0 [8086:10d3] class 0200"));
     }
 
     #[test]

@@ -48,18 +48,11 @@ impl Machine {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Boot {
     /// QEMU's `-kernel` loads the ELF by its PVH note (SeaBIOS runs first and sets up PCI).
-    Pvh {
-        kernel: PathBuf,
-        cmdline: String,
-        initrd: Option<PathBuf>,
-    },
+    Pvh { kernel: PathBuf, cmdline: String, initrd: Option<PathBuf> },
     /// GRUB from the ISO under SeaBIOS, kernel by Multiboot2.
     IsoBios { iso: PathBuf },
     /// GRUB from the ISO under OVMF (UEFI), kernel by Multiboot2.
-    IsoUefi {
-        iso: PathBuf,
-        firmware: UefiFirmware,
-    },
+    IsoUefi { iso: PathBuf, firmware: UefiFirmware },
 }
 
 /// OVMF, as the distribution ships it.
@@ -78,13 +71,9 @@ impl UefiFirmware {
         let vars = Path::new("/usr/share/OVMF/OVMF_VARS_4M.fd");
         let combined = Path::new("/usr/share/ovmf/OVMF.fd");
         if code.is_file() && vars.is_file() {
-            fs::copy(vars, vars_copy).with_context(|| {
-                format!("copying {} to {}", vars.display(), vars_copy.display())
-            })?;
-            return Ok(UefiFirmware::Split {
-                code: code.to_path_buf(),
-                vars: vars_copy.to_path_buf(),
-            });
+            fs::copy(vars, vars_copy)
+                .with_context(|| format!("copying {} to {}", vars.display(), vars_copy.display()))?;
+            return Ok(UefiFirmware::Split { code: code.to_path_buf(), vars: vars_copy.to_path_buf() });
         }
         if combined.is_file() {
             return Ok(UefiFirmware::Combined(combined.to_path_buf()));
@@ -167,17 +156,10 @@ impl Vm {
             (None, false) => {}
         }
         push(&mut a, &["-display", "none", "-no-reboot"]);
-        push(
-            &mut a,
-            &["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"],
-        );
+        push(&mut a, &["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
 
         match &self.boot {
-            Boot::Pvh {
-                kernel,
-                cmdline,
-                initrd,
-            } => {
+            Boot::Pvh { kernel, cmdline, initrd } => {
                 push(&mut a, &["-kernel", &kernel.to_string_lossy()]);
                 if !cmdline.is_empty() {
                     push(&mut a, &["-append", cmdline]);
@@ -194,26 +176,15 @@ impl Vm {
                             &mut a,
                             &[
                                 "-drive",
-                                &format!(
-                                    "if=pflash,format=raw,unit=0,readonly=on,file={}",
-                                    code.to_string_lossy()
-                                ),
+                                &format!("if=pflash,format=raw,unit=0,readonly=on,file={}", code.to_string_lossy()),
                             ],
                         );
                         push(
                             &mut a,
-                            &[
-                                "-drive",
-                                &format!(
-                                    "if=pflash,format=raw,unit=1,file={}",
-                                    vars.to_string_lossy()
-                                ),
-                            ],
+                            &["-drive", &format!("if=pflash,format=raw,unit=1,file={}", vars.to_string_lossy())],
                         );
                     }
-                    UefiFirmware::Combined(image) => {
-                        push(&mut a, &["-bios", &image.to_string_lossy()])
-                    }
+                    UefiFirmware::Combined(image) => push(&mut a, &["-bios", &image.to_string_lossy()]),
                 }
                 push_cdrom(&mut a, iso);
             }
@@ -223,54 +194,20 @@ impl Vm {
             Serial::Terminal { log } => {
                 push(
                     &mut a,
-                    &[
-                        "-chardev",
-                        &format!(
-                            "stdio,id=serial0,mux=on,signal=off,logfile={}",
-                            log.to_string_lossy()
-                        ),
-                    ],
+                    &["-chardev", &format!("stdio,id=serial0,mux=on,signal=off,logfile={}", log.to_string_lossy())],
                 );
-                push(
-                    &mut a,
-                    &[
-                        "-serial",
-                        "chardev:serial0",
-                        "-mon",
-                        "chardev=serial0,mode=readline",
-                    ],
-                );
+                push(&mut a, &["-serial", "chardev:serial0", "-mon", "chardev=serial0,mode=readline"]);
             }
             Serial::File(path) => {
-                push(
-                    &mut a,
-                    &[
-                        "-serial",
-                        &format!("file:{}", path.to_string_lossy()),
-                        "-monitor",
-                        "none",
-                    ],
-                );
+                push(&mut a, &["-serial", &format!("file:{}", path.to_string_lossy()), "-monitor", "none"]);
             }
             Serial::Socket(path) => {
-                push(
-                    &mut a,
-                    &[
-                        "-chardev",
-                        &format!("socket,id=serial0,path={}", path.to_string_lossy()),
-                    ],
-                );
+                push(&mut a, &["-chardev", &format!("socket,id=serial0,path={}", path.to_string_lossy())]);
                 push(&mut a, &["-serial", "chardev:serial0", "-monitor", "none"]);
             }
         }
         if let Some(qmp) = &self.qmp {
-            push(
-                &mut a,
-                &[
-                    "-chardev",
-                    &format!("socket,id=qmp0,path={}", qmp.to_string_lossy()),
-                ],
-            );
+            push(&mut a, &["-chardev", &format!("socket,id=qmp0,path={}", qmp.to_string_lossy())]);
             push(&mut a, &["-mon", "chardev=qmp0,mode=control"]);
         }
         for host in &self.vfio {
@@ -294,35 +231,16 @@ fn push(a: &mut Vec<String>, words: &[&str]) {
 /// The ISO as an IDE/AHCI CD-ROM that firmware boots first (bootindex 0), before the default
 /// NIC's network boot.
 fn push_cdrom(a: &mut Vec<String>, iso: &Path) {
-    let drive = format!(
-        "if=none,id=cdrom0,media=cdrom,readonly=on,format=raw,file={}",
-        iso.to_string_lossy()
-    );
-    push(
-        a,
-        &[
-            "-drive",
-            &drive,
-            "-device",
-            "ide-cd,drive=cdrom0,bootindex=0",
-        ],
-    );
+    let drive = format!("if=none,id=cdrom0,media=cdrom,readonly=on,format=raw,file={}", iso.to_string_lossy());
+    push(a, &["-drive", &drive, "-device", "ide-cd,drive=cdrom0,bootindex=0"]);
 }
 
 /// A host PCI address in the full `SSSS:BB:DD.F` form sysfs uses (`BB:DD.F` means segment 0).
 pub fn normalize_bdf(bdf: &str) -> Result<String> {
     let bdf = bdf.to_ascii_lowercase();
-    let full = if bdf.matches(':').count() == 1 {
-        format!("0000:{bdf}")
-    } else {
-        bdf
-    };
+    let full = if bdf.matches(':').count() == 1 { format!("0000:{bdf}") } else { bdf };
     let bytes = full.as_bytes();
-    let hex = |range: std::ops::Range<usize>| {
-        bytes
-            .get(range)
-            .is_some_and(|b| b.iter().all(u8::is_ascii_hexdigit))
-    };
+    let hex = |range: std::ops::Range<usize>| bytes.get(range).is_some_and(|b| b.iter().all(u8::is_ascii_hexdigit));
     let valid = bytes.len() == 12
         && hex(0..4)
         && bytes[4] == b':'
@@ -334,9 +252,7 @@ pub fn normalize_bdf(bdf: &str) -> Result<String> {
     if valid {
         Ok(full)
     } else {
-        Err(error(format!(
-            "'{full}' is not a PCI address (SSSS:BB:DD.F or BB:DD.F)"
-        )))
+        Err(error(format!("'{full}' is not a PCI address (SSSS:BB:DD.F or BB:DD.F)")))
     }
 }
 
@@ -344,16 +260,12 @@ pub fn normalize_bdf(bdf: &str) -> Result<String> {
 /// vfio-pci in an IOMMU group? Each failure says what to do.
 pub fn preflight_passthrough(vm: &Vm) -> Result<()> {
     if (vm.kvm || !vm.vfio.is_empty()) && !Path::new("/dev/kvm").exists() {
-        return Err(error(
-            "KVM is not available here (/dev/kvm missing): --kvm and --vfio need a KVM host",
-        ));
+        return Err(error("KVM is not available here (/dev/kvm missing): --kvm and --vfio need a KVM host"));
     }
     for bdf in &vm.vfio {
         let device = Path::new("/sys/bus/pci/devices").join(bdf);
         if !device.exists() {
-            return Err(error(format!(
-                "--vfio {bdf}: no such PCI function on this host (lspci -D lists them)"
-            )));
+            return Err(error(format!("--vfio {bdf}: no such PCI function on this host (lspci -D lists them)")));
         }
         if !device.join("iommu_group").exists() {
             return Err(error(format!(
@@ -386,9 +298,7 @@ pub fn check_installed() -> Result<()> {
     if on_path(QEMU) {
         Ok(())
     } else {
-        Err(error(format!(
-            "{QEMU} is not installed: run scripts/install-deps.sh"
-        )))
+        Err(error(format!("{QEMU} is not installed: run scripts/install-deps.sh")))
     }
 }
 
@@ -418,13 +328,9 @@ impl QemuProcess {
                 Ok(())
             });
         }
-        let child = cmd.spawn().with_context(|| {
-            format!("starting {QEMU} (is it installed? scripts/install-deps.sh)")
-        })?;
-        Ok(QemuProcess {
-            child,
-            exited: None,
-        })
+        let child =
+            cmd.spawn().with_context(|| format!("starting {QEMU} (is it installed? scripts/install-deps.sh)"))?;
+        Ok(QemuProcess { child, exited: None })
     }
 
     /// The exit status if QEMU has exited.
@@ -489,8 +395,7 @@ impl SocketListener {
     pub fn bind(tag: &str) -> Result<Self> {
         let path = std::env::temp_dir().join(format!("xtask-{}-{tag}.sock", std::process::id()));
         let _ = fs::remove_file(&path);
-        let listener = UnixListener::bind(&path)
-            .with_context(|| format!("listening on {}", path.display()))?;
+        let listener = UnixListener::bind(&path).with_context(|| format!("listening on {}", path.display()))?;
         listener.set_nonblocking(true)?;
         Ok(SocketListener { listener, path })
     }
@@ -500,12 +405,7 @@ impl SocketListener {
     }
 
     /// Waits for QEMU's connection; gives up if QEMU exits or the deadline passes.
-    pub fn accept(
-        &self,
-        qemu: &mut QemuProcess,
-        deadline: Instant,
-        what: &str,
-    ) -> Result<UnixStream> {
+    pub fn accept(&self, qemu: &mut QemuProcess, deadline: Instant, what: &str) -> Result<UnixStream> {
         loop {
             match self.listener.accept() {
                 Ok((stream, _)) => {
@@ -516,14 +416,10 @@ impl SocketListener {
                 Err(e) => return Err(error(format!("accepting QEMU's {what} connection: {e}"))),
             }
             if let Some(status) = qemu.try_wait()? {
-                return Err(error(format!(
-                    "QEMU exited ({status}) before connecting its {what} socket"
-                )));
+                return Err(error(format!("QEMU exited ({status}) before connecting its {what} socket")));
             }
             if Instant::now() >= deadline {
-                return Err(error(format!(
-                    "QEMU did not connect its {what} socket in time"
-                )));
+                return Err(error(format!("QEMU did not connect its {what} socket in time")));
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -539,12 +435,8 @@ impl Drop for SocketListener {
 /// Reads the serial stream on a thread: appends every byte to the log file as it comes and
 /// hands complete lines (without the line end) to the receiver. The channel closes when QEMU
 /// closes the connection (it exited).
-pub fn spawn_serial_reader(
-    mut stream: UnixStream,
-    log_path: &Path,
-) -> Result<mpsc::Receiver<String>> {
-    let mut log = fs::File::create(log_path)
-        .with_context(|| format!("creating {}", display_path(log_path)))?;
+pub fn spawn_serial_reader(mut stream: UnixStream, log_path: &Path) -> Result<mpsc::Receiver<String>> {
+    let mut log = fs::File::create(log_path).with_context(|| format!("creating {}", display_path(log_path)))?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         use std::io::Write;
@@ -591,11 +483,7 @@ mod tests {
     use super::*;
 
     fn pvh() -> Boot {
-        Boot::Pvh {
-            kernel: "target/release/kernel".into(),
-            cmdline: "test pci-handshake".into(),
-            initrd: None,
-        }
+        Boot::Pvh { kernel: "target/release/kernel".into(), cmdline: "test pci-handshake".into(), initrd: None }
     }
 
     fn joined(vm: &Vm) -> String {
@@ -611,11 +499,8 @@ mod tests {
         let line = args.join(" ");
         assert!(line.starts_with("-machine q35 -m 512M -smp 1 -accel tcg -display none -no-reboot"));
         assert!(line.contains("-device isa-debug-exit,iobase=0xf4,iosize=0x04"));
-        assert!(line.contains(
-            "-chardev socket,id=serial0,path=/tmp/s.sock -serial chardev:serial0 -monitor none"
-        ));
-        assert!(line
-            .contains("-chardev socket,id=qmp0,path=/tmp/q.sock -mon chardev=qmp0,mode=control"));
+        assert!(line.contains("-chardev socket,id=serial0,path=/tmp/s.sock -serial chardev:serial0 -monitor none"));
+        assert!(line.contains("-chardev socket,id=qmp0,path=/tmp/q.sock -mon chardev=qmp0,mode=control"));
         assert!(line.ends_with("-device e1000e"));
         let append = args.iter().position(|a| a == "-append").unwrap();
         assert_eq!(args[append + 1], "test pci-handshake");
@@ -624,18 +509,8 @@ mod tests {
 
     #[test]
     fn uefi_iso_uses_pflash_with_a_private_vars_copy() {
-        let firmware = UefiFirmware::Split {
-            code: "/ovmf/CODE.fd".into(),
-            vars: "/tmp/vars.fd".into(),
-        };
-        let vm = Vm::new(
-            Machine::Q35,
-            Boot::IsoUefi {
-                iso: "a.iso".into(),
-                firmware,
-            },
-            Serial::File("s.log".into()),
-        );
+        let firmware = UefiFirmware::Split { code: "/ovmf/CODE.fd".into(), vars: "/tmp/vars.fd".into() };
+        let vm = Vm::new(Machine::Q35, Boot::IsoUefi { iso: "a.iso".into(), firmware }, Serial::File("s.log".into()));
         let line = joined(&vm);
         assert!(line.contains("-drive if=pflash,format=raw,unit=0,readonly=on,file=/ovmf/CODE.fd"));
         assert!(line.contains("-drive if=pflash,format=raw,unit=1,file=/tmp/vars.fd"));
@@ -646,19 +521,11 @@ mod tests {
 
     #[test]
     fn vfio_implies_kvm_and_host_cpu() {
-        let mut vm = Vm::new(
-            Machine::Q35,
-            pvh(),
-            Serial::Terminal {
-                log: "r.log".into(),
-            },
-        );
+        let mut vm = Vm::new(Machine::Q35, pvh(), Serial::Terminal { log: "r.log".into() });
         vm.vfio = vec!["0000:41:00.0".into(), "0000:42:00.0".into()];
         let line = joined(&vm);
         assert!(line.contains("-enable-kvm -cpu host"));
-        assert!(
-            line.contains("-device vfio-pci,host=0000:41:00.0 -device vfio-pci,host=0000:42:00.0")
-        );
+        assert!(line.contains("-device vfio-pci,host=0000:41:00.0 -device vfio-pci,host=0000:42:00.0"));
         assert!(line.contains("stdio,id=serial0,mux=on,signal=off,logfile=r.log"));
     }
 
@@ -666,13 +533,7 @@ mod tests {
     fn pci_addresses() {
         assert_eq!(normalize_bdf("41:00.0").unwrap(), "0000:41:00.0");
         assert_eq!(normalize_bdf("0001:C1:1F.7").unwrap(), "0001:c1:1f.7");
-        for bad in [
-            "41:00",
-            "41:00.8",
-            "0000:41:00:0",
-            "zz:00.0",
-            "0000:041:00.0",
-        ] {
+        for bad in ["41:00", "41:00.8", "0000:41:00:0", "zz:00.0", "0000:041:00.0"] {
             assert!(normalize_bdf(bad).is_err(), "{bad}");
         }
     }

@@ -18,14 +18,9 @@ pub struct Qmp {
 impl Qmp {
     /// Takes a connected socket, reads the greeting and negotiates command mode.
     pub fn handshake(stream: UnixStream) -> Result<Self> {
-        stream
-            .set_read_timeout(Some(Duration::from_secs(20)))
-            .context("QMP socket")?;
+        stream.set_read_timeout(Some(Duration::from_secs(20))).context("QMP socket")?;
         let writer = stream.try_clone().context("QMP socket")?;
-        let mut qmp = Qmp {
-            reader: BufReader::new(stream),
-            writer,
-        };
+        let mut qmp = Qmp { reader: BufReader::new(stream), writer };
         let greeting = qmp.read_message().context("reading the QMP greeting")?;
         if greeting.get("QMP").is_none() {
             return Err(error(format!("QMP: unexpected greeting {greeting}")));
@@ -42,13 +37,9 @@ impl Qmp {
         }
         let mut line = request.to_string();
         line.push('\n');
-        self.writer
-            .write_all(line.as_bytes())
-            .with_context(|| format!("sending QMP {command}"))?;
+        self.writer.write_all(line.as_bytes()).with_context(|| format!("sending QMP {command}"))?;
         loop {
-            let message = self
-                .read_message()
-                .with_context(|| format!("waiting for the reply to QMP {command}"))?;
+            let message = self.read_message().with_context(|| format!("waiting for the reply to QMP {command}"))?;
             if let Some(value) = message.get("return") {
                 return Ok(value.clone());
             }
@@ -61,10 +52,7 @@ impl Qmp {
 
     /// `human-monitor-command`: an HMP command's text output (e.g. `info pci`).
     pub fn human(&mut self, command_line: &str) -> Result<String> {
-        let reply = self.execute(
-            "human-monitor-command",
-            Some(json!({ "command-line": command_line })),
-        )?;
+        let reply = self.execute("human-monitor-command", Some(json!({ "command-line": command_line })))?;
         Ok(reply.as_str().unwrap_or_default().to_string())
     }
 
@@ -77,8 +65,7 @@ impl Qmp {
                 return Err(error("QEMU closed the QMP connection"));
             }
             if !line.trim().is_empty() {
-                return serde_json::from_str(&line)
-                    .with_context(|| format!("QMP sent bad JSON: {}", line.trim()));
+                return serde_json::from_str(&line).with_context(|| format!("QMP sent bad JSON: {}", line.trim()));
             }
         }
     }
@@ -103,27 +90,23 @@ mod tests {
                 }
                 String::from_utf8(line).unwrap()
             };
-            server
-                .write_all(b"{\"QMP\": {\"version\": {}, \"capabilities\": []}}\r\n")
-                .unwrap();
+            server.write_all(b"{\"QMP\": {\"version\": {}, \"capabilities\": []}}\r\n").unwrap();
             seen.push(read_request(&mut server));
             server.write_all(b"{\"return\": {}}\r\n").unwrap();
             seen.push(read_request(&mut server));
-            server.write_all(b"{\"timestamp\": {}, \"event\": \"RESUME\"}\r\n{\"return\": [{\"bus\": 0, \"devices\": []}]}\r\n").unwrap();
-            seen.push(read_request(&mut server));
             server
-                .write_all(b"{\"error\": {\"class\": \"CommandNotFound\", \"desc\": \"no\"}}\r\n")
+                .write_all(
+                    b"{\"timestamp\": {}, \"event\": \"RESUME\"}\r\n{\"return\": [{\"bus\": 0, \"devices\": []}]}\r\n",
+                )
                 .unwrap();
+            seen.push(read_request(&mut server));
+            server.write_all(b"{\"error\": {\"class\": \"CommandNotFound\", \"desc\": \"no\"}}\r\n").unwrap();
             seen
         });
         let mut qmp = Qmp::handshake(client).unwrap();
         let pci = qmp.execute("query-pci", None).unwrap();
         assert_eq!(pci[0]["bus"], 0);
-        assert!(qmp
-            .execute("bogus", None)
-            .unwrap_err()
-            .to_string()
-            .contains("CommandNotFound"));
+        assert!(qmp.execute("bogus", None).unwrap_err().to_string().contains("CommandNotFound"));
         let seen = peer.join().unwrap();
         assert_eq!(seen[0], r#"{"execute":"qmp_capabilities"}"#);
         assert_eq!(seen[1], r#"{"execute":"query-pci"}"#);

@@ -91,34 +91,14 @@ pub fn all_cases() -> Vec<Case> {
     use BootPath::*;
     use Machine::*;
     vec![
-        Case {
-            append: "expect-clock=hpet expect-apic=xapic",
-            ..case("pvh-q35", Q35, Pvh)
-        },
+        Case { append: "expect-clock=hpet expect-apic=xapic", ..case("pvh-q35", Q35, Pvh) },
         case("pvh-pc", Pc, Pvh),
         case("grub-bios-q35", Q35, GrubBios),
         case("grub-uefi-q35", Q35, GrubUefi),
-        Case {
-            cpus: 4,
-            append: "expect-cpus=4",
-            ..case("pvh-q35-smp4", Q35, Pvh)
-        },
-        Case {
-            memory: "256M",
-            append: "expect-mem-mib=256",
-            ..case("pvh-q35-mem256m", Q35, Pvh)
-        },
-        Case {
-            memory: "4G",
-            append: "expect-mem-mib=4096",
-            ..case("pvh-q35-mem4g", Q35, Pvh)
-        },
-        Case {
-            cpu: Some("max"),
-            cpus: 2,
-            append: "expect-apic=x2apic",
-            ..case("pvh-q35-cpu-max", Q35, Pvh)
-        },
+        Case { cpus: 4, append: "expect-cpus=4", ..case("pvh-q35-smp4", Q35, Pvh) },
+        Case { memory: "256M", append: "expect-mem-mib=256", ..case("pvh-q35-mem256m", Q35, Pvh) },
+        Case { memory: "4G", append: "expect-mem-mib=4096", ..case("pvh-q35-mem4g", Q35, Pvh) },
+        Case { cpu: Some("max"), cpus: 2, append: "expect-apic=x2apic", ..case("pvh-q35-cpu-max", Q35, Pvh) },
         Case {
             extra: &[
                 "-device",
@@ -132,12 +112,7 @@ pub fn all_cases() -> Vec<Case> {
             ..case("pvh-q35-pci-devices", Q35, Pvh)
         },
         Case {
-            extra: &[
-                "-device",
-                "pcie-root-port,id=rp1,bus=pcie.0,chassis=1",
-                "-device",
-                "e1000e,bus=rp1",
-            ],
+            extra: &["-device", "pcie-root-port,id=rp1,bus=pcie.0,chassis=1", "-device", "e1000e,bus=rp1"],
             requires: &["pcie-root-port", "e1000e"],
             ..case("pvh-q35-root-port", Q35, Pvh)
         },
@@ -153,16 +128,8 @@ pub fn all_cases() -> Vec<Case> {
             requires: &["pxb-pcie", "pcie-root-port", "e1000e"],
             ..case("pvh-q35-pxb", Q35, Pvh)
         },
-        Case {
-            extra: &["-machine", "hpet=off"],
-            append: "expect-clock=pit",
-            ..case("pvh-q35-no-hpet", Q35, Pvh)
-        },
-        Case {
-            extra: &["-machine", "acpi=off"],
-            append: "expect-clock=pit",
-            ..case("pvh-pc-no-acpi", Pc, Pvh)
-        },
+        Case { extra: &["-machine", "hpet=off"], append: "expect-clock=pit", ..case("pvh-q35-no-hpet", Q35, Pvh) },
+        Case { extra: &["-machine", "acpi=off"], append: "expect-clock=pit", ..case("pvh-pc-no-acpi", Pc, Pvh) },
         Case {
             append: "gpu=model:gh100,model:ad102,model:ga102,model:tu102",
             memory: "1G",
@@ -174,11 +141,7 @@ pub fn all_cases() -> Vec<Case> {
             memory: "3G",
             ..case("pvh-q35-gsp-boot", Q35, Pvh)
         },
-        Case {
-            append: "fault=pagefault",
-            expect: Expect::PageFaultReport,
-            ..case("pvh-q35-fault-report", Q35, Pvh)
-        },
+        Case { append: "fault=pagefault", expect: Expect::PageFaultReport, ..case("pvh-q35-fault-report", Q35, Pvh) },
         Case {
             append: "app gpu=model:gh100",
             firmware: &["gh100"],
@@ -240,9 +203,7 @@ impl Options {
     pub fn selected(&self) -> Vec<Case> {
         all_cases()
             .into_iter()
-            .filter(|c| {
-                self.only.is_empty() || self.only.iter().any(|o| c.name.contains(o.as_str()))
-            })
+            .filter(|c| self.only.is_empty() || self.only.iter().any(|o| c.name.contains(o.as_str())))
             .collect()
     }
 }
@@ -260,11 +221,7 @@ pub fn run(opts: &Options) -> Result<()> {
     qemu::check_installed()?;
     let cases = opts.selected();
     if cases.is_empty() {
-        return Err(error(format!(
-            "no case matches {:?}; cases: {}",
-            opts.only,
-            case_names()
-        )));
+        return Err(error(format!("no case matches {:?}; cases: {}", opts.only, case_names())));
     }
     println!(
         "qemu-suite: {} case(s), kernel {}, command line '{}'",
@@ -278,8 +235,7 @@ pub fn run(opts: &Options) -> Result<()> {
     let needs_iso = cases.iter().any(|c| c.boot != BootPath::Pvh);
     let iso = if needs_iso {
         let path = crate::iso::default_path(&format!("{}suite", opts.log_prefix))?;
-        crate::iso::build(&opts.kernel, &opts.cmdline(), &modules, &path)
-            .context("building the suite's GRUB ISO")?;
+        crate::iso::build(&opts.kernel, &opts.cmdline(), &modules, &path).context("building the suite's GRUB ISO")?;
         Some(path)
     } else {
         None
@@ -291,8 +247,9 @@ pub fn run(opts: &Options) -> Result<()> {
         let log = logs_dir()?.join(format!("{}{}.log", opts.log_prefix, case.name));
         let outcome = match missing_device(case) {
             Some(device) => Outcome::Skip(format!("this QEMU has no {device} device")),
-            None => run_case(case, opts, iso.as_deref(), &initrd, &log)
-                .unwrap_or_else(|e| Outcome::Fail(e.to_string())),
+            None => {
+                run_case(case, opts, iso.as_deref(), &initrd, &log).unwrap_or_else(|e| Outcome::Fail(e.to_string()))
+            }
         };
         let secs = started.elapsed().as_secs_f64();
         match outcome {
@@ -326,35 +283,21 @@ pub fn run(opts: &Options) -> Result<()> {
             }
         }
     }
-    let skipped_note = if skipped > 0 {
-        format!(", {skipped} skipped")
-    } else {
-        String::new()
-    };
+    let skipped_note = if skipped > 0 { format!(", {skipped} skipped") } else { String::new() };
     println!("qemu-suite: {passed} passed, {failed} failed{skipped_note}");
     if failed > 0 {
-        Err(error(format!(
-            "{failed} QEMU case(s) failed; serial logs are in {}",
-            display_path(&logs_dir()?)
-        )))
+        Err(error(format!("{failed} QEMU case(s) failed; serial logs are in {}", display_path(&logs_dir()?))))
     } else {
         Ok(())
     }
 }
 
 pub fn case_names() -> String {
-    all_cases()
-        .iter()
-        .map(|c| c.name)
-        .collect::<Vec<_>>()
-        .join(", ")
+    all_cases().iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
 }
 
 fn missing_device(case: &Case) -> Option<&'static str> {
-    case.requires
-        .iter()
-        .copied()
-        .find(|device| !qemu::has_device(device))
+    case.requires.iter().copied().find(|device| !qemu::has_device(device))
 }
 
 /// Boots one case and judges it.
@@ -385,14 +328,10 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
         crate::modules::pvh_initrd(&modules, &stem)?
     };
     let boot = match case.boot {
-        BootPath::Pvh => Boot::Pvh {
-            kernel: opts.kernel.clone(),
-            cmdline: cmdline.trim().to_string(),
-            initrd: Some(case_initrd),
-        },
-        BootPath::GrubBios => Boot::IsoBios {
-            iso: iso.context("no ISO was built")?.to_path_buf(),
-        },
+        BootPath::Pvh => {
+            Boot::Pvh { kernel: opts.kernel.clone(), cmdline: cmdline.trim().to_string(), initrd: Some(case_initrd) }
+        }
+        BootPath::GrubBios => Boot::IsoBios { iso: iso.context("no ISO was built")?.to_path_buf() },
         BootPath::GrubUefi => Boot::IsoUefi {
             iso: iso.context("no ISO was built")?.to_path_buf(),
             firmware: UefiFirmware::prepare(&logs.join(format!("{stem}.ovmf-vars.fd")))?,
@@ -401,37 +340,23 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
 
     let serial_socket = SocketListener::bind(&format!("{stem}-serial"))?;
     let qmp_socket = SocketListener::bind(&format!("{stem}-qmp"))?;
-    let mut vm = Vm::new(
-        case.machine,
-        boot,
-        Serial::Socket(serial_socket.path().to_path_buf()),
-    );
+    let mut vm = Vm::new(case.machine, boot, Serial::Socket(serial_socket.path().to_path_buf()));
     vm.memory = case.memory.to_string();
     vm.cpus = case.cpus;
     vm.cpu = case.cpu.map(str::to_string);
     vm.qmp = Some(qmp_socket.path().to_path_buf());
     let nvme_image = logs.join(format!("{stem}.nvme.img"));
     if case.extra.iter().any(|a| a.contains("{nvme}")) {
-        let image = fs::File::create(&nvme_image)
-            .with_context(|| format!("creating {}", nvme_image.display()))?;
+        let image = fs::File::create(&nvme_image).with_context(|| format!("creating {}", nvme_image.display()))?;
         image.set_len(1 << 20)?;
     }
-    vm.extra = case
-        .extra
-        .iter()
-        .map(|a| a.replace("{nvme}", &nvme_image.to_string_lossy()))
-        .collect();
+    vm.extra = case.extra.iter().map(|a| a.replace("{nvme}", &nvme_image.to_string_lossy())).collect();
 
     let qemu_log_path = log.with_extension("qemu.log");
     let qemu_log = fs::File::create(&qemu_log_path)?;
     let mut cmd = vm.command();
-    cmd.stdin(Stdio::null())
-        .stdout(qemu_log.try_clone()?)
-        .stderr(qemu_log);
-    fs::write(
-        log.with_extension("cmdline"),
-        crate::util::command_line(&cmd) + "\n",
-    )?;
+    cmd.stdin(Stdio::null()).stdout(qemu_log.try_clone()?).stderr(qemu_log);
+    fs::write(log.with_extension("cmdline"), crate::util::command_line(&cmd) + "\n")?;
 
     let started = Instant::now();
     let deadline = started + opts.timeout.unwrap_or(case.timeout);
@@ -462,9 +387,7 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
                         ));
                     }
                     // Any byte lets the kernel go on, whatever the check said.
-                    serial_input
-                        .write_all(b"\n")
-                        .context("answering the kernel's PCI handshake")?;
+                    serial_input.write_all(b"\n").context("answering the kernel's PCI handshake")?;
                 }
                 continue;
             }
@@ -499,12 +422,7 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
     }
     let mut problems = Vec::new();
     if timed_out {
-        let last = seen
-            .iter()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(String::as_str)
-            .unwrap_or("(no serial output)");
+        let last = seen.iter().rev().find(|l| !l.trim().is_empty()).map(String::as_str).unwrap_or("(no serial output)");
         problems.push(format!(
             "timed out after {} s; last serial line: {}",
             opts.timeout.unwrap_or(case.timeout).as_secs(),
@@ -549,9 +467,7 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
             Some((_, _, Some(n))) if n > 0 => format!(" ({n} skipped)"),
             _ => String::new(),
         };
-        Ok(Outcome::Pass(format!(
-            "{tests} tests passed{skipped}{pci_summary}{ready}"
-        )))
+        Ok(Outcome::Pass(format!("{tests} tests passed{skipped}{pci_summary}{ready}")))
     } else {
         Ok(Outcome::Fail(problems.join("; ")))
     }
@@ -573,7 +489,9 @@ fn judge_app(seen: &[String], code: Option<i32>, timed_out: bool) -> Outcome {
         return Outcome::Fail(format!("timed out; examples ok so far: {ok:?}"));
     }
     if code != Some(33) {
-        return Outcome::Fail(format!("expected QEMU exit 33 after the application, got {code:?}; examples ok: {ok:?}"));
+        return Outcome::Fail(format!(
+            "expected QEMU exit 33 after the application, got {code:?}; examples ok: {ok:?}"
+        ));
     }
     if ok.len() != 6 || !seen.iter().any(|l| l.contains("app: 6 passed, 0 failed")) {
         return Outcome::Fail(format!("examples ok: {ok:?}; expected all six and `app: 6 passed, 0 failed`"));
@@ -618,22 +536,14 @@ fn check_pci(
     kernel_count: usize,
     save_to: &Path,
 ) -> std::result::Result<usize, String> {
-    let reply = qmp
-        .execute("query-pci", None)
-        .map_err(|e| format!("PCI cross-check: {e}"))?;
-    let _ = fs::write(
-        save_to,
-        serde_json::to_string_pretty(&reply).unwrap_or_default(),
-    );
+    let reply = qmp.execute("query-pci", None).map_err(|e| format!("PCI cross-check: {e}"))?;
+    let _ = fs::write(save_to, serde_json::to_string_pretty(&reply).unwrap_or_default());
     // The same in HMP's words, for a person reading a failure.
     if let Ok(text) = qmp.human("info pci") {
         let _ = fs::write(save_to.with_extension("txt"), text);
     }
     let qemu = pci::from_query_pci(&reply).map_err(|e| format!("PCI cross-check: {e}"))?;
-    let kernel: Vec<_> = seen
-        .iter()
-        .filter_map(|l| klog::parse_pci_line(l))
-        .collect();
+    let kernel: Vec<_> = seen.iter().filter_map(|l| klog::parse_pci_line(l)).collect();
     pci::compare(&kernel, Some(kernel_count), &qemu).map_err(|m| m.to_string())
 }
 
@@ -645,14 +555,7 @@ mod tests {
     fn cases_cover_every_boot_path_and_the_pci_shapes() {
         let cases = all_cases();
         let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
-        for name in [
-            "pvh-q35",
-            "pvh-pc",
-            "grub-bios-q35",
-            "grub-uefi-q35",
-            "pvh-q35-pxb",
-            "pvh-q35-root-port",
-        ] {
+        for name in ["pvh-q35", "pvh-pc", "grub-bios-q35", "grub-uefi-q35", "pvh-q35-pxb", "pvh-q35-root-port"] {
             assert!(names.contains(&name), "{name}");
         }
         let mut unique = names.clone();

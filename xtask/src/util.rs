@@ -94,10 +94,7 @@ pub fn xtask_dir() -> Result<PathBuf> {
 /// The path as written relative to the workspace root when it lies inside it (shorter messages).
 pub fn display_path(path: &Path) -> String {
     let root = workspace_root();
-    path.strip_prefix(&root)
-        .unwrap_or(path)
-        .display()
-        .to_string()
+    path.strip_prefix(&root).unwrap_or(path).display().to_string()
 }
 
 /// The cargo that runs us (cargo sets `CARGO`), so nested builds use the same toolchain.
@@ -117,10 +114,7 @@ pub fn command_line(cmd: &Command) -> String {
 
 /// Quotes a word for a POSIX shell when it needs it.
 pub fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_=:,./+@%".contains(c));
+    let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_=:,./+@%".contains(c));
     if plain {
         word.to_string()
     } else {
@@ -131,9 +125,7 @@ pub fn shell_quote(word: &str) -> String {
 /// Runs a command to completion with inherited stdio; a non-zero exit is an error naming it.
 pub fn run_status(cmd: &mut Command) -> Result<()> {
     eprintln!("xtask: running {}", command_line(cmd));
-    let status = cmd
-        .status()
-        .with_context(|| format!("starting {}", command_line(cmd)))?;
+    let status = cmd.status().with_context(|| format!("starting {}", command_line(cmd)))?;
     if status.success() {
         Ok(())
     } else {

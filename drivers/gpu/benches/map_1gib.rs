@@ -54,9 +54,7 @@ impl TlbInvalidator for NoTlb {
 fn map_once(page: PageSize) -> (Duration, u64, usize) {
     let mut tables = PageTables::new(MmuFormat::VER2, HostTables::default()).expect("root");
     let start = Instant::now();
-    tables
-        .map_with_page_size(0, 0, 1 << 30, page, Aperture::Video, PteAttrs::default(), &mut NoTlb)
-        .expect("map");
+    tables.map_with_page_size(0, 0, 1 << 30, page, Aperture::Video, PteAttrs::default(), &mut NoTlb).expect("map");
     let elapsed = start.elapsed();
     let ptes = tables.mapped_pages(0, 1 << 30).len();
     (elapsed, tables.memory().writes, ptes)

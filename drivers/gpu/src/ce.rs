@@ -324,7 +324,8 @@ impl fmt::Display for CeEncodeError {
 
 /// Longest line of one launch (`LINE_LENGTH_IN_VALUE`, 32 bits).
 pub const MAX_LINE_LENGTH: u64 = NVC5B5_LAUNCH_DMA_LINE_MAX;
-const NVC5B5_LAUNCH_DMA_LINE_MAX: u64 = (ce::NVC5B5_LINE_LENGTH_IN::VALUE.bits.mask() >> ce::NVC5B5_LINE_LENGTH_IN::VALUE.bits.lo) as u64;
+const NVC5B5_LAUNCH_DMA_LINE_MAX: u64 =
+    (ce::NVC5B5_LINE_LENGTH_IN::VALUE.bits.mask() >> ce::NVC5B5_LINE_LENGTH_IN::VALUE.bits.lo) as u64;
 /// Bytes per line of a multi-line transfer, and its pitch: 2 GiB, so lines of 1-, 4- and 8-byte
 /// elements all fit `LINE_LENGTH_IN` and the pitch fits `PITCH_IN/OUT` (32 bits).
 pub const MULTI_LINE_BYTES: u64 = 1 << 31;
@@ -514,27 +515,43 @@ impl CeEncoder {
     }
 
     /// Releases a 32-bit semaphore after a flush to system scope (UVM's CE semaphore release).
-    pub fn release_semaphore<S: PushStorage>(&self, pb: &mut PushBuffer<S>, va: u64, payload: u32) -> Result<(), CeEncodeError> {
-        self.release(pb, &SemaphoreRelease {
-            va,
-            payload: payload as u64,
-            payload_64: false,
-            timestamp: false,
-            flush: Some(FlushType::Sys),
-            interrupt: InterruptType::None,
-        })
+    pub fn release_semaphore<S: PushStorage>(
+        &self,
+        pb: &mut PushBuffer<S>,
+        va: u64,
+        payload: u32,
+    ) -> Result<(), CeEncodeError> {
+        self.release(
+            pb,
+            &SemaphoreRelease {
+                va,
+                payload: payload as u64,
+                payload_64: false,
+                timestamp: false,
+                flush: Some(FlushType::Sys),
+                interrupt: InterruptType::None,
+            },
+        )
     }
 
     /// Releases a 64-bit semaphore after a flush (AMPERE_DMA_COPY_B on).
-    pub fn release_semaphore_64<S: PushStorage>(&self, pb: &mut PushBuffer<S>, va: u64, payload: u64) -> Result<(), CeEncodeError> {
-        self.release(pb, &SemaphoreRelease {
-            va,
-            payload,
-            payload_64: true,
-            timestamp: false,
-            flush: Some(FlushType::Sys),
-            interrupt: InterruptType::None,
-        })
+    pub fn release_semaphore_64<S: PushStorage>(
+        &self,
+        pb: &mut PushBuffer<S>,
+        va: u64,
+        payload: u64,
+    ) -> Result<(), CeEncodeError> {
+        self.release(
+            pb,
+            &SemaphoreRelease {
+                va,
+                payload,
+                payload_64: true,
+                timestamp: false,
+                flush: Some(FlushType::Sys),
+                interrupt: InterruptType::None,
+            },
+        )
     }
 
     /// Any semaphore release: `SET_SEMAPHORE_A/B/PAYLOAD[_UPPER]`, then a `LAUNCH_DMA` with no
@@ -624,7 +641,9 @@ impl CeEncoder {
 
     fn phys_mode(&self, aperture: CeAperture) -> u32 {
         let target = NVC5B5_SET_SRC_PHYS_MODE::TARGET.bits;
-        let raw = |t: PhysModeTarget| NVC5B5_SET_SRC_PHYS_MODE::default().with(NVC5B5_SET_SRC_PHYS_MODE::TARGET, t as u8).raw();
+        let raw = |t: PhysModeTarget| {
+            NVC5B5_SET_SRC_PHYS_MODE::default().with(NVC5B5_SET_SRC_PHYS_MODE::TARGET, t as u8).raw()
+        };
         match aperture {
             CeAperture::LocalFb => raw(PhysModeTarget::LocalFb),
             CeAperture::CoherentSysmem => raw(PhysModeTarget::CoherentSysmem),
@@ -682,7 +701,12 @@ impl CeEncoder {
 
     /// `SET_REMAP_CONST_A/B` and `SET_REMAP_COMPONENTS`: destination components taken from the
     /// constants, in order X, Y.
-    fn remap(&self, p: &mut dyn MethodSink, size: ComponentSize, components: &[(RemapSource, u32)]) -> Result<(), CeEncodeError> {
+    fn remap(
+        &self,
+        p: &mut dyn MethodSink,
+        size: ComponentSize,
+        components: &[(RemapSource, u32)],
+    ) -> Result<(), CeEncodeError> {
         let (mut a, mut b) = (0, 0);
         let mut c = NVC5B5_SET_REMAP_COMPONENTS::default()
             .with(NVC5B5_SET_REMAP_COMPONENTS::COMPONENT_SIZE, size)
@@ -713,7 +737,11 @@ impl CeEncoder {
         for (offset, lines) in split(elements, element_bytes) {
             let d = dst.addr() + offset;
             if lines.count > 1 {
-                p.incr(self.subchannel, method::NVC5B5_OFFSET_OUT_UPPER, &[(d >> 32) as u32, d as u32, lines.pitch, lines.pitch])?;
+                p.incr(
+                    self.subchannel,
+                    method::NVC5B5_OFFSET_OUT_UPPER,
+                    &[(d >> 32) as u32, d as u32, lines.pitch, lines.pitch],
+                )?;
                 p.incr(self.subchannel, method::NVC5B5_LINE_LENGTH_IN, &[lines.length, lines.count])?;
             } else {
                 p.incr(self.subchannel, method::NVC5B5_OFFSET_OUT_UPPER, &[(d >> 32) as u32, d as u32])?;
@@ -726,7 +754,13 @@ impl CeEncoder {
         Ok(())
     }
 
-    fn byte_piece(&self, p: &mut dyn MethodSink, at: CeAddress, byte: u8, transfer: &mut DataTransferType) -> Result<(), CeEncodeError> {
+    fn byte_piece(
+        &self,
+        p: &mut dyn MethodSink,
+        at: CeAddress,
+        byte: u8,
+        transfer: &mut DataTransferType,
+    ) -> Result<(), CeEncodeError> {
         self.remap(p, ComponentSize::One, &[(RemapSource::ConstB, byte as u32)])?;
         self.remap_launches(p, at, 1, 1, transfer)
     }

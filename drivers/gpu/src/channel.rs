@@ -52,13 +52,28 @@ pub enum ChannelError {
     Va(VaError),
     Push(PushError),
     /// The pushbuffer segment does not fit the channel's ring.
-    SegmentTooLarge { words: usize, ring_words: usize },
+    SegmentTooLarge {
+        words: usize,
+        ring_words: usize,
+    },
     /// Waiting for `what` took longer than `timeout_ms`.
-    Timeout { what: &'static str, chid: u32, fence: u32, reached: u32, timeout_ms: u64 },
+    Timeout {
+        what: &'static str,
+        chid: u32,
+        fence: u32,
+        reached: u32,
+        timeout_ms: u64,
+    },
     /// RM stopped the channel (robust-channel error `error`, Xid `xid`).
-    Failed { chid: u32, error: RobustChannelError, xid: u32 },
+    Failed {
+        chid: u32,
+        error: RobustChannelError,
+        xid: u32,
+    },
     /// The family has no class for this (Blackwell channels are not set up by this driver yet).
-    Unsupported { what: &'static str },
+    Unsupported {
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for ChannelError {
@@ -120,11 +135,19 @@ impl ChannelClasses {
     pub fn for_family(family: Family) -> Result<Self, ChannelError> {
         use crate::hw::classes::*;
         Ok(match family {
-            Family::Turing => ChannelClasses { host: HostClass::TuringA, copy: TURING_DMA_COPY_A, compute: TURING_COMPUTE_A },
-            Family::Ga100 => ChannelClasses { host: HostClass::AmpereA, copy: AMPERE_DMA_COPY_A, compute: AMPERE_COMPUTE_A },
-            Family::Ga10x => ChannelClasses { host: HostClass::AmpereA, copy: AMPERE_DMA_COPY_B, compute: AMPERE_COMPUTE_B },
+            Family::Turing => {
+                ChannelClasses { host: HostClass::TuringA, copy: TURING_DMA_COPY_A, compute: TURING_COMPUTE_A }
+            }
+            Family::Ga100 => {
+                ChannelClasses { host: HostClass::AmpereA, copy: AMPERE_DMA_COPY_A, compute: AMPERE_COMPUTE_A }
+            }
+            Family::Ga10x => {
+                ChannelClasses { host: HostClass::AmpereA, copy: AMPERE_DMA_COPY_B, compute: AMPERE_COMPUTE_B }
+            }
             Family::Ada => ChannelClasses { host: HostClass::AmpereA, copy: AMPERE_DMA_COPY_B, compute: ADA_COMPUTE_A },
-            Family::Hopper => ChannelClasses { host: HostClass::HopperA, copy: HOPPER_DMA_COPY_A, compute: HOPPER_COMPUTE_A },
+            Family::Hopper => {
+                ChannelClasses { host: HostClass::HopperA, copy: HOPPER_DMA_COPY_A, compute: HOPPER_COMPUTE_A }
+            }
             Family::BlackwellGb10x | Family::BlackwellGb20x => {
                 return Err(ChannelError::Unsupported { what: "Blackwell GPFIFO channels (no 535 GSP-RM)" })
             }
@@ -320,7 +343,12 @@ fn copy_words_le(dst: &mut [u8], words: &[u32]) {
 }
 
 fn desc(buffer: &DmaBuffer) -> NvMemoryDescParams {
-    NvMemoryDescParams { base: buffer.bus_address(), size: buffer.len() as u64, address_space: f::ADDR_SYSMEM, cache_attrib: 0 }
+    NvMemoryDescParams {
+        base: buffer.bus_address(),
+        size: buffer.len() as u64,
+        address_space: f::ADDR_SYSMEM,
+        cache_attrib: 0,
+    }
 }
 
 impl Channel {

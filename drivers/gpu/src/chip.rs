@@ -122,21 +122,36 @@ arch_ids! {
 }
 
 /// Architecture numbers older than Turing (no GSP: not supported), for error messages.
-const PRE_TURING: &[(u8, &str)] = &[
-    (0x11, "Maxwell GM10x"),
-    (0x12, "Maxwell GM20x"),
-    (0x13, "Pascal"),
-    (0x14, "Volta GV100"),
-    (0x15, "Volta GV11x"),
-];
+const PRE_TURING: &[(u8, &str)] =
+    &[(0x11, "Maxwell GM10x"), (0x12, "Maxwell GM20x"), (0x13, "Pascal"), (0x14, "Volta GV100"), (0x15, "Volta GV11x")];
 
 /// Facts behind [`PRE_TURING`] (named only in 570.133.07's nv_ref.h).
 const PRE_TURING_FACTS: &[HeaderFact] = &[
-    HeaderFact { name: "NV_PMC_BOOT_42_ARCHITECTURE_GM100", header: headers::NV_REF_570, value: FactValue::Number(0x11) },
-    HeaderFact { name: "NV_PMC_BOOT_42_ARCHITECTURE_GM200", header: headers::NV_REF_570, value: FactValue::Number(0x12) },
-    HeaderFact { name: "NV_PMC_BOOT_42_ARCHITECTURE_GP100", header: headers::NV_REF_570, value: FactValue::Number(0x13) },
-    HeaderFact { name: "NV_PMC_BOOT_42_ARCHITECTURE_GV100", header: headers::NV_REF_570, value: FactValue::Number(0x14) },
-    HeaderFact { name: "NV_PMC_BOOT_42_ARCHITECTURE_GV110", header: headers::NV_REF_570, value: FactValue::Number(0x15) },
+    HeaderFact {
+        name: "NV_PMC_BOOT_42_ARCHITECTURE_GM100",
+        header: headers::NV_REF_570,
+        value: FactValue::Number(0x11),
+    },
+    HeaderFact {
+        name: "NV_PMC_BOOT_42_ARCHITECTURE_GM200",
+        header: headers::NV_REF_570,
+        value: FactValue::Number(0x12),
+    },
+    HeaderFact {
+        name: "NV_PMC_BOOT_42_ARCHITECTURE_GP100",
+        header: headers::NV_REF_570,
+        value: FactValue::Number(0x13),
+    },
+    HeaderFact {
+        name: "NV_PMC_BOOT_42_ARCHITECTURE_GV100",
+        header: headers::NV_REF_570,
+        value: FactValue::Number(0x14),
+    },
+    HeaderFact {
+        name: "NV_PMC_BOOT_42_ARCHITECTURE_GV110",
+        header: headers::NV_REF_570,
+        value: FactValue::Number(0x15),
+    },
 ];
 
 macro_rules! chipsets {
@@ -442,7 +457,9 @@ fn decoded_ids(boot0: u32, boot42: u32) -> (u8, u8) {
 pub fn identify(boot0: u32, boot42: u32) -> Result<ChipIdentity, Error> {
     let unsupported = |what| Error::Unsupported { boot0, boot42, what };
     if boot0 == u32::MAX || boot42 == u32::MAX {
-        return Err(unsupported("BAR0 reads all ones: the device is not responding (BAR not mapped, or the GPU fell off the bus)"));
+        return Err(unsupported(
+            "BAR0 reads all ones: the device is not responding (BAR not mapped, or the GPU fell off the bus)",
+        ));
     }
     if boot0 == 0 && boot42 == 0 {
         return Err(unsupported("NV_PMC_BOOT_0 and NV_PMC_BOOT_42 both read zero: not an NVIDIA GPU's BAR0"));
@@ -465,7 +482,9 @@ pub fn identify(boot0: u32, boot42: u32) -> Result<ChipIdentity, Error> {
 
     let Some(arch_id) = ArchId::from_value(arch) else {
         if PRE_TURING.iter().any(|&(value, _)| value == arch) || arch < ArchId::TU100.value() {
-            return Err(unsupported("pre-Turing architecture: it has no GSP, and this driver boots only through GSP-RM"));
+            return Err(unsupported(
+                "pre-Turing architecture: it has no GSP, and this driver boots only through GSP-RM",
+            ));
         }
         return Err(unsupported("unknown architecture: newer than this driver knows, or not an NVIDIA GPU"));
     };
@@ -548,8 +567,7 @@ pub fn board_name(device_id: u16) -> Option<&'static str> {
 }
 
 /// Facts of this module: architecture and implementation numbers, firmware families.
-pub const FACTS: &[FactGroup] =
-    &[&[ARCH_FACTS, PRE_TURING_FACTS, IMPLEMENTATION_FACTS, FIRMWARE_FAMILY_FACTS]];
+pub const FACTS: &[FactGroup] = &[&[ARCH_FACTS, PRE_TURING_FACTS, IMPLEMENTATION_FACTS, FIRMWARE_FAMILY_FACTS]];
 
 /// Iterates over every fact of this module.
 pub fn facts() -> impl Iterator<Item = &'static HeaderFact> {

@@ -60,7 +60,11 @@ impl Interrupts {
         }
         let mut subtrees = 0u32;
         for &(_, vector) in vectors {
-            LEAF_EN_SET::default().with(LEAF_EN_SET::VALUE, 1 << vector_bit(vector)).write(io, VF_BASE, vector_leaf(vector));
+            LEAF_EN_SET::default().with(LEAF_EN_SET::VALUE, 1 << vector_bit(vector)).write(
+                io,
+                VF_BASE,
+                vector_leaf(vector),
+            );
             subtrees |= 1 << leaf_subtree(vector_leaf(vector));
         }
         TOP_EN_SET::default().with(TOP_EN_SET::VALUE, subtrees).write(io, VF_BASE, 0);
@@ -71,7 +75,10 @@ impl Interrupts {
     /// table, each tagged with its `NV2080_ENGINE_TYPE_*` (the type a channel is allocated
     /// for), as RM enables every `intrVectorNonStall` of its table (`intrStateInit_TU102`'s
     /// loop in `intr_tu102.c`).
-    pub fn from_kernel_table(io: &(impl RegisterIo + ?Sized), table: &KernelIntrTable) -> Result<Self, VectorOutOfRange> {
+    pub fn from_kernel_table(
+        io: &(impl RegisterIo + ?Sized),
+        table: &KernelIntrTable,
+    ) -> Result<Self, VectorOutOfRange> {
         Self::enable(io, &table.notification_vectors())
     }
 
@@ -88,9 +95,11 @@ impl Interrupts {
     /// Disables the vectors again (the subtrees stay enabled: other owners may use them).
     pub fn disable(self, io: &(impl RegisterIo + ?Sized)) {
         for (_, vector) in self.vectors {
-            LEAF_EN_CLEAR::default()
-                .with(LEAF_EN_CLEAR::VALUE, 1 << vector_bit(vector))
-                .write(io, VF_BASE, vector_leaf(vector));
+            LEAF_EN_CLEAR::default().with(LEAF_EN_CLEAR::VALUE, 1 << vector_bit(vector)).write(
+                io,
+                VF_BASE,
+                vector_leaf(vector),
+            );
         }
     }
 

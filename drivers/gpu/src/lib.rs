@@ -3,20 +3,20 @@
 #![cfg_attr(not(test), no_std)]
 extern crate alloc;
 
-pub mod vbios;
-pub mod hw;
-pub mod chip;
-pub mod hal;
-pub mod platform;
-pub mod device;
-pub mod gsp;
-pub mod firmware;
-pub mod falcon;
-pub mod mm;
-pub mod host;
-pub mod channel;
-pub mod intr;
 pub mod ce;
+pub mod channel;
+pub mod chip;
 pub mod compute;
+pub mod device;
+pub mod falcon;
+pub mod firmware;
+pub mod gsp;
+pub mod hal;
+pub mod host;
+pub mod hw;
+pub mod intr;
+pub mod mm;
 pub mod payload;
+pub mod platform;
 pub mod runtime;
+pub mod vbios;

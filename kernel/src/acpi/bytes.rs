@@ -42,17 +42,9 @@ pub(crate) struct AsciiField<'a>(pub &'a [u8]);
 
 impl core::fmt::Display for AsciiField<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let end = self
-            .0
-            .iter()
-            .rposition(|&b| b != b' ' && b != 0)
-            .map_or(0, |last| last + 1);
+        let end = self.0.iter().rposition(|&b| b != b' ' && b != 0).map_or(0, |last| last + 1);
         for &byte in self.0.iter().take(end) {
-            let shown = if byte.is_ascii_graphic() || byte == b' ' {
-                byte as char
-            } else {
-                '?'
-            };
+            let shown = if byte.is_ascii_graphic() || byte == b' ' { byte as char } else { '?' };
             core::fmt::Write::write_char(f, shown)?;
         }
         Ok(())

@@ -72,13 +72,7 @@ pub fn decode_block_id(id: u32) -> (u8, u8, bool, bool, u16) {
     let counter_64bit = id & (1 << 13) != 0;
     let legacy_replacement = id & (1 << 15) != 0;
     let pci_vendor_id = (id >> 16) as u16;
-    (
-        hardware_rev,
-        comparators,
-        counter_64bit,
-        legacy_replacement,
-        pci_vendor_id,
-    )
+    (hardware_rev, comparators, counter_64bit, legacy_replacement, pci_vendor_id)
 }
 
 impl HpetInfo {
@@ -102,10 +96,7 @@ impl HpetInfo {
         let protection = bytes.u8_at(OFFSET_PAGE_PROTECTION).ok_or_else(short)? & 0x0F;
 
         if address_space != ADDRESS_SPACE_SYSTEM_MEMORY {
-            return Err(AcpiError::HpetNotInMemory {
-                phys: table.phys,
-                address_space,
-            });
+            return Err(AcpiError::HpetNotInMemory { phys: table.phys, address_space });
         }
         if base_address == 0 {
             return Err(AcpiError::HpetNoBaseAddress { phys: table.phys });

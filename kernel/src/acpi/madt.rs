@@ -88,19 +88,11 @@ const _: () = {
     assert!(size_of::<c::InterruptSourceOverrideEntry>() == 10);
     assert!(offset_of!(c::InterruptSourceOverrideEntry, global_system_interrupt) == 4);
     assert!(offset_of!(c::InterruptSourceOverrideEntry, flags) == 8);
-    assert!(
-        size_of::<c::NmiSourceEntry>() == 8
-            && offset_of!(c::NmiSourceEntry, global_system_interrupt) == 4
-    );
-    assert!(
-        size_of::<c::LocalApicNmiEntry>() == 6 && offset_of!(c::LocalApicNmiEntry, nmi_line) == 5
-    );
+    assert!(size_of::<c::NmiSourceEntry>() == 8 && offset_of!(c::NmiSourceEntry, global_system_interrupt) == 4);
+    assert!(size_of::<c::LocalApicNmiEntry>() == 6 && offset_of!(c::LocalApicNmiEntry, nmi_line) == 5);
     assert!(size_of::<c::LocalApicAddressOverrideEntry>() == 12);
     assert!(offset_of!(c::LocalApicAddressOverrideEntry, local_apic_address) == 4);
-    assert!(
-        size_of::<c::LocalX2ApicEntry>() == 16
-            && offset_of!(c::LocalX2ApicEntry, processor_uid) == 12
-    );
+    assert!(size_of::<c::LocalX2ApicEntry>() == 16 && offset_of!(c::LocalX2ApicEntry, processor_uid) == 12);
     assert!(size_of::<c::X2ApicNmiEntry>() == 12 && offset_of!(c::X2ApicNmiEntry, nmi_line) == 8);
     assert!(size_of::<c::MultiprocessorWakeupEntry>() == 16);
     assert!(offset_of!(c::MultiprocessorWakeupEntry, mailbox_address) == 8);
@@ -146,11 +138,7 @@ impl fmt::Display for Cpu {
             (false, true) => "online-capable",
             (false, false) => "disabled",
         };
-        write!(
-            f,
-            "CPU uid {} {kind} id {:#x} {state}",
-            self.processor_uid, self.apic_id
-        )
+        write!(f, "CPU uid {} {kind} id {:#x} {state}", self.processor_uid, self.apic_id)
     }
 }
 
@@ -166,11 +154,7 @@ pub struct IoApic {
 
 impl fmt::Display for IoApic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "I/O APIC id {} at {:#x}, GSI base {}",
-            self.id, self.address, self.gsi_base
-        )
+        write!(f, "I/O APIC id {} at {:#x}, GSI base {}", self.id, self.address, self.gsi_base)
     }
 }
 
@@ -247,11 +231,7 @@ pub struct InterruptOverride {
 
 impl fmt::Display for InterruptOverride {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "IRQ {} -> GSI {} {} {}",
-            self.source_irq, self.gsi, self.polarity, self.trigger
-        )?;
+        write!(f, "IRQ {} -> GSI {} {} {}", self.source_irq, self.gsi, self.polarity, self.trigger)?;
         if self.bus != 0 {
             write!(f, " (bus {})", self.bus)?;
         }
@@ -269,11 +249,7 @@ pub struct NmiSource {
 
 impl fmt::Display for NmiSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "NMI source GSI {} {} {}",
-            self.gsi, self.polarity, self.trigger
-        )
+        write!(f, "NMI source GSI {} {} {}", self.gsi, self.polarity, self.trigger)
     }
 }
 
@@ -389,18 +365,10 @@ impl MadtInfo {
         if self.io_apics.is_empty() {
             warnings.push(String::from("MADT lists no I/O APIC"));
         }
-        let mut ids: Vec<u32> = self
-            .cpus
-            .iter()
-            .filter(|cpu| cpu.usable())
-            .map(|cpu| cpu.apic_id)
-            .collect();
+        let mut ids: Vec<u32> = self.cpus.iter().filter(|cpu| cpu.usable()).map(|cpu| cpu.apic_id).collect();
         ids.sort_unstable();
         if let Some(pair) = ids.windows(2).find(|pair| pair[0] == pair[1]) {
-            warnings.push(format!(
-                "MADT lists APIC id {:#x} for more than one usable processor",
-                pair[0]
-            ));
+            warnings.push(format!("MADT lists APIC id {:#x} for more than one usable processor", pair[0]));
         }
     }
 
@@ -411,9 +379,7 @@ impl MadtInfo {
 
     /// The override for ISA `irq`, if the firmware gave one.
     pub fn override_for_isa_irq(&self, irq: u8) -> Option<&InterruptOverride> {
-        self.overrides
-            .iter()
-            .find(|o| o.bus == 0 && o.source_irq == irq)
+        self.overrides.iter().find(|o| o.bus == 0 && o.source_irq == irq)
     }
 }
 
@@ -424,33 +390,15 @@ fn entry_at<'t>(table: &Table<'t>, offset: usize) -> Result<(u8, &'t [u8]), Acpi
     let remaining = bytes.len().saturating_sub(offset);
     let entry_type = bytes.u8_at(offset).unwrap_or(0);
     let Some(length) = bytes.u8_at(offset + 1) else {
-        return Err(AcpiError::MadtEntryOverrun {
-            phys: table.phys,
-            offset,
-            entry_type,
-            length: 2,
-            remaining,
-        });
+        return Err(AcpiError::MadtEntryOverrun { phys: table.phys, offset, entry_type, length: 2, remaining });
     };
     let min = entry::min_len(entry_type).unwrap_or(2);
     if length < min {
-        return Err(AcpiError::MadtEntryTooShort {
-            phys: table.phys,
-            offset,
-            entry_type,
-            length,
-            min,
-        });
+        return Err(AcpiError::MadtEntryTooShort { phys: table.phys, offset, entry_type, length, min });
     }
     match bytes.get(offset..offset + usize::from(length)) {
         Some(entry) => Ok((entry_type, entry)),
-        None => Err(AcpiError::MadtEntryOverrun {
-            phys: table.phys,
-            offset,
-            entry_type,
-            length,
-            remaining,
-        }),
+        None => Err(AcpiError::MadtEntryOverrun { phys: table.phys, offset, entry_type, length, remaining }),
     }
 }
 
@@ -483,77 +431,43 @@ impl MadtInfo {
                 let gsi = e.u32_at(4).unwrap_or(0);
                 let flags = e.u16_at(8).unwrap_or(0);
                 let Some((polarity, trigger)) = decode_mps_inti_flags(flags) else {
-                    return Some(format!(
-                        "override of IRQ {source_irq} has reserved flags {flags:#06x}; ignored"
-                    ));
+                    return Some(format!("override of IRQ {source_irq} has reserved flags {flags:#06x}; ignored"));
                 };
-                self.overrides.push(InterruptOverride {
-                    bus,
-                    source_irq,
-                    gsi,
-                    polarity,
-                    trigger,
-                });
+                self.overrides.push(InterruptOverride { bus, source_irq, gsi, polarity, trigger });
                 if bus != 0 {
-                    return Some(format!(
-                        "override of IRQ {source_irq} names bus {bus}, not ISA (0)"
-                    ));
+                    return Some(format!("override of IRQ {source_irq} names bus {bus}, not ISA (0)"));
                 }
             }
             entry::NMI_SOURCE => {
                 let flags = e.u16_at(2).unwrap_or(0);
                 let gsi = e.u32_at(4).unwrap_or(0);
                 let Some((polarity, trigger)) = decode_mps_inti_flags(flags) else {
-                    return Some(format!(
-                        "NMI source GSI {gsi} has reserved flags {flags:#06x}; ignored"
-                    ));
+                    return Some(format!("NMI source GSI {gsi} has reserved flags {flags:#06x}; ignored"));
                 };
-                self.nmi_sources.push(NmiSource {
-                    gsi,
-                    polarity,
-                    trigger,
-                });
+                self.nmi_sources.push(NmiSource { gsi, polarity, trigger });
             }
             entry::LOCAL_APIC_NMI | entry::LOCAL_X2APIC_NMI => {
                 let x2apic = entry_type == entry::LOCAL_X2APIC_NMI;
                 let (processor, flags, lint) = if x2apic {
                     let uid = e.u32_at(4).unwrap_or(0);
-                    let processor = if uid == ALL_PROCESSORS_UID32 {
-                        NmiProcessor::All
-                    } else {
-                        NmiProcessor::Uid(uid)
-                    };
+                    let processor =
+                        if uid == ALL_PROCESSORS_UID32 { NmiProcessor::All } else { NmiProcessor::Uid(uid) };
                     (processor, e.u16_at(2).unwrap_or(0), e.u8_at(8).unwrap_or(0))
                 } else {
                     let uid = e.u8_at(2).unwrap_or(0);
-                    let processor = if uid == ALL_PROCESSORS_UID8 {
-                        NmiProcessor::All
-                    } else {
-                        NmiProcessor::Uid(u32::from(uid))
-                    };
+                    let processor =
+                        if uid == ALL_PROCESSORS_UID8 { NmiProcessor::All } else { NmiProcessor::Uid(u32::from(uid)) };
                     (processor, e.u16_at(3).unwrap_or(0), e.u8_at(5).unwrap_or(0))
                 };
                 let line = match lint {
                     0 => LocalInterrupt::Lint0,
                     1 => LocalInterrupt::Lint1,
-                    _ => {
-                        return Some(format!(
-                            "local APIC NMI on LINT {lint}, which does not exist; ignored"
-                        ))
-                    }
+                    _ => return Some(format!("local APIC NMI on LINT {lint}, which does not exist; ignored")),
                 };
                 let Some((polarity, trigger)) = decode_mps_inti_flags(flags) else {
-                    return Some(format!(
-                        "local APIC NMI has reserved flags {flags:#06x}; ignored"
-                    ));
+                    return Some(format!("local APIC NMI has reserved flags {flags:#06x}; ignored"));
                 };
-                self.local_apic_nmis.push(LocalApicNmi {
-                    processor,
-                    lint: line,
-                    polarity,
-                    trigger,
-                    x2apic,
-                });
+                self.local_apic_nmis.push(LocalApicNmi { processor, lint: line, polarity, trigger, x2apic });
             }
             entry::LOCAL_APIC_ADDRESS_OVERRIDE => {
                 self.local_apic_address = e.u64_at(4).unwrap_or(self.local_apic_address);
@@ -575,27 +489,16 @@ impl MadtInfo {
     fn cpu(&self, processor_uid: u32, apic_id: u32, flags: u32, x2apic: bool) -> Cpu {
         let enabled = flags & LAPIC_FLAG_ENABLED != 0;
         // Online Capable is defined only for disabled processors, from MADT revision 5 on.
-        let online_capable = self.revision >= MADT_REVISION_ONLINE_CAPABLE
-            && !enabled
-            && flags & LAPIC_FLAG_ONLINE_CAPABLE != 0;
-        Cpu {
-            processor_uid,
-            apic_id,
-            enabled,
-            online_capable,
-            x2apic,
-        }
+        let online_capable =
+            self.revision >= MADT_REVISION_ONLINE_CAPABLE && !enabled && flags & LAPIC_FLAG_ONLINE_CAPABLE != 0;
+        Cpu { processor_uid, apic_id, enabled, online_capable, x2apic }
     }
 }
 
 impl fmt::Display for MadtInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let enabled = self.cpus.iter().filter(|cpu| cpu.enabled).count();
-        let online_capable = self
-            .cpus
-            .iter()
-            .filter(|cpu| !cpu.enabled && cpu.online_capable)
-            .count();
+        let online_capable = self.cpus.iter().filter(|cpu| !cpu.enabled && cpu.online_capable).count();
         let disabled = self.cpus.len() - enabled - online_capable;
         write!(
             f,

@@ -45,8 +45,7 @@ impl McfgSegment {
         if !(self.bus_start..=self.bus_end).contains(&bus) || device > 31 || function > 7 {
             return None;
         }
-        let offset =
-            (u64::from(bus) << 20) | (u64::from(device) << 15) | (u64::from(function) << 12);
+        let offset = (u64::from(bus) << 20) | (u64::from(device) << 15) | (u64::from(function) << 12);
         self.base_address.checked_add(offset)
     }
 }
@@ -68,9 +67,7 @@ pub fn parse_mcfg(table: &Table<'_>, warnings: &mut Vec<String>) -> Vec<McfgSegm
     let entries = table.bytes.get(MCFG_FIXED_LEN..).unwrap_or(&[]);
     let trailing = entries.len() % MCFG_ENTRY_LEN;
     if trailing != 0 {
-        warnings.push(format!(
-            "MCFG: {trailing} trailing bytes after the last whole entry; ignored"
-        ));
+        warnings.push(format!("MCFG: {trailing} trailing bytes after the last whole entry; ignored"));
     }
     let mut segments = Vec::new();
     for (index, entry) in entries.chunks_exact(MCFG_ENTRY_LEN).enumerate() {
@@ -81,9 +78,7 @@ pub fn parse_mcfg(table: &Table<'_>, warnings: &mut Vec<String>) -> Vec<McfgSegm
             bus_end: entry.u8_at(11).unwrap_or(0),
         };
         if segment.bus_start > segment.bus_end || segment.base_address == 0 {
-            warnings.push(format!(
-                "MCFG entry {index} is not usable ({segment}); skipped"
-            ));
+            warnings.push(format!("MCFG entry {index} is not usable ({segment}); skipped"));
             continue;
         }
         segments.push(segment);

@@ -37,8 +37,8 @@ mod tests;
 
 pub use hpet::{HpetInfo, PageProtection};
 pub use madt::{
-    Cpu, InterruptOverride, IoApic, LocalApicNmi, LocalInterrupt, MadtInfo, NmiProcessor,
-    NmiSource, Polarity, TriggerMode,
+    Cpu, InterruptOverride, IoApic, LocalApicNmi, LocalInterrupt, MadtInfo, NmiProcessor, NmiSource, Polarity,
+    TriggerMode,
 };
 pub use mcfg::McfgSegment;
 pub use rsdp::{find_rsdp_in_bios_areas, parse_rsdp, RootTable, Rsdp};
@@ -75,11 +75,7 @@ impl<T: PhysMapper + ?Sized> PhysMapper for &T {
 }
 
 /// Calls `mapper.map` and holds it to its contract of exactly `len` bytes.
-pub(crate) fn map_exact<M: PhysMapper + ?Sized>(
-    mapper: &M,
-    phys: u64,
-    len: usize,
-) -> Option<&[u8]> {
+pub(crate) fn map_exact<M: PhysMapper + ?Sized>(mapper: &M, phys: u64, len: usize) -> Option<&[u8]> {
     mapper.map(phys, len)?.get(..len)
 }
 
@@ -298,23 +294,15 @@ impl fmt::Display for PlatformTables {
 ///
 /// Errors only when nothing can be found: a bad RSDP or an unreadable root table. Problems
 /// with single tables drop that table into `rejected` and `warnings`.
-pub fn parse_platform<M: PhysMapper + ?Sized>(
-    mapper: &M,
-    rsdp_phys: u64,
-) -> Result<PlatformTables, AcpiError> {
+pub fn parse_platform<M: PhysMapper + ?Sized>(mapper: &M, rsdp_phys: u64) -> Result<PlatformTables, AcpiError> {
     let rsdp = parse_rsdp(mapper, rsdp_phys)?;
     let mut warnings = Vec::new();
     let mut rejected = Vec::new();
 
     if rsdp.revision >= 2 && rsdp.xsdt_address == Some(0) {
-        warnings.push(format!(
-            "RSDP revision {} has no XSDT; using the RSDT",
-            rsdp.revision
-        ));
+        warnings.push(format!("RSDP revision {} has no XSDT; using the RSDT", rsdp.revision));
     }
-    let root = rsdp
-        .root_table()
-        .ok_or(AcpiError::NoRootTable { rsdp_phys })?;
+    let root = rsdp.root_table().ok_or(AcpiError::NoRootTable { rsdp_phys })?;
     // Firmware that fills both keeps them in step; a broken XSDT is worth one more try.
     let (root, root_table) = match load_root(mapper, root) {
         Ok(table) => (root, table),
@@ -359,17 +347,13 @@ pub fn parse_platform<M: PhysMapper + ?Sized>(
         pointer[..entry_len].copy_from_slice(entry);
         let phys = u64::from_le_bytes(pointer);
         if phys == 0 {
-            platform.warnings.push(format!(
-                "{root_name} entry {index} is a null pointer; skipped"
-            ));
+            platform.warnings.push(format!("{root_name} entry {index} is a null pointer; skipped"));
             continue;
         }
         let header = match sdt::read_header(mapper, phys) {
             Ok(header) => header,
             Err(error) => {
-                platform
-                    .warnings
-                    .push(format!("{root_name} entry {index}: {error}; skipped"));
+                platform.warnings.push(format!("{root_name} entry {index}: {error}; skipped"));
                 platform.rejected.push(error);
                 continue;
             }
@@ -383,9 +367,7 @@ pub fn parse_platform<M: PhysMapper + ?Sized>(
         match header.signature {
             Signature::MADT => {
                 if platform.madt.is_some() {
-                    platform
-                        .warnings
-                        .push(format!("second MADT at {phys:#x} ignored"));
+                    platform.warnings.push(format!("second MADT at {phys:#x} ignored"));
                     continue;
                 }
                 let parsed = sdt::load_table(mapper, phys, Signature::MADT, madt::MADT_FIXED_LEN)
@@ -397,9 +379,7 @@ pub fn parse_platform<M: PhysMapper + ?Sized>(
             }
             Signature::MCFG => {
                 if mcfg_seen {
-                    platform
-                        .warnings
-                        .push(format!("second MCFG at {phys:#x} ignored"));
+                    platform.warnings.push(format!("second MCFG at {phys:#x} ignored"));
                     continue;
                 }
                 mcfg_seen = true;
@@ -412,9 +392,7 @@ pub fn parse_platform<M: PhysMapper + ?Sized>(
                 // A machine may have several HPET blocks, one table each; the kernel needs one.
                 if let Some(first) = &platform.hpet {
                     let first = first.hpet_number;
-                    platform.warnings.push(format!(
-                        "HPET table at {phys:#x} after HPET {first}; ignored"
-                    ));
+                    platform.warnings.push(format!("HPET table at {phys:#x} after HPET {first}; ignored"));
                     continue;
                 }
                 let parsed = sdt::load_table(mapper, phys, Signature::HPET, hpet::HPET_TABLE_LEN)
@@ -429,19 +407,13 @@ pub fn parse_platform<M: PhysMapper + ?Sized>(
     }
 
     if platform.madt.is_none() {
-        platform.warnings.push(String::from(
-            "no usable MADT: only the boot CPU, interrupts through the 8259 PIC",
-        ));
+        platform.warnings.push(String::from("no usable MADT: only the boot CPU, interrupts through the 8259 PIC"));
     }
     if platform.mcfg.is_empty() {
-        platform.warnings.push(String::from(
-            "no usable MCFG: PCI configuration through ports 0xCF8/0xCFC",
-        ));
+        platform.warnings.push(String::from("no usable MCFG: PCI configuration through ports 0xCF8/0xCFC"));
     }
     if platform.hpet.is_none() {
-        platform
-            .warnings
-            .push(String::from("no usable HPET: timing falls back to the PIT"));
+        platform.warnings.push(String::from("no usable HPET: timing falls back to the PIT"));
     }
     Ok(platform)
 }
@@ -455,14 +427,7 @@ impl PlatformTables {
 
 fn load_root<M: PhysMapper + ?Sized>(mapper: &M, root: RootTable) -> Result<Table<'_>, AcpiError> {
     match root {
-        RootTable::Xsdt(phys) => {
-            sdt::load_table(mapper, phys, Signature::XSDT, sdt::SDT_HEADER_LEN)
-        }
-        RootTable::Rsdt(phys) => sdt::load_table(
-            mapper,
-            u64::from(phys),
-            Signature::RSDT,
-            sdt::SDT_HEADER_LEN,
-        ),
+        RootTable::Xsdt(phys) => sdt::load_table(mapper, phys, Signature::XSDT, sdt::SDT_HEADER_LEN),
+        RootTable::Rsdt(phys) => sdt::load_table(mapper, u64::from(phys), Signature::RSDT, sdt::SDT_HEADER_LEN),
     }
 }

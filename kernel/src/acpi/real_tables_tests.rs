@@ -18,8 +18,8 @@ use std::vec;
 use std::vec::Vec;
 
 use super::test_support::{
-    io_apic, iso, lapic, lapic_address_override, lapic_nmi, madt, nmi_source, refix_sdt_checksum,
-    rsdp_v2, within, x2apic, x2apic_nmi, xsdt, HostMemory,
+    io_apic, iso, lapic, lapic_address_override, lapic_nmi, madt, nmi_source, refix_sdt_checksum, rsdp_v2, within,
+    x2apic, x2apic_nmi, xsdt, HostMemory,
 };
 use super::*;
 
@@ -40,39 +40,24 @@ fn testdata_dir() -> PathBuf {
 fn server_tables(server: &str) -> Vec<(String, Vec<u8>)> {
     let dir = testdata_dir().join(server);
     let listing = std::fs::read_dir(&dir).unwrap_or_else(|error| {
-        panic!(
-            "real ACPI tables missing at {} ({error}): see REAL_DATA.md, or set ACPI_TESTDATA_DIR",
-            dir.display()
-        )
+        panic!("real ACPI tables missing at {} ({error}): see REAL_DATA.md, or set ACPI_TESTDATA_DIR", dir.display())
     });
     let mut tables: Vec<(String, Vec<u8>)> = listing
         .map(|entry| entry.expect("readable directory entry").path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "dat"))
         .map(|path| {
-            let stem = path
-                .file_stem()
-                .expect("file name")
-                .to_string_lossy()
-                .into_owned();
+            let stem = path.file_stem().expect("file name").to_string_lossy().into_owned();
             let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             (stem, bytes)
         })
         .collect();
     tables.sort();
-    assert!(
-        tables.iter().any(|(stem, _)| stem == "apic"),
-        "{server}: no apic.dat in {}",
-        dir.display()
-    );
+    assert!(tables.iter().any(|(stem, _)| stem == "apic"), "{server}: no apic.dat in {}", dir.display());
     tables
 }
 
 fn table<'a>(tables: &'a [(String, Vec<u8>)], stem: &str) -> &'a [u8] {
-    &tables
-        .iter()
-        .find(|(s, _)| s == stem)
-        .unwrap_or_else(|| panic!("no {stem}.dat"))
-        .1
+    &tables.iter().find(|(s, _)| s == stem).unwrap_or_else(|| panic!("no {stem}.dat")).1
 }
 
 /// Fake memory holding a 1 MiB low-memory image with the RSDP in the BIOS area, an XSDT, and
@@ -118,11 +103,7 @@ fn iasl_fields(label: &str, bytes: &[u8]) -> Fields {
     std::fs::create_dir_all(&dir).expect("temporary directory");
     std::fs::write(dir.join("table.dat"), bytes).expect("write table for iasl");
     let iasl = std::env::var_os("IASL").unwrap_or_else(|| "iasl".into());
-    let run = Command::new(&iasl)
-        .arg("-d")
-        .arg("table.dat")
-        .current_dir(&dir)
-        .output();
+    let run = Command::new(&iasl).arg("-d").arg("table.dat").current_dir(&dir).output();
     let dsl = std::fs::read_to_string(dir.join("table.dsl"));
     let _ = std::fs::remove_dir_all(&dir);
     let output = match run {
@@ -167,8 +148,7 @@ fn parse_dsl(dsl: &str) -> Fields {
 /// The leading hex number of a field value (`00 [Processor Local APIC]` gives 0).
 fn hex(label: &str, name: &str, value: &str) -> u64 {
     let token = value.split_whitespace().next().unwrap_or("");
-    u64::from_str_radix(token, 16)
-        .unwrap_or_else(|_| panic!("{label}: iasl field {name} = {value:?} is not hex"))
+    u64::from_str_radix(token, 16).unwrap_or_else(|_| panic!("{label}: iasl field {name} = {value:?} is not hex"))
 }
 
 /// Fields grouped: the table's own fields, then one group per subtable, each starting at
@@ -198,10 +178,7 @@ fn get(label: &str, fields: &Fields, name: &str) -> u64 {
 }
 
 fn get_opt(label: &str, fields: &Fields, name: &str) -> Option<u64> {
-    fields
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| hex(label, name, v))
+    fields.iter().find(|(n, _)| n == name).map(|(_, v)| hex(label, name, v))
 }
 
 /// iasl prints MPS INTI polarity and trigger as their raw 2-bit values (ACPI 6.5 §5.2.12.5).
@@ -247,8 +224,7 @@ fn compare_madt_with_iasl(label: &str, table_bytes: &[u8], got: &MadtInfo) -> us
         mp_wakeup_mailbox: None,
     };
     // The Online Capable bit is reserved before MADT revision 5; Linux ignores it there too.
-    let online_capable =
-        |enabled: bool, bit: Option<u64>| revision >= 5 && !enabled && bit == Some(1);
+    let online_capable = |enabled: bool, bit: Option<u64>| revision >= 5 && !enabled && bit == Some(1);
     for (index, sub) in subtables.iter().enumerate() {
         let label = format!("{label} subtable #{index}");
         let label = label.as_str();
@@ -323,14 +299,8 @@ fn compare_madt_with_iasl(label: &str, table_bytes: &[u8], got: &MadtInfo) -> us
     }
 
     assert_eq!(got.revision, want.revision, "{label}: revision");
-    assert_eq!(
-        got.local_apic_address, want.local_apic_address,
-        "{label}: local APIC address"
-    );
-    assert_eq!(
-        got.pcat_compat, want.pcat_compat,
-        "{label}: PC-AT compatibility"
-    );
+    assert_eq!(got.local_apic_address, want.local_apic_address, "{label}: local APIC address");
+    assert_eq!(got.pcat_compat, want.pcat_compat, "{label}: PC-AT compatibility");
     fn each<T: PartialEq + core::fmt::Debug>(label: &str, what: &str, got: &[T], want: &[T]) {
         for (index, (g, w)) in got.iter().zip(want).enumerate() {
             assert_eq!(g, w, "{label}: {what} #{index}");
@@ -339,19 +309,9 @@ fn compare_madt_with_iasl(label: &str, table_bytes: &[u8], got: &MadtInfo) -> us
     }
     each(label, "CPUs", &got.cpus, &want.cpus);
     each(label, "I/O APICs", &got.io_apics, &want.io_apics);
-    each(
-        label,
-        "interrupt source overrides",
-        &got.overrides,
-        &want.overrides,
-    );
+    each(label, "interrupt source overrides", &got.overrides, &want.overrides);
     each(label, "NMI sources", &got.nmi_sources, &want.nmi_sources);
-    each(
-        label,
-        "local APIC NMIs",
-        &got.local_apic_nmis,
-        &want.local_apic_nmis,
-    );
+    each(label, "local APIC NMIs", &got.local_apic_nmis, &want.local_apic_nmis);
     assert_eq!(*got, want, "{label}: whole MADT");
     subtables.len()
 }
@@ -374,11 +334,7 @@ fn compare_mcfg_with_iasl(label: &str, table_bytes: &[u8], got: &[McfgSegment]) 
 
 fn compare_hpet_with_iasl(label: &str, table_bytes: &[u8], got: &HpetInfo) {
     let fields = iasl_fields(label, table_bytes);
-    assert_eq!(
-        get(label, &fields, "Space ID"),
-        0,
-        "{label}: real HPETs are in system memory"
-    );
+    assert_eq!(get(label, &fields, "Space ID"), 0, "{label}: real HPETs are in system memory");
     let block_id = get(label, &fields, "Hardware Block ID") as u32;
     // This iasl prints the Event Timer Block ID raw; its fields per IA-PC HPET 1.0a §2.3.4.
     let want = HpetInfo {
@@ -411,47 +367,21 @@ fn real_servers_match_iasl() {
         let rsdp = find_rsdp_in_bios_areas(&memory).unwrap_or_else(|e| panic!("{server}: {e}"));
         assert_eq!(rsdp, RSDP_AT, "{server}: RSDP scan");
         let platform = parse_platform(&memory, rsdp).unwrap_or_else(|e| panic!("{server}: {e}"));
-        assert!(
-            platform.rejected.is_empty(),
-            "{server}: rejected {:?}",
-            platform.rejected
-        );
-        assert_eq!(
-            platform.warnings,
-            Vec::<String>::new(),
-            "{server}: warnings"
-        );
+        assert!(platform.rejected.is_empty(), "{server}: rejected {:?}", platform.rejected);
+        assert_eq!(platform.warnings, Vec::<String>::new(), "{server}: warnings");
 
-        let listed: Vec<(Signature, u64, u32)> = platform
-            .tables
-            .iter()
-            .map(|t| (t.signature, t.phys, t.length))
-            .collect();
+        let listed: Vec<(Signature, u64, u32)> =
+            platform.tables.iter().map(|t| (t.signature, t.phys, t.length)).collect();
         assert_eq!(listed, placed, "{server}: tables listed by the XSDT");
         for (stem, bytes) in &tables {
             let length = SdtHeader::parse(bytes).map(|h| h.length as usize);
-            assert_eq!(
-                length,
-                Some(bytes.len()),
-                "{server}/{stem}.dat: header length is the file size"
-            );
+            assert_eq!(length, Some(bytes.len()), "{server}/{stem}.dat: header length is the file size");
         }
 
-        let madt = platform
-            .madt
-            .as_ref()
-            .unwrap_or_else(|| panic!("{server}: no MADT"));
-        let entries =
-            compare_madt_with_iasl(&format!("{server} MADT"), table(&tables, "apic"), madt);
-        compare_mcfg_with_iasl(
-            &format!("{server} MCFG"),
-            table(&tables, "mcfg"),
-            &platform.mcfg,
-        );
-        let hpet = platform
-            .hpet
-            .as_ref()
-            .unwrap_or_else(|| panic!("{server}: no HPET"));
+        let madt = platform.madt.as_ref().unwrap_or_else(|| panic!("{server}: no MADT"));
+        let entries = compare_madt_with_iasl(&format!("{server} MADT"), table(&tables, "apic"), madt);
+        compare_mcfg_with_iasl(&format!("{server} MCFG"), table(&tables, "mcfg"), &platform.mcfg);
+        let hpet = platform.hpet.as_ref().unwrap_or_else(|| panic!("{server}: no HPET"));
         compare_hpet_with_iasl(&format!("{server} HPET"), table(&tables, "hpet"), hpet);
         compared.push((server, entries, platform));
     }
@@ -460,37 +390,17 @@ fn real_servers_match_iasl() {
     // compares nothing cannot pass.
     let (_, dell_entries, dell) = &compared[0];
     let dell_madt = dell.madt.as_ref().expect("MADT");
-    assert_eq!(
-        *dell_entries, 104,
-        "Dell R820 MADT: 96 local APICs, 1 local NMI, 2 overrides, 5 I/O APICs"
-    );
-    assert_eq!(
-        (dell_madt.cpus.len(), dell_madt.enabled_cpus().count()),
-        (96, 80)
-    );
-    assert_eq!(
-        dell_madt.io_apics[4],
-        IoApic {
-            id: 4,
-            address: 0xFECC_0000,
-            gsi_base: 0x80
-        }
-    );
-    assert_eq!(
-        dell.hpet
-            .map(|h| (h.comparators, h.counter_64bit, h.pci_vendor_id)),
-        Some((8, true, 0x8086))
-    );
+    assert_eq!(*dell_entries, 104, "Dell R820 MADT: 96 local APICs, 1 local NMI, 2 overrides, 5 I/O APICs");
+    assert_eq!((dell_madt.cpus.len(), dell_madt.enabled_cpus().count()), (96, 80));
+    assert_eq!(dell_madt.io_apics[4], IoApic { id: 4, address: 0xFECC_0000, gsi_base: 0x80 });
+    assert_eq!(dell.hpet.map(|h| (h.comparators, h.counter_64bit, h.pci_vendor_id)), Some((8, true, 0x8086)));
     assert_eq!(dell.mcfg[0].bus_end, 0xFF);
     let (_, _, hp) = &compared[1];
     assert_eq!(hp.mcfg[0].bus_end, 0x3F);
     assert_eq!(hp.hpet.map(|h| h.comparators), Some(3));
     let (_, quanta_entries, quanta) = &compared[2];
     assert_eq!(*quanta_entries, 19);
-    assert_eq!(
-        quanta.madt.as_ref().map(|m| m.local_apic_nmis.len()),
-        Some(8)
-    );
+    assert_eq!(quanta.madt.as_ref().map(|m| m.local_apic_nmis.len()), Some(8));
 }
 
 #[test]
@@ -524,10 +434,7 @@ fn synthetic_madt_with_every_x86_entry_type_matches_iasl() {
         .and_then(|table| MadtInfo::parse(&table, &mut warnings))
         .expect("synthetic MADT parses");
     assert_eq!(warnings, Vec::<String>::new());
-    assert_eq!(
-        compare_madt_with_iasl("synthetic MADT", &bytes, &parsed),
-        15
-    );
+    assert_eq!(compare_madt_with_iasl("synthetic MADT", &bytes, &parsed), 15);
 }
 
 #[test]
@@ -557,10 +464,7 @@ fn mutated_real_madts_never_panic_or_hang() {
         });
         // Mutating length bytes must have produced both kinds of entry error.
         for expected in ["ok", "ok with warnings", "entry too short", "entry overrun"] {
-            assert!(
-                outcomes.contains(expected),
-                "{server}: no mutation gave {expected:?}: {outcomes:?}"
-            );
+            assert!(outcomes.contains(expected), "{server}: no mutation gave {expected:?}: {outcomes:?}");
         }
     }
 }

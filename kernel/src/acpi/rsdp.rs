@@ -71,13 +71,7 @@ impl Rsdp {
 
 impl fmt::Display for Rsdp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "RSDP at {:#x}: revision {}, OEM {}",
-            self.phys,
-            self.revision,
-            AsciiField(&self.oem_id)
-        )?;
+        write!(f, "RSDP at {:#x}: revision {}, OEM {}", self.phys, self.revision, AsciiField(&self.oem_id))?;
         match self.root_table() {
             Some(RootTable::Xsdt(xsdt)) => write!(f, ", XSDT at {xsdt:#x}"),
             Some(RootTable::Rsdt(rsdt)) => write!(f, ", RSDT at {rsdt:#x}"),
@@ -89,11 +83,7 @@ impl fmt::Display for Rsdp {
 /// Reads and checks the RSDP at `phys`: signature, the ACPI 1.0 checksum over the first 20
 /// bytes, and for revision >= 2 the "Length" field and the extended checksum over that many bytes.
 pub fn parse_rsdp<M: PhysMapper + ?Sized>(mapper: &M, phys: u64) -> Result<Rsdp, AcpiError> {
-    let unmapped = |len: usize| AcpiError::Unmapped {
-        target: MapTarget::Rsdp,
-        phys,
-        len: len as u64,
-    };
+    let unmapped = |len: usize| AcpiError::Unmapped { target: MapTarget::Rsdp, phys, len: len as u64 };
     let v1 = map_exact(mapper, phys, RSDP_V1_LEN).ok_or(unmapped(RSDP_V1_LEN))?;
     if v1.array_at::<8>(0) != Some(RSDP_SIGNATURE) {
         return Err(AcpiError::RsdpBadSignature { phys });
@@ -107,13 +97,7 @@ pub fn parse_rsdp<M: PhysMapper + ?Sized>(mapper: &M, phys: u64) -> Result<Rsdp,
     let rsdt_address = v1.u32_at(16).ok_or(unmapped(RSDP_V1_LEN))?;
     // Revision 1 was never defined; ACPI 2.0 introduced revision 2 and the extended fields.
     if revision < 2 {
-        return Ok(Rsdp {
-            phys,
-            oem_id,
-            revision,
-            rsdt_address,
-            xsdt_address: None,
-        });
+        return Ok(Rsdp { phys, oem_id, revision, rsdt_address, xsdt_address: None });
     }
 
     let v2 = map_exact(mapper, phys, RSDP_V2_LEN).ok_or(unmapped(RSDP_V2_LEN))?;
@@ -127,13 +111,7 @@ pub fn parse_rsdp<M: PhysMapper + ?Sized>(mapper: &M, phys: u64) -> Result<Rsdp,
         return Err(AcpiError::RsdpBadExtendedChecksum { phys, sum });
     }
     let xsdt_address = v2.u64_at(24).ok_or(unmapped(RSDP_V2_LEN))?;
-    Ok(Rsdp {
-        phys,
-        oem_id,
-        revision,
-        rsdt_address,
-        xsdt_address: Some(xsdt_address),
-    })
+    Ok(Rsdp { phys, oem_id, revision, rsdt_address, xsdt_address: Some(xsdt_address) })
 }
 
 /// Finds the RSDP on a legacy BIOS machine (ACPI 6.5 §5.2.5.1): first the first KiB of the
@@ -158,11 +136,7 @@ pub fn find_rsdp_in_bios_areas<M: PhysMapper + ?Sized>(mapper: &M) -> Result<u64
 
     let bios_len = (BIOS_AREA_END_EXCLUSIVE - BIOS_AREA_START) as usize;
     if map_exact(mapper, BIOS_AREA_START, bios_len).is_none() {
-        return Err(AcpiError::Unmapped {
-            target: MapTarget::BiosArea,
-            phys: BIOS_AREA_START,
-            len: bios_len as u64,
-        });
+        return Err(AcpiError::Unmapped { target: MapTarget::BiosArea, phys: BIOS_AREA_START, len: bios_len as u64 });
     }
     scan_area(mapper, BIOS_AREA_START, bios_len).ok_or(AcpiError::RsdpNotFound)
 }

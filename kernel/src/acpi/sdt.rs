@@ -29,11 +29,7 @@ impl Signature {
 impl fmt::Display for Signature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for &byte in &self.0 {
-            let shown = if byte.is_ascii_graphic() || byte == b' ' {
-                byte as char
-            } else {
-                '?'
-            };
+            let shown = if byte.is_ascii_graphic() || byte == b' ' { byte as char } else { '?' };
             fmt::Write::write_char(f, shown)?;
         }
         Ok(())
@@ -126,17 +122,9 @@ impl<'a> Table<'a> {
         };
         let sum = checksum(bytes);
         if sum != 0 {
-            return Err(AcpiError::BadChecksum {
-                signature: header.signature,
-                phys,
-                sum,
-            });
+            return Err(AcpiError::BadChecksum { signature: header.signature, phys, sum });
         }
-        Ok(Table {
-            phys,
-            header,
-            bytes,
-        })
+        Ok(Table { phys, header, bytes })
     }
 }
 
@@ -178,11 +166,7 @@ pub fn load_table<'m, M: PhysMapper + ?Sized>(
 ) -> Result<Table<'m>, AcpiError> {
     let header = read_header(mapper, phys)?;
     if header.signature != expected {
-        return Err(AcpiError::BadSignature {
-            phys,
-            expected,
-            found: header.signature,
-        });
+        return Err(AcpiError::BadSignature { phys, expected, found: header.signature });
     }
     check_length(&header, phys, min_len)?;
     let bytes = map_exact(mapper, phys, header.length as usize).ok_or(AcpiError::Unmapped {
@@ -203,22 +187,12 @@ pub struct Oem {
 
 impl Oem {
     pub fn from_header(header: &SdtHeader) -> Oem {
-        Oem {
-            id: header.oem_id,
-            table_id: header.oem_table_id,
-            revision: header.oem_revision,
-        }
+        Oem { id: header.oem_id, table_id: header.oem_table_id, revision: header.oem_revision }
     }
 }
 
 impl fmt::Display for Oem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} {} rev {:#x}",
-            AsciiField(&self.id),
-            AsciiField(&self.table_id),
-            self.revision
-        )
+        write!(f, "{} {} rev {:#x}", AsciiField(&self.id), AsciiField(&self.table_id), self.revision)
     }
 }

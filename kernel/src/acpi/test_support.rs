@@ -26,10 +26,7 @@ impl HostMemory {
         let end = phys + bytes.len() as u64;
         for (start, existing) in &self.regions {
             let existing_end = start + existing.len() as u64;
-            assert!(
-                end <= *start || phys >= existing_end,
-                "test bug: region at {phys:#x} overlaps {start:#x}"
-            );
+            assert!(end <= *start || phys >= existing_end, "test bug: region at {phys:#x} overlaps {start:#x}");
         }
         self.regions.push((phys, bytes));
         self
@@ -37,12 +34,7 @@ impl HostMemory {
 
     /// The buffer placed at exactly `phys`, to corrupt in tests.
     pub fn region_mut(&mut self, phys: u64) -> &mut Vec<u8> {
-        &mut self
-            .regions
-            .iter_mut()
-            .find(|(start, _)| *start == phys)
-            .expect("test bug: no region there")
-            .1
+        &mut self.regions.iter_mut().find(|(start, _)| *start == phys).expect("test bug: no region there").1
     }
 }
 

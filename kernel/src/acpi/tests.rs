@@ -8,9 +8,8 @@ use std::vec;
 use std::vec::Vec;
 
 use super::test_support::{
-    fix_checksum, hpet, io_apic, iso, lapic, lapic_address_override, lapic_nmi, madt, mcfg,
-    mp_wakeup, nmi_source, refix_sdt_checksum, rsdp_v1, rsdp_v2, rsdt, sdt, within, x2apic,
-    x2apic_nmi, xsdt, HostMemory,
+    fix_checksum, hpet, io_apic, iso, lapic, lapic_address_override, lapic_nmi, madt, mcfg, mp_wakeup, nmi_source,
+    refix_sdt_checksum, rsdp_v1, rsdp_v2, rsdt, sdt, within, x2apic, x2apic_nmi, xsdt, HostMemory,
 };
 use super::*;
 
@@ -70,33 +69,14 @@ fn clean_machine_parses_without_warnings() {
     assert!(platform.rejected.is_empty());
     assert_eq!(platform.root, RootTable::Xsdt(XSDT_AT));
     let signatures: Vec<Signature> = platform.tables.iter().map(|t| t.signature).collect();
-    assert_eq!(
-        signatures,
-        [Signature::MADT, Signature::MCFG, Signature::HPET]
-    );
+    assert_eq!(signatures, [Signature::MADT, Signature::MCFG, Signature::HPET]);
 
     let madt = platform.madt.as_ref().expect("MADT");
     assert_eq!(madt.local_apic_address, 0xFEE0_0000);
     assert!(madt.pcat_compat);
     assert_eq!(madt.cpus.len(), 2);
-    assert_eq!(
-        madt.cpus[1],
-        Cpu {
-            processor_uid: 1,
-            apic_id: 2,
-            enabled: true,
-            online_capable: false,
-            x2apic: false
-        }
-    );
-    assert_eq!(
-        madt.io_apics,
-        [IoApic {
-            id: 8,
-            address: 0xFEC0_0000,
-            gsi_base: 0
-        }]
-    );
+    assert_eq!(madt.cpus[1], Cpu { processor_uid: 1, apic_id: 2, enabled: true, online_capable: false, x2apic: false });
+    assert_eq!(madt.io_apics, [IoApic { id: 8, address: 0xFEC0_0000, gsi_base: 0 }]);
     assert_eq!(
         madt.override_for_isa_irq(9),
         Some(&InterruptOverride {
@@ -119,23 +99,12 @@ fn clean_machine_parses_without_warnings() {
         }]
     );
 
-    assert_eq!(
-        platform.mcfg,
-        [McfgSegment {
-            base_address: 0xE000_0000,
-            segment: 0,
-            bus_start: 0,
-            bus_end: 0xFF
-        }]
-    );
+    assert_eq!(platform.mcfg, [McfgSegment { base_address: 0xE000_0000, segment: 0, bus_start: 0, bus_end: 0xFF }]);
     let hpet = platform.hpet.expect("HPET");
     assert_eq!(hpet.base_address, 0xFED0_0000);
     assert_eq!(hpet.comparators, 8);
     assert!(hpet.counter_64bit && hpet.legacy_replacement);
-    assert_eq!(
-        (hpet.pci_vendor_id, hpet.hardware_rev, hpet.min_tick),
-        (0x8086, 1, 0x80)
-    );
+    assert_eq!((hpet.pci_vendor_id, hpet.hardware_rev, hpet.min_tick), (0x8086, 1, 0x80));
 }
 
 #[test]
@@ -159,71 +128,28 @@ fn every_x86_madt_entry_type() {
             lapic_address_override(0x1_FEE0_0000),
             mp_wakeup(0x8000),
             vec![0x80, 4, 0xAA, 0xBB], // OEM type
-            vec![
-                0x0C, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            ], // GICD
+            vec![0x0C, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], // GICD
         ],
     );
     let (result, warnings) = parse_madt_bytes(bytes);
     let madt = result.expect("MADT parses");
     assert_eq!(madt.revision, 5);
-    assert_eq!(
-        madt.local_apic_address, 0x1_FEE0_0000,
-        "the 64-bit override replaces the header field"
-    );
+    assert_eq!(madt.local_apic_address, 0x1_FEE0_0000, "the 64-bit override replaces the header field");
     assert!(!madt.pcat_compat);
     assert_eq!(
         madt.cpus,
         [
-            Cpu {
-                processor_uid: 1,
-                apic_id: 0,
-                enabled: true,
-                online_capable: false,
-                x2apic: false
-            },
-            Cpu {
-                processor_uid: 2,
-                apic_id: 1,
-                enabled: false,
-                online_capable: true,
-                x2apic: false
-            },
-            Cpu {
-                processor_uid: 3,
-                apic_id: 2,
-                enabled: false,
-                online_capable: false,
-                x2apic: false
-            },
-            Cpu {
-                processor_uid: 0x400,
-                apic_id: 0x1_0000,
-                enabled: true,
-                online_capable: false,
-                x2apic: true
-            },
+            Cpu { processor_uid: 1, apic_id: 0, enabled: true, online_capable: false, x2apic: false },
+            Cpu { processor_uid: 2, apic_id: 1, enabled: false, online_capable: true, x2apic: false },
+            Cpu { processor_uid: 3, apic_id: 2, enabled: false, online_capable: false, x2apic: false },
+            Cpu { processor_uid: 0x400, apic_id: 0x1_0000, enabled: true, online_capable: false, x2apic: true },
         ]
     );
     assert_eq!(madt.cpus.iter().filter(|c| c.usable()).count(), 3);
     assert_eq!(madt.enabled_cpus().count(), 2);
     assert_eq!(madt.io_apics.len(), 2);
-    assert_eq!(
-        madt.io_apics[1],
-        IoApic {
-            id: 1,
-            address: 0xFEC0_1000,
-            gsi_base: 24
-        }
-    );
-    assert_eq!(
-        madt.nmi_sources,
-        [NmiSource {
-            gsi: 30,
-            polarity: Polarity::ActiveLow,
-            trigger: TriggerMode::Level
-        }]
-    );
+    assert_eq!(madt.io_apics[1], IoApic { id: 1, address: 0xFEC0_1000, gsi_base: 24 });
+    assert_eq!(madt.nmi_sources, [NmiSource { gsi: 30, polarity: Polarity::ActiveLow, trigger: TriggerMode::Level }]);
     assert_eq!(
         madt.local_apic_nmis,
         [
@@ -258,12 +184,7 @@ fn every_x86_madt_entry_type() {
 
 #[test]
 fn online_capable_bit_means_nothing_before_madt_revision_5() {
-    let (result, _) = parse_madt_bytes(madt(
-        4,
-        0xFEE0_0000,
-        0,
-        &[lapic(0, 0, 1), lapic(1, 1, 0b10)],
-    ));
+    let (result, _) = parse_madt_bytes(madt(4, 0xFEE0_0000, 0, &[lapic(0, 0, 1), lapic(1, 1, 0b10)]));
     let madt = result.expect("MADT parses");
     assert!(!madt.cpus[1].online_capable && !madt.cpus[1].usable());
 }
@@ -274,20 +195,12 @@ fn reserved_interrupt_flags_skip_the_entry_with_a_warning() {
         3,
         0xFEE0_0000,
         0,
-        &[
-            lapic(0, 0, 1),
-            io_apic(0, 0xFEC0_0000, 0),
-            iso(0, 9, 9, 0b0010),
-            lapic_nmi(0xFF, 0, 2),
-        ],
+        &[lapic(0, 0, 1), io_apic(0, 0xFEC0_0000, 0), iso(0, 9, 9, 0b0010), lapic_nmi(0xFF, 0, 2)],
     ));
     let madt = result.expect("MADT parses");
     assert!(madt.overrides.is_empty() && madt.local_apic_nmis.is_empty());
     assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert!(
-        warnings[0].contains("reserved flags 0x0002"),
-        "{warnings:?}"
-    );
+    assert!(warnings[0].contains("reserved flags 0x0002"), "{warnings:?}");
     assert!(warnings[1].contains("LINT 2"), "{warnings:?}");
 }
 
@@ -295,10 +208,7 @@ fn reserved_interrupt_flags_skip_the_entry_with_a_warning() {
 fn missing_tables_are_warnings_not_errors() {
     let mut memory = HostMemory::new();
     let facp = sdt(b"FACP", 6, &[0u8; 240]);
-    memory
-        .place(RSDP_AT, rsdp_v2(0, XSDT_AT))
-        .place(XSDT_AT, xsdt(&[0x7000]))
-        .place(0x7000, facp);
+    memory.place(RSDP_AT, rsdp_v2(0, XSDT_AT)).place(XSDT_AT, xsdt(&[0x7000])).place(0x7000, facp);
     let platform = parse(memory).expect("a machine without MADT/MCFG/HPET still parses");
     assert_eq!(platform.madt, None);
     assert!(platform.mcfg.is_empty());
@@ -319,20 +229,9 @@ fn flipped_checksum_rejects_only_that_table() {
     assert_eq!(platform.madt, None);
     assert!(matches!(
         platform.rejected.as_slice(),
-        [AcpiError::BadChecksum {
-            signature: Signature::MADT,
-            phys: MADT_AT,
-            ..
-        }]
+        [AcpiError::BadChecksum { signature: Signature::MADT, phys: MADT_AT, .. }]
     ));
-    assert!(
-        platform
-            .warnings
-            .iter()
-            .any(|w| w.contains("APIC at 0x3000: checksum")),
-        "{:?}",
-        platform.warnings
-    );
+    assert!(platform.warnings.iter().any(|w| w.contains("APIC at 0x3000: checksum")), "{:?}", platform.warnings);
     assert_eq!(platform.mcfg.len(), 1);
     assert!(platform.hpet.is_some());
 }
@@ -348,11 +247,7 @@ fn truncated_madt_is_an_error() {
     assert_eq!(platform.madt, None);
     assert_eq!(
         platform.rejected,
-        [AcpiError::Unmapped {
-            target: MapTarget::Table(Signature::MADT),
-            phys: MADT_AT,
-            len: u64::from(claimed)
-        }]
+        [AcpiError::Unmapped { target: MapTarget::Table(Signature::MADT), phys: MADT_AT, len: u64::from(claimed) }]
     );
 
     // The same table handed over as a slice.
@@ -360,14 +255,7 @@ fn truncated_madt_is_an_error() {
     assert!(matches!(result, Err(AcpiError::Truncated { length, .. }) if length == claimed));
     // Cut inside the header.
     let (result, _) = parse_madt_bytes(bytes[..20].to_vec());
-    assert!(matches!(
-        result,
-        Err(AcpiError::Truncated {
-            length: 36,
-            available: 20,
-            ..
-        })
-    ));
+    assert!(matches!(result, Err(AcpiError::Truncated { length: 36, available: 20, .. })));
 }
 
 #[test]
@@ -375,51 +263,23 @@ fn madt_shorter_than_its_fixed_part_is_bad_length() {
     let mut bytes = sdt(b"APIC", 3, &[0, 0, 0xE0]);
     refix_sdt_checksum(&mut bytes);
     let (result, _) = parse_madt_bytes(bytes);
-    assert!(
-        matches!(
-            result,
-            Err(AcpiError::BadLength {
-                length: 39,
-                min: 44,
-                ..
-            })
-        ),
-        "{result:?}"
-    );
+    assert!(matches!(result, Err(AcpiError::BadLength { length: 39, min: 44, .. })), "{result:?}");
 }
 
 #[test]
 fn madt_entry_of_length_zero_is_an_error_not_a_hang() {
     for length in [0u8, 1] {
-        let bytes = madt(
-            3,
-            0xFEE0_0000,
-            0,
-            &[lapic(0, 0, 1), vec![0x00, length, 0, 0, 0, 0, 0, 0]],
-        );
+        let bytes = madt(3, 0xFEE0_0000, 0, &[lapic(0, 0, 1), vec![0x00, length, 0, 0, 0, 0, 0, 0]]);
         let (result, _) = parse_madt_bytes(bytes.clone());
         assert_eq!(
             result,
-            Err(AcpiError::MadtEntryTooShort {
-                phys: MADT_AT,
-                offset: 52,
-                entry_type: 0,
-                length,
-                min: 8
-            })
+            Err(AcpiError::MadtEntryTooShort { phys: MADT_AT, offset: 52, entry_type: 0, length, min: 8 })
         );
         // Through the whole walk as well, and for an unknown type too.
         let platform = parse(machine(bytes)).expect("walk succeeds");
         assert!(platform.madt.is_none());
         let (result, _) = parse_madt_bytes(madt(3, 0, 0, &[vec![0x42, length, 0, 0]]));
-        assert!(matches!(
-            result,
-            Err(AcpiError::MadtEntryTooShort {
-                entry_type: 0x42,
-                min: 2,
-                ..
-            })
-        ));
+        assert!(matches!(result, Err(AcpiError::MadtEntryTooShort { entry_type: 0x42, min: 2, .. })));
     }
 }
 
@@ -428,43 +288,20 @@ fn madt_entry_shorter_than_its_type_is_an_error() {
     let (result, _) = parse_madt_bytes(madt(3, 0, 0, &[vec![0x01, 8, 0, 0, 0, 0, 0xC0, 0xFE]]));
     assert_eq!(
         result,
-        Err(AcpiError::MadtEntryTooShort {
-            phys: MADT_AT,
-            offset: 44,
-            entry_type: 1,
-            length: 8,
-            min: 12
-        })
+        Err(AcpiError::MadtEntryTooShort { phys: MADT_AT, offset: 44, entry_type: 1, length: 8, min: 12 })
     );
 }
 
 #[test]
 fn madt_entry_running_past_the_table_is_an_error() {
     // An x2APIC entry claiming 16 bytes with 6 left; and a lone type byte at the very end.
-    let (result, _) =
-        parse_madt_bytes(madt(3, 0, 0, &[lapic(0, 0, 1), vec![0x09, 16, 0, 0, 0, 0]]));
+    let (result, _) = parse_madt_bytes(madt(3, 0, 0, &[lapic(0, 0, 1), vec![0x09, 16, 0, 0, 0, 0]]));
     assert_eq!(
         result,
-        Err(AcpiError::MadtEntryOverrun {
-            phys: MADT_AT,
-            offset: 52,
-            entry_type: 9,
-            length: 16,
-            remaining: 6
-        })
+        Err(AcpiError::MadtEntryOverrun { phys: MADT_AT, offset: 52, entry_type: 9, length: 16, remaining: 6 })
     );
     let (result, _) = parse_madt_bytes(madt(3, 0, 0, &[lapic(0, 0, 1), vec![0x00]]));
-    assert!(
-        matches!(
-            result,
-            Err(AcpiError::MadtEntryOverrun {
-                offset: 52,
-                remaining: 1,
-                ..
-            })
-        ),
-        "{result:?}"
-    );
+    assert!(matches!(result, Err(AcpiError::MadtEntryOverrun { offset: 52, remaining: 1, .. })), "{result:?}");
 }
 
 #[test]
@@ -511,10 +348,7 @@ fn every_mutation_of_an_madt_parses_or_errors_without_panicking() {
                 check(bytes);
             }
         }
-        assert!(
-            parsed > 500,
-            "only {parsed} mutations got past the header checks"
-        );
+        assert!(parsed > 500, "only {parsed} mutations got past the header checks");
     });
 }
 
@@ -522,14 +356,7 @@ fn every_mutation_of_an_madt_parses_or_errors_without_panicking() {
 fn xsdt_pointing_past_memory_is_an_error() {
     let mut memory = machine(clean_madt());
     *memory.region_mut(RSDP_AT) = rsdp_v2(0, 0x4000_0000);
-    assert_eq!(
-        parse(memory),
-        Err(AcpiError::Unmapped {
-            target: MapTarget::TableHeader,
-            phys: 0x4000_0000,
-            len: 36
-        })
-    );
+    assert_eq!(parse(memory), Err(AcpiError::Unmapped { target: MapTarget::TableHeader, phys: 0x4000_0000, len: 36 }));
 }
 
 #[test]
@@ -540,11 +367,7 @@ fn xsdt_longer_than_memory_is_an_error() {
     refix_sdt_checksum(table);
     assert_eq!(
         parse(memory),
-        Err(AcpiError::Unmapped {
-            target: MapTarget::Table(Signature::XSDT),
-            phys: XSDT_AT,
-            len: 0x800
-        })
+        Err(AcpiError::Unmapped { target: MapTarget::Table(Signature::XSDT), phys: XSDT_AT, len: 0x800 })
     );
 }
 
@@ -553,14 +376,7 @@ fn absurd_table_length_is_refused_before_mapping() {
     let mut memory = machine(clean_madt());
     let table = memory.region_mut(XSDT_AT);
     table[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
-    assert!(matches!(
-        parse(memory),
-        Err(AcpiError::BadLength {
-            signature: Signature::XSDT,
-            length: u32::MAX,
-            ..
-        })
-    ));
+    assert!(matches!(parse(memory), Err(AcpiError::BadLength { signature: Signature::XSDT, length: u32::MAX, .. })));
 }
 
 #[test]
@@ -570,22 +386,14 @@ fn xsdt_entry_pointing_past_memory_skips_that_entry() {
     let platform = parse(memory).expect("walk succeeds");
     assert_eq!(
         platform.rejected,
-        [AcpiError::Unmapped {
-            target: MapTarget::TableHeader,
-            phys: 0xDEAD_0000_0000,
-            len: 36
-        }]
+        [AcpiError::Unmapped { target: MapTarget::TableHeader, phys: 0xDEAD_0000_0000, len: 36 }]
     );
     assert!(
         platform.warnings[0].starts_with("XSDT entry 0: table header at 0xdead00000000"),
         "{:?}",
         platform.warnings
     );
-    assert!(
-        platform.warnings[1].contains("entry 2 is a null pointer"),
-        "{:?}",
-        platform.warnings
-    );
+    assert!(platform.warnings[1].contains("entry 2 is a null pointer"), "{:?}", platform.warnings);
     assert!(platform.madt.is_some() && platform.hpet.is_some() && platform.mcfg.len() == 1);
 }
 
@@ -595,11 +403,7 @@ fn wrong_signature_where_the_xsdt_should_be() {
     *memory.region_mut(RSDP_AT) = rsdp_v2(0, MADT_AT);
     assert_eq!(
         parse(memory),
-        Err(AcpiError::BadSignature {
-            phys: MADT_AT,
-            expected: Signature::XSDT,
-            found: Signature::MADT
-        })
+        Err(AcpiError::BadSignature { phys: MADT_AT, expected: Signature::XSDT, found: Signature::MADT })
     );
 }
 
@@ -611,13 +415,7 @@ fn bad_xsdt_falls_back_to_the_rsdt() {
     memory.region_mut(XSDT_AT)[40] ^= 0xFF;
     let platform = parse(memory).expect("RSDT is good");
     assert_eq!(platform.root, RootTable::Rsdt(RSDT_AT as u32));
-    assert!(matches!(
-        platform.rejected[0],
-        AcpiError::BadChecksum {
-            signature: Signature::XSDT,
-            ..
-        }
-    ));
+    assert!(matches!(platform.rejected[0], AcpiError::BadChecksum { signature: Signature::XSDT, .. }));
     assert!(platform.madt.is_some() && platform.hpet.is_some());
     assert!(platform.mcfg.is_empty());
 }
@@ -625,10 +423,7 @@ fn bad_xsdt_falls_back_to_the_rsdt() {
 #[test]
 fn acpi_1_rsdp_uses_the_rsdt() {
     let mut memory = machine(clean_madt());
-    memory.place(
-        RSDT_AT,
-        rsdt(&[MADT_AT as u32, MCFG_AT as u32, HPET_AT as u32]),
-    );
+    memory.place(RSDT_AT, rsdt(&[MADT_AT as u32, MCFG_AT as u32, HPET_AT as u32]));
     *memory.region_mut(RSDP_AT) = rsdp_v1(RSDT_AT as u32);
     let platform = parse(memory).expect("ACPI 1.0 tables parse");
     assert_eq!(platform.rsdp.revision, 0);
@@ -647,48 +442,23 @@ fn bad_rsdps_are_errors() {
     let mut bad_checksum = rsdp_v2(0, XSDT_AT);
     bad_checksum[16] ^= 1;
     fix_checksum(&mut bad_checksum, 32, 36);
-    assert!(matches!(
-        check(bad_checksum),
-        Err(AcpiError::RsdpBadChecksum { phys: RSDP_AT, .. })
-    ));
+    assert!(matches!(check(bad_checksum), Err(AcpiError::RsdpBadChecksum { phys: RSDP_AT, .. })));
 
     let mut bad_extended = rsdp_v2(0, XSDT_AT);
     bad_extended[33] = 1; // reserved byte, covered only by the extended checksum
-    assert!(matches!(
-        check(bad_extended),
-        Err(AcpiError::RsdpBadExtendedChecksum { phys: RSDP_AT, .. })
-    ));
+    assert!(matches!(check(bad_extended), Err(AcpiError::RsdpBadExtendedChecksum { phys: RSDP_AT, .. })));
 
     let mut bad_signature = rsdp_v2(0, XSDT_AT);
     bad_signature[0] = b'X';
-    assert_eq!(
-        check(bad_signature),
-        Err(AcpiError::RsdpBadSignature { phys: RSDP_AT })
-    );
+    assert_eq!(check(bad_signature), Err(AcpiError::RsdpBadSignature { phys: RSDP_AT }));
 
     let mut bad_length = rsdp_v2(0, XSDT_AT);
     bad_length[20..24].copy_from_slice(&20u32.to_le_bytes());
     fix_checksum(&mut bad_length, 8, 20);
-    assert_eq!(
-        check(bad_length),
-        Err(AcpiError::RsdpBadLength {
-            phys: RSDP_AT,
-            length: 20
-        })
-    );
+    assert_eq!(check(bad_length), Err(AcpiError::RsdpBadLength { phys: RSDP_AT, length: 20 }));
 
-    assert_eq!(
-        check(rsdp_v2(0, 0)),
-        Err(AcpiError::NoRootTable { rsdp_phys: RSDP_AT })
-    );
-    assert_eq!(
-        parse(HostMemory::new()),
-        Err(AcpiError::Unmapped {
-            target: MapTarget::Rsdp,
-            phys: RSDP_AT,
-            len: 20
-        })
-    );
+    assert_eq!(check(rsdp_v2(0, 0)), Err(AcpiError::NoRootTable { rsdp_phys: RSDP_AT }));
+    assert_eq!(parse(HostMemory::new()), Err(AcpiError::Unmapped { target: MapTarget::Rsdp, phys: RSDP_AT, len: 20 }));
 }
 
 #[test]
@@ -697,45 +467,25 @@ fn hpet_outside_system_memory_is_rejected() {
     *memory.region_mut(HPET_AT) = hpet(0x8086_A701, 1, 0x1000, 0, 0);
     let platform = parse(memory).expect("walk succeeds");
     assert_eq!(platform.hpet, None);
-    assert_eq!(
-        platform.rejected,
-        [AcpiError::HpetNotInMemory {
-            phys: HPET_AT,
-            address_space: 1
-        }]
-    );
+    assert_eq!(platform.rejected, [AcpiError::HpetNotInMemory { phys: HPET_AT, address_space: 1 }]);
 
     let mut memory = machine(clean_madt());
     *memory.region_mut(HPET_AT) = hpet(0x8086_A701, 0, 0, 0, 0);
     let platform = parse(memory).expect("walk succeeds");
-    assert_eq!(
-        platform.rejected,
-        [AcpiError::HpetNoBaseAddress { phys: HPET_AT }]
-    );
+    assert_eq!(platform.rejected, [AcpiError::HpetNoBaseAddress { phys: HPET_AT }]);
 
     let mut memory = machine(clean_madt());
     let mut short = sdt(b"HPET", 1, &[0u8; 10]);
     refix_sdt_checksum(&mut short);
     *memory.region_mut(HPET_AT) = short;
     let platform = parse(memory).expect("walk succeeds");
-    assert!(matches!(
-        platform.rejected.as_slice(),
-        [AcpiError::BadLength {
-            length: 46,
-            min: 56,
-            ..
-        }]
-    ));
+    assert!(matches!(platform.rejected.as_slice(), [AcpiError::BadLength { length: 46, min: 56, .. }]));
 }
 
 #[test]
 fn mcfg_entries_are_checked() {
     let mut memory = machine(clean_madt());
-    let mut table = mcfg(&[
-        (0xE000_0000, 0, 0, 0x3F),
-        (0xF000_0000, 1, 0x80, 0x10),
-        (0, 2, 0, 0xFF),
-    ]);
+    let mut table = mcfg(&[(0xE000_0000, 0, 0, 0x3F), (0xF000_0000, 1, 0x80, 0x10), (0, 2, 0, 0xFF)]);
     // Four stray bytes after the last entry.
     table.extend_from_slice(&[1, 2, 3, 4]);
     let len = table.len() as u32;
@@ -743,28 +493,13 @@ fn mcfg_entries_are_checked() {
     refix_sdt_checksum(&mut table);
     *memory.region_mut(MCFG_AT) = table;
     let platform = parse(memory).expect("walk succeeds");
-    assert_eq!(
-        platform.mcfg,
-        [McfgSegment {
-            base_address: 0xE000_0000,
-            segment: 0,
-            bus_start: 0,
-            bus_end: 0x3F
-        }]
-    );
-    let mcfg_warnings: Vec<&String> = platform
-        .warnings
-        .iter()
-        .filter(|w| w.contains("MCFG"))
-        .collect();
+    assert_eq!(platform.mcfg, [McfgSegment { base_address: 0xE000_0000, segment: 0, bus_start: 0, bus_end: 0x3F }]);
+    let mcfg_warnings: Vec<&String> = platform.warnings.iter().filter(|w| w.contains("MCFG")).collect();
     assert_eq!(mcfg_warnings.len(), 3, "{mcfg_warnings:?}");
 
     let segment = platform.mcfg[0];
     assert_eq!(segment.function_address(0, 0, 0), Some(0xE000_0000));
-    assert_eq!(
-        segment.function_address(1, 2, 3),
-        Some(0xE000_0000 + (1 << 20) + (2 << 15) + (3 << 12))
-    );
+    assert_eq!(segment.function_address(1, 2, 3), Some(0xE000_0000 + (1 << 20) + (2 << 15) + (3 << 12)));
     assert_eq!(segment.function_address(0x40, 0, 0), None);
     assert_eq!(segment.function_address(0, 32, 0), None);
     assert_eq!(segment.function_address(0, 0, 8), None);
@@ -779,28 +514,19 @@ fn displays_are_single_lines() {
         std::format!("{}", platform.madt.as_ref().expect("MADT").cpus[0]),
         std::format!("{}", platform.madt.as_ref().expect("MADT").io_apics[0]),
         std::format!("{}", platform.madt.as_ref().expect("MADT").overrides[1]),
-        std::format!(
-            "{}",
-            platform.madt.as_ref().expect("MADT").local_apic_nmis[0]
-        ),
+        std::format!("{}", platform.madt.as_ref().expect("MADT").local_apic_nmis[0]),
         std::format!("{}", platform.mcfg[0]),
         std::format!("{}", platform.hpet.expect("HPET")),
         std::format!("{}", platform.rsdp),
-        std::format!(
-            "{}",
-            AcpiError::MadtEntryTooShort {
-                phys: 1,
-                offset: 2,
-                entry_type: 3,
-                length: 0,
-                min: 8
-            }
-        ),
+        std::format!("{}", AcpiError::MadtEntryTooShort { phys: 1, offset: 2, entry_type: 3, length: 0, min: 8 }),
     ];
     for line in &lines {
         assert!(!line.is_empty() && !line.contains('\n'), "{line:?}");
     }
-    assert_eq!(lines[0], "ACPI: RSDP rev 2 at 0x1000, XSDT at 0x2000, OEM TESTOE TESTTABL rev 0x1, 3 tables: APIC MCFG HPET");
+    assert_eq!(
+        lines[0],
+        "ACPI: RSDP rev 2 at 0x1000, XSDT at 0x2000, OEM TESTOE TESTTABL rev 0x1, 3 tables: APIC MCFG HPET"
+    );
     assert_eq!(
         lines[1],
         "MADT rev 3: 2 CPUs (2 enabled, 0 online-capable, 0 disabled), first APIC id 0x0, local APIC at 0xfee00000, \
@@ -835,35 +561,20 @@ fn scan(memory: HostMemory) -> Result<u64, AcpiError> {
 
 #[test]
 fn rsdp_found_in_the_ebda() {
-    assert_eq!(
-        scan(low_memory(0x9FC0, &[(0x9FC40, rsdp_v2(0, 0x1234))])),
-        Ok(0x9FC40)
-    );
+    assert_eq!(scan(low_memory(0x9FC0, &[(0x9FC40, rsdp_v2(0, 0x1234))])), Ok(0x9FC40));
 }
 
 #[test]
 fn rsdp_found_in_the_bios_area() {
-    assert_eq!(
-        scan(low_memory(0x9FC0, &[(0xF6A40, rsdp_v2(0, 0x1234))])),
-        Ok(0xF6A40)
-    );
-    assert_eq!(
-        scan(low_memory(0, &[(0xE0000, rsdp_v1(0x1234))])),
-        Ok(0xE0000)
-    );
+    assert_eq!(scan(low_memory(0x9FC0, &[(0xF6A40, rsdp_v2(0, 0x1234))])), Ok(0xF6A40));
+    assert_eq!(scan(low_memory(0, &[(0xE0000, rsdp_v1(0x1234))])), Ok(0xE0000));
     // An ACPI 1.0 RSDP close to the top of the area.
-    assert_eq!(
-        scan(low_memory(0, &[(0xFFFE0, rsdp_v1(0x1234))])),
-        Ok(0xFFFE0)
-    );
+    assert_eq!(scan(low_memory(0, &[(0xFFFE0, rsdp_v1(0x1234))])), Ok(0xFFFE0));
 }
 
 #[test]
 fn rsdp_in_the_ebda_wins_over_the_bios_area() {
-    let memory = low_memory(
-        0x9FC0,
-        &[(0xE0000, rsdp_v2(0, 1)), (0x9FD00, rsdp_v2(0, 2))],
-    );
+    let memory = low_memory(0x9FC0, &[(0xE0000, rsdp_v2(0, 1)), (0x9FD00, rsdp_v2(0, 2))]);
     assert_eq!(scan(memory), Ok(0x9FD00));
 }
 
@@ -873,34 +584,20 @@ fn rsdp_candidates_with_bad_checksums_are_passed_over() {
     bad[8] ^= 1;
     let mut bad_extended = rsdp_v2(0, 1);
     bad_extended[32] ^= 1;
-    let memory = low_memory(
-        0x9FC0,
-        &[
-            (0x9FC00, bad),
-            (0xE0010, bad_extended),
-            (0xE0100, rsdp_v2(0, 3)),
-        ],
-    );
+    let memory = low_memory(0x9FC0, &[(0x9FC00, bad), (0xE0010, bad_extended), (0xE0100, rsdp_v2(0, 3))]);
     assert_eq!(scan(memory), Ok(0xE0100));
 }
 
 #[test]
 fn rsdp_off_a_16_byte_boundary_is_not_found() {
-    assert_eq!(
-        scan(low_memory(0x9FC0, &[(0xE0008, rsdp_v2(0, 1))])),
-        Err(AcpiError::RsdpNotFound)
-    );
+    assert_eq!(scan(low_memory(0x9FC0, &[(0xE0008, rsdp_v2(0, 1))])), Err(AcpiError::RsdpNotFound));
     assert_eq!(scan(low_memory(0x9FC0, &[])), Err(AcpiError::RsdpNotFound));
 }
 
 #[test]
 fn garbage_ebda_pointer_still_scans_the_bios_area() {
     for segment in [0x0000, 0x0001, 0xA000, 0xFFFF] {
-        assert_eq!(
-            scan(low_memory(segment, &[(0xFA000, rsdp_v2(0, 1))])),
-            Ok(0xFA000),
-            "segment {segment:#x}"
-        );
+        assert_eq!(scan(low_memory(segment, &[(0xFA000, rsdp_v2(0, 1))])), Ok(0xFA000), "segment {segment:#x}");
     }
 }
 
@@ -908,12 +605,5 @@ fn garbage_ebda_pointer_still_scans_the_bios_area() {
 fn unreadable_bios_area_is_an_error() {
     let mut memory = HostMemory::new();
     memory.place(0, vec![0u8; 0x1000]);
-    assert_eq!(
-        scan(memory),
-        Err(AcpiError::Unmapped {
-            target: MapTarget::BiosArea,
-            phys: 0xE0000,
-            len: 0x20000
-        })
-    );
+    assert_eq!(scan(memory), Err(AcpiError::Unmapped { target: MapTarget::BiosArea, phys: 0xE0000, len: 0x20000 }));
 }

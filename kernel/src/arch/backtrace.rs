@@ -53,11 +53,17 @@ pub fn print(rip: u64, rbp: u64) {
     for i in 1..64 {
         // A frame pointer must be aligned and mapped; stop at the chain's end (0, set by the
         // trampoline) or at anything that does not look like one.
-        if frame == 0 || frame % 8 != 0 || crate::mem::paging::translate(frame).is_none() || crate::mem::paging::translate(frame + 8).is_none() {
+        if frame == 0
+            || frame % 8 != 0
+            || crate::mem::paging::translate(frame).is_none()
+            || crate::mem::paging::translate(frame + 8).is_none()
+        {
             break;
         }
         // SAFETY: both words were just checked to be mapped.
-        let (next, ret) = unsafe { (core::ptr::read_volatile(frame as *const u64), core::ptr::read_volatile((frame + 8) as *const u64)) };
+        let (next, ret) = unsafe {
+            (core::ptr::read_volatile(frame as *const u64), core::ptr::read_volatile((frame + 8) as *const u64))
+        };
         if ret == 0 {
             break;
         }
@@ -68,7 +74,9 @@ pub fn print(rip: u64, rbp: u64) {
         frame = next;
     }
     if map.is_empty() {
-        crate::serial::panic_print(format_args!("  (no kernel.sym module: resolve with addr2line -e target/release/kernel)\n"));
+        crate::serial::panic_print(format_args!(
+            "  (no kernel.sym module: resolve with addr2line -e target/release/kernel)\n"
+        ));
     }
 }
 
@@ -76,6 +84,8 @@ pub fn print(rip: u64, rbp: u64) {
 pub fn print_from_here() {
     let (rip, rbp): (u64, u64);
     // SAFETY: reads the instruction and frame pointers.
-    unsafe { core::arch::asm!("lea {}, [rip]", "mov {}, rbp", out(reg) rip, out(reg) rbp, options(nomem, nostack, preserves_flags)) };
+    unsafe {
+        core::arch::asm!("lea {}, [rip]", "mov {}, rbp", out(reg) rip, out(reg) rbp, options(nomem, nostack, preserves_flags))
+    };
     print(rip, rbp);
 }

@@ -45,7 +45,11 @@ pub fn layout() -> ImageLayout {
     }
 }
 
-pub fn handoff(protocol: u32, magic: u32, info: u32) -> Result<(&'static mut BootInfo, &'static BootExtras), boot::BootError> {
+pub fn handoff(
+    protocol: u32,
+    magic: u32,
+    info: u32,
+) -> Result<(&'static mut BootInfo, &'static BootExtras), boot::BootError> {
     if DONE.swap(true, Ordering::SeqCst) {
         return Err(boot::BootError::AlreadyHandedOff);
     }

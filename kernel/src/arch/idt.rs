@@ -140,7 +140,8 @@ struct Gate {
 #[repr(C, align(16))]
 struct Idt([Gate; 256]);
 
-static mut IDT: Idt = Idt([Gate { offset_low: 0, selector: 0, ist: 0, type_attr: 0, offset_mid: 0, offset_high: 0, reserved: 0 }; 256]);
+static mut IDT: Idt =
+    Idt([Gate { offset_low: 0, selector: 0, ist: 0, type_attr: 0, offset_mid: 0, offset_high: 0, reserved: 0 }; 256]);
 
 /// Handlers for device and IPI vectors. A handler returns; the dispatcher sends the EOI.
 pub type Handler = fn(&mut TrapFrame);
@@ -150,13 +151,38 @@ static HANDLERS: [AtomicUsize; 256] = [const { AtomicUsize::new(0) }; 256];
 static COUNTS: [AtomicUsize; 256] = [const { AtomicUsize::new(0) }; 256];
 
 pub const EXCEPTION_NAMES: [&str; 32] = [
-    "#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow", "#BR bound range",
-    "#UD invalid opcode", "#NM device not available", "#DF double fault", "coprocessor segment overrun",
-    "#TS invalid TSS", "#NP segment not present", "#SS stack fault", "#GP general protection",
-    "#PF page fault", "reserved 15", "#MF x87 FP error", "#AC alignment check", "#MC machine check",
-    "#XM SIMD FP exception", "#VE virtualization", "#CP control protection", "reserved 22",
-    "reserved 23", "reserved 24", "reserved 25", "reserved 26", "reserved 27",
-    "#HV hypervisor injection", "#VC VMM communication", "#SX security", "reserved 31",
+    "#DE divide error",
+    "#DB debug",
+    "NMI",
+    "#BP breakpoint",
+    "#OF overflow",
+    "#BR bound range",
+    "#UD invalid opcode",
+    "#NM device not available",
+    "#DF double fault",
+    "coprocessor segment overrun",
+    "#TS invalid TSS",
+    "#NP segment not present",
+    "#SS stack fault",
+    "#GP general protection",
+    "#PF page fault",
+    "reserved 15",
+    "#MF x87 FP error",
+    "#AC alignment check",
+    "#MC machine check",
+    "#XM SIMD FP exception",
+    "#VE virtualization",
+    "#CP control protection",
+    "reserved 22",
+    "reserved 23",
+    "reserved 24",
+    "reserved 25",
+    "reserved 26",
+    "reserved 27",
+    "#HV hypervisor injection",
+    "#VC VMM communication",
+    "#SX security",
+    "reserved 31",
 ];
 
 fn ist_for(vector: usize) -> u16 {
@@ -276,7 +302,11 @@ impl fmt::Display for Report<'_> {
         let v = t.vector as usize;
         let name = EXCEPTION_NAMES.get(v).copied().unwrap_or("interrupt");
         writeln!(f, "\nEXCEPTION vector {v} ({name}) error code {:#x}", t.error_code)?;
-        writeln!(f, "  rip {:#018x}  cs {:#x}  rflags {:#x}  rsp {:#018x}  ss {:#x}", t.rip, t.cs, t.rflags, t.rsp, t.ss)?;
+        writeln!(
+            f,
+            "  rip {:#018x}  cs {:#x}  rflags {:#x}  rsp {:#018x}  ss {:#x}",
+            t.rip, t.cs, t.rflags, t.rsp, t.ss
+        )?;
         if v == 14 {
             let e = t.error_code;
             writeln!(

@@ -8,7 +8,13 @@ ktest!(gpus_from_the_command_line_are_identified, || {
     let cmd = kernel::cmdline::CmdLine::parse(crate::boot_extras().cmdline());
     let spec = cmd.value("gpu").unwrap_or("model:gh100");
     if spec == "none" {
-        return gpu::with_gpus(|g| if g.is_empty() { Ok(()) } else { Err(alloc::format!("gpu=none but {} GPUs", g.len())) });
+        return gpu::with_gpus(|g| {
+            if g.is_empty() {
+                Ok(())
+            } else {
+                Err(alloc::format!("gpu=none but {} GPUs", g.len()))
+            }
+        });
     }
     let wanted: alloc::vec::Vec<&str> = spec.split(',').filter_map(|s| s.strip_prefix("model:")).collect();
     gpu::with_gpus(|gpus| {
@@ -61,18 +67,47 @@ ktest!(gsp_rm_boots_on_every_gpu_whose_firmware_is_given, || {
     gpu::with_gpus(|gpus| {
         for g in gpus.iter().filter(|g| firmware_for(g)) {
             checked += 1;
-            let s = summaries.iter().find(|s| s.gpu == g.name).ok_or_else(|| alloc::format!("{}: GSP-RM did not boot", g.name))?;
-            kassert!(Some(s.gpu_name.as_str()) == g.foundation.board, "{}: GSP-RM calls itself {:?}, the board is {:?}", g.name, s.gpu_name, g.foundation.board);
-            kassert!(s.report.steps.iter().any(|st| st.step == nvgpu::gsp::boot::BootStep::WaitInitDone), "{}: no INIT_DONE step", g.name);
-            kassert!(s.fb_regions > 0 && s.fb_bytes > 1 << 30, "{}: static info FB {} regions, {} bytes", g.name, s.fb_regions, s.fb_bytes);
-            kassert!(s.rm_objects == 3 && s.commands_sent >= 5, "{}: {} RM objects, {} RPCs", g.name, s.rm_objects, s.commands_sent);
+            let s = summaries
+                .iter()
+                .find(|s| s.gpu == g.name)
+                .ok_or_else(|| alloc::format!("{}: GSP-RM did not boot", g.name))?;
+            kassert!(
+                Some(s.gpu_name.as_str()) == g.foundation.board,
+                "{}: GSP-RM calls itself {:?}, the board is {:?}",
+                g.name,
+                s.gpu_name,
+                g.foundation.board
+            );
+            kassert!(
+                s.report.steps.iter().any(|st| st.step == nvgpu::gsp::boot::BootStep::WaitInitDone),
+                "{}: no INIT_DONE step",
+                g.name
+            );
+            kassert!(
+                s.fb_regions > 0 && s.fb_bytes > 1 << 30,
+                "{}: static info FB {} regions, {} bytes",
+                g.name,
+                s.fb_regions,
+                s.fb_bytes
+            );
+            kassert!(
+                s.rm_objects == 3 && s.commands_sent >= 5,
+                "{}: {} RM objects, {} RPCs",
+                g.name,
+                s.rm_objects,
+                s.commands_sent
+            );
         }
         Ok::<(), alloc::string::String>(())
     })?;
     if checked == 0 {
         return Err("SKIP: no GPU has its GSP firmware among the boot modules (cargo xtask run --firmware)".into());
     }
-    kassert!(crate::gsp::live_sessions() >= checked, "{} live GSP sessions for {checked} GPUs", crate::gsp::live_sessions());
+    kassert!(
+        crate::gsp::live_sessions() >= checked,
+        "{} live GSP sessions for {checked} GPUs",
+        crate::gsp::live_sessions()
+    );
     Ok(())
 });
 
@@ -112,7 +147,9 @@ ktest!(gsp_suspend_and_resume_keep_rm_objects_alive, || {
         // The subdevice allocated before the suspend answers a control after the resume.
         let status = crate::gsp::with_session(i, |client, rpc| {
             let mut params = alloc::vec![0u8; sim::gsp_rm::payloads::NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_SIZE as usize];
-            client.control(rpc, subdevice, sim::gsp_rm::payloads::NV2080_CTRL_CMD_GPU_GET_INFO_V2, &mut params).map_err(|e| alloc::format!("{e}"))
+            client
+                .control(rpc, subdevice, sim::gsp_rm::payloads::NV2080_CTRL_CMD_GPU_GET_INFO_V2, &mut params)
+                .map_err(|e| alloc::format!("{e}"))
         })
         .ok_or("session vanished")?;
         status.map_err(|e| alloc::format!("{chipset}: control after resume: {e}"))?;

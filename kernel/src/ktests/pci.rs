@@ -37,7 +37,8 @@ ktest!(e1000e_interrupt_arrives_by_msi, || {
     let Some(f) = e1000e() else { return Err("SKIP: no e1000e on this machine".into()) };
     let access = platform_pci::access().ok_or("no config access")?;
     let bar0 = f.bars[0].ok_or("e1000e has no BAR0")?;
-    pci::enable(access, f.address, Decode { memory: true, io: false, bus_master: true }).map_err(|e| alloc::format!("{e:?}"))?;
+    pci::enable(access, f.address, Decode { memory: true, io: false, bus_master: true })
+        .map_err(|e| alloc::format!("{e:?}"))?;
     let regs = paging::map_mmio(bar0.address, 0x20000, CacheType::Uncached).map_err(|e| alloc::format!("{e}"))?;
     let w = |off: u64, v: u32| {
         // SAFETY: BAR0 of the e1000e is mapped UC above; these are its 32-bit registers.
@@ -73,9 +74,14 @@ ktest!(msix_table_entries_program_through_the_bar, || {
     let access = platform_pci::access().ok_or("no config access")?;
     let layout = pci::msix_layout(f).map_err(|e| alloc::format!("{e:?}"))?;
     let bar = f.bars.iter().flatten().find(|b| b.index == layout.table.bar).ok_or("MSI-X table BAR missing")?;
-    let table = paging::map_mmio(bar.address + layout.table.offset, layout.entries as u64 * MsixTableEntry::SIZE, CacheType::Uncached)
-        .map_err(|e| alloc::format!("{e}"))?;
-    pci::msix_set_control(access, f, MsixControl { enable: true, function_mask: true }).map_err(|e| alloc::format!("{e:?}"))?;
+    let table = paging::map_mmio(
+        bar.address + layout.table.offset,
+        layout.entries as u64 * MsixTableEntry::SIZE,
+        CacheType::Uncached,
+    )
+    .map_err(|e| alloc::format!("{e}"))?;
+    pci::msix_set_control(access, f, MsixControl { enable: true, function_mask: true })
+        .map_err(|e| alloc::format!("{e:?}"))?;
     let vector = apic::alloc_vectors(1).map_err(|_| "no vector")?;
     let (addr, data) = apic::msi_message(vector, apic::id());
     let entry = MsixTableEntry { address: addr, data, masked: true };
@@ -84,8 +90,10 @@ ktest!(msix_table_entries_program_through_the_bar, || {
         unsafe { core::ptr::write_volatile((table + 4 * i as u64) as *mut u32, *dw) };
     }
     // SAFETY: as above.
-    let back: [u32; 4] = core::array::from_fn(|i| unsafe { core::ptr::read_volatile((table + 4 * i as u64) as *const u32) });
-    pci::msix_set_control(access, f, MsixControl { enable: false, function_mask: false }).map_err(|e| alloc::format!("{e:?}"))?;
+    let back: [u32; 4] =
+        core::array::from_fn(|i| unsafe { core::ptr::read_volatile((table + 4 * i as u64) as *const u32) });
+    pci::msix_set_control(access, f, MsixControl { enable: false, function_mask: false })
+        .map_err(|e| alloc::format!("{e:?}"))?;
     apic::free_vectors(vector, 1);
     kassert!(back[0] == addr as u32 && back[2] == data && back[3] & 1 == 1, "table entry reads back {back:x?}");
     Ok(())
@@ -110,8 +118,18 @@ ktest!(std_vga_framebuffer_maps_write_combined_and_round_trips, || {
     // The same mapping code BAR1 of a real GPU goes through (crate::gpu::map_bar1).
     let fb = platform_pci::map_prefetchable_bar(f, bar, bar.size, false)?;
     let leaf = paging::leaf(fb.virt()).ok_or("framebuffer mapping missing")?;
-    kassert!(leaf.cache_type() == CacheType::WriteCombining, "framebuffer mapped {:?} (entry {:#x})", leaf.cache_type(), leaf.entry);
-    kassert!(leaf.phys(fb.virt()) == bar.address, "framebuffer maps to {:#x}, BAR0 is at {:#x}", leaf.phys(fb.virt()), bar.address);
+    kassert!(
+        leaf.cache_type() == CacheType::WriteCombining,
+        "framebuffer mapped {:?} (entry {:#x})",
+        leaf.cache_type(),
+        leaf.entry
+    );
+    kassert!(
+        leaf.phys(fb.virt()) == bar.address,
+        "framebuffer maps to {:#x}, BAR0 is at {:#x}",
+        leaf.phys(fb.virt()),
+        bar.address
+    );
     let large = bar.address % (2 << 20) == 0;
     kassert!(!large || leaf.page_size == 2 << 20, "2 MiB-aligned BAR mapped with {:#x} pages", leaf.page_size);
 
@@ -137,17 +155,31 @@ ktest!(std_vga_framebuffer_maps_write_combined_and_round_trips, || {
     let mut back = alloc::vec![0u8; stretch.len()];
     fb.read(stretch_at, &mut back).map_err(|e| alloc::format!("{e}"))?;
     if let Some(i) = back.iter().zip(&stretch).position(|(a, b)| a != b) {
-        return Err(alloc::format!("framebuffer byte {:#x}: read {:#x}, wrote {:#x}", stretch_at + i as u64, back[i], stretch[i]));
+        return Err(alloc::format!(
+            "framebuffer byte {:#x}: read {:#x}, wrote {:#x}",
+            stretch_at + i as u64,
+            back[i],
+            stretch[i]
+        ));
     }
 
     // A second, small WC window over the BAR's first pages uses 4 KiB pages and sees the same
     // memory.
     let small = platform_pci::map_prefetchable_bar(f, bar, 3 * 4096, false)?;
     let leaf = paging::leaf(small.virt()).ok_or("small mapping missing")?;
-    kassert!(leaf.page_size == 4096 && leaf.cache_type() == CacheType::WriteCombining, "small window: {:#x} pages, {:?}", leaf.page_size, leaf.cache_type());
+    kassert!(
+        leaf.page_size == 4096 && leaf.cache_type() == CacheType::WriteCombining,
+        "small window: {:#x} pages, {:?}",
+        leaf.page_size,
+        leaf.cache_type()
+    );
     for page in [0u64, 4096, 2 * 4096] {
         small.read(page + 8, &mut word).map_err(|e| alloc::format!("{e}"))?;
-        kassert!(u64::from_le_bytes(word) == pattern(page), "small window page {page:#x} reads {:#x}", u64::from_le_bytes(word));
+        kassert!(
+            u64::from_le_bytes(word) == pattern(page),
+            "small window page {page:#x} reads {:#x}",
+            u64::from_le_bytes(word)
+        );
     }
     // Out of the window is refused, not performed.
     kassert!(small.read(3 * 4096 - 4, &mut word).is_err(), "read past the window's end accepted");
@@ -171,7 +203,10 @@ ktest!(bar1_access_over_a_write_combined_window_round_trips, || {
     port.bar1_read(at, &mut back).map_err(|e| alloc::format!("{e}"))?;
     kassert!(back == data, "BAR1 port read back differs from what it wrote");
     let past = port.bar1_write(len - 2, &[0; 4]);
-    kassert!(past == Err(nvgpu::mm::Bar1AccessError { offset: len - 2, len: 4, write: true }), "write past the end: {past:?}");
+    kassert!(
+        past == Err(nvgpu::mm::Bar1AccessError { offset: len - 2, len: 4, write: true }),
+        "write past the end: {past:?}"
+    );
     let mut four = [0u8; 4];
     kassert!(port.bar1_read(u64::MAX - 1, &mut four).is_err(), "read at an overflowing offset accepted");
     Ok(())

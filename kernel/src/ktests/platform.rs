@@ -56,7 +56,12 @@ ktest!(pat_entry_one_is_write_combining_and_wc_ptes_select_it, || {
     let pat = paging::pat_msr();
     // IA32_PAT: PA<i> in bits 8i+2..8i (SDM vol. 3A, section 11.12.2); WC is 01h (table 11-10).
     let entry = |i: u32| (pat >> (8 * i)) & 0xff;
-    kassert!(entry(1) == 0x01 && entry(5) == 0x01, "PA1/PA5 are {:#x}/{:#x}, not WC (01h); PAT {pat:#018x}", entry(1), entry(5));
+    kassert!(
+        entry(1) == 0x01 && entry(5) == 0x01,
+        "PA1/PA5 are {:#x}/{:#x}, not WC (01h); PAT {pat:#018x}",
+        entry(1),
+        entry(5)
+    );
     // The entries the UC and WB mappings use keep their power-on values (table 11-12):
     // PA0 WB 06h, PA2 UC- 07h, PA3 UC 00h, and the same in PA4, PA6, PA7.
     for (i, want) in [(0, 0x06), (2, 0x07), (3, 0x00), (4, 0x06), (6, 0x07), (7, 0x00)] {
@@ -73,10 +78,20 @@ ktest!(pat_entry_one_is_write_combining_and_wc_ptes_select_it, || {
     // A 2 MiB WC mapping: PS=1, PWT=1 PCD=0 PAT(bit 12)=0 selects PA1; bit 12 is not address.
     let big = paging::map_mmio(0xC000_0000, 4 << 20, CacheType::WriteCombining).map_err(|e| alloc::format!("{e}"))?;
     let leaf = paging::leaf(big).ok_or("2 MiB WC mapping missing")?;
-    kassert!(leaf.page_size == 2 << 20 && leaf.entry & PDE_PS != 0, "2 MiB WC mapping: entry {:#x} size {:#x}", leaf.entry, leaf.page_size);
+    kassert!(
+        leaf.page_size == 2 << 20 && leaf.entry & PDE_PS != 0,
+        "2 MiB WC mapping: entry {:#x} size {:#x}",
+        leaf.entry,
+        leaf.page_size
+    );
     let bits = leaf.entry & (PTE_PWT | PTE_PCD | PDE_PAT_2M);
     kassert!(bits == PTE_PWT, "2 MiB WC PDE {:#x}: PWT/PCD/PAT bits {bits:#x}, want PWT only", leaf.entry);
-    kassert!(leaf.phys(big + 0x1234) == 0xC000_1234, "2 MiB WC PDE {:#x} maps to {:#x}", leaf.entry, leaf.phys(big + 0x1234));
+    kassert!(
+        leaf.phys(big + 0x1234) == 0xC000_1234,
+        "2 MiB WC PDE {:#x} maps to {:#x}",
+        leaf.entry,
+        leaf.phys(big + 0x1234)
+    );
 
     // UC stays PCD|PWT (PA3), at both sizes.
     let uc = paging::map_mmio(0xFEE0_0000, 0x1000, CacheType::Uncached).map_err(|e| alloc::format!("{e}"))?;
@@ -87,10 +102,20 @@ ktest!(pat_entry_one_is_write_combining_and_wc_ptes_select_it, || {
     // PAT*4 + PCD*2 + PWT), and the decoder reads it back from there.
     for index in 0..8u8 {
         let want = |pat_bit: u64| {
-            (if index & 1 != 0 { PTE_PWT } else { 0 }) | (if index & 2 != 0 { PTE_PCD } else { 0 }) | (if index & 4 != 0 { pat_bit } else { 0 })
+            (if index & 1 != 0 { PTE_PWT } else { 0 })
+                | (if index & 2 != 0 { PTE_PCD } else { 0 })
+                | (if index & 4 != 0 { pat_bit } else { 0 })
         };
-        kassert!(paging::cache_bits(index, 4096) == want(PTE_PAT_4K), "index {index} at 4 KiB: {:#x}", paging::cache_bits(index, 4096));
-        kassert!(paging::cache_bits(index, 2 << 20) == want(PDE_PAT_2M), "index {index} at 2 MiB: {:#x}", paging::cache_bits(index, 2 << 20));
+        kassert!(
+            paging::cache_bits(index, 4096) == want(PTE_PAT_4K),
+            "index {index} at 4 KiB: {:#x}",
+            paging::cache_bits(index, 4096)
+        );
+        kassert!(
+            paging::cache_bits(index, 2 << 20) == want(PDE_PAT_2M),
+            "index {index} at 2 MiB: {:#x}",
+            paging::cache_bits(index, 2 << 20)
+        );
         kassert!(paging::pat_index(want(PTE_PAT_4K), 4096) == index, "4 KiB decode of index {index}");
         kassert!(paging::pat_index(want(PDE_PAT_2M) | PDE_PS, 2 << 20) == index, "2 MiB decode of index {index}");
     }
@@ -149,7 +174,11 @@ ktest!(self_ipi_reaches_its_vector_through_the_local_apic, || {
     }
     idt::clear_handler(v);
     apic::free_vectors(v, 1);
-    kassert!(IPIS.load(Ordering::SeqCst) == 3, "timed out waiting for 3 self-IPIs, got {}", IPIS.load(Ordering::SeqCst));
+    kassert!(
+        IPIS.load(Ordering::SeqCst) == 3,
+        "timed out waiting for 3 self-IPIs, got {}",
+        IPIS.load(Ordering::SeqCst)
+    );
     Ok(())
 });
 
@@ -170,7 +199,11 @@ ktest!(local_apic_timer_ticks_periodically, || {
     apic::timer_stop();
     idt::clear_handler(v);
     apic::free_vectors(v, 1);
-    kassert!(TICKS.load(Ordering::SeqCst) >= 5, "timed out waiting for 5 timer ticks, got {}", TICKS.load(Ordering::SeqCst));
+    kassert!(
+        TICKS.load(Ordering::SeqCst) >= 5,
+        "timed out waiting for 5 timer ticks, got {}",
+        TICKS.load(Ordering::SeqCst)
+    );
     Ok(())
 });
 
@@ -261,7 +294,9 @@ ktest!(every_vector_has_an_ist_stack, || {
 // `expect-mem-mib=N`); these tests check that ACPI and the memory map agree with it.
 ktest!(madt_cpu_count_matches_the_machine, || {
     let cmd = kernel::cmdline::CmdLine::parse(crate::boot_extras().cmdline());
-    let Some(expected) = cmd.value("expect-cpus") else { return Err("SKIP: no expect-cpus= on the command line".into()) };
+    let Some(expected) = cmd.value("expect-cpus") else {
+        return Err("SKIP: no expect-cpus= on the command line".into());
+    };
     let expected: usize = expected.parse().map_err(|_| "expect-cpus is not a number")?;
     let d = crate::platform_acpi::discovered().ok_or("no ACPI information kept")?;
     let madt = d.madt().ok_or("no MADT")?;
@@ -272,17 +307,24 @@ ktest!(madt_cpu_count_matches_the_machine, || {
 
 ktest!(usable_memory_matches_the_machine, || {
     let cmd = kernel::cmdline::CmdLine::parse(crate::boot_extras().cmdline());
-    let Some(expected) = cmd.value("expect-mem-mib") else { return Err("SKIP: no expect-mem-mib= on the command line".into()) };
+    let Some(expected) = cmd.value("expect-mem-mib") else {
+        return Err("SKIP: no expect-mem-mib= on the command line".into());
+    };
     let expected: u64 = expected.parse().map_err(|_| "expect-mem-mib is not a number")?;
     let total_mib = frames::stats().total_frames * 4096 >> 20;
     // Firmware keeps a little (BIOS areas, ACPI, the loader); 90% of RAM must be usable.
-    kassert!(total_mib <= expected && total_mib * 10 >= expected * 9, "{total_mib} MiB usable on a {expected} MiB machine");
+    kassert!(
+        total_mib <= expected && total_mib * 10 >= expected * 9,
+        "{total_mib} MiB usable on a {expected} MiB machine"
+    );
     Ok(())
 });
 
 ktest!(clock_source_is_the_one_the_machine_offers, || {
     let cmd = kernel::cmdline::CmdLine::parse(crate::boot_extras().cmdline());
-    let Some(expected) = cmd.value("expect-clock") else { return Err("SKIP: no expect-clock= on the command line".into()) };
+    let Some(expected) = cmd.value("expect-clock") else {
+        return Err("SKIP: no expect-clock= on the command line".into());
+    };
     let got = match crate::time::source() {
         Some(crate::time::Calibration::Hpet) => "hpet",
         Some(crate::time::Calibration::Pit) => "pit",
@@ -303,7 +345,9 @@ ktest!(clock_source_is_the_one_the_machine_offers, || {
 
 ktest!(apic_mode_is_the_one_the_cpu_offers, || {
     let cmd = kernel::cmdline::CmdLine::parse(crate::boot_extras().cmdline());
-    let Some(expected) = cmd.value("expect-apic") else { return Err("SKIP: no expect-apic= on the command line".into()) };
+    let Some(expected) = cmd.value("expect-apic") else {
+        return Err("SKIP: no expect-apic= on the command line".into());
+    };
     let got = match apic::mode() {
         Some(apic::ApicMode::X2Apic) => "x2apic",
         Some(apic::ApicMode::XApic) => "xapic",

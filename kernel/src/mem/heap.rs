@@ -52,7 +52,11 @@ unsafe impl GlobalAlloc for KernelHeap {
             let grow = need.div_ceil(GROW_STEP) * GROW_STEP;
             let top = heap.top() as u64;
             if top + grow > HEAP_BASE + HEAP_LIMIT {
-                log::error!("heap: window exhausted ({} MiB in use) allocating {} bytes", heap.used() >> 20, layout.size());
+                log::error!(
+                    "heap: window exhausted ({} MiB in use) allocating {} bytes",
+                    heap.used() >> 20,
+                    layout.size()
+                );
                 return core::ptr::null_mut();
             }
             if let Err(e) = paging::map_fresh(top, grow) {

@@ -98,7 +98,10 @@ const _: () = {
 /// page fault that the managed-memory service resolves.
 pub const MANAGED_BASE: u64 = 0xffff_b000_0000_0000;
 pub const MANAGED_LIMIT: u64 = 0xffff_b100_0000_0000;
-const _: () = assert!(MANAGED_LIMIT <= MMIO_BASE && MANAGED_BASE >= HEAP_BASE + (1 << 44), "managed window overlaps the heap or MMIO");
+const _: () = assert!(
+    MANAGED_LIMIT <= MMIO_BASE && MANAGED_BASE >= HEAP_BASE + (1 << 44),
+    "managed window overlaps the heap or MMIO"
+);
 const MMIO_BASE: u64 = 0xffff_c000_0000_0000;
 const MMIO_LIMIT: u64 = 0xffff_d000_0000_0000;
 /// Virtual window for the heap (PML4 slot 320).
@@ -146,7 +149,9 @@ impl CacheType {
 /// entry `index` (SDM vol. 3A, table 11-11: index = PAT*4 + PCD*2 + PWT).
 pub const fn cache_bits(index: u8, page_size: u64) -> u64 {
     let pat = if page_size == PAGE_SIZE { PAT_4K } else { PAT_LARGE };
-    (if index & 1 != 0 { PWT } else { 0 }) | (if index & 2 != 0 { PCD } else { 0 }) | (if index & 4 != 0 { pat } else { 0 })
+    (if index & 1 != 0 { PWT } else { 0 })
+        | (if index & 2 != 0 { PCD } else { 0 })
+        | (if index & 4 != 0 { pat } else { 0 })
 }
 
 /// The PAT entry a leaf entry of a `page_size` page selects (inverse of [`cache_bits`]).
@@ -158,8 +163,12 @@ pub const fn pat_index(entry: u64, page_size: u64) -> u8 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MapError {
     OutOfFrames,
-    OutOfVirtualSpace { size: u64 },
-    AlreadyMapped { virt: u64 },
+    OutOfVirtualSpace {
+        size: u64,
+    },
+    AlreadyMapped {
+        virt: u64,
+    },
     /// Write-combining was asked for on a CPU without a PAT.
     NoWriteCombining,
 }
@@ -248,7 +257,13 @@ fn map_range(root: u64, virt: u64, phys: u64, len: u64, flags: u64, cache: Cache
 
 fn is_ram_like(kind: MemoryRegionKind) -> bool {
     // E820 type 3 (ACPI reclaimable) and 4 (ACPI NVS) hold tables we read.
-    matches!(kind, MemoryRegionKind::Usable | MemoryRegionKind::Bootloader | MemoryRegionKind::UnknownBios(3) | MemoryRegionKind::UnknownBios(4))
+    matches!(
+        kind,
+        MemoryRegionKind::Usable
+            | MemoryRegionKind::Bootloader
+            | MemoryRegionKind::UnknownBios(3)
+            | MemoryRegionKind::UnknownBios(4)
+    )
 }
 
 /// Builds the kernel's page tables and switches to them. RAM-like regions are mapped at

@@ -61,11 +61,7 @@ pub(crate) fn read8<A: ConfigAccess + ?Sized>(access: &A, address: PciAddress, o
 }
 
 /// Reads the 16-bit word at an even `offset`, through the dword that holds it.
-pub(crate) fn read16<A: ConfigAccess + ?Sized>(
-    access: &A,
-    address: PciAddress,
-    offset: u16,
-) -> u16 {
+pub(crate) fn read16<A: ConfigAccess + ?Sized>(access: &A, address: PciAddress, offset: u16) -> u16 {
     (access.read32(address, offset & !3) >> ((offset & 2) * 8)) as u16
 }
 
@@ -98,20 +94,12 @@ pub struct RootRange {
 
 impl RootRange {
     pub const fn new(segment: u16, bus_start: u8, bus_end: u8) -> RootRange {
-        RootRange {
-            segment,
-            bus_start,
-            bus_end,
-        }
+        RootRange { segment, bus_start, bus_end }
     }
 
     /// All 256 buses of segment 0: what ports 0xCF8/0xCFC reach when there is no MCFG.
     pub const fn legacy_ports() -> RootRange {
-        RootRange {
-            segment: 0,
-            bus_start: 0,
-            bus_end: 0xff,
-        }
+        RootRange { segment: 0, bus_start: 0, bus_end: 0xff }
     }
 
     pub fn contains(&self, segment: u16, bus: u8) -> bool {

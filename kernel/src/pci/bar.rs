@@ -64,9 +64,7 @@ pub(crate) fn size_all<A: ConfigAccess + ?Sized>(
         }
         slot += used;
     }
-    let rom = layout
-        .rom
-        .and_then(|offset| size_rom(access, address, offset));
+    let rom = layout.rom.and_then(|offset| size_rom(access, address, offset));
 
     if disable {
         access.write32(address, COMMAND, command);
@@ -139,10 +137,7 @@ fn size_bar<A: ConfigAccess + ?Sized>(
             (Some(bar), 2)
         }
         0b11 => {
-            warnings.push(Warning::ReservedBarType {
-                index: slot,
-                raw: original,
-            });
+            warnings.push(Warning::ReservedBarType { index: slot, raw: original });
             (None, 1)
         }
         memory_type => {
@@ -168,11 +163,7 @@ fn size_bar<A: ConfigAccess + ?Sized>(
     }
 }
 
-fn size_rom<A: ConfigAccess + ?Sized>(
-    access: &A,
-    address: PciAddress,
-    offset: u16,
-) -> Option<RomBar> {
+fn size_rom<A: ConfigAccess + ?Sized>(access: &A, address: PciAddress, offset: u16) -> Option<RomBar> {
     let original = access.read32(address, offset);
     if original == u32::MAX {
         return None;
@@ -191,12 +182,7 @@ fn size_rom<A: ConfigAccess + ?Sized>(
 
 /// Writes `pattern`, reads back, restores the original value. `None` if the read-back is all
 /// ones (a master abort, not a decoder).
-fn probe<A: ConfigAccess + ?Sized>(
-    access: &A,
-    address: PciAddress,
-    offset: u16,
-    pattern: u32,
-) -> Option<u32> {
+fn probe<A: ConfigAccess + ?Sized>(access: &A, address: PciAddress, offset: u16, pattern: u32) -> Option<u32> {
     let original = access.read32(address, offset);
     access.write32(address, offset, pattern);
     let readback = access.read32(address, offset);

@@ -122,8 +122,7 @@ impl Msi {
 
     /// Mask Bits: cap + 0xC (32-bit) or cap + 0x10 (64-bit), per-vector masking only.
     pub fn mask_offset(&self) -> Option<u16> {
-        self.per_vector_masking
-            .then_some(self.offset as u16 + if self.is_64bit { 0x10 } else { 0xc })
+        self.per_vector_masking.then_some(self.offset as u16 + if self.is_64bit { 0x10 } else { 0xc })
     }
 
     /// Pending Bits: the dword after Mask Bits.
@@ -200,11 +199,7 @@ impl PcieDeviceType {
 
     /// Root-complex-integrated functions have no link; their link registers are reserved.
     pub fn has_link(&self) -> bool {
-        !matches!(
-            self,
-            PcieDeviceType::RootComplexIntegratedEndpoint
-                | PcieDeviceType::RootComplexEventCollector
-        )
+        !matches!(self, PcieDeviceType::RootComplexIntegratedEndpoint | PcieDeviceType::RootComplexEventCollector)
     }
 
     pub fn name(&self) -> &'static str {
@@ -404,20 +399,9 @@ pub(crate) fn scan_capabilities<A: ConfigAccess + ?Sized>(
             break;
         }
         let id = header as u8;
-        let entry = Capability {
-            id,
-            offset: offset as u8,
-            name: capability_name(id),
-        };
+        let entry = Capability { id, offset: offset as u8, name: capability_name(id) };
         scan.list.push(entry);
-        decode(
-            access,
-            address,
-            entry,
-            (header >> 16) as u16,
-            &mut scan,
-            warnings,
-        );
+        decode(access, address, entry, (header >> 16) as u16, &mut scan, warnings);
 
         at = offset + 1;
         pointer = (header >> 8) as u8;
@@ -437,20 +421,13 @@ fn decode<A: ConfigAccess + ?Sized>(
     let fits = |len: u8, warnings: &mut Vec<Warning>| {
         let fits = offset + len as u16 <= CAP_END;
         if !fits {
-            warnings.push(Warning::CapabilityPastEnd {
-                id: cap.id,
-                offset: cap.offset,
-                len,
-            });
+            warnings.push(Warning::CapabilityPastEnd { id: cap.id, offset: cap.offset, len });
         }
         fits
     };
     let already = |present: bool, warnings: &mut Vec<Warning>| {
         if present {
-            warnings.push(Warning::DuplicateCapability {
-                id: cap.id,
-                offset: cap.offset,
-            });
+            warnings.push(Warning::DuplicateCapability { id: cap.id, offset: cap.offset });
         }
         present
     };
@@ -524,10 +501,7 @@ fn decode<A: ConfigAccess + ?Sized>(
                 return;
             }
             let ids = access.read32(address, offset + 4);
-            scan.bridge_subsystem = Some(Subsystem {
-                vendor_id: ids as u16,
-                device_id: (ids >> 16) as u16,
-            });
+            scan.bridge_subsystem = Some(Subsystem { vendor_id: ids as u16, device_id: (ids >> 16) as u16 });
         }
         _ => {}
     }
@@ -574,10 +548,7 @@ pub(crate) fn scan_extended<A: ConfigAccess + ?Sized>(
             break;
         }
         if next < EXT_FIRST {
-            warnings.push(Warning::ExtendedPointerInvalid {
-                at: offset,
-                pointer: next,
-            });
+            warnings.push(Warning::ExtendedPointerInvalid { at: offset, pointer: next });
             break;
         }
         let index = ((next - EXT_FIRST) / 4) as usize;
@@ -586,10 +557,7 @@ pub(crate) fn scan_extended<A: ConfigAccess + ?Sized>(
         };
         let bit = 1u64 << (index % 64);
         if *word & bit != 0 {
-            warnings.push(Warning::ExtendedCapabilityLoop {
-                at: offset,
-                pointer: next,
-            });
+            warnings.push(Warning::ExtendedCapabilityLoop { at: offset, pointer: next });
             break;
         }
         *word |= bit;

@@ -22,9 +22,8 @@ use pci_types::{CommandRegister, PciAddress};
 use super::access::ConfigAccess;
 use super::bar::COMMAND;
 use super::caps::{
-    PowerState, MSIX_CONTROL_ENABLE, MSIX_CONTROL_FUNCTION_MASK, MSI_CONTROL_ENABLE,
-    MSI_CONTROL_EXT_DATA_ENABLE, MSI_CONTROL_MME_MASK, MSI_CONTROL_MME_SHIFT, PMCSR_NO_SOFT_RESET,
-    PMCSR_PME_STATUS, PMCSR_STATE_MASK,
+    PowerState, MSIX_CONTROL_ENABLE, MSIX_CONTROL_FUNCTION_MASK, MSI_CONTROL_ENABLE, MSI_CONTROL_EXT_DATA_ENABLE,
+    MSI_CONTROL_MME_MASK, MSI_CONTROL_MME_SHIFT, PMCSR_NO_SOFT_RESET, PMCSR_PME_STATUS, PMCSR_STATE_MASK,
 };
 use super::function::{MsixStructure, PciFunction};
 
@@ -32,7 +31,9 @@ use super::function::{MsixStructure, PciFunction};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PciError {
     /// Config reads return all ones: the function is gone or was never there.
-    DeviceGone { function: PciAddress },
+    DeviceGone {
+        function: PciAddress,
+    },
     NoCapability {
         function: PciAddress,
         capability: &'static str,
@@ -71,7 +72,10 @@ pub enum PciError {
         message_address: u64,
     },
     /// Data above 16 bits needs the extended message data capability.
-    MessageDataTooWide { function: PciAddress, data: u32 },
+    MessageDataTooWide {
+        function: PciAddress,
+        data: u32,
+    },
     /// With n vectors the function writes the vector number into the low log2(n) data bits.
     MessageDataNotAligned {
         function: PciAddress,
@@ -103,38 +107,30 @@ impl fmt::Display for PciError {
             PciError::NoCapability { function, capability } => {
                 write!(f, "pci {function}: no {capability} capability")
             }
-            PciError::CommandNotAccepted { function, wanted, got } => write!(
-                f,
-                "pci {function}: command register 0x{got:04x} after writing 0x{wanted:04x}"
-            ),
+            PciError::CommandNotAccepted { function, wanted, got } => {
+                write!(f, "pci {function}: command register 0x{got:04x} after writing 0x{wanted:04x}")
+            }
             PciError::PowerStateNotSupported { function, state } => {
                 write!(f, "pci {function}: power state {} not supported", state.name())
             }
-            PciError::InvalidPowerTransition { function, from, to } => write!(
-                f,
-                "pci {function}: power transition {} -> {} not allowed",
-                from.name(),
-                to.name()
-            ),
-            PciError::InvalidVectorCount { function, requested, capable } => write!(
-                f,
-                "pci {function}: {requested} msi vectors requested, capable of {capable} (power of two)"
-            ),
+            PciError::InvalidPowerTransition { function, from, to } => {
+                write!(f, "pci {function}: power transition {} -> {} not allowed", from.name(), to.name())
+            }
+            PciError::InvalidVectorCount { function, requested, capable } => {
+                write!(f, "pci {function}: {requested} msi vectors requested, capable of {capable} (power of two)")
+            }
             PciError::MessageAddressMisaligned { function, message_address } => {
                 write!(f, "pci {function}: message address 0x{message_address:x} not dword aligned")
             }
-            PciError::MessageAddressAbove4GiB { function, message_address } => write!(
-                f,
-                "pci {function}: message address 0x{message_address:x} needs a 64-bit msi capability"
-            ),
-            PciError::MessageDataTooWide { function, data } => write!(
-                f,
-                "pci {function}: message data 0x{data:x} wider than 16 bits without extended data"
-            ),
-            PciError::MessageDataNotAligned { function, data, vectors } => write!(
-                f,
-                "pci {function}: message data 0x{data:x} not aligned to {vectors} vectors"
-            ),
+            PciError::MessageAddressAbove4GiB { function, message_address } => {
+                write!(f, "pci {function}: message address 0x{message_address:x} needs a 64-bit msi capability")
+            }
+            PciError::MessageDataTooWide { function, data } => {
+                write!(f, "pci {function}: message data 0x{data:x} wider than 16 bits without extended data")
+            }
+            PciError::MessageDataNotAligned { function, data, vectors } => {
+                write!(f, "pci {function}: message data 0x{data:x} not aligned to {vectors} vectors")
+            }
             PciError::OtherInterruptModeEnabled { function, enabled } => {
                 write!(f, "pci {function}: {enabled} is enabled; disable it first")
             }
@@ -174,11 +170,7 @@ pub fn enable<A: ConfigAccess + ?Sized>(
     wanted.set(CommandRegister::BUS_MASTER_ENABLE, decode.bus_master);
     let command = update_command(access, function, wanted, CommandRegister::empty())?;
     if !command.contains(wanted) {
-        return Err(PciError::CommandNotAccepted {
-            function,
-            wanted: wanted.bits(),
-            got: command.bits(),
-        });
+        return Err(PciError::CommandNotAccepted { function, wanted: wanted.bits(), got: command.bits() });
     }
     Ok(command)
 }
@@ -200,9 +192,7 @@ fn update_command<A: ConfigAccess + ?Sized>(
         // Status half zero: its bits are RO or write-one-to-clear.
         access.write32(function, COMMAND, updated.bits() as u32);
     }
-    Ok(CommandRegister::from_bits_retain(
-        access.read32(function, COMMAND) as u16,
-    ))
+    Ok(CommandRegister::from_bits_retain(access.read32(function, COMMAND) as u16))
 }
 
 /// The outcome of a power state change, for the caller to act on.
@@ -220,15 +210,9 @@ pub struct PowerTransition {
 }
 
 /// Reads the current power state from PMCSR.
-pub fn power_state<A: ConfigAccess + ?Sized>(
-    access: &A,
-    function: &PciFunction,
-) -> Result<PowerState, PciError> {
+pub fn power_state<A: ConfigAccess + ?Sized>(access: &A, function: &PciFunction) -> Result<PowerState, PciError> {
     let address = function.address;
-    let pm = function.power.ok_or(PciError::NoCapability {
-        function: address,
-        capability: "pm",
-    })?;
+    let pm = function.power.ok_or(PciError::NoCapability { function: address, capability: "pm" })?;
     let pmcsr = access.read32(address, pm.pmcsr_offset());
     if pmcsr == u32::MAX {
         return Err(PciError::DeviceGone { function: address });
@@ -244,15 +228,9 @@ pub fn set_power_state<A: ConfigAccess + ?Sized>(
     state: PowerState,
 ) -> Result<PowerTransition, PciError> {
     let address = function.address;
-    let pm = function.power.ok_or(PciError::NoCapability {
-        function: address,
-        capability: "pm",
-    })?;
+    let pm = function.power.ok_or(PciError::NoCapability { function: address, capability: "pm" })?;
     if !pm.supports(state) {
-        return Err(PciError::PowerStateNotSupported {
-            function: address,
-            state,
-        });
+        return Err(PciError::PowerStateNotSupported { function: address, state });
     }
     let pmcsr = access.read32(address, pm.pmcsr_offset());
     if pmcsr == u32::MAX {
@@ -260,20 +238,11 @@ pub fn set_power_state<A: ConfigAccess + ?Sized>(
     }
     let from = PowerState::from_field(pmcsr);
     if from == state {
-        return Ok(PowerTransition {
-            from,
-            to: state,
-            settle_us: 0,
-            state_lost: false,
-        });
+        return Ok(PowerTransition { from, to: state, settle_us: 0, state_lost: false });
     }
     // Only deeper, or back to D0 (PCI PM 1.2 §5.4, Figure 5-1).
     if state != PowerState::D0 && state < from {
-        return Err(PciError::InvalidPowerTransition {
-            function: address,
-            from,
-            to: state,
-        });
+        return Err(PciError::InvalidPowerTransition { function: address, from, to: state });
     }
     // PME_Status written as 0 (it is write-one-to-clear); PME_En, Data_Select kept; the upper
     // half (bridge extensions, data) is read-only.
@@ -285,14 +254,8 @@ pub fn set_power_state<A: ConfigAccess + ?Sized>(
         (PowerState::D2, _) | (_, PowerState::D2) => 200,
         _ => 0,
     };
-    let state_lost =
-        from == PowerState::D3Hot && state == PowerState::D0 && pmcsr & PMCSR_NO_SOFT_RESET == 0;
-    Ok(PowerTransition {
-        from,
-        to: state,
-        settle_us,
-        state_lost,
-    })
+    let state_lost = from == PowerState::D3Hot && state == PowerState::D0 && pmcsr & PMCSR_NO_SOFT_RESET == 0;
+    Ok(PowerTransition { from, to: state, settle_us, state_lost })
 }
 
 /// Programs and enables MSI: `vectors` (a power of two up to the capability's limit) messages
@@ -307,49 +270,26 @@ pub fn msi_configure<A: ConfigAccess + ?Sized>(
     vectors: u8,
 ) -> Result<(), PciError> {
     let pci = function.address;
-    let msi = function.msi.ok_or(PciError::NoCapability {
-        function: pci,
-        capability: "msi",
-    })?;
+    let msi = function.msi.ok_or(PciError::NoCapability { function: pci, capability: "msi" })?;
     let capable = msi.vectors_capable();
     if vectors == 0 || !vectors.is_power_of_two() || vectors > capable {
-        return Err(PciError::InvalidVectorCount {
-            function: pci,
-            requested: vectors as u16,
-            capable: capable as u16,
-        });
+        return Err(PciError::InvalidVectorCount { function: pci, requested: vectors as u16, capable: capable as u16 });
     }
     if address & 0b11 != 0 {
-        return Err(PciError::MessageAddressMisaligned {
-            function: pci,
-            message_address: address,
-        });
+        return Err(PciError::MessageAddressMisaligned { function: pci, message_address: address });
     }
     if !msi.is_64bit && address > u32::MAX as u64 {
-        return Err(PciError::MessageAddressAbove4GiB {
-            function: pci,
-            message_address: address,
-        });
+        return Err(PciError::MessageAddressAbove4GiB { function: pci, message_address: address });
     }
     let extended_data = data > 0xffff;
     if extended_data && !msi.extended_data_capable {
-        return Err(PciError::MessageDataTooWide {
-            function: pci,
-            data,
-        });
+        return Err(PciError::MessageDataTooWide { function: pci, data });
     }
     if data & (vectors as u32 - 1) != 0 {
-        return Err(PciError::MessageDataNotAligned {
-            function: pci,
-            data,
-            vectors: vectors as u16,
-        });
+        return Err(PciError::MessageDataNotAligned { function: pci, data, vectors: vectors as u16 });
     }
     if msix_enabled(access, function)? {
-        return Err(PciError::OtherInterruptModeEnabled {
-            function: pci,
-            enabled: "msi-x",
-        });
+        return Err(PciError::OtherInterruptModeEnabled { function: pci, enabled: "msi-x" });
     }
 
     let cap = msi.offset as u16;
@@ -367,11 +307,7 @@ pub fn msi_configure<A: ConfigAccess + ?Sized>(
     }
     access.write32(pci, msi.data_offset(), data);
     if let Some(mask) = msi.mask_offset() {
-        let in_use = if vectors >= 32 {
-            u32::MAX
-        } else {
-            (1u32 << vectors) - 1
-        };
+        let in_use = if vectors >= 32 { u32::MAX } else { (1u32 << vectors) - 1 };
         access.write32(pci, mask, !in_use);
     }
 
@@ -384,86 +320,48 @@ pub fn msi_configure<A: ConfigAccess + ?Sized>(
         enabled &= !MSI_CONTROL_EXT_DATA_ENABLE;
     }
     write_control(access, pci, cap, head, enabled);
-    update_command(
-        access,
-        pci,
-        CommandRegister::INTERRUPT_DISABLE,
-        CommandRegister::empty(),
-    )?;
+    update_command(access, pci, CommandRegister::INTERRUPT_DISABLE, CommandRegister::empty())?;
     Ok(())
 }
 
 /// Clears MSI Enable and lets INTx through again.
-pub fn msi_disable<A: ConfigAccess + ?Sized>(
-    access: &A,
-    function: &PciFunction,
-) -> Result<(), PciError> {
+pub fn msi_disable<A: ConfigAccess + ?Sized>(access: &A, function: &PciFunction) -> Result<(), PciError> {
     let pci = function.address;
-    let msi = function.msi.ok_or(PciError::NoCapability {
-        function: pci,
-        capability: "msi",
-    })?;
+    let msi = function.msi.ok_or(PciError::NoCapability { function: pci, capability: "msi" })?;
     let cap = msi.offset as u16;
     let head = access.read32(pci, cap);
     if head == u32::MAX {
         return Err(PciError::DeviceGone { function: pci });
     }
-    write_control(
-        access,
-        pci,
-        cap,
-        head,
-        (head >> 16) as u16 & !MSI_CONTROL_ENABLE,
-    );
-    update_command(
-        access,
-        pci,
-        CommandRegister::empty(),
-        CommandRegister::INTERRUPT_DISABLE,
-    )?;
+    write_control(access, pci, cap, head, (head >> 16) as u16 & !MSI_CONTROL_ENABLE);
+    update_command(access, pci, CommandRegister::empty(), CommandRegister::INTERRUPT_DISABLE)?;
     Ok(())
 }
 
 /// Writes a capability's Message Control (bits 31:16 of its first dword); the low half (ID, next
 /// pointer) is read-only and written back unchanged.
-fn write_control<A: ConfigAccess + ?Sized>(
-    access: &A,
-    function: PciAddress,
-    cap: u16,
-    head: u32,
-    control: u16,
-) {
+fn write_control<A: ConfigAccess + ?Sized>(access: &A, function: PciAddress, cap: u16, head: u32, control: u16) {
     access.write32(function, cap, (head & 0xffff) | (control as u32) << 16);
 }
 
-fn msi_enabled<A: ConfigAccess + ?Sized>(
-    access: &A,
-    function: &PciFunction,
-) -> Result<bool, PciError> {
+fn msi_enabled<A: ConfigAccess + ?Sized>(access: &A, function: &PciFunction) -> Result<bool, PciError> {
     let Some(msi) = function.msi else {
         return Ok(false);
     };
     let head = access.read32(function.address, msi.offset as u16);
     if head == u32::MAX {
-        return Err(PciError::DeviceGone {
-            function: function.address,
-        });
+        return Err(PciError::DeviceGone { function: function.address });
     }
     Ok((head >> 16) as u16 & MSI_CONTROL_ENABLE != 0)
 }
 
-fn msix_enabled<A: ConfigAccess + ?Sized>(
-    access: &A,
-    function: &PciFunction,
-) -> Result<bool, PciError> {
+fn msix_enabled<A: ConfigAccess + ?Sized>(access: &A, function: &PciFunction) -> Result<bool, PciError> {
     let Some(msix) = function.msix else {
         return Ok(false);
     };
     let head = access.read32(function.address, msix.offset as u16);
     if head == u32::MAX {
-        return Err(PciError::DeviceGone {
-            function: function.address,
-        });
+        return Err(PciError::DeviceGone { function: function.address });
     }
     Ok((head >> 16) as u16 & MSIX_CONTROL_ENABLE != 0)
 }
@@ -494,10 +392,7 @@ pub struct MsixLayout {
 /// Locates the MSI-X table and PBA: each must sit inside an implemented memory BAR.
 pub fn msix_layout(function: &PciFunction) -> Result<MsixLayout, PciError> {
     let pci = function.address;
-    let msix = function.msix.ok_or(PciError::NoCapability {
-        function: pci,
-        capability: "msi-x",
-    })?;
+    let msix = function.msix.ok_or(PciError::NoCapability { function: pci, capability: "msi-x" })?;
     let table_len = msix.table_size as u64 * MsixTableEntry::SIZE;
     let pba_len = (msix.table_size as u64).div_ceil(64) * 8;
     let region = |what, bir: u8, offset: u32, len: u64| {
@@ -507,35 +402,15 @@ pub fn msix_layout(function: &PciFunction) -> Result<MsixLayout, PciError> {
             .and_then(|bar| {
                 // A BAR near the top of the address space is input too: no overflow.
                 let address = bar.address.checked_add(offset as u64)?;
-                Some(BarRegion {
-                    bar: bir,
-                    offset: offset as u64,
-                    len,
-                    address,
-                })
+                Some(BarRegion { bar: bir, offset: offset as u64, len, address })
             })
-            .ok_or(PciError::MsixOutsideBar {
-                function: pci,
-                what,
-                bir,
-                offset,
-            })
+            .ok_or(PciError::MsixOutsideBar { function: pci, what, bir, offset })
     };
     Ok(MsixLayout {
         function: pci,
         entries: msix.table_size,
-        table: region(
-            MsixStructure::Table,
-            msix.table_bir,
-            msix.table_offset,
-            table_len,
-        )?,
-        pba: region(
-            MsixStructure::PendingBitArray,
-            msix.pba_bir,
-            msix.pba_offset,
-            pba_len,
-        )?,
+        table: region(MsixStructure::Table, msix.table_bir, msix.table_offset, table_len)?,
+        pba: region(MsixStructure::PendingBitArray, msix.pba_bir, msix.pba_offset, pba_len)?,
     })
 }
 
@@ -543,11 +418,7 @@ impl MsixLayout {
     /// Offset of entry `index` from the start of the table's BAR.
     pub fn entry_offset(&self, index: u16) -> Result<u64, PciError> {
         if index >= self.entries {
-            return Err(PciError::MsixEntryOutOfRange {
-                function: self.function,
-                index,
-                entries: self.entries,
-            });
+            return Err(PciError::MsixEntryOutOfRange { function: self.function, index, entries: self.entries });
         }
         Ok(self.table.offset + index as u64 * MsixTableEntry::SIZE)
     }
@@ -562,19 +433,9 @@ impl MsixLayout {
     ) -> Result<(u64, MsixTableEntry), PciError> {
         let offset = self.entry_offset(index)?;
         if message_address & 0b11 != 0 {
-            return Err(PciError::MessageAddressMisaligned {
-                function: self.function,
-                message_address,
-            });
+            return Err(PciError::MessageAddressMisaligned { function: self.function, message_address });
         }
-        Ok((
-            offset,
-            MsixTableEntry {
-                address: message_address,
-                data,
-                masked,
-            },
-        ))
+        Ok((offset, MsixTableEntry { address: message_address, data, masked }))
     }
 }
 
@@ -599,12 +460,7 @@ impl MsixTableEntry {
     /// Write them as 32-bit MMIO stores (the spec allows only dword or qword table access), and
     /// write vector control last, so an entry is never live half-written.
     pub fn to_dwords(&self) -> [u32; 4] {
-        [
-            self.address as u32,
-            (self.address >> 32) as u32,
-            self.data,
-            if self.masked { Self::MASK_BIT } else { 0 },
-        ]
+        [self.address as u32, (self.address >> 32) as u32, self.data, if self.masked { Self::MASK_BIT } else { 0 }]
     }
 
     pub fn to_bytes(&self) -> [u8; 16] {
@@ -644,15 +500,9 @@ pub fn msix_set_control<A: ConfigAccess + ?Sized>(
     control: MsixControl,
 ) -> Result<(), PciError> {
     let pci = function.address;
-    let msix = function.msix.ok_or(PciError::NoCapability {
-        function: pci,
-        capability: "msi-x",
-    })?;
+    let msix = function.msix.ok_or(PciError::NoCapability { function: pci, capability: "msi-x" })?;
     if control.enable && msi_enabled(access, function)? {
-        return Err(PciError::OtherInterruptModeEnabled {
-            function: pci,
-            enabled: "msi",
-        });
+        return Err(PciError::OtherInterruptModeEnabled { function: pci, enabled: "msi" });
     }
     let cap = msix.offset as u16;
     let head = access.read32(pci, cap);
@@ -668,19 +518,9 @@ pub fn msix_set_control<A: ConfigAccess + ?Sized>(
     }
     write_control(access, pci, cap, head, value);
     if control.enable {
-        update_command(
-            access,
-            pci,
-            CommandRegister::INTERRUPT_DISABLE,
-            CommandRegister::empty(),
-        )?;
+        update_command(access, pci, CommandRegister::INTERRUPT_DISABLE, CommandRegister::empty())?;
     } else {
-        update_command(
-            access,
-            pci,
-            CommandRegister::empty(),
-            CommandRegister::INTERRUPT_DISABLE,
-        )?;
+        update_command(access, pci, CommandRegister::empty(), CommandRegister::INTERRUPT_DISABLE)?;
     }
     Ok(())
 }

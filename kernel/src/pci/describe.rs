@@ -49,17 +49,11 @@ pub fn describe(function: &PciFunction) -> Vec<String> {
             BarKind::Mem64 => "mem64",
         };
         let pref = if bar.prefetchable { " pref" } else { "" };
-        lines.push(format!(
-            "  bar{} {kind}{pref} 0x{:x} size 0x{:x}",
-            bar.index, bar.address, bar.size
-        ));
+        lines.push(format!("  bar{} {kind}{pref} 0x{:x} size 0x{:x}", bar.index, bar.address, bar.size));
     }
     if let Some(rom) = function.rom {
         let disabled = if rom.enabled { "" } else { " disabled" };
-        lines.push(format!(
-            "  rom 0x{:x} size 0x{:x}{disabled}",
-            rom.address, rom.size
-        ));
+        lines.push(format!("  rom 0x{:x} size 0x{:x}{disabled}", rom.address, rom.size));
     }
 
     if let Some(bridge) = function.bridge {
@@ -67,8 +61,7 @@ pub fn describe(function: &PciFunction) -> Vec<String> {
             "  bus primary {:02x} secondary {:02x} subordinate {:02x}",
             bridge.primary_bus, bridge.secondary_bus, bridge.subordinate_bus
         ));
-        let window =
-            |kind: &str, w: Window| format!("  window {kind} 0x{:x}-0x{:x}", w.base, w.limit);
+        let window = |kind: &str, w: Window| format!("  window {kind} 0x{:x}-0x{:x}", w.base, w.limit);
         if let Some(w) = bridge.io_window {
             lines.push(window("io", w));
         }
@@ -76,14 +69,7 @@ pub fn describe(function: &PciFunction) -> Vec<String> {
             lines.push(window("mem", w));
         }
         if let Some(w) = bridge.prefetchable_window {
-            lines.push(window(
-                if bridge.prefetchable_64bit {
-                    "mem64 pref"
-                } else {
-                    "mem pref"
-                },
-                w,
-            ));
+            lines.push(window(if bridge.prefetchable_64bit { "mem64 pref" } else { "mem pref" }, w));
         }
     }
     if let Some(parent) = function.parent {
@@ -94,10 +80,7 @@ pub fn describe(function: &PciFunction) -> Vec<String> {
         lines.push(capability_line(function, cap));
     }
     for ecap in &function.extended_capabilities {
-        lines.push(format!(
-            "  ecap 0x{:04x} {} v{} @0x{:x}",
-            ecap.id, ecap.name, ecap.version, ecap.offset
-        ));
+        lines.push(format!("  ecap 0x{:04x} {} v{} @0x{:x}", ecap.id, ecap.name, ecap.version, ecap.offset));
     }
     for warning in &function.warnings {
         lines.push(format!("  warning {warning}"));
@@ -125,15 +108,8 @@ fn capability_line(function: &PciFunction, cap: &Capability) -> String {
         CAP_ID_MSI => {
             if let Some(msi) = function.msi.filter(|msi| decoded(msi.offset)) {
                 let width = if msi.is_64bit { "64bit" } else { "32bit" };
-                let maskable = if msi.per_vector_masking {
-                    " maskable"
-                } else {
-                    ""
-                };
-                line.push_str(&format!(
-                    " {width}{maskable} vectors {}",
-                    msi.vectors_capable()
-                ));
+                let maskable = if msi.per_vector_masking { " maskable" } else { "" };
+                line.push_str(&format!(" {width}{maskable} vectors {}", msi.vectors_capable()));
                 if msi.enabled {
                     line.push_str(&format!(" enabled {}", msi.vectors_enabled()));
                 }

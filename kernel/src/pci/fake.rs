@@ -27,18 +27,8 @@ impl FakeFunction {
     /// A function with identity registers filled and a command register whose I/O, memory,
     /// bus master, parity, SERR and interrupt-disable bits are writable; status error bits are
     /// write-one-to-clear.
-    pub fn new(
-        vendor: u16,
-        device: u16,
-        class_code: u32,
-        revision: u8,
-        header_type: u8,
-    ) -> FakeFunction {
-        let mut f = FakeFunction {
-            regs: vec![0; DWORDS],
-            wmask: vec![0; DWORDS],
-            w1c: vec![0; DWORDS],
-        };
+    pub fn new(vendor: u16, device: u16, class_code: u32, revision: u8, header_type: u8) -> FakeFunction {
+        let mut f = FakeFunction { regs: vec![0; DWORDS], wmask: vec![0; DWORDS], w1c: vec![0; DWORDS] };
         f.set32(0x00, (device as u32) << 16 | vendor as u32);
         f.set32(0x08, class_code << 8 | revision as u32);
         f.set8(0x0e, header_type);
@@ -107,32 +97,17 @@ impl FakeFunction {
         self
     }
 
-    pub fn mem32_bar(
-        &mut self,
-        slot: u16,
-        address: u32,
-        size: u32,
-        prefetchable: bool,
-    ) -> &mut Self {
+    pub fn mem32_bar(&mut self, slot: u16, address: u32, size: u32, prefetchable: bool) -> &mut Self {
         let offset = 0x10 + 4 * slot;
         self.set32(offset, address | if prefetchable { 0x8 } else { 0 });
         self.wmask[offset as usize / 4] = !(size - 1) & !0xf;
         self
     }
 
-    pub fn mem64_bar(
-        &mut self,
-        slot: u16,
-        address: u64,
-        size: u64,
-        prefetchable: bool,
-    ) -> &mut Self {
+    pub fn mem64_bar(&mut self, slot: u16, address: u64, size: u64, prefetchable: bool) -> &mut Self {
         let offset = 0x10 + 4 * slot;
         let mask = !(size - 1) & !0xf;
-        self.set32(
-            offset,
-            address as u32 | 0x4 | if prefetchable { 0x8 } else { 0 },
-        );
+        self.set32(offset, address as u32 | 0x4 | if prefetchable { 0x8 } else { 0 });
         self.set32(offset + 4, (address >> 32) as u32);
         self.wmask[offset as usize / 4] = mask as u32;
         self.wmask[offset as usize / 4 + 1] = (mask >> 32) as u32;
@@ -147,10 +122,7 @@ impl FakeFunction {
 
     /// Type 1 bus numbers (writable, as on real bridges).
     pub fn buses(&mut self, primary: u8, secondary: u8, subordinate: u8) -> &mut Self {
-        self.set32(
-            0x18,
-            (subordinate as u32) << 16 | (secondary as u32) << 8 | primary as u32,
-        );
+        self.set32(0x18, (subordinate as u32) << 16 | (secondary as u32) << 8 | primary as u32);
         self.wmask[0x18 / 4] = 0x00ff_ffff;
         self
     }
@@ -162,21 +134,11 @@ impl FakeFunction {
     }
 
     pub fn cap(&mut self, offset: u16, id: u8, next: u8, control: u16) -> &mut Self {
-        self.set32(
-            offset,
-            (control as u32) << 16 | (next as u32) << 8 | id as u32,
-        )
+        self.set32(offset, (control as u32) << 16 | (next as u32) << 8 | id as u32)
     }
 
     /// MSI: Enable and Multiple Message Enable writable; address, data and mask registers too.
-    pub fn msi(
-        &mut self,
-        offset: u16,
-        next: u8,
-        is_64bit: bool,
-        maskable: bool,
-        log2_vectors: u16,
-    ) -> &mut Self {
+    pub fn msi(&mut self, offset: u16, next: u8, is_64bit: bool, maskable: bool, log2_vectors: u16) -> &mut Self {
         let control = (maskable as u16) << 8 | (is_64bit as u16) << 7 | log2_vectors << 1;
         self.cap(offset, 0x05, next, control);
         let dw = offset as usize / 4;
@@ -188,36 +150,19 @@ impl FakeFunction {
         let data = dw + if is_64bit { 3 } else { 2 };
         self.wmask[data] = 0xffff;
         if maskable {
-            self.wmask[data + 1] = if log2_vectors >= 5 {
-                u32::MAX
-            } else {
-                (1 << (1 << log2_vectors)) - 1
-            };
+            self.wmask[data + 1] = if log2_vectors >= 5 { u32::MAX } else { (1 << (1 << log2_vectors)) - 1 };
         }
         self
     }
 
-    pub fn msix(
-        &mut self,
-        offset: u16,
-        next: u8,
-        entries: u16,
-        table: (u32, u32),
-        pba: (u32, u32),
-    ) -> &mut Self {
+    pub fn msix(&mut self, offset: u16, next: u8, entries: u16, table: (u32, u32), pba: (u32, u32)) -> &mut Self {
         self.cap(offset, 0x11, next, entries - 1);
         self.wmask[offset as usize / 4] = 0xc000_0000;
         self.set32(offset + 4, table.1 | table.0);
         self.set32(offset + 8, pba.1 | pba.0)
     }
 
-    pub fn pcie(
-        &mut self,
-        offset: u16,
-        next: u8,
-        device_type: u16,
-        link: Option<(u8, u8, u8, u8)>,
-    ) -> &mut Self {
+    pub fn pcie(&mut self, offset: u16, next: u8, device_type: u16, link: Option<(u8, u8, u8, u8)>) -> &mut Self {
         // Version 2, slot implemented on root ports.
         let slot = if device_type == 4 { 1 << 8 } else { 0 };
         self.cap(offset, 0x10, next, 2 | device_type << 4 | slot);
@@ -238,10 +183,7 @@ impl FakeFunction {
     }
 
     pub fn ecap(&mut self, offset: u16, id: u16, version: u8, next: u16) -> &mut Self {
-        self.set32(
-            offset,
-            (next as u32) << 20 | (version as u32) << 16 | id as u32,
-        )
+        self.set32(offset, (next as u32) << 20 | (version as u32) << 16 | id as u32)
     }
 
     fn header_type(&self) -> u8 {
@@ -290,27 +232,15 @@ impl FakeConfig {
     }
 
     pub fn get32(&self, address: PciAddress, offset: u16) -> u32 {
-        self.functions
-            .borrow()
-            .get(&address)
-            .map_or(u32::MAX, |f| f.get32(offset))
+        self.functions.borrow().get(&address).map_or(u32::MAX, |f| f.get32(offset))
     }
 
     pub fn snapshot(&self) -> BTreeMap<PciAddress, Vec<u32>> {
-        self.functions
-            .borrow()
-            .iter()
-            .map(|(a, f)| (*a, f.regs.clone()))
-            .collect()
+        self.functions.borrow().iter().map(|(a, f)| (*a, f.regs.clone())).collect()
     }
 
     pub fn writes_to(&self, address: PciAddress) -> Vec<(u16, u32)> {
-        self.writes
-            .borrow()
-            .iter()
-            .filter(|w| w.0 == address)
-            .map(|w| (w.1, w.2))
-            .collect()
+        self.writes.borrow().iter().filter(|w| w.0 == address).map(|w| (w.1, w.2)).collect()
     }
 
     pub fn clear_log(&self) {
@@ -348,9 +278,7 @@ impl ConfigAccess for FakeConfig {
         // decode off can cut the CPU off from memory.
         let host_bridge = f.get32(0x08) >> 16 == 0x0600;
         if f.is_bar_or_rom(offset) && f.get32(0x04) & 0x3 != 0 && !host_bridge {
-            self.violations.borrow_mut().push(format!(
-                "{address}: write {value:#x} to {offset:#x} with decode on"
-            ));
+            self.violations.borrow_mut().push(format!("{address}: write {value:#x} to {offset:#x} with decode on"));
         }
         let i = offset as usize / 4;
         let kept = f.regs[i] & !f.wmask[i];

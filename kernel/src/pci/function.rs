@@ -180,17 +180,9 @@ pub enum Warning {
     /// An extended capability header read all ones mid-list (function gone or broken).
     ExtendedHeaderAllOnes { offset: u16 },
     /// The MSI-X table or PBA does not lie inside an implemented memory BAR.
-    MsixOutsideBar {
-        what: MsixStructure,
-        bir: u8,
-        offset: u32,
-    },
+    MsixOutsideBar { what: MsixStructure, bir: u8, offset: u32 },
     /// A bridge's bus numbers make no sense (secondary not above primary, or above subordinate).
-    BridgeBusNumbers {
-        primary: u8,
-        secondary: u8,
-        subordinate: u8,
-    },
+    BridgeBusNumbers { primary: u8, secondary: u8, subordinate: u8 },
     /// A bridge's secondary bus lies outside every scanned range: what is behind it was not seen.
     BridgeOutsideRoots { secondary: u8 },
     /// Two bridges claim the same secondary bus; the other one is recorded as parent.

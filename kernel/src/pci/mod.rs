@@ -26,22 +26,16 @@ mod fake;
 #[cfg(test)]
 mod tests;
 
-pub use access::{
-    ConfigAccess, PciTypesAccess, RootRange, CONVENTIONAL_SPACE_LEN, EXTENDED_SPACE_LEN,
-};
+pub use access::{ConfigAccess, PciTypesAccess, RootRange, CONVENTIONAL_SPACE_LEN, EXTENDED_SPACE_LEN};
 pub use caps::{
-    Capability, ExtendedCapability, LinkSpeed, Msi, Msix, PciExpress, PcieDeviceType, PcieLink,
-    PowerManagement, PowerState, CAP_ID_BRIDGE_SUBSYSTEM, CAP_ID_MSI, CAP_ID_MSIX, CAP_ID_PCIE,
-    CAP_ID_PM,
+    Capability, ExtendedCapability, LinkSpeed, Msi, Msix, PciExpress, PcieDeviceType, PcieLink, PowerManagement,
+    PowerState, CAP_ID_BRIDGE_SUBSYSTEM, CAP_ID_MSI, CAP_ID_MSIX, CAP_ID_PCIE, CAP_ID_PM,
 };
 pub use control::{
-    enable, msi_configure, msi_disable, msix_layout, msix_set_control, power_state,
-    set_power_state, BarRegion, Decode, MsixControl, MsixLayout, MsixTableEntry, PciError,
-    PowerTransition,
+    enable, msi_configure, msi_disable, msix_layout, msix_set_control, power_state, set_power_state, BarRegion, Decode,
+    MsixControl, MsixLayout, MsixTableEntry, PciError, PowerTransition,
 };
 pub use describe::describe;
-pub use function::{
-    Bar, BarKind, BridgeInfo, MsixStructure, PciFunction, RomBar, Subsystem, Warning, Window,
-};
+pub use function::{Bar, BarKind, BridgeInfo, MsixStructure, PciFunction, RomBar, Subsystem, Warning, Window};
 pub use pci_types::{CommandRegister, HeaderType, PciAddress};
 pub use scan::enumerate;

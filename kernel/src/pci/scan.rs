@@ -60,12 +60,7 @@ fn mark_scanned(scanned: &mut Vec<(u16, [u64; 4])>, segment: u16, bus: u8) -> bo
     fresh
 }
 
-fn scan_bus<A: ConfigAccess + ?Sized>(
-    access: &A,
-    segment: u16,
-    bus: u8,
-    out: &mut Vec<PciFunction>,
-) {
+fn scan_bus<A: ConfigAccess + ?Sized>(access: &A, segment: u16, bus: u8, out: &mut Vec<PciFunction>) {
     for device in 0..32 {
         let function0 = PciAddress::new(segment, bus, device, 0);
         if !present(access, function0) {
@@ -93,10 +88,7 @@ fn present<A: ConfigAccess + ?Sized>(access: &A, address: PciAddress) -> bool {
 }
 
 /// Reads everything about one present function.
-pub(crate) fn probe_function<A: ConfigAccess + ?Sized>(
-    access: &A,
-    address: PciAddress,
-) -> PciFunction {
+pub(crate) fn probe_function<A: ConfigAccess + ?Sized>(access: &A, address: PciAddress) -> PciFunction {
     let id = access.read32(address, 0x00);
     let command_status = access.read32(address, COMMAND);
     let class = access.read32(address, 0x08);
@@ -149,21 +141,14 @@ pub(crate) fn probe_function<A: ConfigAccess + ?Sized>(
     };
 
     let keep_decode = function.class == CLASS_BRIDGE && function.subclass == SUBCLASS_HOST_BRIDGE;
-    let layout = BarLayout {
-        slots,
-        rom,
-        keep_decode,
-    };
+    let layout = BarLayout { slots, rom, keep_decode };
     let (bars, rom) = size_all(access, address, &layout, &mut function.warnings);
     function.bars = bars;
     function.rom = rom;
 
     if let Some(offset) = subsystem_at {
         let ids = access.read32(address, offset);
-        function.subsystem = Some(Subsystem {
-            vendor_id: ids as u16,
-            device_id: (ids >> 16) as u16,
-        });
+        function.subsystem = Some(Subsystem { vendor_id: ids as u16, device_id: (ids >> 16) as u16 });
     }
     if header_type == HeaderType::PciPciBridge {
         function.bridge = Some(read_bridge(access, address));
@@ -211,11 +196,8 @@ fn read_bridge<A: ConfigAccess + ?Sized>(access: &A, address: PciAddress) -> Bri
         // Unimplemented windows read zero; a real 0..0xFFF window is never assigned.
         None
     } else {
-        let (base_upper, limit_upper) = if io_base & 0xf == 1 {
-            ((io_upper & 0xffff) as u64, (io_upper >> 16) as u64)
-        } else {
-            (0, 0)
-        };
+        let (base_upper, limit_upper) =
+            if io_base & 0xf == 1 { ((io_upper & 0xffff) as u64, (io_upper >> 16) as u64) } else { (0, 0) };
         window(
             base_upper << 16 | ((io_base as u64 & 0xf0) << 8),
             limit_upper << 16 | ((io_limit as u64 & 0xf0) << 8) | 0xfff,
@@ -227,32 +209,25 @@ fn read_bridge<A: ConfigAccess + ?Sized>(access: &A, address: PciAddress) -> Bri
     let memory_window = if memory & 0xfff0_fff0 == 0 {
         None
     } else {
-        window(
-            ((memory & 0xfff0) as u64) << 16,
-            ((memory >> 16) as u64 & 0xfff0) << 16 | 0xf_ffff,
-        )
+        window(((memory & 0xfff0) as u64) << 16, ((memory >> 16) as u64 & 0xfff0) << 16 | 0xf_ffff)
     };
 
     // Prefetchable base/limit (0x24/0x26), bits 3:0 = 1: 64-bit, upper dwords at 0x28/0x2C.
     let prefetchable = access.read32(address, 0x24);
     let prefetchable_64bit = prefetchable & 0xf == 1;
     let (base_upper, limit_upper) = if prefetchable_64bit {
-        (
-            access.read32(address, 0x28) as u64,
-            access.read32(address, 0x2c) as u64,
-        )
+        (access.read32(address, 0x28) as u64, access.read32(address, 0x2c) as u64)
     } else {
         (0, 0)
     };
-    let prefetchable_window =
-        if prefetchable & 0xfff0_fff0 == 0 && base_upper == 0 && limit_upper == 0 {
-            None
-        } else {
-            window(
-                base_upper << 32 | ((prefetchable & 0xfff0) as u64) << 16,
-                limit_upper << 32 | ((prefetchable >> 16) as u64 & 0xfff0) << 16 | 0xf_ffff,
-            )
-        };
+    let prefetchable_window = if prefetchable & 0xfff0_fff0 == 0 && base_upper == 0 && limit_upper == 0 {
+        None
+    } else {
+        window(
+            base_upper << 32 | ((prefetchable & 0xfff0) as u64) << 16,
+            limit_upper << 32 | ((prefetchable >> 16) as u64 & 0xfff0) << 16 | 0xf_ffff,
+        )
+    };
 
     BridgeInfo {
         primary_bus: buses as u8,
@@ -276,27 +251,13 @@ fn check_msix_placement(function: &mut PciFunction) {
     let table_len = msix.table_size as u64 * 16;
     let pba_len = (msix.table_size as u64).div_ceil(64) * 8;
     let structures = [
-        (
-            MsixStructure::Table,
-            msix.table_bir,
-            msix.table_offset,
-            table_len,
-        ),
-        (
-            MsixStructure::PendingBitArray,
-            msix.pba_bir,
-            msix.pba_offset,
-            pba_len,
-        ),
+        (MsixStructure::Table, msix.table_bir, msix.table_offset, table_len),
+        (MsixStructure::PendingBitArray, msix.pba_bir, msix.pba_offset, pba_len),
     ];
     for (what, bir, offset, len) in structures {
-        let inside = function
-            .bar(bir)
-            .is_some_and(|bar| bar.is_memory() && offset as u64 + len <= bar.size);
+        let inside = function.bar(bir).is_some_and(|bar| bar.is_memory() && offset as u64 + len <= bar.size);
         if !inside {
-            function
-                .warnings
-                .push(Warning::MsixOutsideBar { what, bir, offset });
+            function.warnings.push(Warning::MsixOutsideBar { what, bir, offset });
         }
     }
 }
@@ -304,23 +265,19 @@ fn check_msix_placement(function: &mut PciFunction) {
 /// Sets each function's parent (the bridge whose secondary bus it sits on) and checks bridges'
 /// bus numbers against each other and the scanned ranges.
 fn link_topology(functions: &mut [PciFunction], roots: &[RootRange]) {
-    let bridges: Vec<(PciAddress, BridgeInfo)> = functions
-        .iter()
-        .filter_map(|f| f.bridge.map(|b| (f.address, b)))
-        .collect();
+    let bridges: Vec<(PciAddress, BridgeInfo)> =
+        functions.iter().filter_map(|f| f.bridge.map(|b| (f.address, b))).collect();
 
     for function in functions.iter_mut() {
         let segment = function.address.segment();
         let bus = function.address.bus();
-        let mut claimants = bridges.iter().filter(|(bridge, info)| {
-            bridge.segment() == segment && info.secondary_bus == bus && bridge.bus() != bus
-        });
+        let mut claimants = bridges
+            .iter()
+            .filter(|(bridge, info)| bridge.segment() == segment && info.secondary_bus == bus && bridge.bus() != bus);
         if let Some((parent, _)) = claimants.next() {
             function.parent = Some(*parent);
             if let Some((other, _)) = claimants.next() {
-                function
-                    .warnings
-                    .push(Warning::DuplicateSecondaryBus { other: *other });
+                function.warnings.push(Warning::DuplicateSecondaryBus { other: *other });
             }
         }
 
@@ -337,13 +294,8 @@ fn link_topology(functions: &mut [PciFunction], roots: &[RootRange]) {
                 secondary: info.secondary_bus,
                 subordinate: info.subordinate_bus,
             });
-        } else if !roots
-            .iter()
-            .any(|root| root.contains(segment, info.secondary_bus))
-        {
-            function.warnings.push(Warning::BridgeOutsideRoots {
-                secondary: info.secondary_bus,
-            });
+        } else if !roots.iter().any(|root| root.contains(segment, info.secondary_bus)) {
+            function.warnings.push(Warning::BridgeOutsideRoots { secondary: info.secondary_bus });
         }
     }
 }

@@ -74,17 +74,13 @@ fn machine(extended: bool) -> FakeConfig {
 
     // The second capability's next pointer points into the header.
     let mut f = FakeFunction::new(0x1af4, 0x1042, 0x010000, 0x01, 0);
-    f.cap_pointer(0x40)
-        .pm(0x40, 0x48, 0x0003, 0)
-        .cap(0x48, 0x09, 0x10, 0);
+    f.cap_pointer(0x40).pm(0x40, 0x48, 0x0003, 0).cap(0x48, 0x09, 0x10, 0);
     m.add(at(CAP_IN_HEADER), f);
 
     // Pointer with reserved low bits set (0x43 means 0x40), then an MSI-X capability at 0xf8
     // whose 12 bytes run past 0xff.
     let mut f = FakeFunction::new(0x1af4, 0x1043, 0x078000, 0x01, 0);
-    f.cap_pointer(0x43)
-        .cap(0x40, 0x09, 0xf8, 0)
-        .msix(0xf8, 0, 4, (1, 0), (1, 0x800));
+    f.cap_pointer(0x43).cap(0x40, 0x09, 0xf8, 0).msix(0xf8, 0, 4, (1, 0), (1, 0x800));
     m.add(at(CAP_PAST_END), f);
 
     // Extended pointer below 0x100; MSI-X table in a BAR that does not exist.
@@ -153,10 +149,7 @@ fn machine(extended: bool) -> FakeConfig {
     m.add(at(SATA), f);
 
     let mut f = FakeFunction::new(0x8086, 0x2930, 0x0c0500, 0x02, 0);
-    f.multi_function()
-        .command(0x0001)
-        .io16_bar(4, 0x0700, 0x40)
-        .interrupt(10, 1);
+    f.multi_function().command(0x0001).io16_bar(4, 0x0700, 0x40).interrupt(10, 1);
     m.add(at(SMBUS), f);
 
     // NVMe drive (Samsung PM9A1) on bus 1: mem64 BAR0, PM, MSI (64-bit, maskable, 32 vectors),
@@ -231,10 +224,7 @@ fn machine(extended: bool) -> FakeConfig {
 
 fn find(functions: &[PciFunction], location: (u8, u8, u8)) -> &PciFunction {
     let wanted = at(location);
-    functions
-        .iter()
-        .find(|f| f.address == wanted)
-        .unwrap_or_else(|| panic!("{wanted} not enumerated"))
+    functions.iter().find(|f| f.address == wanted).unwrap_or_else(|| panic!("{wanted} not enumerated"))
 }
 
 fn ecam() -> (FakeConfig, Vec<PciFunction>) {
@@ -277,10 +267,7 @@ fn pci_single_function_device_functions_1_to_7_never_probed() {
     let (m, functions) = ecam();
     let touched = m.touched.borrow();
     for function in 1..8 {
-        assert!(
-            !touched.contains(&addr(0, 1, function)),
-            "00:01.{function} was read"
-        );
+        assert!(!touched.contains(&addr(0, 1, function)), "00:01.{function} was read");
         assert!(functions.iter().all(|f| f.address != addr(0, 1, function)));
     }
     assert!(!find(&functions, VGA).multi_function);
@@ -298,46 +285,17 @@ fn pci_second_root_complex_found_and_topology_linked() {
     assert_eq!(find(&functions, SOCKET1_HOST).parent, None);
     assert_eq!(find(&functions, ROOT_PORT).parent, None);
 
-    let port = find(&functions, SOCKET1_PORT)
-        .bridge
-        .expect("type 1 header");
-    assert_eq!(
-        (port.primary_bus, port.secondary_bus, port.subordinate_bus),
-        (0x80, 0x81, 0x81)
-    );
+    let port = find(&functions, SOCKET1_PORT).bridge.expect("type 1 header");
+    assert_eq!((port.primary_bus, port.secondary_bus, port.subordinate_bus), (0x80, 0x81, 0x81));
     assert!(port.forwards(0x81) && !port.forwards(0x82));
     assert_eq!(port.io_window, None, "closed: base 0xf000 > limit 0x0fff");
-    assert_eq!(
-        port.memory_window,
-        Some(Window {
-            base: 0xfa00_0000,
-            limit: 0xfb0f_ffff
-        })
-    );
+    assert_eq!(port.memory_window, Some(Window { base: 0xfa00_0000, limit: 0xfb0f_ffff }));
     assert!(port.prefetchable_64bit);
-    assert_eq!(
-        port.prefetchable_window,
-        Some(Window {
-            base: 0x2000_0000_0000,
-            limit: 0x2010_01ff_ffff
-        })
-    );
+    assert_eq!(port.prefetchable_window, Some(Window { base: 0x2000_0000_0000, limit: 0x2010_01ff_ffff }));
 
     let port = find(&functions, ROOT_PORT).bridge.expect("type 1 header");
-    assert_eq!(
-        port.io_window,
-        Some(Window {
-            base: 0xe000,
-            limit: 0xefff
-        })
-    );
-    assert_eq!(
-        port.memory_window,
-        Some(Window {
-            base: 0xfe60_0000,
-            limit: 0xfe7f_ffff
-        })
-    );
+    assert_eq!(port.io_window, Some(Window { base: 0xe000, limit: 0xefff }));
+    assert_eq!(port.memory_window, Some(Window { base: 0xfe60_0000, limit: 0xfe7f_ffff }));
     assert_eq!(port.prefetchable_window, None);
     assert!(find(&functions, ROOT_PORT).warnings.is_empty());
     assert!(find(&functions, ROOT_PORT_UNUSED).warnings.is_empty());
@@ -347,11 +305,7 @@ fn pci_second_root_complex_found_and_topology_linked() {
 fn pci_split_and_overlapping_ranges_scan_each_bus_once() {
     let (_, whole) = ecam();
     let m = machine(true);
-    let roots = [
-        RootRange::new(0, 0x80, 0xff),
-        RootRange::new(0, 0x00, 0x7f),
-        RootRange::new(0, 0x70, 0x90),
-    ];
+    let roots = [RootRange::new(0, 0x80, 0xff), RootRange::new(0, 0x00, 0x7f), RootRange::new(0, 0x70, 0x90)];
     let split = enumerate(&m, &roots);
     let mut split: Vec<PciAddress> = split.iter().map(|f| f.address).collect();
     split.sort();
@@ -362,10 +316,7 @@ fn pci_split_and_overlapping_ranges_scan_each_bus_once() {
     let m = machine(true);
     let functions = enumerate(&m, &[RootRange::new(0, 0, 0)]);
     assert!(functions.iter().all(|f| f.address.bus() == 0));
-    assert_eq!(
-        find(&functions, ROOT_PORT).warnings,
-        vec![Warning::BridgeOutsideRoots { secondary: 1 }]
-    );
+    assert_eq!(find(&functions, ROOT_PORT).warnings, vec![Warning::BridgeOutsideRoots { secondary: 1 }]);
     // Another segment's range reaches nothing here.
     assert!(enumerate(&machine(true), &[RootRange::new(1, 0, 0xff)]).is_empty());
 }
@@ -375,54 +326,28 @@ fn pci_identity_and_interrupt_fields() {
     let (_, functions) = ecam();
     let sata = find(&functions, SATA);
     assert_eq!((sata.vendor_id, sata.device_id), (0x8086, 0x2922));
-    assert_eq!(
-        (sata.class, sata.subclass, sata.prog_if, sata.revision),
-        (0x01, 0x06, 0x01, 0x02)
-    );
+    assert_eq!((sata.class, sata.subclass, sata.prog_if, sata.revision), (0x01, 0x06, 0x01, 0x02));
     assert_eq!(sata.class_code(), 0x010601);
     assert_eq!(sata.header_type, HeaderType::Endpoint);
-    assert_eq!(
-        sata.subsystem,
-        Some(Subsystem {
-            vendor_id: 0x1af4,
-            device_id: 0x1100
-        })
-    );
+    assert_eq!(sata.subsystem, Some(Subsystem { vendor_id: 0x1af4, device_id: 0x1100 }));
     assert_eq!((sata.interrupt_line, sata.interrupt_pin), (10, 1));
 
     let port = find(&functions, ROOT_PORT);
     assert_eq!(port.header_type, HeaderType::PciPciBridge);
     // A bridge's subsystem IDs come from capability 0x0D.
-    assert_eq!(
-        port.subsystem,
-        Some(Subsystem {
-            vendor_id: 0x8086,
-            device_id: 0
-        })
-    );
+    assert_eq!(port.subsystem, Some(Subsystem { vendor_id: 0x8086, device_id: 0 }));
 
     let gpu = find(&functions, GPU);
-    assert_eq!(
-        (gpu.vendor_id, gpu.device_id, gpu.class_code(), gpu.revision),
-        (0x10de, 0x2330, 0x030200, 0xa1)
-    );
-    assert_eq!(
-        gpu.subsystem,
-        Some(Subsystem {
-            vendor_id: 0x10de,
-            device_id: 0x16c1
-        })
-    );
+    assert_eq!((gpu.vendor_id, gpu.device_id, gpu.class_code(), gpu.revision), (0x10de, 0x2330, 0x030200, 0xa1));
+    assert_eq!(gpu.subsystem, Some(Subsystem { vendor_id: 0x10de, device_id: 0x16c1 }));
 }
 
 #[test]
 fn memory_bars_are_numbered_as_nvidia_numbers_them() {
     let (_, functions) = ecam();
     let gpu = find(&functions, GPU);
-    let slots: Vec<(u8, BarKind, bool, u64)> = (0..4)
-        .filter_map(|n| gpu.memory_bar(n))
-        .map(|b| (b.index, b.kind, b.prefetchable, b.size))
-        .collect();
+    let slots: Vec<(u8, BarKind, bool, u64)> =
+        (0..4).filter_map(|n| gpu.memory_bar(n)).map(|b| (b.index, b.kind, b.prefetchable, b.size)).collect();
     // BAR0 registers, BAR1 VRAM aperture (slots 1-2), BAR2 (NVIDIA's name; PCI slots 3-4).
     assert_eq!(
         slots,
@@ -443,90 +368,36 @@ fn pci_bars_of_every_kind_are_sized() {
     let (_, functions) = ecam();
     let bar = |io: bool, kind, index, prefetchable, address, size| {
         let _ = io;
-        Some(Bar {
-            index,
-            kind,
-            prefetchable,
-            address,
-            size,
-        })
+        Some(Bar { index, kind, prefetchable, address, size })
     };
 
     let sata = find(&functions, SATA);
     assert_eq!(sata.bars[4], bar(true, BarKind::Io, 4, false, 0xc040, 0x20));
-    assert_eq!(
-        sata.bars[5],
-        bar(false, BarKind::Mem32, 5, false, 0xfebd_5000, 0x1000)
-    );
+    assert_eq!(sata.bars[5], bar(false, BarKind::Mem32, 5, false, 0xfebd_5000, 0x1000));
     assert_eq!(sata.bars[..4], [None; 4]);
 
     // 16-bit I/O decoder: upper half of the read-back is zero.
-    assert_eq!(
-        find(&functions, SMBUS).bars[4],
-        bar(true, BarKind::Io, 4, false, 0x700, 0x40)
-    );
+    assert_eq!(find(&functions, SMBUS).bars[4], bar(true, BarKind::Io, 4, false, 0x700, 0x40));
 
     let vga = find(&functions, VGA);
-    assert_eq!(
-        vga.bars[0],
-        bar(false, BarKind::Mem32, 0, true, 0xfd00_0000, 0x100_0000)
-    );
-    assert_eq!(
-        vga.bars[2],
-        bar(false, BarKind::Mem32, 2, false, 0xfebd_4000, 0x1000)
-    );
-    assert_eq!(
-        vga.rom,
-        Some(RomBar {
-            address: 0xfebc_0000,
-            size: 0x1_0000,
-            enabled: false
-        })
-    );
+    assert_eq!(vga.bars[0], bar(false, BarKind::Mem32, 0, true, 0xfd00_0000, 0x100_0000));
+    assert_eq!(vga.bars[2], bar(false, BarKind::Mem32, 2, false, 0xfebd_4000, 0x1000));
+    assert_eq!(vga.rom, Some(RomBar { address: 0xfebc_0000, size: 0x1_0000, enabled: false }));
 
     let nvme = find(&functions, NVME);
-    assert_eq!(
-        nvme.bars[0],
-        bar(false, BarKind::Mem64, 0, false, 0xfe60_0000, 0x4000)
-    );
+    assert_eq!(nvme.bars[0], bar(false, BarKind::Mem64, 0, false, 0xfe60_0000, 0x4000));
     assert_eq!(nvme.bars[1], None, "upper half of a 64-bit BAR");
 
     let gpu = find(&functions, GPU);
-    assert_eq!(
-        gpu.bars[0],
-        bar(false, BarKind::Mem32, 0, false, 0xfa00_0000, 0x100_0000)
-    );
-    assert_eq!(
-        gpu.bars[1],
-        bar(
-            false,
-            BarKind::Mem64,
-            1,
-            true,
-            0x2000_0000_0000,
-            0x10_0000_0000
-        )
-    );
+    assert_eq!(gpu.bars[0], bar(false, BarKind::Mem32, 0, false, 0xfa00_0000, 0x100_0000));
+    assert_eq!(gpu.bars[1], bar(false, BarKind::Mem64, 1, true, 0x2000_0000_0000, 0x10_0000_0000));
     assert_eq!(gpu.bars[2], None);
-    assert_eq!(
-        gpu.bars[3],
-        bar(false, BarKind::Mem64, 3, true, 0x2010_0000_0000, 0x200_0000)
-    );
-    assert_eq!(
-        gpu.rom,
-        Some(RomBar {
-            address: 0xfb00_0000,
-            size: 0x8_0000,
-            enabled: false
-        })
-    );
+    assert_eq!(gpu.bars[3], bar(false, BarKind::Mem64, 3, true, 0x2010_0000_0000, 0x200_0000));
+    assert_eq!(gpu.rom, Some(RomBar { address: 0xfb00_0000, size: 0x8_0000, enabled: false }));
 
     // Type 1: two BAR slots; the bus-number dword at 0x18 is not a BAR.
     let port = find(&functions, ROOT_PORT);
-    assert_eq!(
-        port.bars[0],
-        bar(false, BarKind::Mem32, 0, false, 0xfea0_0000, 0x1000)
-    );
+    assert_eq!(port.bars[0], bar(false, BarKind::Mem32, 0, false, 0xfea0_0000, 0x1000));
     assert!(port.bars[1..].iter().all(Option::is_none));
 }
 
@@ -536,62 +407,32 @@ fn pci_sizing_disables_decode_and_leaves_config_space_as_found() {
     let before = m.snapshot();
     let functions = enumerate(&m, &[RootRange::new(0, 0, 0xff)]);
     assert!(!functions.is_empty());
-    assert_eq!(
-        *m.violations.borrow(),
-        Vec::<String>::new(),
-        "BAR written with decode on"
-    );
+    assert_eq!(*m.violations.borrow(), Vec::<String>::new(), "BAR written with decode on");
     assert_eq!(m.snapshot(), before, "enumeration changed config space");
 
     // AHCI had I/O + memory + bus master on: cleared to bus master only, then restored.
-    let commands: Vec<u32> = m
-        .writes_to(at(SATA))
-        .into_iter()
-        .filter(|w| w.0 == 0x04)
-        .map(|w| w.1)
-        .collect();
+    let commands: Vec<u32> = m.writes_to(at(SATA)).into_iter().filter(|w| w.0 == 0x04).map(|w| w.1).collect();
     assert_eq!(commands, vec![0x0004, 0x0007]);
     // Host bridge: decode never touched.
     assert!(m.writes_to(at(HOST)).iter().all(|w| w.0 != 0x04));
     // Bridges: nothing written at or past 0x18 (bus numbers, windows).
-    assert!(m
-        .writes_to(at(ROOT_PORT))
-        .iter()
-        .all(|w| w.0 < 0x18 || w.0 == 0x38 || w.0 == 0x04));
+    assert!(m.writes_to(at(ROOT_PORT)).iter().all(|w| w.0 < 0x18 || w.0 == 0x38 || w.0 == 0x04));
     // Unknown header type and reserved BAR type: not written at all / not at that BAR.
     assert!(m.writes_to(at(UNKNOWN_HEADER)).is_empty());
-    assert!(m
-        .writes_to(at(CAP_LOOP))
-        .iter()
-        .all(|w| w.0 != 0x10 && w.0 != 0x24));
+    assert!(m.writes_to(at(CAP_LOOP)).iter().all(|w| w.0 != 0x10 && w.0 != 0x24));
 }
 
 #[test]
 fn pci_capabilities_decoded() {
     let (_, functions) = ecam();
     let nvme = find(&functions, NVME);
-    let ids: Vec<(u8, u8, &str)> = nvme
-        .capabilities
-        .iter()
-        .map(|c| (c.id, c.offset, c.name))
-        .collect();
-    assert_eq!(
-        ids,
-        vec![
-            (0x01, 0x40, "pm"),
-            (0x05, 0x50, "msi"),
-            (0x10, 0x70, "pcie"),
-            (0x11, 0xb0, "msi-x")
-        ]
-    );
+    let ids: Vec<(u8, u8, &str)> = nvme.capabilities.iter().map(|c| (c.id, c.offset, c.name)).collect();
+    assert_eq!(ids, vec![(0x01, 0x40, "pm"), (0x05, 0x50, "msi"), (0x10, 0x70, "pcie"), (0x11, 0xb0, "msi-x")]);
 
     let msi = nvme.msi.expect("msi");
     assert!(msi.is_64bit && msi.per_vector_masking && !msi.enabled);
     assert_eq!((msi.vectors_capable(), msi.vectors_enabled()), (32, 1));
-    assert_eq!(
-        (msi.data_offset(), msi.mask_offset(), msi.pending_offset()),
-        (0x5c, Some(0x60), Some(0x64))
-    );
+    assert_eq!((msi.data_offset(), msi.mask_offset(), msi.pending_offset()), (0x5c, Some(0x60), Some(0x64)));
 
     let msix = nvme.msix.expect("msi-x");
     assert_eq!(
@@ -609,64 +450,31 @@ fn pci_capabilities_decoded() {
     );
 
     let pcie = nvme.pcie.expect("pcie");
-    assert_eq!(
-        (pcie.version, pcie.device_type, pcie.slot_implemented),
-        (2, PcieDeviceType::Endpoint, false)
-    );
-    assert_eq!(
-        pcie.link,
-        Some(PcieLink {
-            max_speed: LinkSpeed::Gt8,
-            max_width: 4,
-            speed: LinkSpeed::Gt8,
-            width: 4
-        })
-    );
+    assert_eq!((pcie.version, pcie.device_type, pcie.slot_implemented), (2, PcieDeviceType::Endpoint, false));
+    assert_eq!(pcie.link, Some(PcieLink { max_speed: LinkSpeed::Gt8, max_width: 4, speed: LinkSpeed::Gt8, width: 4 }));
 
     let pm = nvme.power.expect("pm");
-    assert_eq!(
-        (pm.version, pm.d1, pm.d2, pm.state, pm.no_soft_reset),
-        (3, false, false, PowerState::D0, true)
-    );
+    assert_eq!((pm.version, pm.d1, pm.d2, pm.state, pm.no_soft_reset), (3, false, false, PowerState::D0, true));
 
     // 32-bit MSI on the root port: data at cap + 8, no mask register.
     let port = find(&functions, ROOT_PORT);
     let msi = port.msi.expect("msi");
     assert!(!msi.is_64bit && !msi.per_vector_masking);
-    assert_eq!(
-        (
-            msi.address_high_offset(),
-            msi.data_offset(),
-            msi.mask_offset()
-        ),
-        (None, 0x88, None)
-    );
-    assert_eq!(
-        port.pcie.map(|p| (p.device_type, p.slot_implemented)),
-        Some((PcieDeviceType::RootPort, true))
-    );
+    assert_eq!((msi.address_high_offset(), msi.data_offset(), msi.mask_offset()), (None, 0x88, None));
+    assert_eq!(port.pcie.map(|p| (p.device_type, p.slot_implemented)), Some((PcieDeviceType::RootPort, true)));
     let pm = port.power.expect("pm");
     assert!(pm.d1 && pm.d2 && pm.supports(PowerState::D2));
 
     // Root-complex-integrated endpoint: no link.
     assert_eq!(
-        find(&functions, ECAP_ALIAS)
-            .pcie
-            .map(|p| (p.device_type, p.link)),
+        find(&functions, ECAP_ALIAS).pcie.map(|p| (p.device_type, p.link)),
         Some((PcieDeviceType::RootComplexIntegratedEndpoint, None))
     );
 
     let gpu = find(&functions, GPU);
-    assert_eq!(
-        gpu.pcie.and_then(|p| p.link).map(|l| (l.speed, l.width)),
-        Some((LinkSpeed::Gt32, 16))
-    );
+    assert_eq!(gpu.pcie.and_then(|p| p.link).map(|l| (l.speed, l.width)), Some((LinkSpeed::Gt32, 16)));
     assert_eq!(gpu.msi.map(|m| m.vectors_capable()), Some(16));
-    assert_eq!(
-        gpu.msix
-            .map(|m| (m.table_size, m.table_offset, m.pba_offset)),
-        Some((9, 0xb9_0000, 0xba_0000))
-    );
+    assert_eq!(gpu.msix.map(|m| (m.table_size, m.table_offset, m.pba_offset)), Some((9, 0xb9_0000, 0xba_0000)));
     assert!(gpu.warnings.is_empty(), "{:?}", gpu.warnings);
 }
 
@@ -674,11 +482,8 @@ fn pci_capabilities_decoded() {
 fn pci_extended_capabilities_only_where_reachable() {
     let (_, functions) = ecam();
     let nvme = find(&functions, NVME);
-    let ecaps: Vec<(u16, u8, u16, &str)> = nvme
-        .extended_capabilities
-        .iter()
-        .map(|c| (c.id, c.version, c.offset, c.name))
-        .collect();
+    let ecaps: Vec<(u16, u8, u16, &str)> =
+        nvme.extended_capabilities.iter().map(|c| (c.id, c.version, c.offset, c.name)).collect();
     assert_eq!(
         ecaps,
         vec![
@@ -694,9 +499,7 @@ fn pci_extended_capabilities_only_where_reachable() {
     assert!(find(&functions, GPU).extended_capability(0x0015).is_some());
     // Conventional functions and aliasing functions: none.
     assert!(find(&functions, SATA).extended_capabilities.is_empty());
-    assert!(find(&functions, ECAP_ALIAS)
-        .extended_capabilities
-        .is_empty());
+    assert!(find(&functions, ECAP_ALIAS).extended_capabilities.is_empty());
     assert!(find(&functions, ECAP_ALIAS).warnings.is_empty());
 
     // Ports 0xCF8/0xCFC: extended space is never read, and nothing else changes.
@@ -714,87 +517,37 @@ fn pci_malformed_lists_are_bounded_and_reported() {
     let (_, functions) = ecam();
 
     let looped = find(&functions, CAP_LOOP);
-    assert_eq!(
-        looped
-            .capabilities
-            .iter()
-            .map(|c| c.offset)
-            .collect::<Vec<_>>(),
-        vec![0x40, 0x80]
-    );
+    assert_eq!(looped.capabilities.iter().map(|c| c.offset).collect::<Vec<_>>(), vec![0x40, 0x80]);
     assert!(looped.pcie.is_some());
-    assert_eq!(
-        looped
-            .extended_capabilities
-            .iter()
-            .map(|c| c.offset)
-            .collect::<Vec<_>>(),
-        vec![0x100, 0x140]
-    );
+    assert_eq!(looped.extended_capabilities.iter().map(|c| c.offset).collect::<Vec<_>>(), vec![0x100, 0x140]);
     assert_eq!(
         looped.warnings,
         vec![
             Warning::ReservedBarType { index: 0, raw: 0x6 },
             Warning::Bar64InLastSlot { index: 5 },
-            Warning::CapabilityLoop {
-                at: 0x81,
-                pointer: 0x40
-            },
-            Warning::ExtendedCapabilityLoop {
-                at: 0x140,
-                pointer: 0x100
-            },
+            Warning::CapabilityLoop { at: 0x81, pointer: 0x40 },
+            Warning::ExtendedCapabilityLoop { at: 0x140, pointer: 0x100 },
         ]
     );
-    assert_eq!(
-        looped.bars[1].map(|b| b.size),
-        Some(0x1000),
-        "sizing went on past the bad BAR"
-    );
+    assert_eq!(looped.bars[1].map(|b| b.size), Some(0x1000), "sizing went on past the bad BAR");
 
     let header = find(&functions, CAP_IN_HEADER);
     assert_eq!(header.capabilities.len(), 2);
     assert!(header.power.is_some());
-    assert_eq!(
-        header.warnings,
-        vec![Warning::CapabilityPointerInHeader {
-            at: 0x49,
-            pointer: 0x10
-        }]
-    );
+    assert_eq!(header.warnings, vec![Warning::CapabilityPointerInHeader { at: 0x49, pointer: 0x10 }]);
 
     let past = find(&functions, CAP_PAST_END);
-    assert_eq!(
-        past.capabilities
-            .iter()
-            .map(|c| c.offset)
-            .collect::<Vec<_>>(),
-        vec![0x40, 0xf8]
-    );
+    assert_eq!(past.capabilities.iter().map(|c| c.offset).collect::<Vec<_>>(), vec![0x40, 0xf8]);
     assert_eq!(past.msix, None);
-    assert_eq!(
-        past.warnings,
-        vec![Warning::CapabilityPastEnd {
-            id: 0x11,
-            offset: 0xf8,
-            len: 12
-        }]
-    );
+    assert_eq!(past.warnings, vec![Warning::CapabilityPastEnd { id: 0x11, offset: 0xf8, len: 12 }]);
 
     let ecap = find(&functions, ECAP_BAD);
     assert_eq!(ecap.extended_capabilities.len(), 1);
     assert_eq!(
         ecap.warnings,
         vec![
-            Warning::ExtendedPointerInvalid {
-                at: 0x100,
-                pointer: 0x0f0
-            },
-            Warning::MsixOutsideBar {
-                what: MsixStructure::Table,
-                bir: 2,
-                offset: 0
-            },
+            Warning::ExtendedPointerInvalid { at: 0x100, pointer: 0x0f0 },
+            Warning::MsixOutsideBar { what: MsixStructure::Table, bir: 2, offset: 0 },
         ]
     );
 
@@ -810,13 +563,7 @@ fn pci_cap_pointer_into_header_at_0x34() {
     f.cap_pointer(0x20);
     m.add(addr(0, 3, 0), f);
     let functions = enumerate(&m, &[RootRange::new(0, 0, 0)]);
-    assert_eq!(
-        functions[0].warnings,
-        vec![Warning::CapabilityPointerInHeader {
-            at: 0x34,
-            pointer: 0x20
-        }]
-    );
+    assert_eq!(functions[0].warnings, vec![Warning::CapabilityPointerInHeader { at: 0x34, pointer: 0x20 }]);
     assert!(functions[0].capabilities.is_empty());
 }
 
@@ -824,19 +571,11 @@ fn pci_cap_pointer_into_header_at_0x34() {
 fn pci_a_list_that_is_one_capability_pointing_at_itself() {
     let m = FakeConfig::new(true);
     let mut f = FakeFunction::new(0x1af4, 0x1000, 0x020000, 0, 0);
-    f.cap_pointer(0xfc)
-        .cap(0xfc, 0x09, 0xff, 0)
-        .set32(0x100, 0x1000_0001);
+    f.cap_pointer(0xfc).cap(0xfc, 0x09, 0xff, 0).set32(0x100, 0x1000_0001);
     m.add(addr(0, 3, 0), f);
     let functions = enumerate(&m, &[RootRange::new(0, 0, 0)]);
     assert_eq!(functions[0].capabilities.len(), 1);
-    assert_eq!(
-        functions[0].warnings,
-        vec![Warning::CapabilityLoop {
-            at: 0xfd,
-            pointer: 0xff
-        }]
-    );
+    assert_eq!(functions[0].warnings, vec![Warning::CapabilityLoop { at: 0xfd, pointer: 0xff }]);
 }
 
 /// Random config spaces: enumeration terminates, never panics, never reads unaligned or past
@@ -862,12 +601,7 @@ fn pci_random_config_spaces_never_hang_or_panic() {
             // PCIe present.
             f.set8(0x0e, (round % 3) as u8 | (next() as u8 & 0x80));
             if round % 3 == 0 {
-                f.cap_pointer(0x40 + (next() % 0xc0) as u8).pcie(
-                    0x40,
-                    (next() % 256) as u8,
-                    0,
-                    None,
-                );
+                f.cap_pointer(0x40 + (next() % 0xc0) as u8).pcie(0x40, (next() % 256) as u8, 0, None);
             }
             m.add(addr(0, device, 0), f);
         }
@@ -999,11 +733,13 @@ fn pci_log_lines_match_the_documented_examples() {
     m.add(addr(0, 0x02, 0), f);
     // virtio-net: BAR0 I/O, BAR1 holds the MSI-X table and PBA.
     let mut f = FakeFunction::new(0x1af4, 0x1000, 0x020000, 0x00, 0);
-    f.command(0x0003)
-        .io_bar(0, 0xc060, 0x20)
-        .mem32_bar(1, 0xfebd_1000, 0x1000, false)
-        .cap_pointer(0x98)
-        .msix(0x98, 0, 4, (1, 0), (1, 0x800));
+    f.command(0x0003).io_bar(0, 0xc060, 0x20).mem32_bar(1, 0xfebd_1000, 0x1000, false).cap_pointer(0x98).msix(
+        0x98,
+        0,
+        4,
+        (1, 0),
+        (1, 0x800),
+    );
     m.add(addr(0, 0x03, 0), f);
     // ICH9 AHCI at 00:1f.2 behind a multi-function function 0.
     let mut f = FakeFunction::new(0x8086, 0x2922, 0x010601, 0x02, 0);
@@ -1031,10 +767,7 @@ fn pci_log_lines_match_the_documented_examples() {
                 "  cap 0x11 msi-x @0x98 table bar1+0x0 entries 4",
             ],
             vec!["pci 0000:00:1f.0 [8086:2918] class 060100"],
-            vec![
-                "pci 0000:00:1f.2 [8086:2922] class 010601",
-                "  bar4 io 0xc000 size 0x20"
-            ],
+            vec!["pci 0000:00:1f.2 [8086:2922] class 010601", "  bar4 io 0xc000 size 0x20"],
         ]
     );
 }
@@ -1043,71 +776,25 @@ fn pci_log_lines_match_the_documented_examples() {
 fn pci_enable_sets_decode_and_keeps_status_errors() {
     let (m, _) = ecam();
     // Received Master Abort (status bit 13) latched: a command write must not clear it.
-    m.functions
-        .borrow_mut()
-        .get_mut(&at(NVME))
-        .expect("nvme")
-        .status(0x2010)
-        .command(0x0000);
-    let command = enable(
-        &m,
-        at(NVME),
-        Decode {
-            memory: true,
-            io: false,
-            bus_master: true,
-        },
-    )
-    .expect("enable");
-    assert_eq!(
-        command,
-        CommandRegister::MEMORY_ENABLE | CommandRegister::BUS_MASTER_ENABLE
-    );
+    m.functions.borrow_mut().get_mut(&at(NVME)).expect("nvme").status(0x2010).command(0x0000);
+    let command = enable(&m, at(NVME), Decode { memory: true, io: false, bus_master: true }).expect("enable");
+    assert_eq!(command, CommandRegister::MEMORY_ENABLE | CommandRegister::BUS_MASTER_ENABLE);
     assert_eq!(m.get32(at(NVME), 0x04), 0x2010_0006);
 
     // Other bits are left as found.
-    m.functions
-        .borrow_mut()
-        .get_mut(&at(NVME))
-        .expect("nvme")
-        .command(0x0400);
-    let command = enable(
-        &m,
-        at(NVME),
-        Decode {
-            memory: true,
-            ..Decode::default()
-        },
-    )
-    .expect("enable");
+    m.functions.borrow_mut().get_mut(&at(NVME)).expect("nvme").command(0x0400);
+    let command = enable(&m, at(NVME), Decode { memory: true, ..Decode::default() }).expect("enable");
     assert_eq!(command.bits(), 0x0402);
 
     // I/O decode on a function whose I/O enable is hardwired to 0.
-    m.functions
-        .borrow_mut()
-        .get_mut(&at(NVME))
-        .expect("nvme")
-        .wmask[1] &= !1;
+    m.functions.borrow_mut().get_mut(&at(NVME)).expect("nvme").wmask[1] &= !1;
     assert_eq!(
-        enable(
-            &m,
-            at(NVME),
-            Decode {
-                io: true,
-                ..Decode::default()
-            }
-        ),
-        Err(PciError::CommandNotAccepted {
-            function: at(NVME),
-            wanted: 0x0001,
-            got: 0x0402
-        })
+        enable(&m, at(NVME), Decode { io: true, ..Decode::default() }),
+        Err(PciError::CommandNotAccepted { function: at(NVME), wanted: 0x0001, got: 0x0402 })
     );
     assert_eq!(
         enable(&m, addr(0, 0x1e, 0), Decode::default()),
-        Err(PciError::DeviceGone {
-            function: addr(0, 0x1e, 0)
-        })
+        Err(PciError::DeviceGone { function: addr(0, 0x1e, 0) })
     );
 }
 
@@ -1116,21 +803,12 @@ fn pci_power_state_through_pmcsr() {
     let (m, functions) = ecam();
     let gpu = find(&functions, GPU);
     // PME_En set and PME_Status latched (bit 15, write-one-to-clear).
-    m.functions
-        .borrow_mut()
-        .get_mut(&at(GPU))
-        .expect("gpu")
-        .set32(0x64, 0x0000_8108);
+    m.functions.borrow_mut().get_mut(&at(GPU)).expect("gpu").set32(0x64, 0x0000_8108);
 
     let down = set_power_state(&m, gpu, PowerState::D3Hot).expect("D0 -> D3hot");
     assert_eq!(
         down,
-        PowerTransition {
-            from: PowerState::D0,
-            to: PowerState::D3Hot,
-            settle_us: 10_000,
-            state_lost: false
-        }
+        PowerTransition { from: PowerState::D0, to: PowerState::D3Hot, settle_us: 10_000, state_lost: false }
     );
     // PMCSR bits 1:0 = 11b; PME_En kept; PME_Status written as 0 so it stays latched.
     assert_eq!(m.get32(at(GPU), 0x64), 0x0000_810b);
@@ -1140,12 +818,7 @@ fn pci_power_state_through_pmcsr() {
     let up = set_power_state(&m, gpu, PowerState::D0).expect("D3hot -> D0");
     assert_eq!(
         up,
-        PowerTransition {
-            from: PowerState::D3Hot,
-            to: PowerState::D0,
-            settle_us: 10_000,
-            state_lost: false
-        }
+        PowerTransition { from: PowerState::D3Hot, to: PowerState::D0, settle_us: 10_000, state_lost: false }
     );
     assert_eq!(m.get32(at(GPU), 0x64) & 0b11, 0);
     let same = set_power_state(&m, gpu, PowerState::D0).expect("D0 -> D0");
@@ -1156,35 +829,18 @@ fn pci_power_state_through_pmcsr() {
     set_power_state(&m, port, PowerState::D3Hot).expect("D0 -> D3hot");
     assert_eq!(
         set_power_state(&m, port, PowerState::D2),
-        Err(PciError::InvalidPowerTransition {
-            function: at(ROOT_PORT),
-            from: PowerState::D3Hot,
-            to: PowerState::D2
-        })
+        Err(PciError::InvalidPowerTransition { function: at(ROOT_PORT), from: PowerState::D3Hot, to: PowerState::D2 })
     );
-    assert!(
-        set_power_state(&m, port, PowerState::D0)
-            .expect("D3hot -> D0")
-            .state_lost
-    );
-    assert_eq!(
-        set_power_state(&m, port, PowerState::D2).map(|t| t.settle_us),
-        Ok(200)
-    );
+    assert!(set_power_state(&m, port, PowerState::D0).expect("D3hot -> D0").state_lost);
+    assert_eq!(set_power_state(&m, port, PowerState::D2).map(|t| t.settle_us), Ok(200));
 
     assert_eq!(
         set_power_state(&m, gpu, PowerState::D1),
-        Err(PciError::PowerStateNotSupported {
-            function: at(GPU),
-            state: PowerState::D1
-        })
+        Err(PciError::PowerStateNotSupported { function: at(GPU), state: PowerState::D1 })
     );
     assert_eq!(
         set_power_state(&m, find(&functions, SATA), PowerState::D3Hot),
-        Err(PciError::NoCapability {
-            function: at(SATA),
-            capability: "pm"
-        })
+        Err(PciError::NoCapability { function: at(SATA), capability: "pm" })
     );
 }
 
@@ -1200,40 +856,20 @@ fn pci_msi_programming_writes_the_spec_registers() {
     let cap = m.get32(at(NVME), 0x50);
     let control = cap >> 16;
     assert_eq!(control & 1, 1, "MSI Enable, control bit 0");
-    assert_eq!(
-        (control >> 4) & 0b111,
-        2,
-        "Multiple Message Enable, bits 6:4 = log2(4)"
-    );
-    assert_eq!(
-        control & 0x180,
-        0x180,
-        "64-bit and per-vector masking bits untouched"
-    );
+    assert_eq!((control >> 4) & 0b111, 2, "Multiple Message Enable, bits 6:4 = log2(4)");
+    assert_eq!(control & 0x180, 0x180, "64-bit and per-vector masking bits untouched");
     assert_eq!(m.get32(at(NVME), 0x54), 0xfee0_1000);
     assert_eq!(m.get32(at(NVME), 0x58), 0);
     assert_eq!(m.get32(at(NVME), 0x5c), 0x40);
-    assert_eq!(
-        m.get32(at(NVME), 0x60),
-        0xffff_fff0,
-        "vectors 0..3 unmasked"
-    );
-    assert_eq!(
-        m.get32(at(NVME), 0x04) & (1 << 10),
-        1 << 10,
-        "INTx disabled"
-    );
+    assert_eq!(m.get32(at(NVME), 0x60), 0xffff_fff0, "vectors 0..3 unmasked");
+    assert_eq!(m.get32(at(NVME), 0x04) & (1 << 10), 1 << 10, "INTx disabled");
 
     // Order: disable first, enable last, after address and data.
     let writes = m.writes_to(at(NVME));
     let offsets: Vec<u16> = writes.iter().map(|w| w.0).collect();
     assert_eq!(offsets, vec![0x50, 0x54, 0x58, 0x5c, 0x60, 0x50, 0x04]);
     assert_eq!(writes[0].1 >> 16 & 1, 0);
-    assert_eq!(
-        writes[5].1 & 0xffff,
-        m.get32(at(NVME), 0x50) & 0xffff,
-        "ID/next written back unchanged"
-    );
+    assert_eq!(writes[5].1 & 0xffff, m.get32(at(NVME), 0x50) & 0xffff, "ID/next written back unchanged");
 
     // 32-bit capability without masking (root port, cap 0x80): data at cap + 8.
     let port = find(&functions, ROOT_PORT);
@@ -1255,102 +891,50 @@ fn pci_msi_rejects_what_the_spec_forbids() {
     let f = at(NVME);
     assert_eq!(
         msi_configure(&m, nvme, 0xfee0_0000, 0x40, 3),
-        Err(PciError::InvalidVectorCount {
-            function: f,
-            requested: 3,
-            capable: 32
-        })
+        Err(PciError::InvalidVectorCount { function: f, requested: 3, capable: 32 })
     );
     assert_eq!(
         msi_configure(&m, nvme, 0xfee0_0000, 0x40, 64),
-        Err(PciError::InvalidVectorCount {
-            function: f,
-            requested: 64,
-            capable: 32
-        })
+        Err(PciError::InvalidVectorCount { function: f, requested: 64, capable: 32 })
     );
     assert_eq!(
         msi_configure(&m, port, 0xfee0_0000, 0x40, 2),
-        Err(PciError::InvalidVectorCount {
-            function: at(ROOT_PORT),
-            requested: 2,
-            capable: 1
-        })
+        Err(PciError::InvalidVectorCount { function: at(ROOT_PORT), requested: 2, capable: 1 })
     );
     assert_eq!(
         msi_configure(&m, nvme, 0xfee0_0002, 0x40, 1),
-        Err(PciError::MessageAddressMisaligned {
-            function: f,
-            message_address: 0xfee0_0002
-        })
+        Err(PciError::MessageAddressMisaligned { function: f, message_address: 0xfee0_0002 })
     );
     assert_eq!(
         msi_configure(&m, port, 0x1_0000_0000, 0x40, 1),
-        Err(PciError::MessageAddressAbove4GiB {
-            function: at(ROOT_PORT),
-            message_address: 0x1_0000_0000
-        })
+        Err(PciError::MessageAddressAbove4GiB { function: at(ROOT_PORT), message_address: 0x1_0000_0000 })
     );
     assert_eq!(
         msi_configure(&m, nvme, 0xfee0_0000, 0x41, 4),
-        Err(PciError::MessageDataNotAligned {
-            function: f,
-            data: 0x41,
-            vectors: 4
-        })
+        Err(PciError::MessageDataNotAligned { function: f, data: 0x41, vectors: 4 })
     );
     assert_eq!(
         msi_configure(&m, nvme, 0xfee0_0000, 0x1_0000, 1),
-        Err(PciError::MessageDataTooWide {
-            function: f,
-            data: 0x1_0000
-        })
+        Err(PciError::MessageDataTooWide { function: f, data: 0x1_0000 })
     );
     assert_eq!(
         msi_configure(&m, find(&functions, VGA), 0xfee0_0000, 0, 1),
-        Err(PciError::NoCapability {
-            function: at(VGA),
-            capability: "msi"
-        })
+        Err(PciError::NoCapability { function: at(VGA), capability: "msi" })
     );
 
     // Never both: MSI-X on blocks MSI, and the other way round.
-    msix_set_control(
-        &m,
-        nvme,
-        MsixControl {
-            enable: true,
-            function_mask: true,
-        },
-    )
-    .expect("msi-x");
+    msix_set_control(&m, nvme, MsixControl { enable: true, function_mask: true }).expect("msi-x");
     m.clear_log();
     assert_eq!(
         msi_configure(&m, nvme, 0xfee0_0000, 0x40, 1),
-        Err(PciError::OtherInterruptModeEnabled {
-            function: f,
-            enabled: "msi-x"
-        })
+        Err(PciError::OtherInterruptModeEnabled { function: f, enabled: "msi-x" })
     );
-    assert!(
-        m.writes_to(f).is_empty(),
-        "a refused request writes nothing"
-    );
+    assert!(m.writes_to(f).is_empty(), "a refused request writes nothing");
     msix_set_control(&m, nvme, MsixControl::default()).expect("msi-x off");
     msi_configure(&m, nvme, 0xfee0_0000, 0x40, 1).expect("msi");
     assert_eq!(
-        msix_set_control(
-            &m,
-            nvme,
-            MsixControl {
-                enable: true,
-                function_mask: false
-            }
-        ),
-        Err(PciError::OtherInterruptModeEnabled {
-            function: f,
-            enabled: "msi"
-        })
+        msix_set_control(&m, nvme, MsixControl { enable: true, function_mask: false }),
+        Err(PciError::OtherInterruptModeEnabled { function: f, enabled: "msi" })
     );
 }
 
@@ -1360,112 +944,42 @@ fn pci_msix_table_location_and_entries() {
     let gpu = find(&functions, GPU);
     let layout = msix_layout(gpu).expect("layout");
     assert_eq!(layout.entries, 9);
-    assert_eq!(
-        layout.table,
-        BarRegion {
-            bar: 0,
-            offset: 0xb9_0000,
-            len: 9 * 16,
-            address: 0xfab9_0000
-        }
-    );
-    assert_eq!(
-        layout.pba,
-        BarRegion {
-            bar: 0,
-            offset: 0xba_0000,
-            len: 8,
-            address: 0xfaba_0000
-        }
-    );
+    assert_eq!(layout.table, BarRegion { bar: 0, offset: 0xb9_0000, len: 9 * 16, address: 0xfab9_0000 });
+    assert_eq!(layout.pba, BarRegion { bar: 0, offset: 0xba_0000, len: 8, address: 0xfaba_0000 });
 
     let nvme_layout = msix_layout(find(&functions, NVME)).expect("layout");
     assert_eq!(nvme_layout.table.address, 0xfe60_3000);
-    assert_eq!(
-        nvme_layout.pba.len, 8,
-        "33 entries: one qword of pending bits"
-    );
+    assert_eq!(nvme_layout.pba.len, 8, "33 entries: one qword of pending bits");
 
     // Entry layout (PCI LB 3.0 §6.8.2.6-9): address low, address high, data, vector control.
-    let (offset, entry) = layout
-        .entry(2, 0x1_fee0_0000, 0x0041, false)
-        .expect("entry");
+    let (offset, entry) = layout.entry(2, 0x1_fee0_0000, 0x0041, false).expect("entry");
     assert_eq!(offset, 0xb9_0020);
     assert_eq!(entry.to_dwords(), [0xfee0_0000, 0x1, 0x41, 0]);
-    assert_eq!(
-        entry.to_bytes(),
-        [0x00, 0x00, 0xe0, 0xfe, 0x01, 0, 0, 0, 0x41, 0, 0, 0, 0, 0, 0, 0]
-    );
-    assert_eq!(
-        MsixTableEntry {
-            masked: true,
-            ..entry
-        }
-        .to_dwords()[3],
-        1,
-        "mask is bit 0"
-    );
-    assert_eq!(
-        MsixTableEntry::vector_control(0xabcd_0000, true),
-        0xabcd_0001
-    );
-    assert_eq!(
-        MsixTableEntry::vector_control(0xabcd_0001, false),
-        0xabcd_0000
-    );
+    assert_eq!(entry.to_bytes(), [0x00, 0x00, 0xe0, 0xfe, 0x01, 0, 0, 0, 0x41, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(MsixTableEntry { masked: true, ..entry }.to_dwords()[3], 1, "mask is bit 0");
+    assert_eq!(MsixTableEntry::vector_control(0xabcd_0000, true), 0xabcd_0001);
+    assert_eq!(MsixTableEntry::vector_control(0xabcd_0001, false), 0xabcd_0000);
     assert_eq!(
         layout.entry(9, 0xfee0_0000, 0, false),
-        Err(PciError::MsixEntryOutOfRange {
-            function: at(GPU),
-            index: 9,
-            entries: 9
-        })
+        Err(PciError::MsixEntryOutOfRange { function: at(GPU), index: 9, entries: 9 })
     );
     assert_eq!(
         layout.entry(0, 0xfee0_0001, 0, false),
-        Err(PciError::MessageAddressMisaligned {
-            function: at(GPU),
-            message_address: 0xfee0_0001
-        })
+        Err(PciError::MessageAddressMisaligned { function: at(GPU), message_address: 0xfee0_0001 })
     );
     assert_eq!(
         msix_layout(find(&functions, ECAP_BAD)),
-        Err(PciError::MsixOutsideBar {
-            function: at(ECAP_BAD),
-            what: MsixStructure::Table,
-            bir: 2,
-            offset: 0
-        })
+        Err(PciError::MsixOutsideBar { function: at(ECAP_BAD), what: MsixStructure::Table, bir: 2, offset: 0 })
     );
 
     // Message Control bit 15 enable, bit 14 function mask (dword bits 31, 30); table size
     // (bits 10:0 = 8) untouched.
-    msix_set_control(
-        &m,
-        gpu,
-        MsixControl {
-            enable: true,
-            function_mask: true,
-        },
-    )
-    .expect("enable");
+    msix_set_control(&m, gpu, MsixControl { enable: true, function_mask: true }).expect("enable");
     assert_eq!(m.get32(at(GPU), 0xc8) >> 16, 0xc008);
     assert_eq!(m.get32(at(GPU), 0x04) & (1 << 10), 1 << 10, "INTx disabled");
-    msix_set_control(
-        &m,
-        gpu,
-        MsixControl {
-            enable: true,
-            function_mask: false,
-        },
-    )
-    .expect("unmask");
+    msix_set_control(&m, gpu, MsixControl { enable: true, function_mask: false }).expect("unmask");
     assert_eq!(m.get32(at(GPU), 0xc8) >> 16, 0x8008);
-    assert_eq!(
-        m.get32(at(GPU), 0xc8) & 0xffff,
-        0x0011,
-        "ID and next pointer unchanged"
-    );
+    assert_eq!(m.get32(at(GPU), 0xc8) & 0xffff, 0x0011, "ID and next pointer unchanged");
 }
 
 #[test]

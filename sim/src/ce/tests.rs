@@ -18,7 +18,14 @@ fn run(ce: &mut CopyEngine, mem: &mut FlatMemory, methods: &[(u32, u32)]) -> Res
 }
 
 fn copy_methods(src: u64, dst: u64, len: u32) -> [(u32, u32); 6] {
-    [(0x400, (src >> 32) as u32), (0x404, src as u32), (0x408, (dst >> 32) as u32), (0x40c, dst as u32), (0x418, len), (LAUNCH_DMA, COPY)]
+    [
+        (0x400, (src >> 32) as u32),
+        (0x404, src as u32),
+        (0x408, (dst >> 32) as u32),
+        (0x40c, dst as u32),
+        (0x418, len),
+        (LAUNCH_DMA, COPY),
+    ]
 }
 
 #[test]
@@ -43,9 +50,22 @@ fn multi_line_uses_pitches() {
     }
     let mut ce = CopyEngine::new(CeClass::AmpereB);
     // 3 lines of 4 bytes: source pitch 16, destination pitch 8.
-    let m = [(0x400, 0), (0x404, 0), (0x408, 0), (0x40c, 0x800), (0x410, 16), (0x414, 8), (0x418, 4), (0x41c, 3), (LAUNCH_DMA, COPY | 1 << 9)];
+    let m = [
+        (0x400, 0),
+        (0x404, 0),
+        (0x408, 0),
+        (0x40c, 0x800),
+        (0x410, 16),
+        (0x414, 8),
+        (0x418, 4),
+        (0x41c, 3),
+        (LAUNCH_DMA, COPY | 1 << 9),
+    ];
     assert_eq!(run(&mut ce, &mut mem, &m).unwrap().unwrap().bytes_written, 12);
-    assert_eq!(&mem.bytes[0x800..0x818], &[1, 2, 3, 4, 0, 0, 0, 0, 17, 18, 19, 20, 0, 0, 0, 0, 33, 34, 35, 36, 0, 0, 0, 0]);
+    assert_eq!(
+        &mem.bytes[0x800..0x818],
+        &[1, 2, 3, 4, 0, 0, 0, 0, 17, 18, 19, 20, 0, 0, 0, 0, 33, 34, 35, 36, 0, 0, 0, 0]
+    );
 }
 
 #[test]
@@ -56,7 +76,15 @@ fn remap_swizzles_and_keeps_no_write_components() {
     let mut ce = CopyEngine::new(CeClass::TuringA);
     // 2-byte components, 2 source and 2 destination components: X <- SRC_Y, Y <- NO_WRITE.
     let components = 1 | 6 << 4 | 1 << 16 | 1 << 20 | 1 << 24;
-    let m = [(0x708, components), (0x400, 0), (0x404, 0), (0x408, 0), (0x40c, 0x100), (0x418, 2), (LAUNCH_DMA, COPY | 1 << 10)];
+    let m = [
+        (0x708, components),
+        (0x400, 0),
+        (0x404, 0),
+        (0x408, 0),
+        (0x40c, 0x100),
+        (0x418, 2),
+        (LAUNCH_DMA, COPY | 1 << 10),
+    ];
     run(&mut ce, &mut mem, &m).unwrap();
     assert_eq!(&mem.bytes[0x100..0x108], &[3, 4, 0xee, 0xee, 7, 8, 0xee, 0xee]);
 }
@@ -69,7 +97,10 @@ fn semaphores_one_word_two_word_and_timestamped() {
     let mut m = sem.to_vec();
     m.push((LAUNCH_DMA, 1 << 2 | 1 << 3 | 2 << 5));
     let out = run(&mut ce, &mut mem, &m).unwrap().unwrap();
-    assert_eq!(out, LaunchOutcome { bytes_written: 0, semaphore: Some(0x100), interrupt: Some(InterruptType::NonBlocking) });
+    assert_eq!(
+        out,
+        LaunchOutcome { bytes_written: 0, semaphore: Some(0x100), interrupt: Some(InterruptType::NonBlocking) }
+    );
     assert_eq!(&mem.bytes[0x100..0x108], &[0xdd, 0xcc, 0xbb, 0xaa, 0, 0, 0, 0]);
     run(&mut ce, &mut mem, &[(LAUNCH_DMA, 1 << 3 | 1 << 27)]).unwrap();
     assert_eq!(&mem.bytes[0x100..0x108], &[0xdd, 0xcc, 0xbb, 0xaa, 0x44, 0x33, 0x22, 0x11]);
@@ -97,7 +128,10 @@ fn semaphore_reductions() {
     run(&mut ce, &mut mem, &[(0x248, u32::MAX), (LAUNCH_DMA, 1 << 3 | 1 << 19)]).unwrap();
     assert_eq!(u32::from_le_bytes(mem.bytes[0x10..0x14].try_into().unwrap()), u32::MAX);
     // FADD is refused.
-    assert!(matches!(run(&mut ce, &mut mem, &[(LAUNCH_DMA, 1 << 3 | 0xA << 14 | 1 << 19)]), Err(CeError::Unsupported { .. })));
+    assert!(matches!(
+        run(&mut ce, &mut mem, &[(LAUNCH_DMA, 1 << 3 | 0xA << 14 | 1 << 19)]),
+        Err(CeError::Unsupported { .. })
+    ));
 }
 
 #[test]
@@ -105,13 +139,18 @@ fn strict_about_methods_and_fields() {
     let mut mem = FlatMemory::new(0, 0x1000);
     let mut ce = CopyEngine::new(CeClass::TuringA);
     let err = |ce: &mut CopyEngine, mem: &mut FlatMemory, m: (u32, u32)| run(ce, mem, &[m]).unwrap_err();
-    assert_eq!(err(&mut ce, &mut mem, (0x70c, 0)), CeError::UnknownMethod { class: CeClass::TuringA, method: 0x70c, value: 0 });
+    assert_eq!(
+        err(&mut ce, &mut mem, (0x70c, 0)),
+        CeError::UnknownMethod { class: CeClass::TuringA, method: 0x70c, value: 0 }
+    );
     // Turing has no SET_SEMAPHORE_PAYLOAD_UPPER and no PEERMEM.
     assert!(matches!(err(&mut ce, &mut mem, (0x24c, 0)), CeError::UnknownMethod { .. }));
     assert!(matches!(err(&mut ce, &mut mem, (0x260, 3)), CeError::InvalidField { field: "TARGET", value: 3, .. }));
     // OFFSET_IN_UPPER is 17 bits before Hopper.
     assert!(matches!(err(&mut ce, &mut mem, (0x400, 1 << 17)), CeError::InvalidField { .. }));
-    assert!(CopyEngine::new(CeClass::HopperA).method(0x400, 1 << 17, &mut CeBus { virt: &mut mem, phys: &mut NoPhysicalMemory, timestamp_ns: 0 }).is_ok());
+    assert!(CopyEngine::new(CeClass::HopperA)
+        .method(0x400, 1 << 17, &mut CeBus { virt: &mut mem, phys: &mut NoPhysicalMemory, timestamp_ns: 0 })
+        .is_ok());
     // DATA_TRANSFER_TYPE 3, INTERRUPT_TYPE 3, reserved START_OF_COPY, PAYLOAD_SIZE on Turing.
     for launch in [3, 3 << 5, 1 << 24, 1 << 27, 1 << 28] {
         assert!(matches!(err(&mut ce, &mut mem, (LAUNCH_DMA, launch)), CeError::InvalidField { .. }), "{launch:#x}");

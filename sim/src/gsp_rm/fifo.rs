@@ -214,7 +214,8 @@ impl Fifo {
     ) -> Result<(), NvStatus> {
         let classes = family_classes(family);
         let parent_class = objects.check_new_child(client, parent, handle)?;
-        let need_parent = |wanted: u32| if parent_class == wanted { Ok(()) } else { Err(NvStatus::NV_ERR_INVALID_OBJECT_PARENT) };
+        let need_parent =
+            |wanted: u32| if parent_class == wanted { Ok(()) } else { Err(NvStatus::NV_ERR_INVALID_OBJECT_PARENT) };
         if class == FERMI_VASPACE_A {
             need_parent(NV01_DEVICE_0)?;
             let p = NvVaspaceAllocationParameters::read_from_bytes(params)
@@ -264,11 +265,8 @@ impl Fifo {
             if p.userd_mem.size < nvgpu::gsp::rm_fifo::USERD_SIZE {
                 return Err(NvStatus::NV_ERR_INVALID_ARGUMENT);
             }
-            let error_notifier = if p.error_notifier_mem.size == 0 {
-                None
-            } else {
-                Some(mem_desc(&p.error_notifier_mem, 16)?)
-            };
+            let error_notifier =
+                if p.error_notifier_mem.size == 0 { None } else { Some(mem_desc(&p.error_notifier_mem, 16)?) };
             let chid = self.next_chid();
             self.channels.push(Channel {
                 client,
@@ -318,7 +316,15 @@ impl Fifo {
     }
 
     /// The controls of this module; `None` for a control it does not own.
-    pub fn control(&mut self, family: Family, client: u32, object: u32, object_class: u32, cmd: u32, params: &mut [u8]) -> Option<NvStatus> {
+    pub fn control(
+        &mut self,
+        family: Family,
+        client: u32,
+        object: u32,
+        object_class: u32,
+        cmd: u32,
+        params: &mut [u8],
+    ) -> Option<NvStatus> {
         let classes = family_classes(family);
         Some(match (cmd, object_class) {
             (f::NV0080_CTRL_CMD_DMA_SET_PAGE_DIRECTORY, NV01_DEVICE_0) => {
@@ -331,7 +337,8 @@ impl Fifo {
                     f::SET_PAGE_DIRECTORY_APERTURE_SYSMEM_NONCOH => PhysAperture::SystemNonCoherent,
                     _ => return Some(NvStatus::NV_ERR_INVALID_ARGUMENT),
                 };
-                let Some(vas) = self.vaspaces.iter_mut().find(|v| v.client == client && v.handle == p.h_va_space) else {
+                let Some(vas) = self.vaspaces.iter_mut().find(|v| v.client == client && v.handle == p.h_va_space)
+                else {
                     return Some(NvStatus::NV_ERR_INVALID_OBJECT_HANDLE);
                 };
                 let _ = object;
@@ -376,7 +383,9 @@ impl Fifo {
                 NvStatus::NV_OK
             }
             (f::NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN, c) if c == classes.channel => {
-                let Some(ch) = self.channel(client, object) else { return Some(NvStatus::NV_ERR_INVALID_OBJECT_HANDLE) };
+                let Some(ch) = self.channel(client, object) else {
+                    return Some(NvStatus::NV_ERR_INVALID_OBJECT_HANDLE);
+                };
                 if params.len() != 4 {
                     return Some(NvStatus::NV_ERR_INVALID_PARAM_STRUCT);
                 }

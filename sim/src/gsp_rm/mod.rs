@@ -75,10 +75,10 @@
 //! `GSP_RUN_CPU_SEQUENCER` and `GSP_INIT_DONE`.
 
 pub mod error;
+pub mod fifo;
 pub mod fsp;
 pub mod image;
 pub mod log;
-pub mod fifo;
 pub mod objects;
 pub mod payloads;
 pub(crate) mod queue;
@@ -373,7 +373,15 @@ impl GspRm {
 
     /// Reports a robust-channel error to the CPU as RM does: `RC_TRIGGERED`
     /// (`rpc_rc_triggered_v17_02`: engine, chid, Xid, scope) and the Xid in `OS_ERROR_LOG`.
-    pub(crate) fn post_channel_error(&mut self, engine_type: u32, runlist: u32, chid: u32, xid: u32, text: &str, ctx: &mut GspCtx<'_>) {
+    pub(crate) fn post_channel_error(
+        &mut self,
+        engine_type: u32,
+        runlist: u32,
+        chid: u32,
+        xid: u32,
+        text: &str,
+        ctx: &mut GspCtx<'_>,
+    ) {
         let State::Running(session) = &mut self.state else { return };
         let mut rc = [0u8; 28];
         rc[0..4].copy_from_slice(&engine_type.to_le_bytes());
@@ -792,7 +800,11 @@ fn boot(libos_args: u64, ctx: &mut GspCtx<'_>, logs: &mut log::ModelLogs) -> Res
     logs.log(init, log::Msg::LibosArgs, &[libos_args.into(), (seen.len() as u64).into(), rmargs_pa.into()]);
     let queues = Queues::link(&args.message_queue_init_arguments, memory)?;
     let queue_args = &args.message_queue_init_arguments;
-    logs.log(init, log::Msg::QueuesLinked, &[queue_args.shared_mem_phys_addr.into(), queue_args.page_table_entry_count.into()]);
+    logs.log(
+        init,
+        log::Msg::QueuesLinked,
+        &[queue_args.shared_mem_phys_addr.into(), queue_args.page_table_entry_count.into()],
+    );
     Ok(queues)
 }
 

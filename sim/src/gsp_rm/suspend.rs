@@ -24,7 +24,9 @@
 use alloc::vec;
 
 use nvgpu::gsp::init_args::GspArgumentsCached;
-use nvgpu::gsp::libos::{LibosMemoryRegionInitArgument, LIBOS_INIT_ARGUMENTS_COUNT, LIBOS_INIT_ARGUMENTS_SIZE, RMARGS_ID};
+use nvgpu::gsp::libos::{
+    LibosMemoryRegionInitArgument, LIBOS_INIT_ARGUMENTS_COUNT, LIBOS_INIT_ARGUMENTS_SIZE, RMARGS_ID,
+};
 use nvgpu::gsp::radix3::RADIX3_PAGE_SIZE;
 use nvgpu::gsp::rpc::RpcEvent;
 use nvgpu::gsp::rpcs::RpcUnloadingGuestDriverV1F07;
@@ -112,7 +114,11 @@ pub(crate) fn booter(kind: BooterKind, ctx: &BooterContext<'_>, state: &SrState)
                 return None;
             }
             Some(match save(ctx, memory, bus, state) {
-                Ok(saved) => BooterOutcome { mailbox0: 0, error: None, effects: vec![BooterEffect::ClearWpr2, BooterEffect::Sr(saved)] },
+                Ok(saved) => BooterOutcome {
+                    mailbox0: 0,
+                    error: None,
+                    effects: vec![BooterEffect::ClearWpr2, BooterEffect::Sr(saved)],
+                },
                 Err(error) => BooterOutcome::failed(error),
             })
         }
@@ -149,7 +155,12 @@ fn save(ctx: &BooterContext<'_>, memory: &dyn SystemMemory, bus: u64, state: &Sr
     Ok(SrState::Saved { level, bus, meta, wpr })
 }
 
-fn restore(ctx: &BooterContext<'_>, memory: &dyn SystemMemory, bus: u64, state: &SrState) -> Result<(u32, u32), BooterError> {
+fn restore(
+    ctx: &BooterContext<'_>,
+    memory: &dyn SystemMemory,
+    bus: u64,
+    state: &SrState,
+) -> Result<(u32, u32), BooterError> {
     let SrState::Saved { meta: saved, wpr, .. } = *state else {
         return Err(sr("booter_load with GspFwSRMeta but nothing was saved (resume without suspend)", bus));
     };
@@ -162,7 +173,10 @@ fn restore(ctx: &BooterContext<'_>, memory: &dyn SystemMemory, bus: u64, state: 
     let meta = read_meta(memory, bus)?;
     check(&meta, wpr.1 + 1 - wpr.0)?;
     if meta != saved {
-        return Err(sr("GspFwSRMeta differs from the one booter_unload saved with", meta.sysmem_addr_of_suspend_resume_data));
+        return Err(sr(
+            "GspFwSRMeta differs from the one booter_unload saved with",
+            meta.sysmem_addr_of_suspend_resume_data,
+        ));
     }
     let first = save_area(memory, &meta)?;
     let mut tag = [0u8; 8];
@@ -181,7 +195,11 @@ fn check(meta: &GspFwSRMeta, wpr_size: u64) -> Result<(), BooterError> {
         E::BadAddress { address } => sr("GspFwSRMeta sysmemAddrOfSuspendResumeData", address),
         E::PaddingNotZero => sr("GspFwSRMeta padding not zero", 0),
     })?;
-    if meta.hmac != [0; 32] || meta.wpr_meta_hash != [0; 32] || meta.heap_free_list_hash != [0; 32] || meta.data_hash != [0; 32] {
+    if meta.hmac != [0; 32]
+        || meta.wpr_meta_hash != [0; 32]
+        || meta.heap_free_list_hash != [0; 32]
+        || meta.data_hash != [0; 32]
+    {
         return Err(sr("GspFwSRMeta hmac/hashes not zero (the CPU leaves them to the booter)", 0));
     }
     Ok(())
@@ -195,7 +213,10 @@ impl GspRm {
             return;
         }
         if params.b_gc6_entering != 0 || !matches!(params.new_level, 3 | 7) {
-            let error = GspRmError::Resume { what: "UNLOADING_GUEST_DRIVER: GC6 or a newLevel other than 3/7", value: params.new_level.into() };
+            let error = GspRmError::Resume {
+                what: "UNLOADING_GUEST_DRIVER: GC6 or a newLevel other than 3/7",
+                value: params.new_level.into(),
+            };
             self.fail(error, ctx, 0);
             return;
         }

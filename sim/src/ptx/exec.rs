@@ -20,7 +20,10 @@ use crate::engine_mem::{MmuFault, VirtualMemory};
 enum State {
     Ready,
     /// Waiting at barrier `id` for `count` threads (`u32::MAX`: every live thread).
-    Barrier { id: u32, count: u32 },
+    Barrier {
+        id: u32,
+        count: u32,
+    },
     /// At the warp-collective instruction at its `pc`.
     Collective,
     /// Stalled on a replayable MMU fault at the global access at its `pc`, which has had no
@@ -185,12 +188,22 @@ fn prepare(
     limits: &Limits,
     stop_on_fault: bool,
 ) -> Result<LaunchState, PtxError> {
-    let index = module.kernels.iter().position(|k| k.name == kernel).ok_or_else(|| LaunchError::NoSuchKernel(kernel.into()))?;
+    let index =
+        module.kernels.iter().position(|k| k.name == kernel).ok_or_else(|| LaunchError::NoSuchKernel(kernel.into()))?;
     let k = &module.kernels[index];
     let [bx, by, bz] = cfg.block;
     let [gx, gy, gz] = cfg.grid;
     let nthreads = bx as u64 * by as u64 * bz as u64;
-    if nthreads == 0 || nthreads > MAX_BLOCK_THREADS as u64 || bz > 64 || gx == 0 || gy == 0 || gz == 0 || gx > i32::MAX as u32 || gy > 65535 || gz > 65535 {
+    if nthreads == 0
+        || nthreads > MAX_BLOCK_THREADS as u64
+        || bz > 64
+        || gx == 0
+        || gy == 0
+        || gz == 0
+        || gx > i32::MAX as u32
+        || gy > 65535
+        || gz > 65535
+    {
         return Err(LaunchError::BadShape { grid: cfg.grid, block: cfg.block }.into());
     }
     if params.len() < k.param_size as usize {
@@ -808,7 +821,15 @@ fn prmt(a: u64, b: u64, c: u64) -> u64 {
     for k in 0..4 {
         let sel = (c >> (4 * k)) & 0xF;
         let byte = (bytes >> (8 * (sel & 7))) & 0xFF;
-        let byte = if sel & 8 != 0 { if byte & 0x80 != 0 { 0xFF } else { 0 } } else { byte };
+        let byte = if sel & 8 != 0 {
+            if byte & 0x80 != 0 {
+                0xFF
+            } else {
+                0
+            }
+        } else {
+            byte
+        };
         d |= byte << (8 * k);
     }
     d
@@ -826,7 +847,11 @@ fn shf(left: bool, wrap: bool, a: u64, b: u64, c: u64) -> u64 {
 
 fn compare(cmp: Cmp, ty: Ty, ftz: bool, a: u64, b: u64) -> bool {
     if ty.is_float() {
-        let (x, y) = if ty == Ty::F32 { (f32v(a, ftz) as f64, f32v(b, ftz) as f64) } else { (f64::from_bits(a), f64::from_bits(b)) };
+        let (x, y) = if ty == Ty::F32 {
+            (f32v(a, ftz) as f64, f32v(b, ftz) as f64)
+        } else {
+            (f64::from_bits(a), f64::from_bits(b))
+        };
         let unordered = x.is_nan() || y.is_nan();
         return match cmp {
             Cmp::Eq => x == y,
@@ -970,7 +995,14 @@ fn load(env: &mut Env, local: &[u8], shared: &[u8], space: Space, addr: u64, buf
     Ok(())
 }
 
-fn store(env: &mut Env, local: &mut [u8], shared: &mut [u8], space: Space, addr: u64, data: &[u8]) -> Result<(), ExecError> {
+fn store(
+    env: &mut Env,
+    local: &mut [u8],
+    shared: &mut [u8],
+    space: Space,
+    addr: u64,
+    data: &[u8],
+) -> Result<(), ExecError> {
     if !addr.is_multiple_of(data.len() as u64) {
         return Err(ExecError::Misaligned { addr, len: data.len() as u32 });
     }
@@ -1180,7 +1212,9 @@ fn run_thread(
                 regs[d as usize] = r;
             }
             Op::Bfe { ty, d, a, pos, len } => regs[d as usize] = bfe(ty, v!(a), v!(pos), v!(len)) & mask(ty.bits()),
-            Op::Bfi { ty, d, f, b, pos, len } => regs[d as usize] = bfi(ty, v!(f), v!(b), v!(pos), v!(len)) & mask(ty.bits()),
+            Op::Bfi { ty, d, f, b, pos, len } => {
+                regs[d as usize] = bfi(ty, v!(f), v!(b), v!(pos), v!(len)) & mask(ty.bits())
+            }
             Op::Prmt { d, a, b, c } => regs[d as usize] = prmt(v!(a), v!(b), v!(c)),
             Op::Shf { left, wrap, d, a, b, c } => regs[d as usize] = shf(left, wrap, v!(a), v!(b), v!(c)),
             Op::Float { op, ty, rnd, ftz, sat, d, a, b } => {
@@ -1248,7 +1282,9 @@ fn run_thread(
                             let x = f64::from_bits(x);
                             let r = match op {
                                 FloatUn::Sqrt => float::sqrt64(x, rnd),
-                                FloatUn::Rcp => float::div64(1.0, x, if rnd == Round::Approx { Round::Rn } else { rnd }),
+                                FloatUn::Rcp => {
+                                    float::div64(1.0, x, if rnd == Round::Approx { Round::Rn } else { rnd })
+                                }
                                 FloatUn::Rsqrt => 1.0 / float::sqrt_f64(x),
                                 _ => fail!(ExecError::Unsupported),
                             };

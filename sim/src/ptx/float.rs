@@ -127,7 +127,8 @@ macro_rules! arith {
         }
         pub fn $div(a: $t, b: $t, mode: Round) -> $t {
             let q = a / b;
-            if matches!(mode, Round::Rn | Round::None | Round::Approx) || !(a.is_finite() && b.is_finite()) || b == 0.0 {
+            if matches!(mode, Round::Rn | Round::None | Round::Approx) || !(a.is_finite() && b.is_finite()) || b == 0.0
+            {
                 return q;
             }
             if q.is_infinite() {

@@ -281,53 +281,225 @@ pub enum Sreg {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Op {
     /// `mov`, and every plain copy: `d = a` truncated to `bits`.
-    Mov { d: Reg, a: Src, bits: u32 },
-    MovSreg { d: Reg, s: Sreg },
+    Mov {
+        d: Reg,
+        a: Src,
+        bits: u32,
+    },
+    MovSreg {
+        d: Reg,
+        s: Sreg,
+    },
     /// `mov.b64 %rd, {%r1, %r2}` (parts of `part_bits` each, lowest first).
-    Pack { d: Reg, parts: [Src; 4], n: u8, part_bits: u32 },
+    Pack {
+        d: Reg,
+        parts: [Src; 4],
+        n: u8,
+        part_bits: u32,
+    },
     /// `mov.b64 {%r1, %r2}, %rd`; a sink `_` part is `None`.
-    Unpack { d: [Option<Reg>; 4], n: u8, part_bits: u32, a: Src },
-    Int { op: IntOp, ty: Ty, d: Reg, a: Src, b: Src },
-    IntUn { op: IntUn, ty: Ty, d: Reg, a: Src },
-    Mad { mode: MadMode, sat: bool, ty: Ty, d: Reg, a: Src, b: Src, c: Src },
-    Bfe { ty: Ty, d: Reg, a: Src, pos: Src, len: Src },
-    Bfi { ty: Ty, d: Reg, f: Src, b: Src, pos: Src, len: Src },
-    Prmt { d: Reg, a: Src, b: Src, c: Src },
+    Unpack {
+        d: [Option<Reg>; 4],
+        n: u8,
+        part_bits: u32,
+        a: Src,
+    },
+    Int {
+        op: IntOp,
+        ty: Ty,
+        d: Reg,
+        a: Src,
+        b: Src,
+    },
+    IntUn {
+        op: IntUn,
+        ty: Ty,
+        d: Reg,
+        a: Src,
+    },
+    Mad {
+        mode: MadMode,
+        sat: bool,
+        ty: Ty,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    Bfe {
+        ty: Ty,
+        d: Reg,
+        a: Src,
+        pos: Src,
+        len: Src,
+    },
+    Bfi {
+        ty: Ty,
+        d: Reg,
+        f: Src,
+        b: Src,
+        pos: Src,
+        len: Src,
+    },
+    Prmt {
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
     /// Funnel shift `shf.{l,r}.{wrap,clamp}.b32`.
-    Shf { left: bool, wrap: bool, d: Reg, a: Src, b: Src, c: Src },
-    Float { op: FloatOp, ty: Ty, rnd: Round, ftz: bool, sat: bool, d: Reg, a: Src, b: Src },
-    FloatUn { op: FloatUn, ty: Ty, rnd: Round, ftz: bool, d: Reg, a: Src },
+    Shf {
+        left: bool,
+        wrap: bool,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    Float {
+        op: FloatOp,
+        ty: Ty,
+        rnd: Round,
+        ftz: bool,
+        sat: bool,
+        d: Reg,
+        a: Src,
+        b: Src,
+    },
+    FloatUn {
+        op: FloatUn,
+        ty: Ty,
+        rnd: Round,
+        ftz: bool,
+        d: Reg,
+        a: Src,
+    },
     /// `copysign`: `b` with the sign of `a`.
-    Copysign { ty: Ty, d: Reg, a: Src, b: Src },
-    Fma { ty: Ty, rnd: Round, ftz: bool, sat: bool, d: Reg, a: Src, b: Src, c: Src },
+    Copysign {
+        ty: Ty,
+        d: Reg,
+        a: Src,
+        b: Src,
+    },
+    Fma {
+        ty: Ty,
+        rnd: Round,
+        ftz: bool,
+        sat: bool,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
     /// `setp`: `d = (a cmp b) combine c`, `d2 = !(a cmp b) combine c`.
-    Setp { cmp: Cmp, ty: Ty, ftz: bool, d: Reg, d2: Option<Reg>, a: Src, b: Src, combine: Option<(BoolOp, Src, bool)> },
+    Setp {
+        cmp: Cmp,
+        ty: Ty,
+        ftz: bool,
+        d: Reg,
+        d2: Option<Reg>,
+        a: Src,
+        b: Src,
+        combine: Option<(BoolOp, Src, bool)>,
+    },
     /// `set`: like `setp` but writes all ones / 1.0f to an integer / float register.
-    Set { cmp: Cmp, ty: Ty, dty: Ty, ftz: bool, d: Reg, a: Src, b: Src, combine: Option<(BoolOp, Src, bool)> },
-    Selp { bits: u32, d: Reg, a: Src, b: Src, p: Src },
-    Cvt { dty: Ty, sty: Ty, rnd: Round, ftz: bool, sat: bool, d: Reg, a: Src },
+    Set {
+        cmp: Cmp,
+        ty: Ty,
+        dty: Ty,
+        ftz: bool,
+        d: Reg,
+        a: Src,
+        b: Src,
+        combine: Option<(BoolOp, Src, bool)>,
+    },
+    Selp {
+        bits: u32,
+        d: Reg,
+        a: Src,
+        b: Src,
+        p: Src,
+    },
+    Cvt {
+        dty: Ty,
+        sty: Ty,
+        rnd: Round,
+        ftz: bool,
+        sat: bool,
+        d: Reg,
+        a: Src,
+    },
     /// `cvta` (to generic) and `cvta.to` (from generic), `bits` 32 or 64.
-    Cvta { to: bool, space: Space, bits: u32, d: Reg, a: Src },
-    Ld { space: Space, ty: Ty, n: u8, d: [Option<Reg>; 4], addr: Addr },
-    St { space: Space, ty: Ty, n: u8, a: [Src; 4], addr: Addr },
+    Cvta {
+        to: bool,
+        space: Space,
+        bits: u32,
+        d: Reg,
+        a: Src,
+    },
+    Ld {
+        space: Space,
+        ty: Ty,
+        n: u8,
+        d: [Option<Reg>; 4],
+        addr: Addr,
+    },
+    St {
+        space: Space,
+        ty: Ty,
+        n: u8,
+        a: [Src; 4],
+        addr: Addr,
+    },
     /// `atom` (`d` some) and `red` (`d` none).
-    Atom { space: Space, op: AtomOp, ty: Ty, d: Option<Reg>, addr: Addr, b: Src, c: Src },
+    Atom {
+        space: Space,
+        op: AtomOp,
+        ty: Ty,
+        d: Option<Reg>,
+        addr: Addr,
+        b: Src,
+        c: Src,
+    },
     /// `bar.sync` / `barrier.sync` (with `.aligned` or not): barrier `id`, thread `count` (none:
     /// every thread of the CTA).
-    Bar { id: Src, count: Option<Src> },
-    Bra { target: u32 },
+    Bar {
+        id: Src,
+        count: Option<Src>,
+    },
+    Bra {
+        target: u32,
+    },
     /// `call` to a `.func`: index of the kernel's resolved call site (callee, argument copies).
-    Call { site: u32 },
+    Call {
+        site: u32,
+    },
     /// `ret`: back to the caller, or (in the kernel itself) the thread's end.
     Ret,
     /// `exit`: the thread's end, from any depth.
     Exit,
     /// `shfl.sync`: warp-collective.
-    Shfl { mode: ShflMode, d: Reg, dp: Option<Reg>, a: Src, b: Src, c: Src, mask: Src },
+    Shfl {
+        mode: ShflMode,
+        d: Reg,
+        dp: Option<Reg>,
+        a: Src,
+        b: Src,
+        c: Src,
+        mask: Src,
+    },
     /// `vote.sync`: warp-collective.
-    Vote { mode: VoteMode, d: Reg, a: Src, negate: bool, mask: Src },
+    Vote {
+        mode: VoteMode,
+        d: Reg,
+        a: Src,
+        negate: bool,
+        mask: Src,
+    },
     /// `activemask`: warp-collective (the lanes that arrive together).
-    Activemask { d: Reg },
+    Activemask {
+        d: Reg,
+    },
     /// `membar`, `fence`, `bar.warp.sync`-free hints: no effect in a model that runs one thread
     /// at a time and makes every store visible at once (see the module docs).
     Nop,

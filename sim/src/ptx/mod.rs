@@ -246,9 +246,10 @@ impl Windows {
     pub fn disjoint(&self) -> bool {
         let ranges = [(self.shared, self.size), (self.local, self.size), (CONST_WINDOW, WINDOW_SIZE)];
         ranges.iter().all(|(a, n)| a.checked_add(*n).is_some())
-            && ranges.iter().enumerate().all(|(i, (a, n))| {
-                ranges.iter().skip(i + 1).all(|(b, m)| a + n <= *b || b + m <= *a)
-            })
+            && ranges
+                .iter()
+                .enumerate()
+                .all(|(i, (a, n))| ranges.iter().skip(i + 1).all(|(b, m)| a + n <= *b || b + m <= *a))
     }
 }
 
@@ -315,10 +316,22 @@ pub enum ParseError {
     /// A directive that is malformed or unknown.
     BadDirective(String),
     /// An operand that does not parse, or the wrong number of operands.
-    BadOperand { instruction: String, operand: String },
-    UndefinedRegister { instruction: String, register: String },
-    UndefinedLabel { instruction: String, label: String },
-    UndefinedSymbol { instruction: String, symbol: String },
+    BadOperand {
+        instruction: String,
+        operand: String,
+    },
+    UndefinedRegister {
+        instruction: String,
+        register: String,
+    },
+    UndefinedLabel {
+        instruction: String,
+        label: String,
+    },
+    UndefinedSymbol {
+        instruction: String,
+        symbol: String,
+    },
     DuplicateLabel(String),
     /// The text ends inside a statement or function body.
     Truncated(String),
@@ -331,13 +344,29 @@ pub enum ParseError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LaunchError {
     NoSuchKernel(String),
-    BadShape { grid: [u32; 3], block: [u32; 3] },
-    ParamBufferTooSmall { needed: u32, given: usize },
-    ParamCount { expected: usize, given: usize },
-    ParamTooLarge { name: String, size: u32, given: usize },
+    BadShape {
+        grid: [u32; 3],
+        block: [u32; 3],
+    },
+    ParamBufferTooSmall {
+        needed: u32,
+        given: usize,
+    },
+    ParamCount {
+        expected: usize,
+        given: usize,
+    },
+    ParamTooLarge {
+        name: String,
+        size: u32,
+        given: usize,
+    },
     UnboundGlobal(String),
     /// Registers, local and shared memory of one CTA would need `needed` bytes.
-    TooMuchMemory { needed: u64, limit: u64 },
+    TooMuchMemory {
+        needed: u64,
+        limit: u64,
+    },
 }
 
 /// Why a running kernel stopped.
@@ -346,14 +375,29 @@ pub enum ExecError {
     /// Global memory access faulted in the MMU.
     Fault(MmuFault),
     /// A shared/local/param/const access outside its space.
-    OutOfRange { space: inst::Space, addr: u64, len: u32 },
+    OutOfRange {
+        space: inst::Space,
+        addr: u64,
+        len: u32,
+    },
     /// An access not aligned to its size.
-    Misaligned { addr: u64, len: u32 },
-    BudgetExhausted { executed: u64 },
+    Misaligned {
+        addr: u64,
+        len: u32,
+    },
+    BudgetExhausted {
+        executed: u64,
+    },
     /// Live threads all wait at barriers that can never release.
-    BarrierDeadlock { waiting: u32, live: u32 },
+    BarrierDeadlock {
+        waiting: u32,
+        live: u32,
+    },
     /// A warp-collective whose mask names a live lane that is elsewhere.
-    WarpDivergence { lane: u32, mask: u32 },
+    WarpDivergence {
+        lane: u32,
+        mask: u32,
+    },
     /// An instruction form the interpreter rejects at run time (e.g. an f16 conversion).
     Unsupported,
     /// A `.func` called while it is already active (frames are static, one per function).
@@ -363,10 +407,19 @@ pub enum ExecError {
 /// Everything that can go wrong, with where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PtxError {
-    Parse { line: u32, error: ParseError },
+    Parse {
+        line: u32,
+        error: ParseError,
+    },
     Launch(LaunchError),
     /// At `instruction` (opcode text), source `line`, in CTA `cta`, thread `tid`.
-    Exec { error: ExecError, line: u32, instruction: String, cta: [u32; 3], tid: [u32; 3] },
+    Exec {
+        error: ExecError,
+        line: u32,
+        instruction: String,
+        cta: [u32; 3],
+        tid: [u32; 3],
+    },
 }
 
 impl From<LaunchError> for PtxError {
@@ -383,10 +436,9 @@ impl fmt::Display for PtxError {
             PtxError::Exec { error: ExecError::Fault(fault), line, instruction, cta, tid } => {
                 write!(f, "PTX line {line} `{instruction}` (CTA {cta:?}, thread {tid:?}): {fault}")
             }
-            PtxError::Exec { error: ExecError::BudgetExhausted { executed }, line, instruction, .. } => write!(
-                f,
-                "instruction budget exhausted after {executed} instructions (at line {line} `{instruction}`)"
-            ),
+            PtxError::Exec { error: ExecError::BudgetExhausted { executed }, line, instruction, .. } => {
+                write!(f, "instruction budget exhausted after {executed} instructions (at line {line} `{instruction}`)")
+            }
             PtxError::Exec { error, line, instruction, cta, tid } => {
                 write!(f, "PTX line {line} `{instruction}` (CTA {cta:?}, thread {tid:?}): {error:?}")
             }

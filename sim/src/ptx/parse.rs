@@ -95,7 +95,9 @@ fn scan(text: &str) -> Result<Vec<Item>, PtxError> {
                 i += 1;
                 loop {
                     match chars.get(i) {
-                        None | Some('\n') => return Err(err(line, ParseError::Truncated("unterminated string".into()))),
+                        None | Some('\n') => {
+                            return Err(err(line, ParseError::Truncated("unterminated string".into())))
+                        }
                         Some('"') => break,
                         Some(&ch) => buf.push(ch),
                     }
@@ -114,7 +116,10 @@ fn scan(text: &str) -> Result<Vec<Item>, PtxError> {
                 let s = buf.trim();
                 let opens_block = if depth == 0 { !s.contains('=') } else { s.is_empty() };
                 if opens_block {
-                    items.push(Item { line: if s.is_empty() { line } else { buf_line }, kind: ItemKind::Open(s.to_string()) });
+                    items.push(Item {
+                        line: if s.is_empty() { line } else { buf_line },
+                        kind: ItemKind::Open(s.to_string()),
+                    });
                     buf.clear();
                     depth += 1;
                 } else {
@@ -385,8 +390,15 @@ fn parse_params(line: u32, list: &str) -> Result<(Vec<Param>, u32), PtxError> {
         if !p.starts_with(".param") {
             return Err(err(line, ParseError::BadDirective(format!("parameter `{p}`"))));
         }
-        let d = parse_var_decl(line, &p.replacen(".param", ".local", 1).replace(".ptr", "").replace(".global ", " ").replace(".shared ", " ").replace(".const ", " "))
-            .map_err(|_| err(line, ParseError::BadDirective(format!("parameter `{p}`"))))?;
+        let d = parse_var_decl(
+            line,
+            &p.replacen(".param", ".local", 1)
+                .replace(".ptr", "")
+                .replace(".global ", " ")
+                .replace(".shared ", " ")
+                .replace(".const ", " "),
+        )
+        .map_err(|_| err(line, ParseError::BadDirective(format!("parameter `{p}`"))))?;
         let align = d.align.max(d.elem.bytes());
         let (at, end) = place(line, offset, align, d.size)?;
         params.push(Param { name: d.name, size: d.size, align, offset: at });
@@ -468,7 +480,10 @@ pub fn parse_module(text: &str) -> Result<Module, PtxError> {
                             "const" => {
                                 let (at, end) = place(line, module.const_image.len() as u32, d.align, d.size)?;
                                 if end > MAX_CONST_BYTES {
-                                    return Err(err(line, ParseError::BadDirective(format!("`.const` variables past 64 KiB: {s}"))));
+                                    return Err(err(
+                                        line,
+                                        ParseError::BadDirective(format!("`.const` variables past 64 KiB: {s}")),
+                                    ));
                                 }
                                 module.const_image.resize(at as usize, 0);
                                 module.const_image.extend_from_slice(&d.init);
@@ -477,7 +492,12 @@ pub fn parse_module(text: &str) -> Result<Module, PtxError> {
                             }
                             "global" => {
                                 scope.globals.insert(d.name.clone(), module.globals.len() as u32);
-                                module.globals.push(GlobalVar { name: d.name, size: d.size, align: d.align, init: d.init });
+                                module.globals.push(GlobalVar {
+                                    name: d.name,
+                                    size: d.size,
+                                    align: d.align,
+                                    init: d.init,
+                                });
                             }
                             _ => return Err(err(line, ParseError::BadDirective(s.clone()))),
                         }
@@ -508,7 +528,9 @@ pub fn parse_module(text: &str) -> Result<Module, PtxError> {
                 funcs.push(RawFunc { name, is_entry, line, header: header.clone(), body: i + 1..j.saturating_sub(1) });
                 i = j;
             }
-            ItemKind::Label(l) => return Err(err(line, ParseError::BadDirective(format!("label `{l}` outside a function")))),
+            ItemKind::Label(l) => {
+                return Err(err(line, ParseError::BadDirective(format!("label `{l}` outside a function"))))
+            }
             ItemKind::Close => return Err(err(line, ParseError::BadDirective("`}` without `{`".into()))),
         }
     }
@@ -659,8 +681,17 @@ fn link_kernel(items: &[Item], funcs: &[RawFunc], entry: usize, scope: &ModuleSc
     }
     let mut call_sites = Vec::with_capacity(link.calls.len());
     for c in &link.calls {
-        let frame = frames.get(&(c.callee as usize)).ok_or_else(|| err(c.line, ParseError::Unsupported(c.opcode.clone())))?;
-        let arity = || err(c.line, ParseError::BadOperand { instruction: c.opcode.clone(), operand: format!("{} arguments for {} parameters", c.args.len(), frame.formals.len()) });
+        let frame =
+            frames.get(&(c.callee as usize)).ok_or_else(|| err(c.line, ParseError::Unsupported(c.opcode.clone())))?;
+        let arity = || {
+            err(
+                c.line,
+                ParseError::BadOperand {
+                    instruction: c.opcode.clone(),
+                    operand: format!("{} arguments for {} parameters", c.args.len(), frame.formals.len()),
+                },
+            )
+        };
         if c.args.len() != frame.formals.len() || c.ret.is_some() != frame.ret.is_some() {
             return Err(arity());
         }
@@ -810,7 +841,9 @@ impl<'f> FunctionBuilder<'f> {
                 match rp.as_slice() {
                     [] => {}
                     [p] => ret = Some(slot(p, &mut symbols)?),
-                    _ => return Err(err(line, ParseError::Unsupported(format!("several return values in `{header}`")))),
+                    _ => {
+                        return Err(err(line, ParseError::Unsupported(format!("several return values in `{header}`"))))
+                    }
                 }
             }
         }
@@ -882,7 +915,8 @@ impl<'f> FunctionBuilder<'f> {
                     let first = s.split_whitespace().next().unwrap_or("");
                     match first {
                         ".reg" => self.declare_regs(item.line, s)?,
-                        ".loc" | ".pragma" | ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnreg" | ".param" | ".shared" => {}
+                        ".loc" | ".pragma" | ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnreg" | ".param"
+                        | ".shared" => {}
                         ".extern" if s.contains(".shared") => {}
                         _ => {
                             let d = parse_var_decl(item.line, s)?;
@@ -890,7 +924,10 @@ impl<'f> FunctionBuilder<'f> {
                                 return Err(err(item.line, ParseError::BadDirective(s.clone())));
                             }
                             if !d.init.is_empty() {
-                                return Err(err(item.line, ParseError::Unsupported(".local variable with an initialiser".into())));
+                                return Err(err(
+                                    item.line,
+                                    ParseError::Unsupported(".local variable with an initialiser".into()),
+                                ));
                             }
                             let (at, end) = place(item.line, self.local_size, d.align, d.size)?;
                             self.symbols.insert(d.name, Symbol::Offset(at as u64));
@@ -951,7 +988,9 @@ impl<'f> FunctionBuilder<'f> {
             Some(Symbol::Offset(o)) => Ok(Src::Imm(*o)),
             Some(Symbol::Global(g)) => Ok(Src::Global(*g)),
             Some(Symbol::Frame(o, _)) => Ok(Src::Imm(*o)),
-            None if s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$') => Err(cx.undefined_symbol(s)),
+            None if s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$') => {
+                Err(cx.undefined_symbol(s))
+            }
             None => Err(cx.bad_operand(s)),
         }
     }
@@ -997,16 +1036,26 @@ impl<'f> FunctionBuilder<'f> {
         Ok(inner.split(',').map(str::trim).collect())
     }
 
-    fn decode(&self, line: u32, stmt: &str, labels: &BTreeMap<&str, u32>, link: &mut Link) -> Result<(Inst, String), PtxError> {
+    fn decode(
+        &self,
+        line: u32,
+        stmt: &str,
+        labels: &BTreeMap<&str, u32>,
+        link: &mut Link,
+    ) -> Result<(Inst, String), PtxError> {
         let mut rest = stmt.trim();
         let mut guard = None;
         if let Some(g) = rest.strip_prefix('@') {
-            let end = g.find(char::is_whitespace).ok_or_else(|| err(line, ParseError::BadOperand { instruction: stmt.to_string(), operand: g.to_string() }))?;
+            let end = g.find(char::is_whitespace).ok_or_else(|| {
+                err(line, ParseError::BadOperand { instruction: stmt.to_string(), operand: g.to_string() })
+            })?;
             let (neg, p) = match g[..end].strip_prefix('!') {
                 Some(p) => (true, p),
                 None => (false, &g[..end]),
             };
-            let r = self.reg(p).ok_or_else(|| err(line, ParseError::UndefinedRegister { instruction: stmt.to_string(), register: p.to_string() }))?;
+            let r = self.reg(p).ok_or_else(|| {
+                err(line, ParseError::UndefinedRegister { instruction: stmt.to_string(), register: p.to_string() })
+            })?;
             guard = Some((r, neg));
             rest = g[end..].trim_start();
         }
@@ -1055,8 +1104,8 @@ struct Mods<'a> {
 /// Modifiers with no effect in this model: memory ordering and scope (every access is
 /// immediately visible), cache operators and eviction hints, `.uni`/`.aligned` promises.
 const IGNORED_MODS: &[&str] = &[
-    "uni", "aligned", "nc", "volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "weak", "cta", "gpu",
-    "sys", "cluster", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "sync",
+    "uni", "aligned", "nc", "volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "weak", "cta", "gpu", "sys",
+    "cluster", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "sync",
 ];
 
 impl<'a> Mods<'a> {
@@ -1158,15 +1207,64 @@ const BOOL_OPS: &[(&str, BoolOp)] = &[("and", BoolOp::And), ("or", BoolOp::Or), 
 /// Real PTX instructions this interpreter does not run: a clear "unsupported" rather than
 /// "unknown".
 const KNOWN_UNSUPPORTED: &[&str] = &[
-    "addc", "subc", "mul24", "mad24", "sad", "testp", "tanh", "ex2h", "tex", "tld4", "txq",
-    "suld", "sust", "sured", "suq", "mma", "wmma", "cp", "ldmatrix", "stmatrix", "match", "redux", "ldu",
-    "prefetch", "prefetchu", "isspacep", "mapa", "getctarank", "elect", "mbarrier", "griddepcontrol", "alloca",
-    "stacksave", "stackrestore", "fns", "dp4a", "dp2a", "bmsk", "szext", "lop3", "vadd", "vsub", "vmad", "vote",
-    "applypriority", "discard", "createpolicy",
+    "addc",
+    "subc",
+    "mul24",
+    "mad24",
+    "sad",
+    "testp",
+    "tanh",
+    "ex2h",
+    "tex",
+    "tld4",
+    "txq",
+    "suld",
+    "sust",
+    "sured",
+    "suq",
+    "mma",
+    "wmma",
+    "cp",
+    "ldmatrix",
+    "stmatrix",
+    "match",
+    "redux",
+    "ldu",
+    "prefetch",
+    "prefetchu",
+    "isspacep",
+    "mapa",
+    "getctarank",
+    "elect",
+    "mbarrier",
+    "griddepcontrol",
+    "alloca",
+    "stacksave",
+    "stackrestore",
+    "fns",
+    "dp4a",
+    "dp2a",
+    "bmsk",
+    "szext",
+    "lop3",
+    "vadd",
+    "vsub",
+    "vmad",
+    "vote",
+    "applypriority",
+    "discard",
+    "createpolicy",
 ];
 
 impl FunctionBuilder<'_> {
-    fn decode_op(&self, cx: &Cx, opcode: &str, ops: &[&str], labels: &BTreeMap<&str, u32>, link: &mut Link) -> Result<Op, PtxError> {
+    fn decode_op(
+        &self,
+        cx: &Cx,
+        opcode: &str,
+        ops: &[&str],
+        labels: &BTreeMap<&str, u32>,
+        link: &mut Link,
+    ) -> Result<Op, PtxError> {
         let parts: Vec<&str> = opcode.split('.').collect();
         let name = parts[0];
         let mut m = Mods::new(&parts[1..]);
@@ -1278,7 +1376,11 @@ impl FunctionBuilder<'_> {
                     Op::Fma { ty, rnd: Round::Rn, ftz, sat, d, a, b, c }
                 } else {
                     let mode = mode.ok_or_else(|| cx.unsupported())?;
-                    if ftz || rnd != Round::None || (sat && !(mode == MadMode::Hi && ty == Ty::S32)) || (mode == MadMode::Wide && ty.bits() > 32) {
+                    if ftz
+                        || rnd != Round::None
+                        || (sat && !(mode == MadMode::Hi && ty == Ty::S32))
+                        || (mode == MadMode::Wide && ty.bits() > 32)
+                    {
                         return Err(cx.unsupported());
                     }
                     let cty = if mode == MadMode::Wide { wide_of(ty) } else { ty };
@@ -1298,7 +1400,13 @@ impl FunctionBuilder<'_> {
                     _ => IntOp::Shr,
                 };
                 let bty = if matches!(op, IntOp::Shl | IntOp::Shr) { Ty::U32 } else { ty };
-                Op::Int { op, ty, d: self.dst(cx, ops[0])?, a: self.src(cx, ops[1], ty)?, b: self.src(cx, ops[2], bty)? }
+                Op::Int {
+                    op,
+                    ty,
+                    d: self.dst(cx, ops[0])?,
+                    a: self.src(cx, ops[1], ty)?,
+                    b: self.src(cx, ops[2], bty)?,
+                }
             }
             "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" => {
                 let ty = m.one_type(cx)?;
@@ -1349,7 +1457,8 @@ impl FunctionBuilder<'_> {
                     let ok = match op {
                         FloatUn::Neg | FloatUn::Abs => rnd == Round::None,
                         FloatUn::Sqrt | FloatUn::Rcp => {
-                            matches!(rnd, Round::Rn | Round::Rz | Round::Rm | Round::Rp) || (rnd == Round::Approx && (ty == Ty::F32 || (op == FloatUn::Rcp && ftz)))
+                            matches!(rnd, Round::Rn | Round::Rz | Round::Rm | Round::Rp)
+                                || (rnd == Round::Approx && (ty == Ty::F32 || (op == FloatUn::Rcp && ftz)))
                         }
                         FloatUn::Rsqrt => rnd == Round::Approx,
                         _ => rnd == Round::Approx && ty == Ty::F32,
@@ -1367,13 +1476,24 @@ impl FunctionBuilder<'_> {
                     return Err(cx.unsupported());
                 }
                 cx.operands(ops, 3)?;
-                Op::Copysign { ty, d: self.dst(cx, ops[0])?, a: self.src(cx, ops[1], ty)?, b: self.src(cx, ops[2], ty)? }
+                Op::Copysign {
+                    ty,
+                    d: self.dst(cx, ops[0])?,
+                    a: self.src(cx, ops[1], ty)?,
+                    b: self.src(cx, ops[2], ty)?,
+                }
             }
             "bfe" => {
                 let ty = m.one_type(cx)?;
                 m.done(cx)?;
                 cx.operands(ops, 4)?;
-                Op::Bfe { ty, d: self.dst(cx, ops[0])?, a: self.src(cx, ops[1], ty)?, pos: self.src(cx, ops[2], Ty::U32)?, len: self.src(cx, ops[3], Ty::U32)? }
+                Op::Bfe {
+                    ty,
+                    d: self.dst(cx, ops[0])?,
+                    a: self.src(cx, ops[1], ty)?,
+                    pos: self.src(cx, ops[2], Ty::U32)?,
+                    len: self.src(cx, ops[3], Ty::U32)?,
+                }
             }
             "bfi" => {
                 let ty = m.one_type(cx)?;
@@ -1395,7 +1515,12 @@ impl FunctionBuilder<'_> {
                     return Err(cx.unsupported());
                 }
                 cx.operands(ops, 4)?;
-                Op::Prmt { d: self.dst(cx, ops[0])?, a: self.src(cx, ops[1], ty)?, b: self.src(cx, ops[2], ty)?, c: self.src(cx, ops[3], ty)? }
+                Op::Prmt {
+                    d: self.dst(cx, ops[0])?,
+                    a: self.src(cx, ops[1], ty)?,
+                    b: self.src(cx, ops[2], ty)?,
+                    c: self.src(cx, ops[3], ty)?,
+                }
             }
             "shf" => {
                 let left = match (m.take("l"), m.take("r")) {
@@ -1414,7 +1539,14 @@ impl FunctionBuilder<'_> {
                     return Err(cx.unsupported());
                 }
                 cx.operands(ops, 4)?;
-                Op::Shf { left, wrap, d: self.dst(cx, ops[0])?, a: self.src(cx, ops[1], ty)?, b: self.src(cx, ops[2], ty)?, c: self.src(cx, ops[3], Ty::U32)? }
+                Op::Shf {
+                    left,
+                    wrap,
+                    d: self.dst(cx, ops[0])?,
+                    a: self.src(cx, ops[1], ty)?,
+                    b: self.src(cx, ops[2], ty)?,
+                    c: self.src(cx, ops[3], Ty::U32)?,
+                }
             }
             "setp" | "set" => {
                 let cmp = m.take_any(CMPS).ok_or_else(|| cx.unsupported())?;
@@ -1430,7 +1562,10 @@ impl FunctionBuilder<'_> {
                 if ty == Ty::F16 || ty == Ty::Pred || dty == Ty::Pred && name == "set" {
                     return Err(cx.unsupported());
                 }
-                let float_only = matches!(cmp, Cmp::Equ | Cmp::Neu | Cmp::Ltu | Cmp::Leu | Cmp::Gtu | Cmp::Geu | Cmp::Num | Cmp::Nan);
+                let float_only = matches!(
+                    cmp,
+                    Cmp::Equ | Cmp::Neu | Cmp::Ltu | Cmp::Leu | Cmp::Gtu | Cmp::Geu | Cmp::Num | Cmp::Nan
+                );
                 let int_only = matches!(cmp, Cmp::Lo | Cmp::Ls | Cmp::Hi | Cmp::Hs);
                 if (float_only && !ty.is_float()) || (int_only && ty.is_float()) {
                     return Err(cx.unsupported());
@@ -1460,7 +1595,13 @@ impl FunctionBuilder<'_> {
                 let ty = m.one_type(cx)?;
                 m.done(cx)?;
                 cx.operands(ops, 4)?;
-                Op::Selp { bits: ty.bits(), d: self.dst(cx, ops[0])?, a: self.src(cx, ops[1], ty)?, b: self.src(cx, ops[2], ty)?, p: self.src(cx, ops[3], Ty::Pred)? }
+                Op::Selp {
+                    bits: ty.bits(),
+                    d: self.dst(cx, ops[0])?,
+                    a: self.src(cx, ops[1], ty)?,
+                    b: self.src(cx, ops[2], ty)?,
+                    p: self.src(cx, ops[3], Ty::Pred)?,
+                }
             }
             "cvt" => {
                 let rnd = m.rounding();
@@ -1480,7 +1621,9 @@ impl FunctionBuilder<'_> {
                 let space = m.space();
                 let ty = m.one_type(cx)?;
                 m.done(cx)?;
-                if !matches!(space, Space::Global | Space::Shared | Space::Local | Space::Const) || !matches!(ty, Ty::U32 | Ty::U64) {
+                if !matches!(space, Space::Global | Space::Shared | Space::Local | Space::Const)
+                    || !matches!(ty, Ty::U32 | Ty::U64)
+                {
                     return Err(cx.unsupported());
                 }
                 cx.operands(ops, 2)?;
@@ -1543,7 +1686,9 @@ impl FunctionBuilder<'_> {
                     AtomOp::Add => !matches!(ty, Ty::B32 | Ty::B64),
                     AtomOp::Min | AtomOp::Max => !ty.is_float() && !matches!(ty, Ty::B32 | Ty::B64),
                     AtomOp::Inc | AtomOp::Dec => ty == Ty::U32,
-                    AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Exch | AtomOp::Cas => matches!(ty, Ty::B32 | Ty::B64),
+                    AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Exch | AtomOp::Cas => {
+                        matches!(ty, Ty::B32 | Ty::B64)
+                    }
                 };
                 if !type_ok {
                     return Err(cx.unsupported());
@@ -1588,7 +1733,10 @@ impl FunctionBuilder<'_> {
                 m.done(cx)?;
                 cx.operands(ops, 1)?;
                 let target = labels.get(ops[0]).copied().ok_or_else(|| {
-                    err(cx.line, ParseError::UndefinedLabel { instruction: opcode.to_string(), label: ops[0].to_string() })
+                    err(
+                        cx.line,
+                        ParseError::UndefinedLabel { instruction: opcode.to_string(), label: ops[0].to_string() },
+                    )
                 })?;
                 Op::Bra { target }
             }
@@ -1628,7 +1776,8 @@ impl FunctionBuilder<'_> {
                     }
                 };
                 let list = |t: &str| -> Result<Vec<(u32, u32)>, PtxError> {
-                    let inner = t.strip_prefix('(').and_then(|r| r.strip_suffix(')')).ok_or_else(|| cx.bad_operand(t))?;
+                    let inner =
+                        t.strip_prefix('(').and_then(|r| r.strip_suffix(')')).ok_or_else(|| cx.bad_operand(t))?;
                     inner.split(',').map(str::trim).filter(|a| !a.is_empty()).map(&slot).collect()
                 };
                 let args = list(args_text)?;
@@ -1650,7 +1799,12 @@ impl FunctionBuilder<'_> {
                     return Err(cx.unsupported());
                 }
                 let mode = m
-                    .take_any(&[("up", ShflMode::Up), ("down", ShflMode::Down), ("bfly", ShflMode::Bfly), ("idx", ShflMode::Idx)])
+                    .take_any(&[
+                        ("up", ShflMode::Up),
+                        ("down", ShflMode::Down),
+                        ("bfly", ShflMode::Bfly),
+                        ("idx", ShflMode::Idx),
+                    ])
                     .ok_or_else(|| cx.unsupported())?;
                 let ty = m.one_type(cx)?;
                 m.done(cx)?;
@@ -1677,7 +1831,8 @@ impl FunctionBuilder<'_> {
                 let mode = if parts.contains(&"uni") {
                     VoteMode::Uni
                 } else {
-                    m.take_any(&[("all", VoteMode::All), ("any", VoteMode::Any), ("ballot", VoteMode::Ballot)]).ok_or_else(|| cx.unsupported())?
+                    m.take_any(&[("all", VoteMode::All), ("any", VoteMode::Any), ("ballot", VoteMode::Ballot)])
+                        .ok_or_else(|| cx.unsupported())?
                 };
                 let ty = m.one_type(cx)?;
                 m.done(cx)?;

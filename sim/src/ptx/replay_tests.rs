@@ -48,7 +48,9 @@ impl PagedMemory {
         Ok(())
     }
     fn ok(&self, a: u64) -> bool {
-        a >= self.base && ((a - self.base) as usize) < self.bytes.len() && self.mapped[((a - self.base) / self.page) as usize]
+        a >= self.base
+            && ((a - self.base) as usize) < self.bytes.len()
+            && self.mapped[((a - self.base) / self.page) as usize]
     }
     fn put_u32s(&mut self, va: u64, vals: &[u32]) {
         for (i, v) in vals.iter().enumerate() {
@@ -250,7 +252,10 @@ fn a_loop_that_faults_midway_keeps_its_registers_across_replays() {
         let faults = stalled(l.run(&m, &mut mem));
         assert_eq!(faults.len(), 4);
         for (t, s) in faults.iter().enumerate() {
-            assert_eq!(s.fault, MmuFault { va: IN + page * 0x1000, access: AccessType::Read, kind: FaultKind::InvalidPte });
+            assert_eq!(
+                s.fault,
+                MmuFault { va: IN + page * 0x1000, access: AccessType::Read, kind: FaultKind::InvalidPte }
+            );
             assert_eq!((s.thread, s.line), (t as u32, ld_line));
         }
         assert_eq!(mem.u32s(OUT, 4), [0; 4]);
@@ -258,7 +263,11 @@ fn a_loop_that_faults_midway_keeps_its_registers_across_replays() {
     }
     completed(l.run(&m, &mut mem));
     let want: Vec<u32> = (1..=4u32)
-        .map(|f| (0..n).fold(0u32, |acc, j| acc.wrapping_mul(3).wrapping_add(input[j as usize].wrapping_mul(f).wrapping_add(j))))
+        .map(|f| {
+            (0..n).fold(0u32, |acc, j| {
+                acc.wrapping_mul(3).wrapping_add(input[j as usize].wrapping_mul(f).wrapping_add(j))
+            })
+        })
         .collect();
     assert_eq!(mem.u32s(OUT, 4), want);
 }
@@ -326,10 +335,16 @@ fn vector_accesses_straddling_into_an_unmapped_page_have_no_partial_effect() {
     let mut l = start_launch(&m, "v4", &LaunchConfig::linear(1, 1), &p, &Limits::default()).unwrap();
     let s = stalled(l.run(&m, &mut mem));
     assert_eq!(s.len(), 1);
-    assert_eq!((s[0].fault.va, s[0].fault.access, s[0].line), (IN + 8, AccessType::Read, line_of(&text, "ld.global.v4")));
+    assert_eq!(
+        (s[0].fault.va, s[0].fault.access, s[0].line),
+        (IN + 8, AccessType::Read, line_of(&text, "ld.global.v4"))
+    );
     mem.map(IN + 8, 8);
     let s = stalled(l.run(&m, &mut mem));
-    assert_eq!((s[0].fault.va, s[0].fault.access, s[0].line), (OUT + 8, AccessType::Write, line_of(&text, "st.global.v4")));
+    assert_eq!(
+        (s[0].fault.va, s[0].fault.access, s[0].line),
+        (OUT + 8, AccessType::Write, line_of(&text, "st.global.v4"))
+    );
     assert_eq!(mem.u32s(OUT, 4), [0; 4], "the half in the mapped page is not written either");
     mem.map(OUT + 8, 8);
     completed(l.run(&m, &mut mem));
@@ -357,13 +372,17 @@ fn atomics_on_unmapped_pages_apply_exactly_once_after_the_replay() {
     let mut l = start_launch(&m, "at", &LaunchConfig::linear(1, 64), &p, &Limits::default()).unwrap();
     let faults = stalled(l.run(&m, &mut mem));
     assert_eq!(faults.len(), 64);
-    assert!(faults.iter().all(|s| s.fault == MmuFault { va: CTR, access: AccessType::Atomic, kind: FaultKind::InvalidPte }));
+    assert!(faults
+        .iter()
+        .all(|s| s.fault == MmuFault { va: CTR, access: AccessType::Atomic, kind: FaultKind::InvalidPte }));
     assert_eq!((mem.u32s(CTR, 1), mem.u32s(RED, 1)), (alloc::vec![100], alloc::vec![7]));
     // The counter's page mapped: every atom applies, then every red stalls.
     mem.map(CTR, 0x1000);
     let faults = stalled(l.run(&m, &mut mem));
     assert_eq!(faults.len(), 64);
-    assert!(faults.iter().all(|s| s.fault == MmuFault { va: RED, access: AccessType::Atomic, kind: FaultKind::InvalidPte }));
+    assert!(faults
+        .iter()
+        .all(|s| s.fault == MmuFault { va: RED, access: AccessType::Atomic, kind: FaultKind::InvalidPte }));
     assert_eq!((mem.u32s(CTR, 1), mem.u32s(RED, 1)), (alloc::vec![164], alloc::vec![7]));
     // Again, unmapped still: nothing applies twice.
     assert_eq!(stalled(l.run(&m, &mut mem)), faults);

@@ -28,7 +28,14 @@ fn kernel(regs: &str, body: &str) -> String {
     )
 }
 
-fn run(m: &Module, grid: u32, block: u32, mem: &mut FlatMemory, out: u64, limits: &Limits) -> Result<LaunchStats, PtxError> {
+fn run(
+    m: &Module,
+    grid: u32,
+    block: u32,
+    mem: &mut FlatMemory,
+    out: u64,
+    limits: &Limits,
+) -> Result<LaunchStats, PtxError> {
     launch(m, "k", &LaunchConfig::linear(grid, block), &out.to_le_bytes(), mem, limits)
 }
 
@@ -93,7 +100,10 @@ fn undefined_label_register_and_symbol() {
     let (_, e) = parse_err(&kernel("", "$L1:\n$L1:\n\tret;"));
     assert_eq!(e, ParseError::DuplicateLabel("$L1".into()));
     assert!(matches!(Module::parse(".target sm_90\n"), Err(PtxError::Parse { error: ParseError::MissingVersion, .. })));
-    assert!(matches!(Module::parse(".version 1.4\n"), Err(PtxError::Parse { error: ParseError::UnsupportedVersion(_), .. })));
+    assert!(matches!(
+        Module::parse(".version 1.4\n"),
+        Err(PtxError::Parse { error: ParseError::UnsupportedVersion(_), .. })
+    ));
 }
 
 #[test]
@@ -122,13 +132,18 @@ fn budget_exhaustion_stops_an_infinite_loop() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(alloc::format!("{}", run(&m, 1, 1, &mut mem, 0x1000, &Limits { instruction_budget: 5, ..Limits::default() }).unwrap_err()).contains("instruction budget exhausted"));
+    assert!(alloc::format!(
+        "{}",
+        run(&m, 1, 1, &mut mem, 0x1000, &Limits { instruction_budget: 5, ..Limits::default() }).unwrap_err()
+    )
+    .contains("instruction budget exhausted"));
 }
 
 #[test]
 fn barrier_deadlock_is_detected() {
     // Half the threads wait at barrier 1 for 64 threads; the other half exit.
-    let body = "\tmov.u32 %r1, %tid.x;\n\tsetp.ge.u32 %p1, %r1, 16;\n\t@%p1 bra $L_out;\n\tbar.sync 1, 64;\n$L_out:\n\tret;";
+    let body =
+        "\tmov.u32 %r1, %tid.x;\n\tsetp.ge.u32 %p1, %r1, 16;\n\t@%p1 bra $L_out;\n\tbar.sync 1, 64;\n$L_out:\n\tret;";
     let m = module(&kernel("", body));
     let mut mem = FlatMemory::new(0x1000, 0x100);
     match run(&m, 1, 32, &mut mem, 0x1000, &Limits::default()).unwrap_err() {
@@ -182,7 +197,10 @@ fn mmu_fault_surfaces_with_instruction_and_line() {
 fn misaligned_and_out_of_range_accesses_are_errors() {
     let m = module(&kernel("", "\tld.global.u32 %r1, [%rd1+2];\n\tret;"));
     let mut mem = FlatMemory::new(0x1000, 0x100);
-    assert!(matches!(run(&m, 1, 1, &mut mem, 0x1000, &Limits::default()), Err(PtxError::Exec { error: ExecError::Misaligned { .. }, .. })));
+    assert!(matches!(
+        run(&m, 1, 1, &mut mem, 0x1000, &Limits::default()),
+        Err(PtxError::Exec { error: ExecError::Misaligned { .. }, .. })
+    ));
     let m = module(&kernel("\t.shared .align 4 .b8 sh[16];", "\tst.shared.u32 [sh+16], %r1;\n\tret;"));
     assert!(matches!(
         run(&m, 1, 1, &mut mem, 0x1000, &Limits::default()),
@@ -220,7 +238,14 @@ fn const_bank_and_global_variables() {
     let unbound = launch(&m, "k", &LaunchConfig::linear(1, 1), &params, &mut mem, &Limits::default());
     assert_eq!(unbound.unwrap_err(), PtxError::Launch(LaunchError::UnboundGlobal("counter".into())));
     let globals = [("counter", 0x1080u64)];
-    let cfg = LaunchConfig { grid: [1, 1, 1], block: [1, 1, 1], dynamic_shared: 0, const_bank: None, globals: &globals, windows: Default::default() };
+    let cfg = LaunchConfig {
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        dynamic_shared: 0,
+        const_bank: None,
+        globals: &globals,
+        windows: Default::default(),
+    };
     launch(&m, "k", &cfg, &params, &mut mem, &Limits::default()).unwrap();
     assert_eq!(u32s(&mut mem, 0x1000, 1), [35]);
 }
@@ -272,7 +297,15 @@ fn special_registers_and_grid_shape() {
                 \tmul.wide.u32 %rd2, %r11, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r15;\n\tret;";
     let m = module(&kernel("", body));
     let mut mem = FlatMemory::new(0x1000, 0x1000);
-    let stats = launch(&m, "k", &LaunchConfig::new([3, 2, 1], [5, 3, 1]), &0x1000u64.to_le_bytes(), &mut mem, &Limits::default()).unwrap();
+    let stats = launch(
+        &m,
+        "k",
+        &LaunchConfig::new([3, 2, 1], [5, 3, 1]),
+        &0x1000u64.to_le_bytes(),
+        &mut mem,
+        &Limits::default(),
+    )
+    .unwrap();
     assert_eq!((stats.ctas, stats.threads), (6, 90));
     assert_eq!(stats.instructions, 90 * 22);
     let got = u32s(&mut mem, 0x1000, 90);
@@ -288,10 +321,22 @@ fn bad_launches_are_rejected() {
     let mut mem = FlatMemory::new(0x1000, 0x100);
     let p = 0x1000u64.to_le_bytes();
     let l = Limits::default();
-    assert!(matches!(launch(&m, "nope", &LaunchConfig::linear(1, 1), &p, &mut mem, &l), Err(PtxError::Launch(LaunchError::NoSuchKernel(_)))));
-    assert!(matches!(launch(&m, "k", &LaunchConfig::linear(1, 1025), &p, &mut mem, &l), Err(PtxError::Launch(LaunchError::BadShape { .. }))));
-    assert!(matches!(launch(&m, "k", &LaunchConfig::linear(0, 32), &p, &mut mem, &l), Err(PtxError::Launch(LaunchError::BadShape { .. }))));
-    assert!(matches!(launch(&m, "k", &LaunchConfig::linear(1, 1), &p[..4], &mut mem, &l), Err(PtxError::Launch(LaunchError::ParamBufferTooSmall { .. }))));
+    assert!(matches!(
+        launch(&m, "nope", &LaunchConfig::linear(1, 1), &p, &mut mem, &l),
+        Err(PtxError::Launch(LaunchError::NoSuchKernel(_)))
+    ));
+    assert!(matches!(
+        launch(&m, "k", &LaunchConfig::linear(1, 1025), &p, &mut mem, &l),
+        Err(PtxError::Launch(LaunchError::BadShape { .. }))
+    ));
+    assert!(matches!(
+        launch(&m, "k", &LaunchConfig::linear(0, 32), &p, &mut mem, &l),
+        Err(PtxError::Launch(LaunchError::BadShape { .. }))
+    ));
+    assert!(matches!(
+        launch(&m, "k", &LaunchConfig::linear(1, 1), &p[..4], &mut mem, &l),
+        Err(PtxError::Launch(LaunchError::ParamBufferTooSmall { .. }))
+    ));
     // Declared sizes are input: a huge local array is refused, not allocated.
     let m = module(&kernel("\t.local .align 4 .b8 big[1000000000];", "\tret;"));
     assert!(matches!(
@@ -301,7 +346,10 @@ fn bad_launches_are_rejected() {
     let mut cfg = LaunchConfig::linear(1, 32);
     cfg.dynamic_shared = u32::MAX;
     let m = module(&kernel("", "\tret;"));
-    assert!(matches!(launch(&m, "k", &cfg, &p, &mut mem, &l), Err(PtxError::Launch(LaunchError::TooMuchMemory { .. }))));
+    assert!(matches!(
+        launch(&m, "k", &cfg, &p, &mut mem, &l),
+        Err(PtxError::Launch(LaunchError::TooMuchMemory { .. }))
+    ));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,7 +367,8 @@ const CALLS: &str = ".visible .func (.param .b32 twice_ret) twice(.param .b32 tw
 
 #[test]
 fn calls_pass_arguments_and_return_values() {
-    let body = "\tmov.u32 %r1, %tid.x;\n\t{\n\t.param .b32 param0;\n\tst.param.b32 [param0+0], %r1;\n\t.param .b32 retval0;\n\
+    let body =
+        "\tmov.u32 %r1, %tid.x;\n\t{\n\t.param .b32 param0;\n\tst.param.b32 [param0+0], %r1;\n\t.param .b32 retval0;\n\
                 \tcall.uni (retval0), quad, (param0);\n\tld.param.b32 %r2, [retval0+0];\n\t}\n\tadd.s32 %r2, %r2, 1;\n\
                 \tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r2;\n\tret;";
     let m = module(&alloc::format!("{CALLS}{}", kernel("", body)));
@@ -335,7 +384,10 @@ fn recursion_and_bad_calls_are_errors() {
     let body = "\t{\n\t.param .b32 param0;\n\tst.param.b32 [param0+0], 1;\n\tcall.uni f, (param0);\n\t}\n\tret;";
     let m = module(&alloc::format!("{rec}{}", kernel("", body)));
     let mut mem = FlatMemory::new(0x1000, 0x100);
-    assert!(matches!(run(&m, 1, 1, &mut mem, 0x1000, &Limits::default()), Err(PtxError::Exec { error: ExecError::RecursiveCall, .. })));
+    assert!(matches!(
+        run(&m, 1, 1, &mut mem, 0x1000, &Limits::default()),
+        Err(PtxError::Exec { error: ExecError::RecursiveCall, .. })
+    ));
     // Wrong argument count.
     let body = "\t{\n\t.param .b32 param0;\n\t.param .b32 param1;\n\tcall.uni f, (param0, param1);\n\t}\n\tret;";
     let (_, e) = parse_err(&alloc::format!("{rec}{}", kernel("", body)));

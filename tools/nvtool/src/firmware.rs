@@ -11,8 +11,7 @@ use std::process::ExitCode;
 
 use nvgpu::chip::{Chipset, GSP_FIRMWARE_VERSION};
 use nvgpu::firmware::{
-    BinHeader, BooterFirmware, BootloaderFirmware, FirmwareKind, GenericBootloaderFirmware,
-    GspElf, GspSignature,
+    BinHeader, BooterFirmware, BootloaderFirmware, FirmwareKind, GenericBootloaderFirmware, GspElf, GspSignature,
 };
 use serde_json::{json, Value};
 
@@ -23,9 +22,7 @@ pub fn run(args: &[String]) -> ExitCode {
     for arg in args {
         match arg.as_str() {
             "--json" => json_output = true,
-            flag if flag.starts_with('-') => {
-                return crate::usage_error(&format!("unknown option '{flag}'"))
-            }
+            flag if flag.starts_with('-') => return crate::usage_error(&format!("unknown option '{flag}'")),
             path if file.is_none() => file = Some(path),
             _ => return crate::usage_error("more than one FILE given"),
         }
@@ -90,8 +87,14 @@ pub fn run(args: &[String]) -> ExitCode {
                     println!("  image            {} bytes", bl.image().len());
                     println!("  start tag        {:#x}", d.bl_start_tag);
                     println!("  DMEM desc offset {:#x}", d.bl_dmem_desc_load_off);
-                    println!("  code             {:#x} + {:#x}", d.bl_img_header.bl_code_offset, d.bl_img_header.bl_code_size);
-                    println!("  data             {:#x} + {:#x}", d.bl_img_header.bl_data_offset, d.bl_img_header.bl_data_size);
+                    println!(
+                        "  code             {:#x} + {:#x}",
+                        d.bl_img_header.bl_code_offset, d.bl_img_header.bl_code_size
+                    );
+                    println!(
+                        "  data             {:#x} + {:#x}",
+                        d.bl_img_header.bl_data_offset, d.bl_img_header.bl_data_size
+                    );
                 }
                 ExitCode::SUCCESS
             }
@@ -143,10 +146,9 @@ fn version_text(elf: &GspElf<'_>) -> String {
     match (elf.version_string(), elf.checked_version()) {
         (Some(v), Ok(_)) => format!("{v} (the driver's)"),
         (Some(v), Err(_)) => format!("{v} (the driver needs {GSP_FIRMWARE_VERSION})"),
-        (None, _) => format!(
-            "malformed ({} bytes; the driver needs {GSP_FIRMWARE_VERSION})",
-            elf.version_bytes().len()
-        ),
+        (None, _) => {
+            format!("malformed ({} bytes; the driver needs {GSP_FIRMWARE_VERSION})", elf.version_bytes().len())
+        }
     }
 }
 
@@ -157,36 +159,19 @@ fn gsp_text(path: &str, file_size: usize, elf: &GspElf<'_>) -> String {
     let _ = writeln!(w, "  format      ELF64 little-endian, RISC-V");
     let _ = writeln!(w, "  file size   {file_size:#x}");
     let _ = writeln!(w, "  version     {}", version_text(elf));
-    let _ = writeln!(
-        w,
-        "  image       .fwimage, {:#x} bytes at {:#x}",
-        elf.image().len(),
-        elf.image_offset()
-    );
+    let _ = writeln!(w, "  image       .fwimage, {:#x} bytes at {:#x}", elf.image().len(), elf.image_offset());
 
     let _ = writeln!(w, "\nSections ({})", elf.sections().len());
     let _ = writeln!(w, "   #  name                       offset      size");
     for s in elf.sections() {
-        let offset = s
-            .offset
-            .map_or_else(|| "-".to_string(), |o| format!("{o:#x}"));
-        let _ = writeln!(
-            w,
-            "  {:2}  {:25}  {:10}  {:#x}",
-            s.index, s.name, offset, s.size
-        );
+        let offset = s.offset.map_or_else(|| "-".to_string(), |o| format!("{o:#x}"));
+        let _ = writeln!(w, "  {:2}  {:25}  {:10}  {:#x}", s.index, s.name, offset, s.size);
     }
 
     let _ = writeln!(w, "\nSignatures ({})", elf.signatures().len());
     let _ = writeln!(w, "  section                    size    chips");
     for s in elf.signatures() {
-        let _ = writeln!(
-            w,
-            "  {:25}  {:#6x}  {}",
-            s.section,
-            s.data.len(),
-            signature_chips(s)
-        );
+        let _ = writeln!(w, "  {:25}  {:#6x}  {}", s.section, s.data.len(), signature_chips(s));
     }
     out
 }
@@ -226,11 +211,7 @@ fn bin_header_text(w: &mut String, bin: &BinHeader) {
     let _ = writeln!(w, "  version         {}", bin.version);
     let _ = writeln!(w, "  bin size        {:#x}", bin.bin_size);
     let _ = writeln!(w, "  header offset   {:#x}", bin.header_offset);
-    let _ = writeln!(
-        w,
-        "  image           {:#x} bytes at {:#x}",
-        bin.data_size, bin.data_offset
-    );
+    let _ = writeln!(w, "  image           {:#x} bytes at {:#x}", bin.data_size, bin.data_offset);
 }
 
 fn bin_header_json(bin: &BinHeader) -> Value {
@@ -253,38 +234,16 @@ fn booter_text(path: &str, file_size: usize, b: &BooterFirmware<'_>) -> String {
 
     let hs = &b.hs;
     let _ = writeln!(w, "\nnvfw_hs_header_v2");
-    let _ = writeln!(
-        w,
-        "  signatures      {:#x} bytes at {:#x}",
-        hs.sig_prod_size, hs.sig_prod_offset
-    );
+    let _ = writeln!(w, "  signatures      {:#x} bytes at {:#x}", hs.sig_prod_size, hs.sig_prod_offset);
     let _ = writeln!(w, "  patch_loc       at {:#x}", hs.patch_loc_offset);
     let _ = writeln!(w, "  patch_sig       at {:#x}", hs.patch_sig_offset);
-    let _ = writeln!(
-        w,
-        "  meta data       {:#x} bytes at {:#x}",
-        hs.meta_data_size, hs.meta_data_offset
-    );
+    let _ = writeln!(w, "  meta data       {:#x} bytes at {:#x}", hs.meta_data_size, hs.meta_data_offset);
     let _ = writeln!(w, "  num_sigs        at {:#x}", hs.num_sigs_offset);
-    let _ = writeln!(
-        w,
-        "  load header     {:#x} bytes at {:#x}",
-        hs.load_header_size, hs.load_header_offset
-    );
+    let _ = writeln!(w, "  load header     {:#x} bytes at {:#x}", hs.load_header_size, hs.load_header_offset);
 
     let _ = writeln!(w, "\nSignature patch");
-    let _ = writeln!(
-        w,
-        "  signatures      {} x {:#x} bytes",
-        b.num_signatures,
-        b.signature_size()
-    );
-    let _ = writeln!(
-        w,
-        "  patch location  {:#x} (DMEM offset {:#x})",
-        b.patch_location,
-        b.signature_dmem_offset()
-    );
+    let _ = writeln!(w, "  signatures      {} x {:#x} bytes", b.num_signatures, b.signature_size());
+    let _ = writeln!(w, "  patch location  {:#x} (DMEM offset {:#x})", b.patch_location, b.signature_dmem_offset());
     let _ = writeln!(w, "  patch index     {}", b.patch_signature_index);
     let _ = writeln!(w, "  fuse version    {}", b.meta.fuse_version);
     let _ = writeln!(w, "  engine id mask  {:#x}", b.meta.engine_id_mask);
@@ -292,27 +251,11 @@ fn booter_text(path: &str, file_size: usize, b: &BooterFirmware<'_>) -> String {
 
     let l = &b.load;
     let _ = writeln!(w, "\nnvfw_hs_load_header_v2 (offsets in the image)");
-    let _ = writeln!(
-        w,
-        "  OS code         {:#x} bytes at {:#x}",
-        l.os_code_size, l.os_code_offset
-    );
-    let _ = writeln!(
-        w,
-        "  OS data         {:#x} bytes at {:#x}",
-        l.os_data_size, l.os_data_offset
-    );
+    let _ = writeln!(w, "  OS code         {:#x} bytes at {:#x}", l.os_code_size, l.os_code_offset);
+    let _ = writeln!(w, "  OS data         {:#x} bytes at {:#x}", l.os_data_size, l.os_data_offset);
     let _ = writeln!(w, "  apps            {}", l.num_apps);
-    let _ = writeln!(
-        w,
-        "  app 0 code      {:#x} bytes at {:#x}",
-        l.app_code_size, l.app_code_offset
-    );
-    let _ = writeln!(
-        w,
-        "  app 0 data      {:#x} bytes at {:#x}",
-        l.app_data_size, l.app_data_offset
-    );
+    let _ = writeln!(w, "  app 0 code      {:#x} bytes at {:#x}", l.app_code_size, l.app_code_offset);
+    let _ = writeln!(w, "  app 0 data      {:#x} bytes at {:#x}", l.app_data_size, l.app_data_offset);
     out
 }
 
@@ -369,35 +312,25 @@ fn bootloader_text(path: &str, file_size: usize, b: &BootloaderFirmware<'_>) -> 
     bin_header_text(w, &b.bin);
 
     let d = &b.desc;
-    let _ = writeln!(
-        w,
-        "\nRM_RISCV_UCODE_DESC ({:#x} bytes, version {}; offsets in the image)",
-        b.desc_size, d.version
-    );
+    let _ =
+        writeln!(w, "\nRM_RISCV_UCODE_DESC ({:#x} bytes, version {}; offsets in the image)", b.desc_size, d.version);
     for (what, offset, size) in d.regions() {
         let _ = writeln!(w, "  {what:22}  {size:#x} bytes at {offset:#x}");
     }
     let _ = writeln!(w, "  {:22}  {:#x}", "app version", d.app_version);
-    let _ = writeln!(
-        w,
-        "  {:22}  {}",
-        "monitor enabled",
-        yes_no(d.monitor_enabled)
-    );
+    let _ = writeln!(w, "  {:22}  {}", "monitor enabled", yes_no(d.monitor_enabled));
     let absent = "(not in a 76-byte descriptor)";
     let _ = writeln!(
         w,
         "  {:22}  {}",
         "FB reserved size",
-        d.fb_reserved_size
-            .map_or_else(|| absent.to_string(), |v| format!("{v:#x}"))
+        d.fb_reserved_size.map_or_else(|| absent.to_string(), |v| format!("{v:#x}"))
     );
     let _ = writeln!(
         w,
         "  {:22}  {}",
         "signed as code",
-        d.signed_as_code
-            .map_or_else(|| absent.to_string(), |v| yes_no(v).to_string())
+        d.signed_as_code.map_or_else(|| absent.to_string(), |v| yes_no(v).to_string())
     );
     out
 }

@@ -173,8 +173,16 @@ fn execute(r: &Request) -> Result<String, String> {
     sim::host_boot::with_booted(config, &root, |model, arena, clock, boot| -> Result<String, String> {
         let info = *boot.static_info().ok_or("GSP-RM gave no static information")?;
         let rpc = boot.rpc().ok_or("GSP-RM is not running")?;
-        let mut gpu = Gpu::new(rpc, model, arena, clock, &info, r.chip, GpuConfig { runs_ptx: true, timeout_ms: 600_000, ..GpuConfig::default() })
-            .map_err(|e| format!("opening the model GPU: {e}"))?;
+        let mut gpu = Gpu::new(
+            rpc,
+            model,
+            arena,
+            clock,
+            &info,
+            r.chip,
+            GpuConfig { runs_ptx: true, timeout_ms: 600_000, ..GpuConfig::default() },
+        )
+        .map_err(|e| format!("opening the model GPU: {e}"))?;
         let module = Module::load(&mut gpu, &payload).map_err(|e| format!("{}: {e}", r.payload.display()))?;
         let function = module.function(&r.kernel).map_err(|e| e.to_string())?;
         let mut buffers: Vec<DeviceBuffer<u8>> = Vec::new();
@@ -194,7 +202,9 @@ fn execute(r: &Request) -> Result<String, String> {
                             gpu.memset_d8(&b, 0).map_err(|e| format!("zeroing a buffer: {e}"))?;
                             b
                         }
-                        (_, Some(bytes)) if !bytes.is_empty() => gpu.alloc_from(bytes).map_err(|e| format!("device buffer: {e}"))?,
+                        (_, Some(bytes)) if !bytes.is_empty() => {
+                            gpu.alloc_from(bytes).map_err(|e| format!("device buffer: {e}"))?
+                        }
                         _ => return Err(format!("{a:?}: an empty input file")),
                     };
                     let next = kernel_args.ptr(&buffer);
@@ -249,8 +259,28 @@ mod tests {
     #[test]
     fn arguments_parse_in_order_with_clear_errors() {
         let r = parse(&s(&[
-            "k.ptx", "--kernel", "saxpy", "--grid", "4", "--block", "128,2", "--chip", "ad102", "--arg", "u32:7", "--arg",
-            "i64:-3", "--arg", "f32:2.5", "--arg", "f64:0.1", "--arg", "in:x.bin", "--arg", "out:64:y.bin", "--arg",
+            "k.ptx",
+            "--kernel",
+            "saxpy",
+            "--grid",
+            "4",
+            "--block",
+            "128,2",
+            "--chip",
+            "ad102",
+            "--arg",
+            "u32:7",
+            "--arg",
+            "i64:-3",
+            "--arg",
+            "f32:2.5",
+            "--arg",
+            "f64:0.1",
+            "--arg",
+            "in:x.bin",
+            "--arg",
+            "out:64:y.bin",
+            "--arg",
             "inout:a:b",
         ]))
         .unwrap();

@@ -7,8 +7,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use nvgpu::vbios::{
-    BitToken, FalconUcodeEntry, FalconUcodeTable, Fwsec, FwsecDescriptor, FwsecKind, RomImage,
-    Vbios, VbiosError,
+    BitToken, FalconUcodeEntry, FalconUcodeTable, Fwsec, FwsecDescriptor, FwsecKind, RomImage, Vbios, VbiosError,
 };
 use serde_json::{json, Value};
 
@@ -19,9 +18,7 @@ pub fn run(args: &[String]) -> ExitCode {
     for arg in args {
         match arg.as_str() {
             "--json" => json_output = true,
-            flag if flag.starts_with('-') => {
-                return crate::usage_error(&format!("unknown option '{flag}'"))
-            }
+            flag if flag.starts_with('-') => return crate::usage_error(&format!("unknown option '{flag}'")),
             path if file.is_none() => file = Some(path),
             _ => return crate::usage_error("more than one FILE given"),
         }
@@ -42,10 +39,7 @@ pub fn run(args: &[String]) -> ExitCode {
     let fwsec = vbios.fwsec(FwsecKind::Prod);
 
     if json_output {
-        println!(
-            "{:#}",
-            report_json(path, data.len(), &vbios, &table, &fwsec)
-        );
+        println!("{:#}", report_json(path, data.len(), &vbios, &table, &fwsec));
     } else {
         print!("{}", report_text(path, data.len(), &vbios, &table, &fwsec));
     }
@@ -94,26 +88,15 @@ fn report_text(
     }
     let _ = writeln!(w, "  file size             {file_size:#x}");
     if let Some(ifr) = vbios.ifr() {
-        let _ = writeln!(
-            w,
-            "  NVGI (IFR) header     version {}, ROM at {:#x}",
-            ifr.version, ifr.rom_offset
-        );
+        let _ = writeln!(w, "  NVGI (IFR) header     version {}, ROM at {:#x}", ifr.version, ifr.rom_offset);
     }
-    let _ = writeln!(
-        w,
-        "  ROM                   {:#x} bytes at file offset {:#x}",
-        vbios.rom().len(),
-        vbios.rom_offset()
-    );
-    let _ = writeln!(
-        w,
-        "  expansion ROM offset  {:#x}",
-        vbios.expansion_rom_offset()
-    );
+    let _ =
+        writeln!(w, "  ROM                   {:#x} bytes at file offset {:#x}", vbios.rom().len(), vbios.rom_offset());
+    let _ = writeln!(w, "  expansion ROM offset  {:#x}", vbios.expansion_rom_offset());
 
     let _ = writeln!(w, "\nImages ({})", vbios.images().len());
-    let _ = writeln!(w, "   #  offset    size      sig     pcir  vendor:device  code type                            last");
+    let _ =
+        writeln!(w, "   #  offset    size      sig     pcir  vendor:device  code type                            last");
     for (n, image) in vbios.images().iter().enumerate() {
         let _ = writeln!(
             w,
@@ -127,10 +110,7 @@ fn report_text(
             image.code_type.to_string(),
             if image.last { "yes" } else { "no" },
             match image.npde {
-                Some(npde) => format!(
-                    "  (NPDE rev {:#x}, {} blocks)",
-                    npde.revision, npde.subimage_length
-                ),
+                Some(npde) => format!("  (NPDE rev {:#x}, {} blocks)", npde.revision, npde.subimage_length),
                 None => String::new(),
             },
         );
@@ -172,11 +152,7 @@ fn report_text(
                 table.entries.len()
             );
             let _ = writeln!(w, "   #  app   target  desc ptr    desc at     name");
-            for entry in table
-                .entries
-                .iter()
-                .filter(|e| e.application_id != 0 || e.desc_ptr != 0)
-            {
+            for entry in table.entries.iter().filter(|e| e.application_id != 0 || e.desc_ptr != 0) {
                 let _ = writeln!(
                     w,
                     "  {:2}  {:#04x}  {:#04x}    {:#09x}  {:>9}  {}",
@@ -271,18 +247,9 @@ fn write_fwsec_text(w: &mut String, fwsec: &Fwsec<'_>) {
         fwsec.signature_size()
     );
     let i = &fwsec.interface;
-    let entries: Vec<String> = i
-        .entries
-        .iter()
-        .map(|e| format!("id {:#x} at DMEM {:#x}", e.id, e.dmem_offset))
-        .collect();
-    let _ = writeln!(
-        w,
-        "  interface    at DMEM {:#x}, version {}: {}",
-        i.dmem_offset,
-        i.version,
-        entries.join(", ")
-    );
+    let entries: Vec<String> =
+        i.entries.iter().map(|e| format!("id {:#x} at DMEM {:#x}", e.id, e.dmem_offset)).collect();
+    let _ = writeln!(w, "  interface    at DMEM {:#x}, version {}: {}", i.dmem_offset, i.version, entries.join(", "));
     let m = &fwsec.dmem_mapper;
     let _ = writeln!(
         w,

@@ -25,10 +25,7 @@ const GSP_TU10X: &str = "firmware-nvidia-gsp/lib/firmware/nvidia/535.261.03/gsp_
 const GRAPHICS: &str = "firmware-nvidia-graphics/lib/firmware/nvidia";
 
 fn nvtool(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nvtool"))
-        .args(args)
-        .output()
-        .expect("run nvtool")
+    Command::new(env!("CARGO_BIN_EXE_nvtool")).args(args).output().expect("run nvtool")
 }
 
 fn scratch_file(name: &str, bytes: &[u8]) -> String {
@@ -43,10 +40,7 @@ fn text(bytes: &[u8]) -> String {
 
 fn assert_contains_all(haystack: &str, needles: &[&str]) {
     for needle in needles {
-        assert!(
-            haystack.contains(needle),
-            "missing {needle:?} in:\n{haystack}"
-        );
+        assert!(haystack.contains(needle), "missing {needle:?} in:\n{haystack}");
     }
 }
 
@@ -93,11 +87,7 @@ fn json_report_of_the_gsp_image() {
                 s["size"].as_u64().unwrap_or(0),
                 s["chips"]
                     .as_array()
-                    .map(|c| {
-                        c.iter()
-                            .filter_map(|n| n.as_str().map(String::from))
-                            .collect()
-                    })
+                    .map(|c| c.iter().filter_map(|n| n.as_str().map(String::from)).collect())
                     .unwrap_or_default(),
             )
         })
@@ -117,10 +107,7 @@ fn json_report_of_the_gsp_image() {
 
 #[test]
 fn booter_and_bootloader_reports() {
-    let out = nvtool(&[
-        "firmware",
-        &real(&format!("{GRAPHICS}/ga102/gsp/booter_load-535.113.01.bin")),
-    ]);
+    let out = nvtool(&["firmware", &real(&format!("{GRAPHICS}/ga102/gsp/booter_load-535.113.01.bin"))]);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     assert_contains_all(
         &text(&out.stdout),
@@ -136,13 +123,7 @@ fn booter_and_bootloader_reports() {
         ],
     );
 
-    let out = nvtool(&[
-        "firmware",
-        "--json",
-        &real(&format!(
-            "{GRAPHICS}/tu116/gsp/booter_unload-535.113.01.bin"
-        )),
-    ]);
+    let out = nvtool(&["firmware", "--json", &real(&format!("{GRAPHICS}/tu116/gsp/booter_unload-535.113.01.bin"))]);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     assert_eq!(report["kind"], "booter");
@@ -152,10 +133,7 @@ fn booter_and_bootloader_reports() {
     assert_eq!(report["load_header"]["num_apps"], 1);
     assert_eq!(report["load_header"]["apps"][0]["code_size"], 0x4600);
 
-    let out = nvtool(&[
-        "firmware",
-        &real(&format!("{GRAPHICS}/ad102/gsp/bootloader-535.113.01.bin")),
-    ]);
+    let out = nvtool(&["firmware", &real(&format!("{GRAPHICS}/ad102/gsp/bootloader-535.113.01.bin"))]);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     assert_contains_all(
         &text(&out.stdout),
@@ -169,11 +147,7 @@ fn booter_and_bootloader_reports() {
         ],
     );
 
-    let out = nvtool(&[
-        "firmware",
-        "--json",
-        &real(&format!("{GRAPHICS}/tu102/gsp/bootloader-535.113.01.bin")),
-    ]);
+    let out = nvtool(&["firmware", "--json", &real(&format!("{GRAPHICS}/tu102/gsp/bootloader-535.113.01.bin"))]);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     assert_eq!(report["kind"], "bootloader");
@@ -195,18 +169,12 @@ fn assert_rejected(out: &Output, reason: &str) {
 #[test]
 fn bad_files_fail_with_one_line() {
     let junk = scratch_file("junk.bin", b"this is not firmware at all");
-    assert_rejected(
-        &nvtool(&["firmware", &junk]),
-        "not a firmware file this driver knows",
-    );
+    assert_rejected(&nvtool(&["firmware", &junk]), "not a firmware file this driver knows");
 
     let empty = scratch_file("empty.bin", b"");
     assert_rejected(&nvtool(&["firmware", "--json", &empty]), "empty file");
 
-    let booter = std::fs::read(real(&format!(
-        "{GRAPHICS}/ga102/gsp/booter_load-535.113.01.bin"
-    )))
-    .expect("read");
+    let booter = std::fs::read(real(&format!("{GRAPHICS}/ga102/gsp/booter_load-535.113.01.bin"))).expect("read");
     let truncated = scratch_file("truncated-booter.bin", &booter[..0x1000]);
     assert_rejected(
         &nvtool(&["firmware", &truncated]),
@@ -215,19 +183,13 @@ fn bad_files_fail_with_one_line() {
     let mut corrupt = booter.clone();
     corrupt[0x364] = 2; // num_apps
     let corrupt = scratch_file("two-apps.bin", &corrupt);
-    assert_rejected(
-        &nvtool(&["firmware", &corrupt]),
-        "nvfw_hs_load_header_v2.num_apps is 0x2, expected 1",
-    );
+    assert_rejected(&nvtool(&["firmware", &corrupt]), "nvfw_hs_load_header_v2.num_apps is 0x2, expected 1");
 
     let gsp = std::fs::read(real(GSP_TU10X)).expect("read");
     let cut = scratch_file("cut-gsp.bin", &gsp[..0x100000]);
     assert_rejected(&nvtool(&["firmware", &cut]), "malformed ELF file");
 
-    assert_rejected(
-        &nvtool(&["firmware", "/nonexistent/gsp.bin"]),
-        "/nonexistent/gsp.bin",
-    );
+    assert_rejected(&nvtool(&["firmware", "/nonexistent/gsp.bin"]), "/nonexistent/gsp.bin");
 }
 
 #[test]
@@ -237,10 +199,7 @@ fn another_release_is_shown_then_refused() {
     assert_eq!(out.status.code(), Some(1));
     assert_contains_all(
         &text(&out.stdout),
-        &[
-            "  version     535.113.01 (the driver needs 535.261.03)",
-            "Signatures (4)",
-        ],
+        &["  version     535.113.01 (the driver needs 535.261.03)", "Signatures (4)"],
     );
     let stderr = text(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

@@ -32,7 +32,11 @@ fn ptx(kernel_file: &str, arch: &str) -> PathBuf {
 
 fn nvtool(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_nvtool")).arg("run").args(args).output().expect("nvtool runs");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn f32s(b: &[u8]) -> Vec<f32> {
@@ -102,7 +106,8 @@ fn saxpy_and_vector_add_on_model_gpus() {
             "u32:1000",
         ]);
         assert!(ok, "{chip}: {stderr}");
-        let c: Vec<u32> = std::fs::read(&fc).unwrap().chunks_exact(4).map(|w| u32::from_le_bytes(w.try_into().unwrap())).collect();
+        let c: Vec<u32> =
+            std::fs::read(&fc).unwrap().chunks_exact(4).map(|w| u32::from_le_bytes(w.try_into().unwrap())).collect();
         assert_eq!(c, (0..n as u32).map(|i| i * 1001).collect::<Vec<_>>(), "{chip}");
     }
 }

@@ -10,19 +10,12 @@ fn testdata(name: &str) -> PathBuf {
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/vbios"),
     };
     let path = dir.join(name);
-    assert!(
-        path.is_file(),
-        "real VBIOS missing at {}: see REAL_DATA.md, or set VBIOS_TESTDATA_DIR",
-        path.display()
-    );
+    assert!(path.is_file(), "real VBIOS missing at {}: see REAL_DATA.md, or set VBIOS_TESTDATA_DIR", path.display());
     path
 }
 
 fn nvtool(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nvtool"))
-        .args(args)
-        .output()
-        .expect("run nvtool")
+    Command::new(env!("CARGO_BIN_EXE_nvtool")).args(args).output().expect("run nvtool")
 }
 
 fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
@@ -59,10 +52,7 @@ fn text_report_of_a_real_rom() {
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
     }
-    assert_eq!(
-        stdout.matches("NVIDIA falcon ucode (FWSEC) (0xe0)").count(),
-        2
-    );
+    assert_eq!(stdout.matches("NVIDIA falcon ucode (FWSEC) (0xe0)").count(), 2);
 }
 
 #[test]
@@ -118,10 +108,7 @@ fn turing_rom_reports_a_v2_descriptor() {
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     assert_eq!(report["fwsec"]["descriptor"]["version"], 2);
-    assert_eq!(
-        report["fwsec"]["descriptor"]["fields"]["dmem_offset"],
-        0x9A00
-    );
+    assert_eq!(report["fwsec"]["descriptor"]["fields"]["dmem_offset"], 0x9A00);
     assert_eq!(report["fwsec"]["signatures"]["count"], 0);
     assert_eq!(report["images"][4]["code_type_name"], "NVIDIA NBSI");
 }
@@ -138,36 +125,21 @@ fn assert_rejected(out: &Output, reason: &str) {
 #[test]
 fn bad_files_fail_with_one_line() {
     let junk = scratch_file("junk.rom", b"this is not a VBIOS at all, just some text");
-    assert_rejected(
-        &nvtool(&["vbios", junk.to_str().expect("utf-8")]),
-        "not a PCI expansion ROM",
-    );
+    assert_rejected(&nvtool(&["vbios", junk.to_str().expect("utf-8")]), "not a PCI expansion ROM");
 
     let empty = scratch_file("empty.rom", b"");
-    assert_rejected(
-        &nvtool(&["vbios", "--json", empty.to_str().expect("utf-8")]),
-        "empty input",
-    );
+    assert_rejected(&nvtool(&["vbios", "--json", empty.to_str().expect("utf-8")]), "empty input");
 
     let real = std::fs::read(testdata("ga104-rtx3070.rom")).expect("read ROM");
     let truncated = scratch_file("truncated.rom", &real[..0x30000]);
-    assert_rejected(
-        &nvtool(&["vbios", truncated.to_str().expect("utf-8")]),
-        "truncated: ROM image at 0x2ba00",
-    );
+    assert_rejected(&nvtool(&["vbios", truncated.to_str().expect("utf-8")]), "truncated: ROM image at 0x2ba00");
 
     let mut foreign = real[..0x86E00].to_vec();
     foreign[0x174..0x176].copy_from_slice(&0x8086u16.to_le_bytes());
     let foreign = scratch_file("foreign.rom", &foreign);
-    assert_rejected(
-        &nvtool(&["vbios", foreign.to_str().expect("utf-8")]),
-        "not an NVIDIA VBIOS",
-    );
+    assert_rejected(&nvtool(&["vbios", foreign.to_str().expect("utf-8")]), "not an NVIDIA VBIOS");
 
-    assert_rejected(
-        &nvtool(&["vbios", "/nonexistent/x.rom"]),
-        "/nonexistent/x.rom",
-    );
+    assert_rejected(&nvtool(&["vbios", "/nonexistent/x.rom"]), "/nonexistent/x.rom");
 }
 
 #[test]
@@ -178,10 +150,7 @@ fn broken_fwsec_prints_the_rest_and_fails() {
     let out = nvtool(&["vbios", path.to_str().expect("utf-8")]);
     assert_eq!(out.status.code(), Some(1));
     let stdout = text(&out.stdout);
-    assert!(
-        stdout.contains("Images (4)") && stdout.contains("FWSEC: FWSEC DMEM mapper"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("Images (4)") && stdout.contains("FWSEC: FWSEC DMEM mapper"), "{stdout}");
     let stderr = text(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("is not \"DMAP\""), "{stderr}");

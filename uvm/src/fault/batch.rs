@@ -246,7 +246,10 @@ impl FaultBatch {
     /// `va_space_of`, then sorts by (va_space, address, access type most intrusive first).
     /// Faults whose instance resolves to nothing are listed in `unresolved` (fatal for the
     /// caller: no va_space owns them).
-    pub fn preprocess<V: Ord + Copy>(&self, mut va_space_of: impl FnMut(InstancePtr, u8) -> Option<V>) -> ServiceOrder<V> {
+    pub fn preprocess<V: Ord + Copy>(
+        &self,
+        mut va_space_of: impl FnMut(InstancePtr, u8) -> Option<V>,
+    ) -> ServiceOrder<V> {
         let mut by_instance: Vec<usize> = self.representatives().map(|(i, _)| i).collect();
         by_instance.sort_by_key(|&i| self.faults[i].instance_key());
 
@@ -435,8 +438,8 @@ impl ServiceProgress {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fault::entry::{Aperture, FaultAccess, FaultEntry};
     use crate::fault::entry::tests::packet;
+    use crate::fault::entry::{Aperture, FaultAccess, FaultEntry};
     use nvgpu::hw::fault::{FaultAccessType, FaultType, NVC369_BUF_ENTRY_ENGINE_ID, NVC369_BUF_ENTRY_GPC_ID};
 
     const GRAPHICS: u16 = 64;
@@ -462,7 +465,13 @@ mod tests {
     fn defaults_are_uvms() {
         let c = ServiceConfig::default();
         assert_eq!(
-            (c.batch_size, c.replay_policy, c.replay_update_put_ratio, c.max_batches_per_service, c.max_throttle_per_service),
+            (
+                c.batch_size,
+                c.replay_policy,
+                c.replay_update_put_ratio,
+                c.max_batches_per_service,
+                c.max_throttle_per_service
+            ),
             (256, ReplayPolicy::BatchFlush, 50, 20, 5)
         );
         assert!(c.coalesce);

@@ -15,7 +15,9 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use nvgpu::hw::vm::{NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_GET as GetReg, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_PUT as PutReg};
+use nvgpu::hw::vm::{
+    NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_GET as GetReg, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_PUT as PutReg,
+};
 
 use super::batch::DEFAULT_BATCH_SIZE;
 use super::entry::{is_valid, FaultEntry, FaultEntryError, RawFaultEntry};
@@ -81,11 +83,12 @@ impl fmt::Display for FaultBufferError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Empty => write!(f, "replayable fault buffer has no entries"),
-            Self::TooLarge { max_faults } => write!(f, "replayable fault buffer of {max_faults} entries exceeds GET/PUT PTR"),
-            Self::EntryNeverValid { index, put, spins } => write!(
-                f,
-                "timeout waiting for VALID of replayable fault entry {index} (PUT {put}) after {spins} polls"
-            ),
+            Self::TooLarge { max_faults } => {
+                write!(f, "replayable fault buffer of {max_faults} entries exceeds GET/PUT PTR")
+            }
+            Self::EntryNeverValid { index, put, spins } => {
+                write!(f, "timeout waiting for VALID of replayable fault entry {index} (PUT {put}) after {spins} polls")
+            }
             Self::PutOutOfRange { put, max_faults } => {
                 write!(f, "replayable fault buffer PUT {put} is beyond its {max_faults} entries")
             }
@@ -407,7 +410,12 @@ pub(crate) mod tests {
 
     impl Memory {
         pub(crate) fn new(n: usize) -> Self {
-            Memory { entries: RefCell::new(alloc::vec![[0; 32]; n]), valid_after: RefCell::new(Vec::new()), reads: Cell::new(0), cleared: Vec::new() }
+            Memory {
+                entries: RefCell::new(alloc::vec![[0; 32]; n]),
+                valid_after: RefCell::new(Vec::new()),
+                reads: Cell::new(0),
+                cleared: Vec::new(),
+            }
         }
 
         pub(crate) fn write(&self, index: u32, va: u64, access: FaultAccessType) {
@@ -482,7 +490,8 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn buffer(n: u32) -> ReplayableFaultBuffer<Memory, Registers> {
-        ReplayableFaultBuffer::new(Memory::new(n as usize), Registers::default(), n, FetchConfig { spin_limit: 8 }).unwrap()
+        ReplayableFaultBuffer::new(Memory::new(n as usize), Registers::default(), n, FetchConfig { spin_limit: 8 })
+            .unwrap()
     }
 
     fn vas(f: &FetchedFaults) -> Vec<u64> {
@@ -556,10 +565,7 @@ pub(crate) mod tests {
         let err = b.fetch_batch(256).unwrap_err();
         assert_eq!(err, FaultBufferError::EntryNeverValid { index: 0, put: 3, spins: 8 });
         assert_eq!(b.memory().reads.get() - before, 9);
-        assert_eq!(
-            err.to_string(),
-            "timeout waiting for VALID of replayable fault entry 0 (PUT 3) after 8 polls"
-        );
+        assert_eq!(err.to_string(), "timeout waiting for VALID of replayable fault entry 0 (PUT 3) after 8 polls");
         assert!(b.registers().writes().is_empty());
     }
 
@@ -591,7 +597,10 @@ pub(crate) mod tests {
         let f = b.fetch_batch(256).unwrap();
         assert_eq!(vas(&f), [0x1000, 0x3000]);
         assert_eq!(f.entries[0].access, FaultAccess::Write);
-        assert_eq!(f.malformed, [MalformedEntry { index: 1, error: FaultEntryError::UnknownFaultType { value: 0x1f } }]);
+        assert_eq!(
+            f.malformed,
+            [MalformedEntry { index: 1, error: FaultEntryError::UnknownFaultType { value: 0x1f } }]
+        );
         assert_eq!(b.memory().cleared, [0, 1, 2]);
         assert_eq!((b.stats().faults_fetched, b.stats().malformed), (2, 1));
         assert_eq!(b.registers().writes(), [3]);
@@ -648,7 +657,8 @@ pub(crate) mod tests {
             FaultBufferError::Empty
         );
         assert_eq!(
-            ReplayableFaultBuffer::new(Memory::new(0), Registers::default(), 1 << 21, FetchConfig::default()).unwrap_err(),
+            ReplayableFaultBuffer::new(Memory::new(0), Registers::default(), 1 << 21, FetchConfig::default())
+                .unwrap_err(),
             FaultBufferError::TooLarge { max_faults: 1 << 21 }
         );
         let mut b = buffer(4);
@@ -689,7 +699,10 @@ pub(crate) mod tests {
         let mut b = buffer(8);
         b.memory().write(0, 0x1000, FaultAccessType::VirtRead);
         b.registers().put.set(2);
-        assert_eq!(b.flush(FlushMode::UpdatePut), Err(FaultBufferError::EntryNeverValid { index: 1, put: 2, spins: 8 }));
+        assert_eq!(
+            b.flush(FlushMode::UpdatePut),
+            Err(FaultBufferError::EntryNeverValid { index: 1, put: 2, spins: 8 })
+        );
         // What was dropped is handed back.
         assert_eq!(b.registers().writes(), [1]);
         assert_eq!(b.stats().flushed, 1);

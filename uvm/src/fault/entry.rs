@@ -56,8 +56,13 @@ pub enum FaultAccess {
 
 impl FaultAccess {
     /// Every kind, least intrusive first.
-    pub const ALL: [FaultAccess; 5] =
-        [FaultAccess::Prefetch, FaultAccess::Read, FaultAccess::Write, FaultAccess::AtomicWeak, FaultAccess::AtomicStrong];
+    pub const ALL: [FaultAccess; 5] = [
+        FaultAccess::Prefetch,
+        FaultAccess::Read,
+        FaultAccess::Write,
+        FaultAccess::AtomicWeak,
+        FaultAccess::AtomicStrong,
+    ];
 
     /// UVM's kind of a hardware access type.
     pub const fn from_hw(hw: FaultAccessType) -> Self {
@@ -222,7 +227,10 @@ impl FaultEntry {
     pub const fn is_virtual(&self) -> bool {
         !matches!(
             self.hw_access_type,
-            FaultAccessType::PhysRead | FaultAccessType::PhysWrite | FaultAccessType::PhysAtomic | FaultAccessType::PhysPrefetch
+            FaultAccessType::PhysRead
+                | FaultAccessType::PhysWrite
+                | FaultAccessType::PhysAtomic
+                | FaultAccessType::PhysPrefetch
         )
     }
 }
@@ -360,7 +368,13 @@ pub(crate) mod tests {
         let serviceable: alloc::vec::Vec<_> = FaultType::ALL.iter().copied().filter(|t| !is_fatal(*t)).collect();
         assert_eq!(
             serviceable,
-            [FaultType::Pde, FaultType::Pte, FaultType::RoViolation, FaultType::WoViolation, FaultType::AtomicViolation]
+            [
+                FaultType::Pde,
+                FaultType::Pte,
+                FaultType::RoViolation,
+                FaultType::WoViolation,
+                FaultType::AtomicViolation
+            ]
         );
         assert!(is_fatal(FaultType::PdeSize) && is_fatal(FaultType::UnboundInstBlock) && is_fatal(FaultType::Poisoned));
     }

@@ -18,10 +18,12 @@ pub use batch::{
     PrefetchFaultControl, ReplayPolicy, ServiceConfig, ServiceFault, ServiceOrder, ServiceProgress,
 };
 pub use buffer::{
-    FaultBufferError, FaultBufferMemory, FaultBufferRegisters, FaultBufferStats, FetchConfig, FetchedFaults,
-    FlushMode, MalformedEntry, ReplayableFaultBuffer,
+    FaultBufferError, FaultBufferMemory, FaultBufferRegisters, FaultBufferStats, FetchConfig, FetchedFaults, FlushMode,
+    MalformedEntry, ReplayableFaultBuffer,
 };
-pub use entry::{is_fatal, AccessTypeMask, Aperture, FaultAccess, FaultEntry, FaultEntryError, InstancePtr, RawFaultEntry};
+pub use entry::{
+    is_fatal, AccessTypeMask, Aperture, FaultAccess, FaultEntry, FaultEntryError, InstancePtr, RawFaultEntry,
+};
 
 #[cfg(test)]
 mod tests {

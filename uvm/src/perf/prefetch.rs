@@ -273,7 +273,12 @@ pub fn build_tree(
 
 /// The pages to prefetch for a fault on `page`: the largest node on its branch that passes the
 /// threshold, as block pages; empty when none does (`compute_prefetch_region`).
-pub fn prefetch_region_for(config: &PrefetchConfig, tree: &BitmapTree, layout: &TreeLayout, page: PageIndex) -> PageRegion {
+pub fn prefetch_region_for(
+    config: &PrefetchConfig,
+    tree: &BitmapTree,
+    layout: &TreeLayout,
+    page: PageIndex,
+) -> PageRegion {
     let Some(leaf) = layout.leaf_of(page) else {
         return PageRegion::default();
     };
@@ -453,7 +458,21 @@ mod tests {
 
     #[test]
     fn level_counts() {
-        for (leaves, levels) in [(0, 0), (1, 1), (2, 2), (3, 3), (7, 4), (8, 4), (9, 5), (13, 5), (15, 5), (16, 5), (300, 10), (305, 10), (512, 10)] {
+        for (leaves, levels) in [
+            (0, 0),
+            (1, 1),
+            (2, 2),
+            (3, 3),
+            (7, 4),
+            (8, 4),
+            (9, 5),
+            (13, 5),
+            (15, 5),
+            (16, 5),
+            (300, 10),
+            (305, 10),
+            (512, 10),
+        ] {
             assert_eq!(tree_levels(leaves), levels, "{leaves} leaves");
             assert_eq!(BitmapTree::new(PageMask::new(), leaves).level_count(), levels);
         }
@@ -462,7 +481,9 @@ mod tests {
     #[test]
     fn node_counts_match_uvm_perf_utils() {
         // The node counts NVIDIA's uvm_perf_utils_test checks for its array-based trees.
-        for (leaves, nodes) in [(8, 15), (7, 7 + 4 + 2 + 1), (9, 9 + 5 + 3 + 2 + 1), (13, 13 + 7 + 4 + 2 + 1), (15, 15 + 8 + 4 + 2 + 1)] {
+        for (leaves, nodes) in
+            [(8, 15), (7, 7 + 4 + 2 + 1), (9, 9 + 5 + 3 + 2 + 1), (13, 13 + 7 + 4 + 2 + 1), (15, 15 + 8 + 4 + 2 + 1)]
+        {
             assert_eq!(BitmapTree::new(PageMask::new(), leaves).node_total(), nodes, "{leaves} leaves");
         }
         let tree = BitmapTree::new(PageMask::new(), 9);
@@ -485,10 +506,14 @@ mod tests {
     fn branch_counts_non_power_of_two() {
         // uvm_perf_utils_test's 9-leaf tree after touching leaves 6, 2 and 8.
         let tree = BitmapTree::new(pages(&[2, 6, 8]), 9);
-        let counts = |level: u8| (0..tree.level_width(level)).map(|i| {
-            let span = 1 << (tree.level_count() - 1 - level);
-            tree.node(level, i * span).map_or(usize::MAX, |n| n.count)
-        }).collect::<Vec<_>>();
+        let counts = |level: u8| {
+            (0..tree.level_width(level))
+                .map(|i| {
+                    let span = 1 << (tree.level_count() - 1 - level);
+                    tree.node(level, i * span).map_or(usize::MAX, |n| n.count)
+                })
+                .collect::<Vec<_>>()
+        };
         assert_eq!(counts(4), [0, 0, 1, 0, 0, 0, 1, 0, 1]);
         assert_eq!(counts(3), [0, 1, 0, 1, 1]);
         assert_eq!(counts(2), [1, 1, 1]);
@@ -503,7 +528,8 @@ mod tests {
         for leaves in [1, 2, 3, 7, 8, 9, 13, 15, 16, 17, 300, 305, 511, 512] {
             let tree = BitmapTree::new(PageMask::from_region(PageRegion::new(0, leaves)), leaves);
             for level in 0..tree.level_count() {
-                let mut nodes: Vec<PageRegion> = (0..leaves).filter_map(|l| tree.node(level, l)).map(|n| n.leaves).collect();
+                let mut nodes: Vec<PageRegion> =
+                    (0..leaves).filter_map(|l| tree.node(level, l)).map(|n| n.leaves).collect();
                 nodes.dedup();
                 assert_eq!(nodes.len(), tree.level_width(level), "{leaves} leaves, level {level}");
                 assert_eq!(nodes.first().map(|n| n.first), Some(0));
@@ -530,7 +556,10 @@ mod tests {
         assert_eq!((e.parameter, e.value, e.max), ("uvm_perf_prefetch_threshold", 101, 100));
         assert_eq!(PrefetchConfig::new(51, 0, true).unwrap_err().parameter, "uvm_perf_prefetch_min_faults");
         assert_eq!(PrefetchConfig::new(51, 21, true).unwrap_err().value, 21);
-        assert_eq!(alloc::format!("{}", PrefetchConfig::new(51, 21, true).unwrap_err()), "uvm_perf_prefetch_min_faults = 21 is outside 1..=20");
+        assert_eq!(
+            alloc::format!("{}", PrefetchConfig::new(51, 21, true).unwrap_err()),
+            "uvm_perf_prefetch_min_faults = 21 is outside 1..=20"
+        );
     }
 
     #[test]
@@ -763,7 +792,8 @@ mod tests {
             let c = (next() % 600) as usize;
             let mut b = Batch::new(random_mask(next() % 6, &mut next));
             // Regions built by hand may be inverted or run past the block.
-            b.block = if round % 5 == 0 { PageRegion { first: a, outer: c } } else { PageRegion::new(a.min(c), a.max(c)) };
+            b.block =
+                if round % 5 == 0 { PageRegion { first: a, outer: c } } else { PageRegion::new(a.min(c), a.max(c)) };
             b.resident = random_mask(next() % 60, &mut next);
             b.thrashing = random_mask(next() % 3, &mut next);
             b.cpu_mapped = random_mask(50, &mut next);

@@ -197,10 +197,16 @@ pub enum ThrashingEvent {
 pub enum ThrashingHint {
     None,
     /// Do not service the fault before `end_ns`.
-    Throttle { end_ns: u64 },
+    Throttle {
+        end_ns: u64,
+    },
     /// Keep the page on `residency` and map `processors` to it remotely, until `end_ns`
     /// (`u64::MAX` when pins do not expire).
-    Pin { residency: ProcessorId, processors: ProcessorMask, end_ns: u64 },
+    Pin {
+        residency: ProcessorId,
+        processors: ProcessorMask,
+        end_ns: u64,
+    },
 }
 
 /// Counters for statistics (UVM's per-processor `thrashing_stats` procfs file, kept here per
@@ -890,12 +896,8 @@ fn migration_decision(
             if entry.all_can_access(topology, Some(requester)) {
                 Decision::Pin(requester)
             } else {
-                let common = entry
-                    .processors
-                    .iter()
-                    .map(|p| topology.can_access(p))
-                    .reduce(|a, b| a.and(b))
-                    .unwrap_or_default();
+                let common =
+                    entry.processors.iter().map(|p| topology.can_access(p)).reduce(|a, b| a.and(b)).unwrap_or_default();
                 Decision::Pin(topology.closest(common, requester).filter(|&p| is_valid(p)).unwrap_or(requester))
             }
         } else {
@@ -931,8 +933,11 @@ mod tests {
     const CPU: ProcessorId = ProcessorId::Cpu;
     const PAGE: PageIndex = 7;
 
-    const FAULT: ThrashingEvent =
-        ThrashingEvent::Migration { cause: MigrationCause::ReplayableFault, mode: TransferMode::Move, read_duplication: false };
+    const FAULT: ThrashingEvent = ThrashingEvent::Migration {
+        cause: MigrationCause::ReplayableFault,
+        mode: TransferMode::Move,
+        read_duplication: false,
+    };
 
     fn stamp(ns: u64) -> u64 {
         ns & !63
@@ -983,7 +988,8 @@ mod tests {
         assert_eq!(bad(|t| t.lapse_usec = 0), Err(("uvm_perf_thrashing_lapse_usec", 0)));
         assert_eq!(bad(|t| t.nap = 101), Err(("uvm_perf_thrashing_nap", 101)));
         assert_eq!(bad(|t| t.epoch = 0), Err(("uvm_perf_thrashing_epoch", 0)));
-        let forever = ThrashingConfig::new(&ThrashingTunables { pin: 0, threshold: 7, nap: 100, ..Default::default() }).unwrap();
+        let forever =
+            ThrashingConfig::new(&ThrashingTunables { pin: 0, threshold: 7, nap: 100, ..Default::default() }).unwrap();
         assert_eq!((forever.pin_ns, forever.threshold, forever.nap_ns), (0, 7, 50 * MS));
     }
 
@@ -1119,7 +1125,11 @@ mod tests {
         let h = hint(&mut b, GPU0, now, &ctx(&table, Some(CPU), GPU0));
         assert_eq!(
             h,
-            ThrashingHint::Pin { residency: CPU, processors: [CPU, GPU0].into_iter().collect(), end_ns: now + 150 * MS }
+            ThrashingHint::Pin {
+                residency: CPU,
+                processors: [CPU, GPU0].into_iter().collect(),
+                end_ns: now + 150 * MS
+            }
         );
         assert_eq!(b.stats().pins_remote, 1);
         assert_eq!(b.next_unpin_deadline(), Some(now + 150 * MS));
@@ -1271,10 +1281,26 @@ mod tests {
     fn other_causes_reset_and_evictions_are_ignored() {
         let config = ThrashingConfig::default();
         let resets = [
-            ThrashingEvent::Migration { cause: MigrationCause::ApiMigrate, mode: TransferMode::Move, read_duplication: false },
-            ThrashingEvent::Migration { cause: MigrationCause::NonReplayableFault, mode: TransferMode::Move, read_duplication: false },
-            ThrashingEvent::Migration { cause: MigrationCause::ReplayableFault, mode: TransferMode::Copy, read_duplication: false },
-            ThrashingEvent::Migration { cause: MigrationCause::Prefetch, mode: TransferMode::Move, read_duplication: true },
+            ThrashingEvent::Migration {
+                cause: MigrationCause::ApiMigrate,
+                mode: TransferMode::Move,
+                read_duplication: false,
+            },
+            ThrashingEvent::Migration {
+                cause: MigrationCause::NonReplayableFault,
+                mode: TransferMode::Move,
+                read_duplication: false,
+            },
+            ThrashingEvent::Migration {
+                cause: MigrationCause::ReplayableFault,
+                mode: TransferMode::Copy,
+                read_duplication: false,
+            },
+            ThrashingEvent::Migration {
+                cause: MigrationCause::Prefetch,
+                mode: TransferMode::Move,
+                read_duplication: true,
+            },
         ];
         for event in resets {
             let mut b = BlockThrashing::new();
@@ -1288,7 +1314,11 @@ mod tests {
 
         let mut b = BlockThrashing::new();
         let last = ping_pong(&mut b, 5, T0, 100 * US);
-        let evict = ThrashingEvent::Migration { cause: MigrationCause::Eviction, mode: TransferMode::Move, read_duplication: false };
+        let evict = ThrashingEvent::Migration {
+            cause: MigrationCause::Eviction,
+            mode: TransferMode::Move,
+            read_duplication: false,
+        };
         b.record_event(&config, PageRegion::page(PAGE), CPU, evict, last + 10 * US);
         assert_eq!(b.page(PAGE).map(|p| (p.events(), p.last_event_ns())), Some((3, stamp(last))));
 
@@ -1303,11 +1333,21 @@ mod tests {
 
     #[test]
     fn prefetch_migrations_count_and_disabled_does_nothing() {
-        let prefetch = ThrashingEvent::Migration { cause: MigrationCause::Prefetch, mode: TransferMode::Move, read_duplication: false };
+        let prefetch = ThrashingEvent::Migration {
+            cause: MigrationCause::Prefetch,
+            mode: TransferMode::Move,
+            read_duplication: false,
+        };
         let config = ThrashingConfig::default();
         let mut b = BlockThrashing::new();
         for i in 0..5u64 {
-            b.record_event(&config, PageRegion::new(32, 48), if i % 2 == 0 { GPU0 } else { CPU }, prefetch, T0 + i * 100 * US);
+            b.record_event(
+                &config,
+                PageRegion::new(32, 48),
+                if i % 2 == 0 { GPU0 } else { CPU },
+                prefetch,
+                T0 + i * 100 * US,
+            );
         }
         assert_eq!(b.thrashing_pages(), PageMask::from_region(PageRegion::new(32, 48)));
         assert_eq!(b.stats().thrashing_detected, 16);
@@ -1341,7 +1381,16 @@ mod tests {
         ];
         let mut table = pcie();
         table.link_nvlink(GPU0, GPU1).allow_native_atomics(GPU0, GPU1).allow_access(GPU0, ProcessorId::Gpu(200));
-        for config in [ThrashingConfig::default(), ThrashingConfig { threshold: 0, pin_threshold: 0, lapse_ns: u64::MAX, nap_ns: u64::MAX, ..ThrashingConfig::default() }] {
+        for config in [
+            ThrashingConfig::default(),
+            ThrashingConfig {
+                threshold: 0,
+                pin_threshold: 0,
+                lapse_ns: u64::MAX,
+                nap_ns: u64::MAX,
+                ..ThrashingConfig::default()
+            },
+        ] {
             let mut b = BlockThrashing::new();
             let mut now = T0;
             for _ in 0..20_000 {
@@ -1362,7 +1411,8 @@ mod tests {
                             let mode = if next() % 10 == 0 { TransferMode::Copy } else { TransferMode::Move };
                             ThrashingEvent::Migration { cause, mode, read_duplication: next() % 20 == 0 }
                         };
-                        let outer = if next() % 10 == 0 { (next() % 600) as usize } else { page + (next() % 3) as usize };
+                        let outer =
+                            if next() % 10 == 0 { (next() % 600) as usize } else { page + (next() % 3) as usize };
                         let region = PageRegion { first: page, outer };
                         b.record_event(&config, region, p, event, now);
                     }

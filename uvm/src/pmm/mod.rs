@@ -192,10 +192,9 @@ pub enum PmmError {
 impl fmt::Display for PmmError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            PmmError::NoMemory { size, root_chunks } => write!(
-                f,
-                "no free {size} GPU chunk and no root chunk to split ({root_chunks} root chunks held)"
-            ),
+            PmmError::NoMemory { size, root_chunks } => {
+                write!(f, "no free {size} GPU chunk and no root chunk to split ({root_chunks} root chunks held)")
+            }
             PmmError::BadChunk { base, size } => write!(f, "{base:#x} is not a {size} chunk"),
             PmmError::NotAllocated { base, size } => {
                 write!(f, "{size} chunk {base:#x} is not allocated")
@@ -207,10 +206,9 @@ impl fmt::Display for PmmError {
             PmmError::NotEvicting { root } => {
                 write!(f, "root chunk {root:#x} is not being evicted")
             }
-            PmmError::Pinned { root, pinned } => write!(
-                f,
-                "root chunk {root:#x} holds {pinned} temp-pinned chunks and cannot be evicted"
-            ),
+            PmmError::Pinned { root, pinned } => {
+                write!(f, "root chunk {root:#x} holds {pinned} temp-pinned chunks and cannot be evicted")
+            }
             PmmError::RootInUse { root } => write!(f, "root chunk {root:#x} is not wholly free"),
             PmmError::BadRoot { base } => {
                 write!(f, "root chunk source returned a bad root chunk {base:#x}")
@@ -256,10 +254,7 @@ impl<A: BorrowMut<VramAllocator>> RootChunkSource for VramRootSource<A> {
         let allocation = match self.vram.borrow_mut().alloc(ROOT_CHUNK_SIZE, ROOT_CHUNK_SIZE) {
             Ok(a) => a,
             Err(VramError::OutOfMemory { .. }) => {
-                return Err(PmmError::NoMemory {
-                    size: ChunkSize::Size2M,
-                    root_chunks: self.roots.len(),
-                })
+                return Err(PmmError::NoMemory { size: ChunkSize::Size2M, root_chunks: self.roots.len() })
             }
             Err(e) => return Err(PmmError::Vram(e)),
         };
@@ -503,9 +498,9 @@ impl RootTree {
             RootTree::Whole(leaf) => Some((ChunkSize::Size2M, *leaf)),
             RootTree::Split(nodes) => match nodes.get((offset / CHUNK_64K) as usize)? {
                 Node64::Whole(leaf) => Some((ChunkSize::Size64K, *leaf)),
-                Node64::Split(small) => small
-                    .get(((offset % CHUNK_64K) / CHUNK_4K) as usize)
-                    .map(|leaf| (ChunkSize::Size4K, *leaf)),
+                Node64::Split(small) => {
+                    small.get(((offset % CHUNK_64K) / CHUNK_4K) as usize).map(|leaf| (ChunkSize::Size4K, *leaf))
+                }
             },
         }
     }
@@ -514,18 +509,14 @@ impl RootTree {
     fn leaf_mut(&mut self, offset: u64, size: ChunkSize) -> Option<&mut Leaf> {
         match (self, size) {
             (RootTree::Whole(leaf), ChunkSize::Size2M) if offset == 0 => Some(leaf),
-            (RootTree::Split(nodes), ChunkSize::Size64K) => {
-                match nodes.get_mut((offset / CHUNK_64K) as usize)? {
-                    Node64::Whole(leaf) => Some(leaf),
-                    Node64::Split(_) => None,
-                }
-            }
-            (RootTree::Split(nodes), ChunkSize::Size4K) => {
-                match nodes.get_mut((offset / CHUNK_64K) as usize)? {
-                    Node64::Split(small) => small.get_mut(((offset % CHUNK_64K) / CHUNK_4K) as usize),
-                    Node64::Whole(_) => None,
-                }
-            }
+            (RootTree::Split(nodes), ChunkSize::Size64K) => match nodes.get_mut((offset / CHUNK_64K) as usize)? {
+                Node64::Whole(leaf) => Some(leaf),
+                Node64::Split(_) => None,
+            },
+            (RootTree::Split(nodes), ChunkSize::Size4K) => match nodes.get_mut((offset / CHUNK_64K) as usize)? {
+                Node64::Split(small) => small.get_mut(((offset % CHUNK_64K) / CHUNK_4K) as usize),
+                Node64::Whole(_) => None,
+            },
             _ => None,
         }
     }
@@ -536,12 +527,10 @@ impl RootTree {
         match (self, size) {
             (RootTree::Whole(leaf), ChunkSize::Size2M) => Some(leaf.state()),
             (RootTree::Split(_), ChunkSize::Size2M) => Some(ChunkState::Split),
-            (RootTree::Split(nodes), ChunkSize::Size64K) => {
-                match nodes.get((offset / CHUNK_64K) as usize)? {
-                    Node64::Whole(leaf) => Some(leaf.state()),
-                    Node64::Split(_) => Some(ChunkState::Split),
-                }
-            }
+            (RootTree::Split(nodes), ChunkSize::Size64K) => match nodes.get((offset / CHUNK_64K) as usize)? {
+                Node64::Whole(leaf) => Some(leaf.state()),
+                Node64::Split(_) => Some(ChunkState::Split),
+            },
             (RootTree::Split(_), ChunkSize::Size4K) => {
                 self.covering(offset).filter(|(s, _)| *s == size).map(|(_, l)| l.state())
             }
@@ -566,14 +555,7 @@ struct RootChunk {
 
 impl RootChunk {
     fn new() -> Self {
-        Self {
-            tree: RootTree::Whole(Leaf::Free),
-            pinned: 0,
-            allocated: 0,
-            evicting: false,
-            unused: false,
-            lru: None,
-        }
+        Self { tree: RootTree::Whole(Leaf::Free), pinned: 0, allocated: 0, evicting: false, unused: false, lru: None }
     }
 }
 
@@ -644,10 +626,8 @@ impl<S: RootChunkSource> Pmm<S> {
     pub fn unpin(&mut self, chunk: GpuChunk) -> Result<(), PmmError> {
         let (root_base, offset) = self.check_handle(chunk)?;
         let root = self.live_root_mut(root_base, chunk)?;
-        let leaf = root
-            .tree
-            .leaf_mut(offset, chunk.size)
-            .ok_or(PmmError::BadChunk { base: chunk.base, size: chunk.size })?;
+        let leaf =
+            root.tree.leaf_mut(offset, chunk.size).ok_or(PmmError::BadChunk { base: chunk.base, size: chunk.size })?;
         let Leaf::TempPinned(owner) = *leaf else {
             return Err(PmmError::WrongState {
                 base: chunk.base,
@@ -671,14 +651,10 @@ impl<S: RootChunkSource> Pmm<S> {
     pub fn free(&mut self, chunk: GpuChunk) -> Result<(), PmmError> {
         let (root_base, offset) = self.check_handle(chunk)?;
         let root = self.live_root_mut(root_base, chunk)?;
-        let leaf = root
-            .tree
-            .leaf_mut(offset, chunk.size)
-            .ok_or(PmmError::BadChunk { base: chunk.base, size: chunk.size })?;
+        let leaf =
+            root.tree.leaf_mut(offset, chunk.size).ok_or(PmmError::BadChunk { base: chunk.base, size: chunk.size })?;
         match *leaf {
-            Leaf::Free => {
-                return Err(PmmError::NotAllocated { base: chunk.base, size: chunk.size })
-            }
+            Leaf::Free => return Err(PmmError::NotAllocated { base: chunk.base, size: chunk.size }),
             Leaf::TempPinned(_) => root.pinned = root.pinned.saturating_sub(1),
             Leaf::Allocated(_) => root.allocated = root.allocated.saturating_sub(1),
         }
@@ -693,26 +669,16 @@ impl<S: RootChunkSource> Pmm<S> {
     /// The state of the chunk `chunk` names (SPLIT for a split one).
     pub fn chunk_state(&self, chunk: GpuChunk) -> Result<ChunkState, PmmError> {
         let (root_base, offset) = self.check_handle(chunk)?;
-        let root = self
-            .roots
-            .get(&root_base)
-            .ok_or(PmmError::NotAllocated { base: chunk.base, size: chunk.size })?;
-        root.tree
-            .state_of(offset, chunk.size)
-            .ok_or(PmmError::BadChunk { base: chunk.base, size: chunk.size })
+        let root = self.roots.get(&root_base).ok_or(PmmError::NotAllocated { base: chunk.base, size: chunk.size })?;
+        root.tree.state_of(offset, chunk.size).ok_or(PmmError::BadChunk { base: chunk.base, size: chunk.size })
     }
 
     /// The owner an allocated (or temp-pinned) chunk was allocated for.
     pub fn owner(&self, chunk: GpuChunk) -> Result<u64, PmmError> {
         let (root_base, offset) = self.check_handle(chunk)?;
-        let root = self
-            .roots
-            .get(&root_base)
-            .ok_or(PmmError::NotAllocated { base: chunk.base, size: chunk.size })?;
+        let root = self.roots.get(&root_base).ok_or(PmmError::NotAllocated { base: chunk.base, size: chunk.size })?;
         match root.tree.covering(offset) {
-            Some((size, Leaf::TempPinned(owner) | Leaf::Allocated(owner))) if size == chunk.size => {
-                Ok(owner)
-            }
+            Some((size, Leaf::TempPinned(owner) | Leaf::Allocated(owner))) if size == chunk.size => Ok(owner),
             Some((_, Leaf::Free)) => Err(PmmError::NotAllocated { base: chunk.base, size: chunk.size }),
             _ => Err(PmmError::BadChunk { base: chunk.base, size: chunk.size }),
         }
@@ -733,10 +699,8 @@ impl<S: RootChunkSource> Pmm<S> {
     fn set_root_unused(&mut self, chunk: GpuChunk, unused: bool) -> Result<(), PmmError> {
         self.owner(chunk)?;
         let root_base = chunk.root_base();
-        let root = self
-            .roots
-            .get_mut(&root_base)
-            .ok_or(PmmError::NotAllocated { base: chunk.base, size: chunk.size })?;
+        let root =
+            self.roots.get_mut(&root_base).ok_or(PmmError::NotAllocated { base: chunk.base, size: chunk.size })?;
         root.unused = unused;
         if !root.evicting && root.allocated > 0 {
             let list = if unused { RootList::VaBlockUnused } else { RootList::VaBlockUsed };
@@ -762,15 +726,11 @@ impl<S: RootChunkSource> Pmm<S> {
         if let Some(&root) = self.free[ChunkSize::Size2M.index()].first() {
             return Some(EvictionCandidate { root, kind: VictimKind::FreeRoot });
         }
-        for (list, kind) in [
-            (RootList::VaBlockUnused, VictimKind::Unused),
-            (RootList::VaBlockUsed, VictimKind::Used),
-        ] {
-            let found = self.lru.get(list.index()).and_then(|l| {
-                l.values()
-                    .copied()
-                    .find(|base| self.roots.get(base).is_some_and(|r| r.pinned == 0))
-            });
+        for (list, kind) in [(RootList::VaBlockUnused, VictimKind::Unused), (RootList::VaBlockUsed, VictimKind::Used)] {
+            let found = self
+                .lru
+                .get(list.index())
+                .and_then(|l| l.values().copied().find(|base| self.roots.get(base).is_some_and(|r| r.pinned == 0)));
             if let Some(root) = found {
                 return Some(EvictionCandidate { root, kind });
             }
@@ -793,9 +753,7 @@ impl<S: RootChunkSource> Pmm<S> {
         let evicted = leaves(&root.tree)
             .into_iter()
             .filter_map(|(off, size, leaf)| match leaf {
-                Leaf::Allocated(owner) => {
-                    Some(EvictedChunk { owner, chunk: GpuChunk { base: root_base + off, size } })
-                }
+                Leaf::Allocated(owner) => Some(EvictedChunk { owner, chunk: GpuChunk { base: root_base + off, size } }),
                 _ => None,
             })
             .collect();
@@ -941,9 +899,7 @@ impl<S: RootChunkSource> Pmm<S> {
         if !root_base.is_multiple_of(ROOT_CHUNK_SIZE) {
             return Err(PmmError::BadChunk { base: root_base, size: ChunkSize::Size2M });
         }
-        self.roots
-            .get_mut(&root_base)
-            .ok_or(PmmError::NotAllocated { base: root_base, size: ChunkSize::Size2M })
+        self.roots.get_mut(&root_base).ok_or(PmmError::NotAllocated { base: root_base, size: ChunkSize::Size2M })
     }
 
     /// A FREE unsplit chunk of exactly `size`, taken off its free list: an existing one, else
@@ -1043,8 +999,7 @@ impl<S: RootChunkSource> Pmm<S> {
                 if nodes.iter().all(|n| *n == Node64::Whole(Leaf::Free)) {
                     root.tree = RootTree::Whole(Leaf::Free);
                     unlisted.extend(
-                        (0..CHUNKS_64K_PER_ROOT as u64)
-                            .map(|j| (ChunkSize::Size64K, root_base + j * CHUNK_64K)),
+                        (0..CHUNKS_64K_PER_ROOT as u64).map(|j| (ChunkSize::Size64K, root_base + j * CHUNK_64K)),
                     );
                     size = ChunkSize::Size2M;
                     offset = 0;

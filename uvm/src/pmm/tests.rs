@@ -50,10 +50,7 @@ fn check_invariants<S: RootChunkSource>(p: &Pmm<S>) {
         // Eager merge: no split node whose children are all free.
         if let RootTree::Split(nodes) = &root.tree {
             assert_eq!(nodes.len(), CHUNKS_64K_PER_ROOT);
-            assert!(
-                !nodes.iter().all(|n| *n == Node64::Whole(Leaf::Free)),
-                "root {base:#x} split but all free"
-            );
+            assert!(!nodes.iter().all(|n| *n == Node64::Whole(Leaf::Free)), "root {base:#x} split but all free");
             for n in nodes {
                 if let Node64::Split(small) = n {
                     assert!(!small.iter().all(|l| *l == Leaf::Free), "64K node split but all free");
@@ -350,7 +347,12 @@ fn bad_handles_are_errors() {
     assert_eq!(p.free(free4), Err(PmmError::NotAllocated { base: free4.base, size: K4 }));
     assert_eq!(
         p.unpin(free4),
-        Err(PmmError::WrongState { base: free4.base, size: K4, state: ChunkState::Free, expected: ChunkState::TempPinned })
+        Err(PmmError::WrongState {
+            base: free4.base,
+            size: K4,
+            state: ChunkState::Free,
+            expected: ChunkState::TempPinned
+        })
     );
     assert_eq!(p.owner(free4), Err(PmmError::NotAllocated { base: free4.base, size: K4 }));
 
@@ -358,7 +360,12 @@ fn bad_handles_are_errors() {
     p.unpin(small).unwrap();
     assert_eq!(
         p.unpin(small),
-        Err(PmmError::WrongState { base: small.base, size: K4, state: ChunkState::Allocated, expected: ChunkState::TempPinned })
+        Err(PmmError::WrongState {
+            base: small.base,
+            size: K4,
+            state: ChunkState::Allocated,
+            expected: ChunkState::TempPinned
+        })
     );
     // Double free, also once the chunk merged into a larger free one.
     p.free(small).unwrap();
@@ -377,8 +384,9 @@ fn bad_handles_are_errors() {
     check_invariants(&p);
 
     // Errors say what and where.
-    let text = PmmError::WrongState { base: 0x2000, size: K4, state: ChunkState::Free, expected: ChunkState::TempPinned }
-        .to_string();
+    let text =
+        PmmError::WrongState { base: 0x2000, size: K4, state: ChunkState::Free, expected: ChunkState::TempPinned }
+            .to_string();
     assert_eq!(text, "4K chunk 0x2000 is FREE, expected TEMP_PINNED");
     assert_eq!(PmmError::NotAllocated { base: 0x10000, size: K64 }.to_string(), "64K chunk 0x10000 is not allocated");
     assert!(PmmError::NoMemory { size: M2, root_chunks: 3 }.to_string().contains("3 root chunks"));

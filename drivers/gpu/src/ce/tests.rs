@@ -43,7 +43,8 @@ fn classes_and_address_widths() {
 fn small_virtual_copy_is_one_line() {
     let mut pb = PushBuffer::new();
     let e = CeEncoder::new(CeClass::TuringA, 4);
-    e.copy(&mut pb, CeAddress::Virtual(0x1_2345_6000), CeAddress::Virtual(0x2000), 4096, Pipelining::NonPipelined).unwrap();
+    e.copy(&mut pb, CeAddress::Virtual(0x1_2345_6000), CeAddress::Virtual(0x2000), 4096, Pipelining::NonPipelined)
+        .unwrap();
     assert_eq!(
         writes(&pb),
         [(0x400, 0x1), (0x404, 0x2345_6000), (0x408, 0), (0x40c, 0x2000), (0x418, 4096), (0x300, 2 | PITCH_BOTH)]
@@ -112,11 +113,20 @@ fn physical_sides_set_their_modes() {
 fn memset_u32_aligned_is_one_remapped_launch() {
     let mut pb = PushBuffer::new();
     let e = CeEncoder::new(CeClass::TuringA, 4);
-    e.memset(&mut pb, CeAddress::Virtual(0x1000), MemsetPattern::U32(0xdead_beef), 64, Pipelining::NonPipelined).unwrap();
+    e.memset(&mut pb, CeAddress::Virtual(0x1000), MemsetPattern::U32(0xdead_beef), 64, Pipelining::NonPipelined)
+        .unwrap();
     // DST_X CONST_B (5), COMPONENT_SIZE FOUR (3 << 16), NUM_DST_COMPONENTS ONE.
     assert_eq!(
         writes(&pb),
-        [(0x700, 0), (0x704, 0xdead_beef), (0x708, 5 | 3 << 16), (0x408, 0), (0x40c, 0x1000), (0x418, 16), (0x300, 2 | PITCH_BOTH | 1 << 10)]
+        [
+            (0x700, 0),
+            (0x704, 0xdead_beef),
+            (0x708, 5 | 3 << 16),
+            (0x408, 0),
+            (0x40c, 0x1000),
+            (0x418, 16),
+            (0x300, 2 | PITCH_BOTH | 1 << 10)
+        ]
     );
 }
 
@@ -124,7 +134,8 @@ fn memset_u32_aligned_is_one_remapped_launch() {
 fn memset_u64_uses_two_components() {
     let mut pb = PushBuffer::new();
     let e = CeEncoder::new(CeClass::TuringA, 4);
-    e.memset(&mut pb, CeAddress::Virtual(0x1000), MemsetPattern::U64(0x1122_3344_5566_7788), 80, Pipelining::Pipelined).unwrap();
+    e.memset(&mut pb, CeAddress::Virtual(0x1000), MemsetPattern::U64(0x1122_3344_5566_7788), 80, Pipelining::Pipelined)
+        .unwrap();
     let w = writes(&pb);
     // DST_X CONST_A (4), DST_Y CONST_B (5 << 4), FOUR, NUM_DST_COMPONENTS TWO (1 << 24).
     assert_eq!(&w[..3], &[(0x700, 0x5566_7788), (0x704, 0x1122_3344), (0x708, 4 | 5 << 4 | 3 << 16 | 1 << 24)]);
@@ -175,12 +186,28 @@ fn semaphore_releases() {
     );
 
     let e = CeEncoder::new(CeClass::AmpereA, 4);
-    assert_eq!(e.release_semaphore_64(&mut PushBuffer::new(), 8, 1), Err(CeEncodeError::Payload64NotSupported { class: CeClass::AmpereA }));
-    assert_eq!(e.release_semaphore(&mut PushBuffer::new(), 6, 1), Err(CeEncodeError::SemaphoreMisaligned { va: 6, alignment: 4 }));
-    assert!(matches!(e.release_semaphore(&mut PushBuffer::new(), 1 << 49, 1), Err(CeEncodeError::AddressOutOfRange { .. })));
+    assert_eq!(
+        e.release_semaphore_64(&mut PushBuffer::new(), 8, 1),
+        Err(CeEncodeError::Payload64NotSupported { class: CeClass::AmpereA })
+    );
+    assert_eq!(
+        e.release_semaphore(&mut PushBuffer::new(), 6, 1),
+        Err(CeEncodeError::SemaphoreMisaligned { va: 6, alignment: 4 })
+    );
+    assert!(matches!(
+        e.release_semaphore(&mut PushBuffer::new(), 1 << 49, 1),
+        Err(CeEncodeError::AddressOutOfRange { .. })
+    ));
 
     let mut pb = PushBuffer::new();
-    let r = SemaphoreRelease { va: 0x40, payload: 9, payload_64: false, timestamp: true, flush: Some(FlushType::Gl), interrupt: InterruptType::NonBlocking };
+    let r = SemaphoreRelease {
+        va: 0x40,
+        payload: 9,
+        payload_64: false,
+        timestamp: true,
+        flush: Some(FlushType::Gl),
+        interrupt: InterruptType::NonBlocking,
+    };
     CeEncoder::new(CeClass::AmpereB, 4).release(&mut pb, &r).unwrap();
     // FOUR_WORD (2 << 3), NON_BLOCKING (2 << 5), FLUSH_TYPE GL (1 << 25), PLC.
     assert_eq!(writes(&pb).last(), Some(&(0x300, 1 << 2 | 2 << 3 | 2 << 5 | 1 << 25 | 1 << 26)));

@@ -31,11 +31,16 @@ pub const CONST0_BYTES: u64 = 0x380 + 4096;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LaunchError {
     /// No QMD layout for the family (Turing's QMD V02_03 is not declared).
-    Unsupported { family: Family },
+    Unsupported {
+        family: Family,
+    },
     Qmd(QmdError),
     Push(PushError),
     /// The parameters do not fit constant bank 0.
-    ParamsTooLarge { bytes: usize, max: usize },
+    ParamsTooLarge {
+        bytes: usize,
+        max: usize,
+    },
     /// A code image that is not the model's format.
     BadCodeImage(&'static str),
 }
@@ -133,15 +138,28 @@ pub fn qmd(family: Family, launch: &Launch) -> Result<Qmd, LaunchError> {
 /// The two methods that launch the QMD at `qmd_va` on the compute object bound to `subchannel`:
 /// `SEND_PCAS_A`, then `SEND_SIGNALING_PCAS2_B` (`INVALIDATE_COPY_SCHEDULE`; Ampere and later)
 /// or `SEND_SIGNALING_PCAS_B` (`INVALIDATE` and `SCHEDULE`; Turing).
-pub fn push_launch<S: PushStorage>(pb: &mut PushBuffer<S>, family: Family, subchannel: u8, qmd_va: u64) -> Result<(), LaunchError> {
+pub fn push_launch<S: PushStorage>(
+    pb: &mut PushBuffer<S>,
+    family: Family,
+    subchannel: u8,
+    qmd_va: u64,
+) -> Result<(), LaunchError> {
     if qmd_va % QMD_ALIGN != 0 || qmd_va >> 8 > u64::from(u32::MAX) {
-        return Err(LaunchError::Qmd(QmdError::Misaligned { field: "SEND_PCAS_A_QMD_ADDRESS_SHIFTED8", value: qmd_va, align: QMD_ALIGN }));
+        return Err(LaunchError::Qmd(QmdError::Misaligned {
+            field: "SEND_PCAS_A_QMD_ADDRESS_SHIFTED8",
+            value: qmd_va,
+            align: QMD_ALIGN,
+        }));
     }
     pb.incr(subchannel, NVC6C0_SEND_PCAS_A, &[(qmd_va >> 8) as u32])?;
     if family == Family::Turing {
         pb.incr(subchannel, NVC5C0_SEND_SIGNALING_PCAS_B, &[NVC5C0_PCAS_B_INVALIDATE_AND_SCHEDULE])?;
     } else {
-        pb.incr(subchannel, NVC6C0_SEND_SIGNALING_PCAS2_B, &[NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE])?;
+        pb.incr(
+            subchannel,
+            NVC6C0_SEND_SIGNALING_PCAS2_B,
+            &[NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE],
+        )?;
     }
     Ok(())
 }
@@ -165,7 +183,8 @@ mod tests {
     fn launch_methods_and_constant_bank() {
         let mut pb = PushBuffer::with_storage(Vec::new(), HostClass::AmpereA);
         push_launch(&mut pb, Family::Ga10x, 4, 0x1_2345_6700).unwrap();
-        let methods: Vec<_> = decode(pb.words()).map(|m| m.unwrap()).map(|m| (m.subchannel, m.method, m.data.to_vec())).collect();
+        let methods: Vec<_> =
+            decode(pb.words()).map(|m| m.unwrap()).map(|m| (m.subchannel, m.method, m.data.to_vec())).collect();
         assert_eq!(methods, [(4, 0x2b4, alloc::vec![0x0123_4567]), (4, 0x2c0, alloc::vec![3])]);
         assert!(push_launch(&mut pb, Family::Ga10x, 4, 0x1_2345_6710).is_err());
         let mut pb = PushBuffer::with_storage(Vec::new(), HostClass::TuringA);

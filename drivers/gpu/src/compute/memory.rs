@@ -105,7 +105,10 @@ impl LocalMemoryPlan {
         if tpcs == 0 || max_warps_per_sm == 0 {
             return Err(MemoryConfigError::NoSmInfo { tpcs, max_warps_per_sm });
         }
-        if bytes_per_thread == 0 || bytes_per_thread % LOCAL_BYTES_GRANULE != 0 || bytes_per_thread > MAX_LOCAL_BYTES_PER_THREAD {
+        if bytes_per_thread == 0
+            || bytes_per_thread % LOCAL_BYTES_GRANULE != 0
+            || bytes_per_thread > MAX_LOCAL_BYTES_PER_THREAD
+        {
             return Err(MemoryConfigError::BadLocalSize { bytes_per_thread });
         }
         let per_warp = u64::from(bytes_per_thread) * u64::from(WARP_THREADS);
@@ -121,7 +124,10 @@ impl LocalMemoryPlan {
     }
 
     /// The plan from GSP-RM's static info: TPCs of the GPCs present, warps per SM.
-    pub fn from_static_info(bytes_per_thread: u32, info: &crate::gsp::rpcs::GspStaticConfigInfo) -> Result<Self, MemoryConfigError> {
+    pub fn from_static_info(
+        bytes_per_thread: u32,
+        info: &crate::gsp::rpcs::GspStaticConfigInfo,
+    ) -> Result<Self, MemoryConfigError> {
         let gpc_mask = info.gpc_info.gpc_mask;
         let tpcs = info
             .tpc_info
@@ -287,7 +293,8 @@ mod tests {
 
         let mut pb = PushBuffer::with_storage(Vec::new(), HostClass::AmpereA);
         push_memory_config(&mut pb, Family::Ga10x, 1, 0x1_2345_0000, &plan).unwrap();
-        let methods: Vec<_> = decode(pb.words()).map(|m| m.unwrap()).map(|m| (m.subchannel, m.method, m.data.to_vec())).collect();
+        let methods: Vec<_> =
+            decode(pb.words()).map(|m| m.unwrap()).map(|m| (m.subchannel, m.method, m.data.to_vec())).collect();
         assert_eq!(
             methods,
             [

@@ -28,7 +28,9 @@ impl fmt::Display for QmdError {
         match *self {
             QmdError::NoSuchField { semantic, major } => write!(f, "QMD version {major} has no {semantic:?} field"),
             QmdError::OutOfRange { field, value, max } => write!(f, "{field}: {value:#x} exceeds {max:#x}"),
-            QmdError::Misaligned { field, value, align } => write!(f, "{field}: {value:#x} is not a multiple of {align}"),
+            QmdError::Misaligned { field, value, align } => {
+                write!(f, "{field}: {value:#x} is not a multiple of {align}")
+            }
             QmdError::BadIndex { field, index } => write!(f, "{field}: no element {index}"),
             QmdError::WrongSize { expected, got } => write!(f, "QMD of {got} words, expected {expected}"),
         }
@@ -250,7 +252,9 @@ impl QmdTemplate {
             return Err(QmdError::OutOfRange { field: "constant bank 0", value: const0, max: u64::MAX });
         }
         self.const0_lo.put(out, shifted).ok_or(QmdError::BadIndex { field: "constant bank 0", index: 0 })?;
-        self.const0_hi.put(out, shifted >> lo_width).ok_or(QmdError::BadIndex { field: "constant bank 0", index: 0 })?;
+        self.const0_hi
+            .put(out, shifted >> lo_width)
+            .ok_or(QmdError::BadIndex { field: "constant bank 0", index: 0 })?;
         Ok(())
     }
 }
@@ -313,7 +317,7 @@ pub fn build(layout: QmdLayout, launch: &Launch) -> Result<Qmd, QmdError> {
 mod tests {
     use super::*;
     use crate::hal::Family;
-    use crate::hw::qmd::{LAYOUTS, HOPPER};
+    use crate::hw::qmd::{HOPPER, LAYOUTS};
 
     fn sample() -> Launch {
         Launch {
@@ -338,12 +342,20 @@ mod tests {
             let l = if layout.major == 2 {
                 Launch { release: None, ..sample() }
             } else {
-                Launch { sm_config: Some(super::super::memory::sm_shared_config(Family::Ga10x, 2048).unwrap()), ..sample() }
+                Launch {
+                    sm_config: Some(super::super::memory::sm_shared_config(Family::Ga10x, 2048).unwrap()),
+                    ..sample()
+                }
             };
             let q = build(*layout, &l).unwrap();
             assert_eq!(q.words().len(), 64);
             let back = Qmd::from_words(*layout, q.words()).unwrap();
-            assert_eq!(back.address(ProgramAddressLower, ProgramAddressUpper, 0), Ok(l.program_address), "{}", layout.major);
+            assert_eq!(
+                back.address(ProgramAddressLower, ProgramAddressUpper, 0),
+                Ok(l.program_address),
+                "{}",
+                layout.major
+            );
             assert_eq!(back.get(GridWidth, 0), Ok(1000));
             assert_eq!(back.get(GridDepth, 0), Ok(3));
             assert_eq!(back.get(BlockDim0, 0), Ok(256));

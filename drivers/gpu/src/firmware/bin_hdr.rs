@@ -76,14 +76,10 @@ impl BinHeader {
             data_size: raw.data_size.get(),
         };
         if header.magic != NVFW_BIN_MAGIC {
-            return Err(FirmwareError::BadBinMagic {
-                found: header.magic,
-            });
+            return Err(FirmwareError::BadBinMagic { found: header.magic });
         }
         if header.version != NVFW_BIN_VERSION {
-            return Err(FirmwareError::UnsupportedBinVersion {
-                version: header.version,
-            });
+            return Err(FirmwareError::UnsupportedBinVersion { version: header.version });
         }
         if (header.header_offset as usize) < NVFW_BIN_HDR_SIZE {
             return Err(FirmwareError::BadField {
@@ -115,12 +111,7 @@ impl BinHeader {
 
     /// The ucode image: `data_size` bytes at `data_offset`.
     pub fn image<'a>(&self, file: &'a [u8]) -> Result<&'a [u8]> {
-        slice(
-            file,
-            "ucode image",
-            self.data_offset.into(),
-            self.data_size.into(),
-        )
+        slice(file, "ucode image", self.data_offset.into(), self.data_size.into())
     }
 
     /// The bytes between `header_offset` and `data_offset`: the type-specific headers.

@@ -148,12 +148,7 @@ pub struct BooterFirmware<'a> {
 }
 
 fn bad(field: &'static str, value: u32, expected: &'static str) -> FirmwareError {
-    FirmwareError::BadField {
-        structure: "nvfw_hs_header_v2",
-        field,
-        value: value.into(),
-        expected,
-    }
+    FirmwareError::BadField { structure: "nvfw_hs_header_v2", field, value: value.into(), expected }
 }
 
 fn word_at(file: &[u8], what: &'static str, offset: u32) -> Result<u32> {
@@ -177,38 +172,23 @@ impl<'a> BooterFirmware<'a> {
             load_header_size: raw.header_size.get(),
         };
         if hs.meta_data_size as usize != HS_PATCH_META_SIZE {
-            return Err(bad(
-                "meta_data_size",
-                hs.meta_data_size,
-                "12 (fuse version, engine id, ucode id)",
-            ));
+            return Err(bad("meta_data_size", hs.meta_data_size, "12 (fuse version, engine id, ucode id)"));
         }
         if hs.load_header_size as usize != NVFW_HS_LOAD_HEADER_V2_SIZE {
-            return Err(bad(
-                "header_size",
-                hs.load_header_size,
-                "36 (nvfw_hs_load_header_v2 with one app)",
-            ));
+            return Err(bad("header_size", hs.load_header_size, "36 (nvfw_hs_load_header_v2 with one app)"));
         }
 
-        let signatures = slice(
-            file,
-            "signatures",
-            hs.sig_prod_offset.into(),
-            hs.sig_prod_size.into(),
-        )?;
+        let signatures = slice(file, "signatures", hs.sig_prod_offset.into(), hs.sig_prod_size.into())?;
         let patch_location = word_at(file, "patch_loc", hs.patch_loc_offset)?;
         let patch_signature_index = word_at(file, "patch_sig", hs.patch_sig_offset)?;
-        let meta_raw: HsPatchMetaRaw =
-            struct_at(file, "patch metadata", hs.meta_data_offset.into())?;
+        let meta_raw: HsPatchMetaRaw = struct_at(file, "patch metadata", hs.meta_data_offset.into())?;
         let meta = HsPatchMeta {
             fuse_version: meta_raw.fuse_ver.get(),
             engine_id_mask: meta_raw.engine_id.get(),
             ucode_id: meta_raw.ucode_id.get(),
         };
         let num_signatures = word_at(file, "num_sigs", hs.num_sigs_offset)?;
-        let load_raw: HsLoadHeaderV2Raw =
-            struct_at(file, "nvfw_hs_load_header_v2", hs.load_header_offset.into())?;
+        let load_raw: HsLoadHeaderV2Raw = struct_at(file, "nvfw_hs_load_header_v2", hs.load_header_offset.into())?;
         let load = HsLoadHeaderV2 {
             os_code_offset: load_raw.os_code_offset.get(),
             os_code_size: load_raw.os_code_size.get(),
@@ -223,21 +203,13 @@ impl<'a> BooterFirmware<'a> {
         let image = bin.image(file)?;
 
         if patch_signature_index != 0 {
-            return Err(bad(
-                "patch_sig[0]",
-                patch_signature_index,
-                "0 (kernel_gsp_booter.c)",
-            ));
+            return Err(bad("patch_sig[0]", patch_signature_index, "0 (kernel_gsp_booter.c)"));
         }
         if num_signatures == 0 {
             return Err(bad("num_sigs", 0, "at least one signature"));
         }
         if hs.sig_prod_size == 0 || !hs.sig_prod_size.is_multiple_of(num_signatures) {
-            return Err(bad(
-                "sig_prod_size",
-                hs.sig_prod_size,
-                "a non-zero multiple of num_sigs",
-            ));
+            return Err(bad("sig_prod_size", hs.sig_prod_size, "a non-zero multiple of num_sigs"));
         }
         if load.num_apps != 1 {
             return Err(FirmwareError::BadField {
@@ -251,50 +223,20 @@ impl<'a> BooterFirmware<'a> {
         if load.app_code_size == 0 || load.os_data_size == 0 {
             return Err(FirmwareError::BadField {
                 structure: "nvfw_hs_load_header_v2",
-                field: if load.app_code_size == 0 {
-                    "app_code_size"
-                } else {
-                    "os_data_size"
-                },
+                field: if load.app_code_size == 0 { "app_code_size" } else { "os_data_size" },
                 value: 0,
                 expected: "a non-empty region",
             });
         }
         let limit = image.len();
-        check_within(
-            "OS code",
-            load.os_code_offset,
-            load.os_code_size,
-            "ucode image",
-            limit,
-        )?;
-        check_within(
-            "OS data",
-            load.os_data_offset,
-            load.os_data_size,
-            "ucode image",
-            limit,
-        )?;
-        check_within(
-            "application code",
-            load.app_code_offset,
-            load.app_code_size,
-            "ucode image",
-            limit,
-        )?;
-        check_within(
-            "application data",
-            load.app_data_offset,
-            load.app_data_size,
-            "ucode image",
-            limit,
-        )?;
+        check_within("OS code", load.os_code_offset, load.os_code_size, "ucode image", limit)?;
+        check_within("OS data", load.os_data_offset, load.os_data_size, "ucode image", limit)?;
+        check_within("application code", load.app_code_offset, load.app_code_size, "ucode image", limit)?;
+        check_within("application data", load.app_data_offset, load.app_data_size, "ucode image", limit)?;
 
         let signature_size = hs.sig_prod_size / num_signatures;
         // s_patchBooterUcodeSignature: imageSize > patchLoc and imageSize - patchLoc > sigSize.
-        if patch_location as usize >= limit
-            || limit - patch_location as usize <= signature_size as usize
-        {
+        if patch_location as usize >= limit || limit - patch_location as usize <= signature_size as usize {
             return Err(FirmwareError::OutOfRange {
                 what: "signature patch location",
                 offset: patch_location.into(),
@@ -338,10 +280,7 @@ impl<'a> BooterFirmware<'a> {
     /// Size of one signature (16 for Turing's AES signatures, 384 for RSA-3072).
     pub fn signature_size(&self) -> u32 {
         // `parse` refuses num_sigs == 0; the fields are public, so do not divide by zero anyway.
-        self.hs
-            .sig_prod_size
-            .checked_div(self.num_signatures)
-            .unwrap_or(0)
+        self.hs.sig_prod_size.checked_div(self.num_signatures).unwrap_or(0)
     }
 
     /// Signature number `index` of the file.
@@ -355,10 +294,7 @@ impl<'a> BooterFirmware<'a> {
     /// with one signature, that one; otherwise number `num_sigs - 1 - fuse_version`
     /// (`s_patchBooterUcodeSignature`).
     pub fn signature_for_fuse_version(&self, fuse_version: u32) -> Result<&'a [u8]> {
-        let missing = FirmwareError::NoSignatureForFuseVersion {
-            fuse_version,
-            signatures: self.num_signatures,
-        };
+        let missing = FirmwareError::NoSignatureForFuseVersion { fuse_version, signatures: self.num_signatures };
         let index = if self.num_signatures > 1 {
             if fuse_version > self.num_signatures - 1 {
                 return Err(missing);
@@ -381,16 +317,15 @@ impl<'a> BooterFirmware<'a> {
         let signature = self.signature_for_fuse_version(fuse_version)?;
         let mut image = self.image.to_vec();
         let start = self.patch_location as usize;
-        let dest = start
-            .checked_add(signature.len())
-            .and_then(|end| image.get_mut(start..end))
-            .ok_or(FirmwareError::OutOfRange {
+        let dest = start.checked_add(signature.len()).and_then(|end| image.get_mut(start..end)).ok_or(
+            FirmwareError::OutOfRange {
                 what: "signature patch location",
                 offset: self.patch_location.into(),
                 len: signature.len() as u64,
                 within: "ucode image",
                 limit: self.image.len() as u64,
-            })?;
+            },
+        )?;
         dest.copy_from_slice(signature);
         Ok(image)
     }

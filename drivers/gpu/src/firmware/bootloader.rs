@@ -59,8 +59,7 @@ pub const RM_RISCV_UCODE_DESC_SHORT_SIZE: usize = 76;
 pub const RM_RISCV_UCODE_DESC_MAX_VERSION: u32 = 5;
 
 const _: () = assert!(size_of::<RiscvUcodeDescRaw>() == RM_RISCV_UCODE_DESC_SIZE);
-const _: () =
-    assert!(offset_of!(RiscvUcodeDescRaw, fb_reserved_size) == RM_RISCV_UCODE_DESC_SHORT_SIZE);
+const _: () = assert!(offset_of!(RiscvUcodeDescRaw, fb_reserved_size) == RM_RISCV_UCODE_DESC_SHORT_SIZE);
 
 /// `RM_RISCV_UCODE_DESC`: where the pieces of the RISC-V boot image lie (offsets relative to the
 /// image).
@@ -124,13 +123,11 @@ impl<'a> BootloaderFirmware<'a> {
         // Short descriptors are read into a zeroed full one; the two tail fields stay `None`.
         let mut full = [0u8; RM_RISCV_UCODE_DESC_SIZE];
         full[..desc_size].copy_from_slice(region);
-        let raw = RiscvUcodeDescRaw::read_from_bytes(&full[..]).map_err(|_| {
-            FirmwareError::Truncated {
-                what: "RM_RISCV_UCODE_DESC",
-                offset: bin.header_offset.into(),
-                len: RM_RISCV_UCODE_DESC_SIZE as u64,
-                size: file.len() as u64,
-            }
+        let raw = RiscvUcodeDescRaw::read_from_bytes(&full[..]).map_err(|_| FirmwareError::Truncated {
+            what: "RM_RISCV_UCODE_DESC",
+            offset: bin.header_offset.into(),
+            len: RM_RISCV_UCODE_DESC_SIZE as u64,
+            size: file.len() as u64,
         })?;
         let long = desc_size == RM_RISCV_UCODE_DESC_SIZE;
         let desc = RiscvUcodeDesc {
@@ -187,12 +184,7 @@ impl<'a> BootloaderFirmware<'a> {
                 check_within(what, offset, size, "bootloader image", limit)?;
             }
         }
-        Ok(BootloaderFirmware {
-            bin,
-            desc,
-            desc_size: desc_size as u32,
-            image,
-        })
+        Ok(BootloaderFirmware { bin, desc, desc_size: desc_size as u32, image })
     }
 
     /// The boot image (bootloader, monitor, manifest, ... at the descriptor's offsets).
@@ -206,33 +198,13 @@ impl RiscvUcodeDesc {
     pub fn regions(&self) -> [(&'static str, u32, u32); 8] {
         [
             ("bootloader", self.bootloader_offset, self.bootloader_size),
-            (
-                "bootloader parameters",
-                self.bootloader_param_offset,
-                self.bootloader_param_size,
-            ),
+            ("bootloader parameters", self.bootloader_param_offset, self.bootloader_param_size),
             ("RISC-V ELF", self.riscv_elf_offset, self.riscv_elf_size),
             ("manifest", self.manifest_offset, self.manifest_size),
-            (
-                "monitor data",
-                self.monitor_data_offset,
-                self.monitor_data_size,
-            ),
-            (
-                "monitor code",
-                self.monitor_code_offset,
-                self.monitor_code_size,
-            ),
-            (
-                "SW-BROM code",
-                self.swbrom_code_offset,
-                self.swbrom_code_size,
-            ),
-            (
-                "SW-BROM data",
-                self.swbrom_data_offset,
-                self.swbrom_data_size,
-            ),
+            ("monitor data", self.monitor_data_offset, self.monitor_data_size),
+            ("monitor code", self.monitor_code_offset, self.monitor_code_size),
+            ("SW-BROM code", self.swbrom_code_offset, self.swbrom_code_size),
+            ("SW-BROM data", self.swbrom_data_offset, self.swbrom_data_size),
         ]
     }
 }

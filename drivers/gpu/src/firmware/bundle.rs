@@ -204,12 +204,7 @@ pub fn module_name_for_path(path: &str) -> Option<String> {
     }
     let dir = parts.next()?;
     let chip = parts.next()?;
-    if dir != "gsp"
-        || chip.is_empty()
-        || !chip
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-    {
+    if dir != "gsp" || chip.is_empty() || !chip.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
         return None;
     }
     let stem_and_version = file.strip_suffix(".bin")?;
@@ -243,41 +238,26 @@ fn fetch<'a, S: FirmwareSource + ?Sized>(
     name: &str,
     what: &'static str,
 ) -> Result<&'a [u8]> {
-    source.get(name).ok_or_else(|| FirmwareError::MissingFile {
-        name: name.to_string(),
-        chip,
-        what,
-    })
+    source.get(name).ok_or_else(|| FirmwareError::MissingFile { name: name.to_string(), chip, what })
 }
 
 fn in_file<T>(name: &str, result: Result<T>) -> Result<T> {
-    result.map_err(|error| FirmwareError::InFile {
-        name: name.to_string(),
-        error: Box::new(error),
-    })
+    result.map_err(|error| FirmwareError::InFile { name: name.to_string(), error: Box::new(error) })
 }
 
 impl<'a> FirmwareBundle<'a> {
     /// The module names `chip` needs, GSP-RM first (what an image builder must pack).
     pub fn module_names(chip: Chipset) -> Result<Vec<String>> {
-        let gsp = chip
-            .gsp_firmware_file()
-            .ok_or(FirmwareError::NoGspFirmware { chip })?;
+        let gsp = chip.gsp_firmware_file().ok_or(FirmwareError::NoGspFirmware { chip })?;
         let mut names = Vec::from([gsp.to_string()]);
-        names.extend(
-            BootImage::ALL
-                .into_iter()
-                .filter_map(|image| boot_module_name(chip, image)),
-        );
+        names.extend(BootImage::ALL.into_iter().filter_map(|image| boot_module_name(chip, image)));
         Ok(names)
     }
 
     /// Finds and parses every file `chip` needs. The first missing or unusable file is the
     /// error, named.
     pub fn load<S: FirmwareSource + ?Sized>(source: &'a S, chip: Chipset) -> Result<Self> {
-        let gsp_name = chip
-            .gsp_firmware_file()
-            .ok_or(FirmwareError::NoGspFirmware { chip })?;
+        let gsp_name = chip.gsp_firmware_file().ok_or(FirmwareError::NoGspFirmware { chip })?;
         let gsp_bytes = fetch(source, chip, gsp_name, "GSP-RM firmware")?;
         let gsp = in_file(gsp_name, GspFirmware::for_chip(gsp_bytes, chip))?;
 
@@ -291,27 +271,17 @@ impl<'a> FirmwareBundle<'a> {
         let booter_load = booter(BootImage::BooterLoad)?;
         let booter_unload = booter(BootImage::BooterUnload)?;
 
-        let name = boot_module_name(chip, BootImage::Bootloader)
-            .ok_or(FirmwareError::NoGspFirmware { chip })?;
+        let name = boot_module_name(chip, BootImage::Bootloader).ok_or(FirmwareError::NoGspFirmware { chip })?;
         let bytes = fetch(source, chip, &name, BootImage::Bootloader.description())?;
         let bootloader = in_file(&name, BootloaderFirmware::parse(bytes))?;
 
-        Ok(FirmwareBundle {
-            chip,
-            gsp,
-            booter_load,
-            booter_unload,
-            bootloader,
-        })
+        Ok(FirmwareBundle { chip, gsp, booter_load, booter_unload, bootloader })
     }
 
     /// The extra module names `chip`'s boot uses besides [`Self::module_names`] (the generic
     /// bootloader on Turing and GA100, the FMC files on Hopper).
     pub fn extra_module_names(chip: Chipset) -> Vec<String> {
-        ExtraImage::ALL
-            .into_iter()
-            .filter_map(|image| extra_module_name(chip, image))
-            .collect()
+        ExtraImage::ALL.into_iter().filter_map(|image| extra_module_name(chip, image)).collect()
     }
 
     /// NVIDIA's generic falcon bootloader for `chip`'s FWSEC, parsed: `Ok(None)` where the chip

@@ -30,10 +30,7 @@ pub enum FirmwareError {
     /// A section the driver uses is empty.
     EmptySection { name: String },
     /// `.fwversion` names a release other than the one the driver is bound to.
-    VersionMismatch {
-        found: String,
-        expected: &'static str,
-    },
+    VersionMismatch { found: String, expected: &'static str },
     /// `.fwversion` is not a short NUL-terminated string.
     MalformedVersion { size: u64 },
     /// The `nvfw_bin_hdr` magic is not 0x10de.
@@ -51,13 +48,7 @@ pub enum FirmwareError {
         size: u64,
     },
     /// A region runs past the end of the region it must lie in (e.g. the ucode image).
-    OutOfRange {
-        what: &'static str,
-        offset: u64,
-        len: u64,
-        within: &'static str,
-        limit: u64,
-    },
+    OutOfRange { what: &'static str, offset: u64, len: u64, within: &'static str, limit: u64 },
     /// A header field holds a value the driver (or NVIDIA's) cannot use.
     BadField {
         /// The structure, as NVIDIA names it.
@@ -72,16 +63,9 @@ pub enum FirmwareError {
     /// The chip has no GSP-RM firmware in the pinned release (Blackwell in 535.261.03).
     NoGspFirmware { chip: Chipset },
     /// The firmware source has no file of this name.
-    MissingFile {
-        name: String,
-        chip: Chipset,
-        what: &'static str,
-    },
+    MissingFile { name: String, chip: Chipset, what: &'static str },
     /// A file of the bundle was found but could not be used.
-    InFile {
-        name: String,
-        error: Box<FirmwareError>,
-    },
+    InFile { name: String, error: Box<FirmwareError> },
 }
 
 impl fmt::Display for FirmwareError {
@@ -94,20 +78,18 @@ impl fmt::Display for FirmwareError {
                  an ELF magic nor the nvfw_bin_hdr magic 0x10de"
             ),
             Self::Elf { reason } => write!(f, "malformed ELF file: {reason}"),
-            Self::NotRiscv { machine } => write!(
-                f,
-                "ELF file for machine {machine} is not GSP firmware (GSP-RM images are RISC-V, machine 243)"
-            ),
+            Self::NotRiscv { machine } => {
+                write!(f, "ELF file for machine {machine} is not GSP firmware (GSP-RM images are RISC-V, machine 243)")
+            }
             Self::BadSectionName { index } => {
                 write!(f, "ELF section {index} has a name that is not UTF-8")
             }
             Self::MissingSection { name } => write!(f, "ELF section {name} is missing"),
             Self::DuplicateSection { name } => write!(f, "ELF section {name} appears more than once"),
             Self::EmptySection { name } => write!(f, "ELF section {name} is empty"),
-            Self::VersionMismatch { found, expected } => write!(
-                f,
-                "GSP firmware version mismatch: the file is {found}, the driver is bound to {expected}"
-            ),
+            Self::VersionMismatch { found, expected } => {
+                write!(f, "GSP firmware version mismatch: the file is {found}, the driver is bound to {expected}")
+            }
             Self::MalformedVersion { size } => write!(
                 f,
                 "GSP firmware version unknown: .fwversion ({size} bytes) is not a NUL-terminated version string"
@@ -118,27 +100,21 @@ impl fmt::Display for FirmwareError {
             Self::UnsupportedBinVersion { version } => {
                 write!(f, "nvfw_bin_hdr version {version} is not supported (only 1)")
             }
-            Self::Truncated { what, offset, len, size } => write!(
-                f,
-                "truncated: {what} at {offset:#x} needs {len:#x} bytes but the file has only {size:#x}"
-            ),
-            Self::OutOfRange { what, offset, len, within, limit } => write!(
-                f,
-                "{what} ({len:#x} bytes at {offset:#x}) runs past the end of the {within} ({limit:#x} bytes)"
-            ),
-            Self::BadField { structure, field, value, expected } => write!(
-                f,
-                "{structure}.{field} is {value:#x}, expected {expected}"
-            ),
-            Self::NoSignatureForFuseVersion { fuse_version, signatures } => write!(
-                f,
-                "no booter signature for fuse version {fuse_version} (the file has {signatures})"
-            ),
-            Self::NoGspFirmware { chip } => write!(
-                f,
-                "{chip:?} has no GSP-RM firmware in release {}",
-                crate::chip::GSP_FIRMWARE_VERSION
-            ),
+            Self::Truncated { what, offset, len, size } => {
+                write!(f, "truncated: {what} at {offset:#x} needs {len:#x} bytes but the file has only {size:#x}")
+            }
+            Self::OutOfRange { what, offset, len, within, limit } => {
+                write!(f, "{what} ({len:#x} bytes at {offset:#x}) runs past the end of the {within} ({limit:#x} bytes)")
+            }
+            Self::BadField { structure, field, value, expected } => {
+                write!(f, "{structure}.{field} is {value:#x}, expected {expected}")
+            }
+            Self::NoSignatureForFuseVersion { fuse_version, signatures } => {
+                write!(f, "no booter signature for fuse version {fuse_version} (the file has {signatures})")
+            }
+            Self::NoGspFirmware { chip } => {
+                write!(f, "{chip:?} has no GSP-RM firmware in release {}", crate::chip::GSP_FIRMWARE_VERSION)
+            }
             Self::MissingFile { name, chip, what } => {
                 write!(f, "firmware file {name} ({what} for {chip:?}) is missing")
             }
@@ -153,18 +129,8 @@ impl core::error::Error for FirmwareError {}
 pub type Result<T> = core::result::Result<T, FirmwareError>;
 
 /// `len` bytes at `offset` of `data`, or [`FirmwareError::Truncated`] naming `what`.
-pub(crate) fn slice<'a>(
-    data: &'a [u8],
-    what: &'static str,
-    offset: u64,
-    len: u64,
-) -> Result<&'a [u8]> {
-    let truncated = || FirmwareError::Truncated {
-        what,
-        offset,
-        len,
-        size: data.len() as u64,
-    };
+pub(crate) fn slice<'a>(data: &'a [u8], what: &'static str, offset: u64, len: u64) -> Result<&'a [u8]> {
+    let truncated = || FirmwareError::Truncated { what, offset, len, size: data.len() as u64 };
     let start = usize::try_from(offset).map_err(|_| truncated())?;
     let count = usize::try_from(len).map_err(|_| truncated())?;
     let end = start.checked_add(count).ok_or_else(truncated)?;
@@ -172,19 +138,10 @@ pub(crate) fn slice<'a>(
 }
 
 /// Reads a plain-bytes structure at `offset` of `data`.
-pub(crate) fn struct_at<T: zerocopy::FromBytes>(
-    data: &[u8],
-    what: &'static str,
-    offset: u64,
-) -> Result<T> {
+pub(crate) fn struct_at<T: zerocopy::FromBytes>(data: &[u8], what: &'static str, offset: u64) -> Result<T> {
     let len = core::mem::size_of::<T>() as u64;
     let bytes = slice(data, what, offset, len)?;
-    T::read_from_bytes(bytes).map_err(|_| FirmwareError::Truncated {
-        what,
-        offset,
-        len,
-        size: data.len() as u64,
-    })
+    T::read_from_bytes(bytes).map_err(|_| FirmwareError::Truncated { what, offset, len, size: data.len() as u64 })
 }
 
 /// Checks that `len` bytes at `offset` lie inside a region of `limit` bytes.

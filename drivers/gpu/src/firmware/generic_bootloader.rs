@@ -98,13 +98,26 @@ impl<'a> GenericBootloaderFirmware<'a> {
             return Err(bad("blStartTag", desc.bl_start_tag, "an IMEM tag (16 bits)"));
         }
         let image = bin.image(file)?;
-        check_within("loader code", header.bl_code_offset, header.bl_code_size, "generic bootloader image", image.len())?;
-        check_within("loader data", header.bl_data_offset, header.bl_data_size, "generic bootloader image", image.len())?;
+        check_within(
+            "loader code",
+            header.bl_code_offset,
+            header.bl_code_size,
+            "generic bootloader image",
+            image.len(),
+        )?;
+        check_within(
+            "loader data",
+            header.bl_data_offset,
+            header.bl_data_size,
+            "generic bootloader image",
+            image.len(),
+        )?;
         // RM copies whole blocks from the image's start (`s_prepareHsFalconWithLoader`).
-        let loaded = header
-            .bl_code_size
-            .checked_next_multiple_of(FALCON_BLOCK)
-            .ok_or(bad("blImgHeader.blCodeSize", header.bl_code_size, "a size below 4 GiB"))?;
+        let loaded = header.bl_code_size.checked_next_multiple_of(FALCON_BLOCK).ok_or(bad(
+            "blImgHeader.blCodeSize",
+            header.bl_code_size,
+            "a size below 4 GiB",
+        ))?;
         check_within("loader code blocks", 0, loaded, "generic bootloader image", image.len())?;
         Ok(Self { bin, desc, image })
     }
@@ -167,13 +180,19 @@ mod tests {
         other[16..20].copy_from_slice(&52u32.to_le_bytes());
         other[20..24].copy_from_slice(&0x2fcu32.to_le_bytes());
         let err = GenericBootloaderFirmware::parse(&other).unwrap_err();
-        assert!(matches!(err, FirmwareError::BadField { field: "data_offset - header_offset", value: 28, .. }), "{err:?}");
+        assert!(
+            matches!(err, FirmwareError::BadField { field: "data_offset - header_offset", value: 28, .. }),
+            "{err:?}"
+        );
     }
 
     #[test]
     fn extracted_paths_have_flat_module_names() {
         for (path, name) in [
-            ("extracted-535.261.03/nvidia/tu102/gsp/generic_bootloader-535.261.03.bin", Some("tu102-generic_bootloader.bin")),
+            (
+                "extracted-535.261.03/nvidia/tu102/gsp/generic_bootloader-535.261.03.bin",
+                Some("tu102-generic_bootloader.bin"),
+            ),
             ("nvidia/gh100/gsp/fmc_image-535.261.03.bin", Some("gh100-fmc_image.bin")),
             ("nvidia/gh100/gsp/fmc_pkey-535.261.03.bin", Some("gh100-fmc_pkey.bin")),
             ("nvidia/gh100/gsp/bootloader-535.261.03.bin", Some("gh100-bootloader.bin")),

@@ -61,9 +61,7 @@ impl<'a> GspSignature<'a> {
     /// What follows the prefix: the chip family (`ga10x`), or `cc_` and the family for
     /// confidential computing (`cc_gh100`).
     pub fn family(&self) -> &'a str {
-        self.section
-            .strip_prefix(GSP_SIGNATURE_SECTION_PREFIX)
-            .unwrap_or(self.section)
+        self.section.strip_prefix(GSP_SIGNATURE_SECTION_PREFIX).unwrap_or(self.section)
     }
 
     /// Whether this signature is for confidential-computing mode.
@@ -80,9 +78,7 @@ impl<'a> GspSignature<'a> {
             .iter()
             .copied()
             .filter(|chip| {
-                chip.gsp_signature_section()
-                    .and_then(|s| s.strip_prefix(GSP_SIGNATURE_SECTION_PREFIX))
-                    == Some(family)
+                chip.gsp_signature_section().and_then(|s| s.strip_prefix(GSP_SIGNATURE_SECTION_PREFIX)) == Some(family)
             })
             .collect()
     }
@@ -100,9 +96,7 @@ pub struct GspElf<'a> {
 }
 
 fn elf_error(error: object::Error) -> FirmwareError {
-    FirmwareError::Elf {
-        reason: error.to_string(),
-    }
+    FirmwareError::Elf { reason: error.to_string() }
 }
 
 impl<'a> GspElf<'a> {
@@ -114,9 +108,7 @@ impl<'a> GspElf<'a> {
             return Err(FirmwareError::Empty);
         }
         if !bytes.starts_with(ELF_MAGIC) {
-            return Err(FirmwareError::Elf {
-                reason: "no ELF magic (\\x7fELF) at offset 0".to_string(),
-            });
+            return Err(FirmwareError::Elf { reason: "no ELF magic (\\x7fELF) at offset 0".to_string() });
         }
         let elf = ElfFile64::<LittleEndian>::parse(bytes).map_err(elf_error)?;
         let machine = elf.elf_header().e_machine(elf.endian());
@@ -131,17 +123,14 @@ impl<'a> GspElf<'a> {
         for section in elf.sections() {
             let index = section.index().0;
             let name = section.name_bytes().map_err(elf_error)?;
-            let name =
-                core::str::from_utf8(name).map_err(|_| FirmwareError::BadSectionName { index })?;
+            let name = core::str::from_utf8(name).map_err(|_| FirmwareError::BadSectionName { index })?;
             sections.push(GspSection {
                 index,
                 name,
                 offset: section.file_range().map(|(offset, _)| offset),
                 size: section.size(),
             });
-            let duplicate = || FirmwareError::DuplicateSection {
-                name: name.to_string(),
-            };
+            let duplicate = || FirmwareError::DuplicateSection { name: name.to_string() };
             if name == GSP_IMAGE_SECTION {
                 if image.is_some() {
                     return Err(duplicate());
@@ -158,29 +147,16 @@ impl<'a> GspElf<'a> {
                     return Err(duplicate());
                 }
                 let data = section.data().map_err(elf_error)?;
-                signatures.push(GspSignature {
-                    section: name,
-                    data,
-                });
+                signatures.push(GspSignature { section: name, data });
             }
         }
-        let missing = |name: &str| FirmwareError::MissingSection {
-            name: name.to_string(),
-        };
+        let missing = |name: &str| FirmwareError::MissingSection { name: name.to_string() };
         let (image, image_offset) = image.ok_or_else(|| missing(GSP_IMAGE_SECTION))?;
         if image.is_empty() {
-            return Err(FirmwareError::EmptySection {
-                name: GSP_IMAGE_SECTION.to_string(),
-            });
+            return Err(FirmwareError::EmptySection { name: GSP_IMAGE_SECTION.to_string() });
         }
         let version = version.ok_or_else(|| missing(GSP_VERSION_SECTION))?;
-        Ok(GspElf {
-            sections,
-            version,
-            image,
-            image_offset,
-            signatures,
-        })
+        Ok(GspElf { sections, version, image, image_offset, signatures })
     }
 
     /// Every section of the file, in section header table order (the null section at index 0
@@ -214,13 +190,8 @@ impl<'a> GspElf<'a> {
         let expected = GSP_FIRMWARE_VERSION;
         match self.version_string() {
             Some(found) if found == expected => Ok(found),
-            Some(found) => Err(FirmwareError::VersionMismatch {
-                found: String::from(found),
-                expected,
-            }),
-            None => Err(FirmwareError::MalformedVersion {
-                size: self.version.len() as u64,
-            }),
+            Some(found) => Err(FirmwareError::VersionMismatch { found: String::from(found), expected }),
+            None => Err(FirmwareError::MalformedVersion { size: self.version.len() as u64 }),
         }
     }
 
@@ -261,28 +232,18 @@ impl<'a> GspFirmware<'a> {
     pub fn parse(bytes: &'a [u8], signature_section: &str) -> Result<Self> {
         let elf = GspElf::parse(bytes)?;
         let version = elf.checked_version()?;
-        let signature =
-            *elf.signature(signature_section)
-                .ok_or_else(|| FirmwareError::MissingSection {
-                    name: signature_section.to_string(),
-                })?;
+        let signature = *elf
+            .signature(signature_section)
+            .ok_or_else(|| FirmwareError::MissingSection { name: signature_section.to_string() })?;
         if signature.data.is_empty() {
-            return Err(FirmwareError::EmptySection {
-                name: signature_section.to_string(),
-            });
+            return Err(FirmwareError::EmptySection { name: signature_section.to_string() });
         }
-        Ok(GspFirmware {
-            elf,
-            version,
-            signature,
-        })
+        Ok(GspFirmware { elf, version, signature })
     }
 
     /// [`GspFirmware::parse`] with `chip`'s signature section (normal mode).
     pub fn for_chip(bytes: &'a [u8], chip: Chipset) -> Result<Self> {
-        let section = chip
-            .gsp_signature_section()
-            .ok_or(FirmwareError::NoGspFirmware { chip })?;
+        let section = chip.gsp_signature_section().ok_or(FirmwareError::NoGspFirmware { chip })?;
         Self::parse(bytes, section)
     }
 

@@ -27,22 +27,22 @@ mod tests;
 
 pub use bin_hdr::{BinHeader, NVFW_BIN_HDR_SIZE, NVFW_BIN_MAGIC, NVFW_BIN_VERSION};
 pub use booter::{
-    BooterFirmware, HsHeaderV2, HsLoadHeaderV2, HsPatchMeta, HS_PATCH_META_SIZE,
-    NVFW_HS_HEADER_V2_SIZE, NVFW_HS_LOAD_HEADER_V2_SIZE,
+    BooterFirmware, HsHeaderV2, HsLoadHeaderV2, HsPatchMeta, HS_PATCH_META_SIZE, NVFW_HS_HEADER_V2_SIZE,
+    NVFW_HS_LOAD_HEADER_V2_SIZE,
 };
 pub use bootloader::{
-    BootloaderFirmware, RiscvUcodeDesc, RM_RISCV_UCODE_DESC_MAX_VERSION,
-    RM_RISCV_UCODE_DESC_SHORT_SIZE, RM_RISCV_UCODE_DESC_SIZE,
+    BootloaderFirmware, RiscvUcodeDesc, RM_RISCV_UCODE_DESC_MAX_VERSION, RM_RISCV_UCODE_DESC_SHORT_SIZE,
+    RM_RISCV_UCODE_DESC_SIZE,
 };
 pub use bundle::{
-    boot_image_chip, boot_module_name, extra_image_chip, extra_module_name, module_name_for_path,
-    BootImage, ExtraImage, FirmwareBundle, FirmwareSourceExt, PINNED_BOOT_FIRMWARE_DIR,
+    boot_image_chip, boot_module_name, extra_image_chip, extra_module_name, module_name_for_path, BootImage,
+    ExtraImage, FirmwareBundle, FirmwareSourceExt, PINNED_BOOT_FIRMWARE_DIR,
 };
 pub use error::{FirmwareError, Result};
 pub use generic_bootloader::{GenericBootloaderFirmware, RM_FLCN_BL_DESC_SIZE};
 pub use gsp::{
-    GspElf, GspFirmware, GspSection, GspSignature, GSP_CC_SIGNATURE_SECTION_PREFIX,
-    GSP_IMAGE_SECTION, GSP_SIGNATURE_SECTION_PREFIX, GSP_VERSION_SECTION,
+    GspElf, GspFirmware, GspSection, GspSignature, GSP_CC_SIGNATURE_SECTION_PREFIX, GSP_IMAGE_SECTION,
+    GSP_SIGNATURE_SECTION_PREFIX, GSP_VERSION_SECTION,
 };
 
 /// What kind of firmware file some bytes are.

@@ -47,14 +47,7 @@ impl HsFile {
         let sig_size = self.signatures.len() as u32;
         let data_offset = 120 + sig_size;
         let total = round_up(data_offset + self.image.len() as u32, 256);
-        let mut file = words(&[
-            NVFW_BIN_MAGIC,
-            1,
-            total,
-            24,
-            data_offset,
-            self.image.len() as u32,
-        ]);
+        let mut file = words(&[NVFW_BIN_MAGIC, 1, total, 24, data_offset, self.image.len() as u32]);
         let patch_loc_offset = 60 + sig_size;
         file.extend(words(&[
             60,
@@ -89,14 +82,10 @@ fn bootloader_file(desc: &[u32], image_size: usize) -> Vec<u8> {
 }
 
 /// The GA102 descriptor of the Debian file (version 5, 21 words).
-const DESC_V5: [u32; 21] = [
-    5, 0x4000, 0x458, 0x4458, 0x10, 0, 0, 0, 0, 0x800, 0x800, 0x1000, 0x1800, 0x2500, 1, 0, 0, 0,
-    0, 0x5000, 0,
-];
+const DESC_V5: [u32; 21] =
+    [5, 0x4000, 0x458, 0x4458, 0x10, 0, 0, 0, 0, 0x800, 0x800, 0x1000, 0x1800, 0x2500, 1, 0, 0, 0, 0, 0x5000, 0];
 /// The TU102 descriptor of the Debian file (version 4, 19 words).
-const DESC_V4: [u32; 19] = [
-    4, 0, 0x488, 0x488, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-];
+const DESC_V4: [u32; 19] = [4, 0, 0x488, 0x488, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
 
 /// A minimal ELF64 REL file for `machine` with the given sections, plus `.shstrtab`.
 fn elf_file(machine: u16, sections: &[(&str, &[u8])]) -> Vec<u8> {
@@ -157,12 +146,7 @@ fn elf_file(machine: u16, sections: &[(&str, &[u8])]) -> Vec<u8> {
     for (i, (offset, size)) in placed.iter().enumerate() {
         header(name_offsets[i], 1, *offset, *size);
     }
-    header(
-        name_offsets[sections.len()],
-        3,
-        shstrtab_offset,
-        shstrtab.len() as u64,
-    );
+    header(name_offsets[sections.len()], 3, shstrtab_offset, shstrtab.len() as u64);
     file
 }
 
@@ -187,12 +171,7 @@ fn gsp_file(version: &[u8], signatures: &[&str]) -> Vec<u8> {
 fn ga10x_like() -> Vec<u8> {
     gsp_file(
         &version_bytes(GSP_FIRMWARE_VERSION),
-        &[
-            ".fwsignature_cc_gh100",
-            ".fwsignature_gh100",
-            ".fwsignature_ad10x",
-            ".fwsignature_ga10x",
-        ],
+        &[".fwsignature_cc_gh100", ".fwsignature_gh100", ".fwsignature_ad10x", ".fwsignature_ga10x"],
     )
 }
 
@@ -220,40 +199,19 @@ fn never_panics(file: &[u8], flip_limit: usize, parse: impl Fn(&[u8]) -> bool) -
 #[test]
 fn bin_header_refuses_foreign_and_bad_headers() {
     assert_eq!(BinHeader::parse(&[]), Err(FirmwareError::Empty));
-    assert_eq!(
-        BinHeader::parse(b"MZ\x90\x00 and more"),
-        Err(FirmwareError::BadBinMagic { found: 0x0090_5A4D })
-    );
+    assert_eq!(BinHeader::parse(b"MZ\x90\x00 and more"), Err(FirmwareError::BadBinMagic { found: 0x0090_5A4D }));
     let mut file = HsFile::ga102_like().build();
     file[4] = 2;
-    assert_eq!(
-        BinHeader::parse(&file),
-        Err(FirmwareError::UnsupportedBinVersion { version: 2 })
-    );
+    assert_eq!(BinHeader::parse(&file), Err(FirmwareError::UnsupportedBinVersion { version: 2 }));
     let mut file = HsFile::ga102_like().build();
     file[12] = 8; // header_offset inside nvfw_bin_hdr
-    assert!(matches!(
-        BinHeader::parse(&file),
-        Err(FirmwareError::BadField {
-            field: "header_offset",
-            ..
-        })
-    ));
+    assert!(matches!(BinHeader::parse(&file), Err(FirmwareError::BadField { field: "header_offset", .. })));
     let file = HsFile::ga102_like().build();
     assert!(matches!(
         BinHeader::parse(&file[..file.len() - 1]),
-        Err(FirmwareError::Truncated {
-            what: "ucode image",
-            ..
-        })
+        Err(FirmwareError::Truncated { what: "ucode image", .. })
     ));
-    assert!(matches!(
-        BinHeader::parse(&file[..10]),
-        Err(FirmwareError::Truncated {
-            what: "nvfw_bin_hdr",
-            ..
-        })
-    ));
+    assert!(matches!(BinHeader::parse(&file[..10]), Err(FirmwareError::Truncated { what: "nvfw_bin_hdr", .. })));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -270,32 +228,16 @@ fn booter_fields_and_signature_selection() {
     assert_eq!(booter.num_signatures, 2);
     assert_eq!(booter.signature_size(), 384);
     assert_eq!(booter.patch_location, 0x810);
-    assert_eq!(
-        booter.meta,
-        HsPatchMeta {
-            fuse_version: 1,
-            engine_id_mask: 1,
-            ucode_id: 3
-        }
-    );
+    assert_eq!(booter.meta, HsPatchMeta { fuse_version: 1, engine_id_mask: 1, ucode_id: 3 });
     assert_eq!(booter.load.app_code_size, 0x600);
     assert_eq!(booter.signature_dmem_offset(), 0x10);
     assert_eq!(booter.image(), &spec.image[..]);
     // Fuse version 1 takes signature 0, fuse version 0 signature 1; 2 has none.
-    assert_eq!(
-        booter.signature_for_fuse_version(1).unwrap(),
-        &[0xA1; 384][..]
-    );
-    assert_eq!(
-        booter.signature_for_fuse_version(0).unwrap(),
-        &[0xB2; 384][..]
-    );
+    assert_eq!(booter.signature_for_fuse_version(1).unwrap(), &[0xA1; 384][..]);
+    assert_eq!(booter.signature_for_fuse_version(0).unwrap(), &[0xB2; 384][..]);
     assert_eq!(
         booter.signature_for_fuse_version(2),
-        Err(FirmwareError::NoSignatureForFuseVersion {
-            fuse_version: 2,
-            signatures: 2
-        })
+        Err(FirmwareError::NoSignatureForFuseVersion { fuse_version: 2, signatures: 2 })
     );
     let patched = booter.patched_image(0).unwrap();
     assert_eq!(&patched[0x810..0x810 + 384], &[0xB2; 384][..]);
@@ -310,10 +252,7 @@ fn booter_with_one_signature_uses_it_for_any_fuse_version() {
     spec.num_sigs = 1;
     let file = spec.build();
     let booter = BooterFirmware::parse(&file).unwrap();
-    assert_eq!(
-        booter.signature_for_fuse_version(5).unwrap(),
-        &[0x77; 16][..]
-    );
+    assert_eq!(booter.signature_for_fuse_version(5).unwrap(), &[0x77; 16][..]);
 }
 
 #[test]
@@ -332,25 +271,13 @@ fn booter_refuses_what_nvidia_refuses() {
         let mut spec = HsFile::ga102_like();
         change(&mut spec);
         let err = BooterFirmware::parse(&spec.build()).unwrap_err();
-        assert!(
-            matches!(err, FirmwareError::BadField { field: f, .. } if f == field),
-            "{field}: {err}"
-        );
+        assert!(matches!(err, FirmwareError::BadField { field: f, .. } if f == field), "{field}: {err}");
     }
     // The patch location leaves no room for a whole signature.
     let mut spec = HsFile::ga102_like();
     spec.patch_loc = 0xc00 - 384;
     let err = BooterFirmware::parse(&spec.build()).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            FirmwareError::OutOfRange {
-                what: "signature patch location",
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, FirmwareError::OutOfRange { what: "signature patch location", .. }), "{err}");
     // Application code past the image.
     let mut spec = HsFile::ga102_like();
     spec.load[6] = 0xc00;
@@ -378,14 +305,8 @@ fn bootloader_v5_and_v4_descriptors() {
     assert_eq!(bl.desc_size, 84);
     assert_eq!(bl.bin.data_offset, 0x6c);
     assert_eq!(bl.desc.version, 5);
-    assert_eq!(
-        (bl.desc.bootloader_offset, bl.desc.bootloader_size),
-        (0x4000, 0x458)
-    );
-    assert_eq!(
-        (bl.desc.monitor_code_offset, bl.desc.monitor_code_size),
-        (0x1800, 0x2500)
-    );
+    assert_eq!((bl.desc.bootloader_offset, bl.desc.bootloader_size), (0x4000, 0x458));
+    assert_eq!((bl.desc.monitor_code_offset, bl.desc.monitor_code_size), (0x1800, 0x2500));
     assert!(bl.desc.monitor_enabled);
     assert_eq!(bl.desc.fb_reserved_size, Some(0x5000));
     assert_eq!(bl.desc.signed_as_code, Some(false));
@@ -407,20 +328,13 @@ fn bootloader_refuses_bad_descriptors() {
     desc[0] = 6;
     assert!(matches!(
         BootloaderFirmware::parse(&bootloader_file(&desc, 0x5000)),
-        Err(FirmwareError::BadField {
-            field: "version",
-            value: 6,
-            ..
-        })
+        Err(FirmwareError::BadField { field: "version", value: 6, .. })
     ));
     let mut desc = DESC_V5;
     desc[2] = 0;
     assert!(matches!(
         BootloaderFirmware::parse(&bootloader_file(&desc, 0x5000)),
-        Err(FirmwareError::BadField {
-            field: "bootloaderSize",
-            ..
-        })
+        Err(FirmwareError::BadField { field: "bootloaderSize", .. })
     ));
     // Monitor code past the end of the image.
     let mut desc = DESC_V5;
@@ -477,30 +391,17 @@ fn gsp_elf_lists_sections_and_picks_the_signature() {
     assert_eq!(cc.family(), "cc_gh100");
     assert_eq!(cc.chips(), [Chipset::GH100]);
     let ga10x = fw.elf().signature(".fwsignature_ga10x").unwrap();
-    assert_eq!(
-        ga10x.chips(),
-        [
-            Chipset::GA102,
-            Chipset::GA103,
-            Chipset::GA104,
-            Chipset::GA106,
-            Chipset::GA107
-        ]
-    );
+    assert_eq!(ga10x.chips(), [Chipset::GA102, Chipset::GA103, Chipset::GA104, Chipset::GA106, Chipset::GA107]);
 
     let fw = GspFirmware::for_chip(&file, Chipset::GH100).unwrap();
     assert_eq!(fw.signature_section(), ".fwsignature_gh100");
     assert_eq!(
         GspFirmware::for_chip(&file, Chipset::TU102).unwrap_err(),
-        FirmwareError::MissingSection {
-            name: ".fwsignature_tu10x".to_string()
-        }
+        FirmwareError::MissingSection { name: ".fwsignature_tu10x".to_string() }
     );
     assert_eq!(
         GspFirmware::for_chip(&file, Chipset::GB202).unwrap_err(),
-        FirmwareError::NoGspFirmware {
-            chip: Chipset::GB202
-        }
+        FirmwareError::NoGspFirmware { chip: Chipset::GB202 }
     );
 }
 
@@ -508,34 +409,19 @@ fn gsp_elf_lists_sections_and_picks_the_signature() {
 fn gsp_version_must_be_the_pinned_one() {
     let file = gsp_file(&version_bytes("535.113.01"), &[".fwsignature_ga10x"]);
     let err = GspFirmware::parse(&file, ".fwsignature_ga10x").unwrap_err();
-    assert_eq!(
-        err,
-        FirmwareError::VersionMismatch {
-            found: "535.113.01".to_string(),
-            expected: "535.261.03"
-        }
-    );
+    assert_eq!(err, FirmwareError::VersionMismatch { found: "535.113.01".to_string(), expected: "535.261.03" });
     assert_eq!(
         err.to_string(),
         "GSP firmware version mismatch: the file is 535.113.01, the driver is bound to 535.261.03"
     );
     // The container is still readable for tools.
-    assert_eq!(
-        GspElf::parse(&file).unwrap().version_string(),
-        Some("535.113.01")
-    );
+    assert_eq!(GspElf::parse(&file).unwrap().version_string(), Some("535.113.01"));
 
     // Without its NUL, with a trailing extra byte, or not text: malformed.
     for version in [&b"535.261.03"[..], b"535.261.03\0\0", b"\xff\xfe\0", b""] {
         let file = gsp_file(version, &[".fwsignature_ga10x"]);
         let err = GspFirmware::parse(&file, ".fwsignature_ga10x").unwrap_err();
-        assert_eq!(
-            err,
-            FirmwareError::MalformedVersion {
-                size: version.len() as u64
-            },
-            "{version:?}"
-        );
+        assert_eq!(err, FirmwareError::MalformedVersion { size: version.len() as u64 }, "{version:?}");
     }
 }
 
@@ -544,67 +430,25 @@ fn gsp_container_errors() {
     let version = version_bytes(GSP_FIRMWARE_VERSION);
     let sig = [1u8; 16];
     let image = [2u8; 16];
-    let no_image = elf_file(
-        EM_RISCV,
-        &[(".fwversion", &version), (".fwsignature_ga10x", &sig)],
-    );
-    assert_eq!(
-        GspElf::parse(&no_image).unwrap_err(),
-        FirmwareError::MissingSection {
-            name: ".fwimage".to_string()
-        }
-    );
+    let no_image = elf_file(EM_RISCV, &[(".fwversion", &version), (".fwsignature_ga10x", &sig)]);
+    assert_eq!(GspElf::parse(&no_image).unwrap_err(), FirmwareError::MissingSection { name: ".fwimage".to_string() });
     let no_version = elf_file(EM_RISCV, &[(".fwimage", &image)]);
     assert_eq!(
         GspElf::parse(&no_version).unwrap_err(),
-        FirmwareError::MissingSection {
-            name: ".fwversion".to_string()
-        }
+        FirmwareError::MissingSection { name: ".fwversion".to_string() }
     );
-    let twice = elf_file(
-        EM_RISCV,
-        &[
-            (".fwimage", &image),
-            (".fwversion", &version),
-            (".fwimage", &image),
-        ],
-    );
-    assert_eq!(
-        GspElf::parse(&twice).unwrap_err(),
-        FirmwareError::DuplicateSection {
-            name: ".fwimage".to_string()
-        }
-    );
+    let twice = elf_file(EM_RISCV, &[(".fwimage", &image), (".fwversion", &version), (".fwimage", &image)]);
+    assert_eq!(GspElf::parse(&twice).unwrap_err(), FirmwareError::DuplicateSection { name: ".fwimage".to_string() });
     let empty_image = elf_file(EM_RISCV, &[(".fwimage", &[]), (".fwversion", &version)]);
-    assert_eq!(
-        GspElf::parse(&empty_image).unwrap_err(),
-        FirmwareError::EmptySection {
-            name: ".fwimage".to_string()
-        }
-    );
-    let empty_sig = elf_file(
-        EM_RISCV,
-        &[
-            (".fwimage", &image),
-            (".fwversion", &version),
-            (".fwsignature_ga10x", &[]),
-        ],
-    );
+    assert_eq!(GspElf::parse(&empty_image).unwrap_err(), FirmwareError::EmptySection { name: ".fwimage".to_string() });
+    let empty_sig = elf_file(EM_RISCV, &[(".fwimage", &image), (".fwversion", &version), (".fwsignature_ga10x", &[])]);
     assert_eq!(
         GspFirmware::parse(&empty_sig, ".fwsignature_ga10x").unwrap_err(),
-        FirmwareError::EmptySection {
-            name: ".fwsignature_ga10x".to_string()
-        }
+        FirmwareError::EmptySection { name: ".fwsignature_ga10x".to_string() }
     );
     let x86 = elf_file(62, &[(".fwimage", &image), (".fwversion", &version)]);
-    assert_eq!(
-        GspElf::parse(&x86).unwrap_err(),
-        FirmwareError::NotRiscv { machine: 62 }
-    );
-    assert!(matches!(
-        GspElf::parse(b"not an elf"),
-        Err(FirmwareError::Elf { .. })
-    ));
+    assert_eq!(GspElf::parse(&x86).unwrap_err(), FirmwareError::NotRiscv { machine: 62 });
+    assert!(matches!(GspElf::parse(b"not an elf"), Err(FirmwareError::Elf { .. })));
     assert_eq!(GspElf::parse(&[]), Err(FirmwareError::Empty));
 }
 
@@ -633,33 +477,13 @@ fn gsp_never_panics_on_cut_or_flipped_files() {
 
 #[test]
 fn detects_kinds() {
-    assert_eq!(
-        FirmwareKind::detect(&ga10x_like()),
-        Ok(FirmwareKind::GspElf)
-    );
-    assert_eq!(
-        FirmwareKind::detect(&HsFile::ga102_like().build()),
-        Ok(FirmwareKind::Booter)
-    );
-    assert_eq!(
-        FirmwareKind::detect(&bootloader_file(&DESC_V5, 0x5000)),
-        Ok(FirmwareKind::Bootloader)
-    );
-    assert_eq!(
-        FirmwareKind::detect(&bootloader_file(&DESC_V4, 0x1000)),
-        Ok(FirmwareKind::Bootloader)
-    );
+    assert_eq!(FirmwareKind::detect(&ga10x_like()), Ok(FirmwareKind::GspElf));
+    assert_eq!(FirmwareKind::detect(&HsFile::ga102_like().build()), Ok(FirmwareKind::Booter));
+    assert_eq!(FirmwareKind::detect(&bootloader_file(&DESC_V5, 0x5000)), Ok(FirmwareKind::Bootloader));
+    assert_eq!(FirmwareKind::detect(&bootloader_file(&DESC_V4, 0x1000)), Ok(FirmwareKind::Bootloader));
     assert_eq!(FirmwareKind::detect(&[]), Err(FirmwareError::Empty));
-    assert_eq!(
-        FirmwareKind::detect(b"PK\x03\x04"),
-        Err(FirmwareError::UnknownFormat {
-            first_word: 0x0403_4B50
-        })
-    );
-    assert_eq!(
-        FirmwareKind::detect(b"\xde"),
-        Err(FirmwareError::UnknownFormat { first_word: 0xde })
-    );
+    assert_eq!(FirmwareKind::detect(b"PK\x03\x04"), Err(FirmwareError::UnknownFormat { first_word: 0x0403_4B50 }));
+    assert_eq!(FirmwareKind::detect(b"\xde"), Err(FirmwareError::UnknownFormat { first_word: 0xde }));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -668,74 +492,31 @@ fn detects_kinds() {
 #[test]
 fn module_names_follow_the_flat_scheme() {
     use BootImage::*;
-    assert_eq!(
-        boot_module_name(Chipset::GA104, BooterLoad).as_deref(),
-        Some("ga102-booter_load.bin")
-    );
-    assert_eq!(
-        boot_module_name(Chipset::TU117, BooterUnload).as_deref(),
-        Some("tu116-booter_unload.bin")
-    );
-    assert_eq!(
-        boot_module_name(Chipset::TU117, Bootloader).as_deref(),
-        Some("tu102-bootloader.bin")
-    );
-    assert_eq!(
-        boot_module_name(Chipset::TU106, BooterLoad).as_deref(),
-        Some("tu102-booter_load.bin")
-    );
-    assert_eq!(
-        boot_module_name(Chipset::AD107, Bootloader).as_deref(),
-        Some("ad102-bootloader.bin")
-    );
-    assert_eq!(
-        boot_module_name(Chipset::GA100, BooterLoad).as_deref(),
-        Some("ga100-booter_load.bin")
-    );
+    assert_eq!(boot_module_name(Chipset::GA104, BooterLoad).as_deref(), Some("ga102-booter_load.bin"));
+    assert_eq!(boot_module_name(Chipset::TU117, BooterUnload).as_deref(), Some("tu116-booter_unload.bin"));
+    assert_eq!(boot_module_name(Chipset::TU117, Bootloader).as_deref(), Some("tu102-bootloader.bin"));
+    assert_eq!(boot_module_name(Chipset::TU106, BooterLoad).as_deref(), Some("tu102-booter_load.bin"));
+    assert_eq!(boot_module_name(Chipset::AD107, Bootloader).as_deref(), Some("ad102-bootloader.bin"));
+    assert_eq!(boot_module_name(Chipset::GA100, BooterLoad).as_deref(), Some("ga100-booter_load.bin"));
     assert_eq!(boot_module_name(Chipset::GH100, BooterLoad), None);
-    assert_eq!(
-        boot_module_name(Chipset::GH100, Bootloader).as_deref(),
-        Some("gh100-bootloader.bin")
-    );
+    assert_eq!(boot_module_name(Chipset::GH100, Bootloader).as_deref(), Some("gh100-bootloader.bin"));
     assert_eq!(boot_module_name(Chipset::GB202, Bootloader), None);
 
     assert_eq!(
         FirmwareBundle::module_names(Chipset::GA102).unwrap(),
-        [
-            "gsp_ga10x.bin",
-            "ga102-booter_load.bin",
-            "ga102-booter_unload.bin",
-            "ga102-bootloader.bin"
-        ]
+        ["gsp_ga10x.bin", "ga102-booter_load.bin", "ga102-booter_unload.bin", "ga102-bootloader.bin"]
     );
-    assert_eq!(
-        FirmwareBundle::module_names(Chipset::GH100).unwrap(),
-        ["gsp_ga10x.bin", "gh100-bootloader.bin"]
-    );
+    assert_eq!(FirmwareBundle::module_names(Chipset::GH100).unwrap(), ["gsp_ga10x.bin", "gh100-bootloader.bin"]);
     assert_eq!(
         FirmwareBundle::module_names(Chipset::GB100),
-        Err(FirmwareError::NoGspFirmware {
-            chip: Chipset::GB100
-        })
+        Err(FirmwareError::NoGspFirmware { chip: Chipset::GB100 })
     );
 
     for (path, name) in [
-        (
-            "nvidia/ga102/gsp/booter_load-535.113.01.bin",
-            Some("ga102-booter_load.bin"),
-        ),
-        (
-            "/lib/firmware/nvidia/tu116/gsp/booter_unload-535.113.01.bin",
-            Some("tu116-booter_unload.bin"),
-        ),
-        (
-            "ad102/gsp/bootloader-535.113.01.bin",
-            Some("ad102-bootloader.bin"),
-        ),
-        (
-            "lib/firmware/nvidia/535.261.03/gsp_ga10x.bin",
-            Some("gsp_ga10x.bin"),
-        ),
+        ("nvidia/ga102/gsp/booter_load-535.113.01.bin", Some("ga102-booter_load.bin")),
+        ("/lib/firmware/nvidia/tu116/gsp/booter_unload-535.113.01.bin", Some("tu116-booter_unload.bin")),
+        ("ad102/gsp/bootloader-535.113.01.bin", Some("ad102-bootloader.bin")),
+        ("lib/firmware/nvidia/535.261.03/gsp_ga10x.bin", Some("gsp_ga10x.bin")),
         ("gsp_tu10x.bin", Some("gsp_tu10x.bin")),
         ("nvidia/ga102/gsp/gsp-535.113.01.bin", None),
         ("nvidia/ga102/gsp/booter_load.bin", None),
@@ -761,36 +542,17 @@ fn bundle_loads_every_file_and_names_what_is_missing() {
     let mut files = Files(HashMap::new());
     files.0.insert("gsp_ga10x.bin".into(), ga10x_like());
     let err = FirmwareBundle::load(&files, Chipset::GA104).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "firmware file ga102-booter_load.bin (booter load ucode for GA104) is missing"
-    );
-    files
-        .0
-        .insert("ga102-booter_load.bin".into(), HsFile::ga102_like().build());
-    files.0.insert(
-        "ga102-booter_unload.bin".into(),
-        HsFile::ga102_like().build(),
-    );
+    assert_eq!(err.to_string(), "firmware file ga102-booter_load.bin (booter load ucode for GA104) is missing");
+    files.0.insert("ga102-booter_load.bin".into(), HsFile::ga102_like().build());
+    files.0.insert("ga102-booter_unload.bin".into(), HsFile::ga102_like().build());
     let err = files.firmware_bundle(Chipset::GA104).unwrap_err();
-    assert!(
-        matches!(&err, FirmwareError::MissingFile { name, .. } if name == "ga102-bootloader.bin")
-    );
+    assert!(matches!(&err, FirmwareError::MissingFile { name, .. } if name == "ga102-bootloader.bin"));
     // A file of the wrong kind is refused, naming the file.
-    files
-        .0
-        .insert("ga102-bootloader.bin".into(), HsFile::ga102_like().build());
+    files.0.insert("ga102-bootloader.bin".into(), HsFile::ga102_like().build());
     let err = files.firmware_bundle(Chipset::GA104).unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("ga102-bootloader.bin: nvfw_bin_hdr.data_offset - header_offset"),
-        "{err}"
-    );
+    assert!(err.to_string().starts_with("ga102-bootloader.bin: nvfw_bin_hdr.data_offset - header_offset"), "{err}");
 
-    files.0.insert(
-        "ga102-bootloader.bin".into(),
-        bootloader_file(&DESC_V5, 0x5000),
-    );
+    files.0.insert("ga102-bootloader.bin".into(), bootloader_file(&DESC_V5, 0x5000));
     let bundle = files.firmware_bundle(Chipset::GA104).unwrap();
     assert_eq!(bundle.chip, Chipset::GA104);
     assert_eq!(bundle.gsp.signature_section(), ".fwsignature_ga10x");
@@ -799,32 +561,19 @@ fn bundle_loads_every_file_and_names_what_is_missing() {
 
     // Hopper: no booter; the bootloader slot (GSP-FMC) is required.
     let err = files.firmware_bundle(Chipset::GH100).unwrap_err();
-    assert!(
-        matches!(&err, FirmwareError::MissingFile { name, .. } if name == "gh100-bootloader.bin")
-    );
-    files.0.insert(
-        "gh100-bootloader.bin".into(),
-        bootloader_file(&DESC_V5, 0x5000),
-    );
+    assert!(matches!(&err, FirmwareError::MissingFile { name, .. } if name == "gh100-bootloader.bin"));
+    files.0.insert("gh100-bootloader.bin".into(), bootloader_file(&DESC_V5, 0x5000));
     let bundle = files.firmware_bundle(Chipset::GH100).unwrap();
     assert!(bundle.booter_load.is_none() && bundle.booter_unload.is_none());
     assert_eq!(bundle.gsp.signature_section(), ".fwsignature_gh100");
 
     // A GSP-RM image of another release is refused for the bundle, naming the file.
-    files.0.insert(
-        "gsp_ga10x.bin".into(),
-        gsp_file(&version_bytes("535.113.01"), &[".fwsignature_ga10x"]),
-    );
+    files.0.insert("gsp_ga10x.bin".into(), gsp_file(&version_bytes("535.113.01"), &[".fwsignature_ga10x"]));
     let err = files.firmware_bundle(Chipset::GA104).unwrap_err();
     assert_eq!(
         err.to_string(),
         "gsp_ga10x.bin: GSP firmware version mismatch: the file is 535.113.01, the driver is bound to 535.261.03"
     );
-    let missing: String = FirmwareBundle::load(&Files(HashMap::new()), Chipset::TU102)
-        .unwrap_err()
-        .to_string();
-    assert_eq!(
-        missing,
-        "firmware file gsp_tu10x.bin (GSP-RM firmware for TU102) is missing"
-    );
+    let missing: String = FirmwareBundle::load(&Files(HashMap::new()), Chipset::TU102).unwrap_err().to_string();
+    assert_eq!(missing, "firmware file gsp_tu10x.bin (GSP-RM firmware for TU102) is missing");
 }

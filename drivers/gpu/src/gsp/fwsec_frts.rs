@@ -36,10 +36,14 @@ use crate::falcon::{
     HsSignatureLocation, Mailboxes, FALCON_BLOCK,
 };
 use crate::hal::{FalconLayout, Family, Hal};
-use crate::hw::falcon::{FbifMemType, FbifTarget, NV_PFALCON_FALCON_DMACTL, NV_PFALCON_FBIF_CTL, NV_PFALCON_FBIF_TRANSCFG};
+use crate::hw::falcon::{
+    FbifMemType, FbifTarget, NV_PFALCON_FALCON_DMACTL, NV_PFALCON_FBIF_CTL, NV_PFALCON_FBIF_TRANSCFG,
+};
 use crate::hw::{bus, fb, gc6, RegisterIo};
 use crate::platform::{Clock, DmaAllocator, DmaError};
-use crate::vbios::{FalconUcodeDescV2, Fwsec, FwsecDescriptor, APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB};
+use crate::vbios::{
+    FalconUcodeDescV2, Fwsec, FwsecDescriptor, APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB,
+};
 
 /// How long FWSEC may run: RM waits `GPU_TIMEOUT_DEFAULT`, which `osGetTimeoutParams`
 /// (`arch/nvalloc/unix/src/os.c`) sets to 4 s for a graphics-mode GPU.
@@ -116,7 +120,8 @@ const _: () = {
 };
 
 /// Bytes of [`FwseclicFrtsCmd`] that carry fields (FWSEC reads no more).
-pub const FWSECLIC_FRTS_CMD_FIELDS_SIZE: usize = size_of::<FwseclicReadVbiosDesc>() + size_of::<FwseclicFrtsRegionDesc>();
+pub const FWSECLIC_FRTS_CMD_FIELDS_SIZE: usize =
+    size_of::<FwseclicReadVbiosDesc>() + size_of::<FwseclicFrtsRegionDesc>();
 
 impl FwseclicReadVbiosDesc {
     /// The descriptor RM sends with every FWSEC command.
@@ -281,9 +286,10 @@ pub fn patch_interface_data(
     let copy = cmd_buffer.len().min(buffer_size).max(required.min(cmd_buffer.len()));
     let buffer_at = mapper.cmd_in_buffer_offset.get() as usize;
     let dmem_size = dmem.len() as u32;
-    let dest = buffer_at.checked_add(copy).and_then(|end| dmem.get_mut(buffer_at..end)).ok_or(
-        InterfaceError::OutOfBounds { what: "FWSEC command-in buffer", offset: buffer_at as u64, dmem_size },
-    )?;
+    let dest = buffer_at
+        .checked_add(copy)
+        .and_then(|end| dmem.get_mut(buffer_at..end))
+        .ok_or(InterfaceError::OutOfBounds { what: "FWSEC command-in buffer", offset: buffer_at as u64, dmem_size })?;
     dest.copy_from_slice(&cmd_buffer[..copy]);
 
     mapper.init_cmd = U32::new(cmd);
@@ -303,7 +309,12 @@ pub fn patch_interface_data(
 /// fuse plus one, 0 when no bit is set or the id has no fuse) on GA100 and later; always 0 on
 /// Turing, which has no such fuses (the `_b2b553` HAL stubs in `g_kernel_gsp_nvoc.c` and
 /// `g_kernel_sec2_nvoc.c`).
-pub fn read_ucode_fuse_version(io: &(impl RegisterIo + ?Sized), family: Family, engine: FuseEngine, ucode_id: u32) -> u32 {
+pub fn read_ucode_fuse_version(
+    io: &(impl RegisterIo + ?Sized),
+    family: Family,
+    engine: FuseEngine,
+    ucode_id: u32,
+) -> u32 {
     if family == Family::Turing {
         return 0;
     }
@@ -352,7 +363,12 @@ impl RmFlcnBlDesc {
     pub const RM_535_SEC2_GP10X: Self = Self {
         bl_start_tag: 0xfd,
         bl_dmem_desc_load_off: 0,
-        bl_img_header: RmFlcnBlImgHeader { bl_code_offset: 0, bl_code_size: 0x200, bl_data_offset: 0x200, bl_data_size: 0x100 },
+        bl_img_header: RmFlcnBlImgHeader {
+            bl_code_offset: 0,
+            bl_code_size: 0x200,
+            bl_data_offset: 0x200,
+            bl_data_size: 0x100,
+        },
     };
 }
 
@@ -665,9 +681,11 @@ fn run_fwsec_command<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
 
             // The signature this chip's GSP fuse selects.
             let fuse_version = read_ucode_fuse_version(gsp.io(), hal.family, FuseEngine::Gsp, desc.ucode_id.into());
-            let signature = fwsec.signature_for_fuse_version(fuse_version).ok_or(
-                FwsecFrtsError::NoSignatureForFuseVersion { fuse_version, signature_versions: desc.signature_versions },
-            )?;
+            let signature =
+                fwsec.signature_for_fuse_version(fuse_version).ok_or(FwsecFrtsError::NoSignatureForFuseVersion {
+                    fuse_version,
+                    signature_versions: desc.signature_versions,
+                })?;
             let location = HsSignatureLocation::from_fwsec_v3(desc)?;
             patch_signature(&mut image, location.patch_loc, signature)?;
 
@@ -713,9 +731,8 @@ pub fn check_frts_postcondition(
     if let Err(code) = bus::fwsec_frts_result(io) {
         return Err(FwsecFrtsError::FrtsErrorCode { code, mailbox0 });
     }
-    let last_unit = fb::NV_PFB_PRI_MMU_WPR2_ADDR_HI::read(io)
-        .last_unit_address()
-        .ok_or(FwsecFrtsError::Wpr2NotSet { mailbox0 })?;
+    let last_unit =
+        fb::NV_PFB_PRI_MMU_WPR2_ADDR_HI::read(io).last_unit_address().ok_or(FwsecFrtsError::Wpr2NotSet { mailbox0 })?;
     let start = fb::NV_PFB_PRI_MMU_WPR2_ADDR_LO::read(io).start_address();
     let found = (start, last_unit + 0xfff);
     let expected = (region.offset, region.last_byte());
@@ -764,11 +781,14 @@ fn run_with_loader<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
         .ok_or(layout("IMEMSecBase below IMEMVirtBase"))?;
     let code_size_aligned = align_256(imem_size).ok_or(layout("IMEMLoadSize overflows"))?;
     let data_size_aligned = align_256(desc.dmem_load_size).ok_or(layout("DMEMLoadSize overflows"))?;
-    if imem_ns_pa >= code_size_aligned.max(1) || u64::from(imem_ns_pa) + u64::from(imem_size) > code_size_aligned.into() {
+    if imem_ns_pa >= code_size_aligned.max(1) || u64::from(imem_ns_pa) + u64::from(imem_size) > code_size_aligned.into()
+    {
         return Err(layout("IMEMPhysBase places the code outside its buffer"));
     }
     let dmem_pa = desc.dmem_phys_base;
-    if dmem_pa >= data_size_aligned.max(1) || u64::from(dmem_pa) + u64::from(desc.dmem_load_size) > data_size_aligned.into() {
+    if dmem_pa >= data_size_aligned.max(1)
+        || u64::from(dmem_pa) + u64::from(desc.dmem_load_size) > data_size_aligned.into()
+    {
         return Err(layout("DMEMPhysBase places the data outside its buffer"));
     }
 
@@ -886,7 +906,10 @@ mod tests {
         );
         let mut no_mapper = dmem_with_mapper(0x40);
         no_mapper[0x1c] = 9;
-        assert_eq!(patch_interface_data(&mut no_mapper, 0x10, 0x15, cmd.as_bytes(), 44), Err(InterfaceError::NoDmemMapper));
+        assert_eq!(
+            patch_interface_data(&mut no_mapper, 0x10, 0x15, cmd.as_bytes(), 44),
+            Err(InterfaceError::NoDmemMapper)
+        );
         let mut outside = dmem_with_mapper(0x40);
         outside[0x108..0x10c].copy_from_slice(&0x3f0u32.to_le_bytes());
         assert!(matches!(

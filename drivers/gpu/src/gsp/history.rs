@@ -203,10 +203,7 @@ impl Default for RpcHistory {
 impl RpcHistory {
     /// An empty history.
     pub const fn new() -> Self {
-        Self {
-            slots: [None; RPC_HISTORY_DEPTH],
-            added: 0,
-        }
+        Self { slots: [None; RPC_HISTORY_DEPTH], added: 0 }
     }
 
     /// Adds an entry, evicting the oldest when full.
@@ -236,14 +233,9 @@ impl RpcHistory {
 
     /// The entries, oldest first.
     pub fn entries(&self) -> impl Iterator<Item = &RpcHistoryEntry> {
-        let start = if self.added > RPC_HISTORY_DEPTH as u64 {
-            (self.added % RPC_HISTORY_DEPTH as u64) as usize
-        } else {
-            0
-        };
-        (0..RPC_HISTORY_DEPTH)
-            .filter_map(move |i| self.slots[(start + i) % RPC_HISTORY_DEPTH].as_ref())
-            .map(|(_, e)| e)
+        let start =
+            if self.added > RPC_HISTORY_DEPTH as u64 { (self.added % RPC_HISTORY_DEPTH as u64) as usize } else { 0 };
+        (0..RPC_HISTORY_DEPTH).filter_map(move |i| self.slots[(start + i) % RPC_HISTORY_DEPTH].as_ref()).map(|(_, e)| e)
     }
 
     /// A copy for an error to carry, taken at `now_ns`.
@@ -252,10 +244,7 @@ impl RpcHistory {
         for (slot, e) in entries.iter_mut().zip(self.entries()) {
             *slot = Some(*e);
         }
-        HistorySnapshot {
-            entries,
-            taken_ns: now_ns,
-        }
+        HistorySnapshot { entries, taken_ns: now_ns }
     }
 }
 
@@ -297,11 +286,7 @@ mod tests {
         let mut history = RpcHistory::new();
         assert!(history.snapshot(0).to_string().contains("no RPCs yet"));
         let id = history.push(command(RpcFunction::GspRmAlloc, 7, 1_000_000));
-        history.complete(
-            id,
-            1_250_000,
-            RpcOutcome::Replied(NvStatus::NV_ERR_INVALID_CLASS),
-        );
+        history.complete(id, 1_250_000, RpcOutcome::Replied(NvStatus::NV_ERR_INVALID_CLASS));
         history.push(RpcHistoryEntry {
             direction: Direction::Incoming,
             function: RpcEvent::OsErrorLog.into(),
@@ -310,19 +295,15 @@ mod tests {
         });
         history.push(command(RpcFunction::GspRmControl, 8, 3_000_000));
         let text = history.snapshot(4_000_000).to_string();
+        assert!(text.contains("-> NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC seq 7 (1 record)"), "{text}");
+        assert!(text.contains("took 250 us, replied NV_ERR_INVALID_CLASS"), "{text}");
+        assert!(text.contains("<- NV_VGPU_MSG_EVENT_OS_ERROR_LOG seq 3"), "{text}");
         assert!(
-            text.contains("-> NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC seq 7 (1 record)"),
+            text.contains(
+                "NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL seq 8 (1 record) data 0x0 0x0, 1000 us ago, unfinished, pending"
+            ),
             "{text}"
         );
-        assert!(
-            text.contains("took 250 us, replied NV_ERR_INVALID_CLASS"),
-            "{text}"
-        );
-        assert!(
-            text.contains("<- NV_VGPU_MSG_EVENT_OS_ERROR_LOG seq 3"),
-            "{text}"
-        );
-        assert!(text.contains("NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL seq 8 (1 record) data 0x0 0x0, 1000 us ago, unfinished, pending"), "{text}");
         assert!(!text.contains('\n'), "one line: {text}");
         assert!(text.contains("replied NV_ERR_INVALID_CLASS (0x00000022: Given class-id not valid) | <- NV_VGPU_MSG_EVENT_OS_ERROR_LOG"), "{text}");
         assert_eq!(RpcName(0x1fff).to_string(), "RPC event 0x1fff");

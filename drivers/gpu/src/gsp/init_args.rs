@@ -11,9 +11,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use super::msgq::MessageQueueLayout;
 
 /// `MESSAGE_QUEUE_INIT_ARGUMENTS`: where the shared queue memory is. 48 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct MessageQueueInitArguments {
     /// `sharedMemPhysAddr` (`RmPhysAddr`): bus address of the first page of the shared queue
@@ -50,9 +48,7 @@ impl MessageQueueInitArguments {
 }
 
 /// `GSP_SR_INIT_ARGUMENTS`: suspend/resume state at boot. 12 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct GspSrInitArguments {
     /// `oldLevel`: the power level being resumed from.
@@ -66,9 +62,7 @@ pub struct GspSrInitArguments {
 }
 
 /// The anonymous `profilerArgs` member of `GSP_ARGUMENTS_CACHED`. 16 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct ProfilerArgs {
     /// `pa`: bus address of the profiler sample buffer, or 0.
@@ -78,9 +72,7 @@ pub struct ProfilerArgs {
 }
 
 /// `GSP_ARGUMENTS_CACHED`: the page LIBOS region "RMARGS" points at. 80 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct GspArgumentsCached {
     /// `messageQueueInitArguments`.
@@ -96,18 +88,10 @@ pub struct GspArgumentsCached {
 impl GspArgumentsCached {
     /// The arguments for a cold boot (not a resume, no profiler buffer), as
     /// `kgspPopulateGspRmInitArgs` writes them when called without suspend/resume arguments.
-    pub const fn cold_boot(
-        message_queue_init_arguments: MessageQueueInitArguments,
-        gpu_instance: u32,
-    ) -> Self {
+    pub const fn cold_boot(message_queue_init_arguments: MessageQueueInitArguments, gpu_instance: u32) -> Self {
         Self {
             message_queue_init_arguments,
-            sr_init_arguments: GspSrInitArguments {
-                old_level: 0,
-                flags: 0,
-                b_in_pm_transition: 0,
-                _padding: [0; 3],
-            },
+            sr_init_arguments: GspSrInitArguments { old_level: 0, flags: 0, b_in_pm_transition: 0, _padding: [0; 3] },
             gpu_instance,
             profiler_args: ProfilerArgs { pa: 0, size: 0 },
         }
@@ -121,8 +105,7 @@ mod tests {
     #[test]
     fn cold_boot_arguments_round_trip() {
         let layout = MessageQueueLayout::rm_default();
-        let args =
-            GspArgumentsCached::cold_boot(MessageQueueInitArguments::new(0xabc_d000, &layout), 2);
+        let args = GspArgumentsCached::cold_boot(MessageQueueInitArguments::new(0xabc_d000, &layout), 2);
         let bytes = args.as_bytes();
         assert_eq!(bytes.len(), 80);
         // sharedMemPhysAddr at 0, pageTableEntryCount at 8: 2 queues x 256 KiB = 128 pages, plus

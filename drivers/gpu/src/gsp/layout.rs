@@ -11,14 +11,10 @@ use core::mem::{align_of, offset_of, size_of};
 
 use super::headers;
 use super::init_args::{GspArgumentsCached, GspSrInitArguments, MessageQueueInitArguments};
-use super::libos::{
-    self, LibosMemoryRegionInitArgument, LibosMemoryRegionKind, LibosMemoryRegionLoc,
-};
+use super::libos::{self, LibosMemoryRegionInitArgument, LibosMemoryRegionKind, LibosMemoryRegionLoc};
 use super::msgq::{self, GspMsgQueueElement, MsgqRxHeader, MsgqTxHeader};
 use super::rpc::{self, RpcEvent, RpcFunction, RpcMessageHeader};
-use super::wpr::{
-    self, GspFwWprMeta, WprMetaCrashCat, WprMetaHeapFreeList, WprMetaPartitionRpc, WprMetaSignature,
-};
+use super::wpr::{self, GspFwWprMeta, WprMetaCrashCat, WprMetaHeapFreeList, WprMetaPartitionRpc, WprMetaSignature};
 use crate::hw::Header;
 
 /// One field of a C struct: its name as `offsetof` takes it, byte offset and size.
@@ -334,26 +330,11 @@ mod tests {
     fn tables_are_self_consistent() {
         for s in STRUCT_LAYOUTS {
             for (i, f) in s.fields.iter().enumerate() {
-                assert!(
-                    f.offset + f.size <= s.size,
-                    "{}.{} leaves the struct",
-                    s.c_name,
-                    f.c_name
-                );
-                assert!(
-                    s.fields[..i].iter().all(|g| g.c_name != f.c_name),
-                    "{}.{} twice",
-                    s.c_name,
-                    f.c_name
-                );
+                assert!(f.offset + f.size <= s.size, "{}.{} leaves the struct", s.c_name, f.c_name);
+                assert!(s.fields[..i].iter().all(|g| g.c_name != f.c_name), "{}.{} twice", s.c_name, f.c_name);
             }
         }
-        let size = |name: &str| {
-            STRUCT_LAYOUTS
-                .iter()
-                .find(|s| s.c_name == name)
-                .map(|s| s.size)
-        };
+        let size = |name: &str| STRUCT_LAYOUTS.iter().find(|s| s.c_name == name).map(|s| s.size);
         assert_eq!(size("GspFwWprMeta"), Some(256));
         assert_eq!(size("LibosMemoryRegionInitArgument"), Some(32));
         assert_eq!(size("MESSAGE_QUEUE_INIT_ARGUMENTS"), Some(48));

@@ -101,9 +101,7 @@ impl LibosMemoryRegionLoc {
 
 /// `LibosMemoryRegionInitArgument` (`libos_init_args.h`): one memory region LIBOS maps for
 /// GSP-RM, found by its tag. 32 bytes; owns nothing (it describes memory the driver owns).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct LibosMemoryRegionInitArgument {
     /// `id8`: the region's tag, [`init_arg_id`] of its name.
@@ -173,8 +171,7 @@ mod tests {
 
     #[test]
     fn region_round_trips_through_bytes() {
-        let arg =
-            LibosMemoryRegionInitArgument::contiguous_sysmem(RMARGS_ID, 0x1_2345_6000, 0x1000);
+        let arg = LibosMemoryRegionInitArgument::contiguous_sysmem(RMARGS_ID, 0x1_2345_6000, 0x1000);
         let bytes = arg.as_bytes();
         assert_eq!(bytes.len(), 32);
         assert_eq!(&bytes[0..8], &RMARGS_ID.to_le_bytes());
@@ -192,11 +189,7 @@ mod tests {
 
     #[test]
     fn unknown_kind_and_loc_decode_to_none() {
-        let arg = LibosMemoryRegionInitArgument {
-            kind: 7,
-            loc: 3,
-            ..Default::default()
-        };
+        let arg = LibosMemoryRegionInitArgument { kind: 7, loc: 3, ..Default::default() };
         assert_eq!(arg.region_kind(), None);
         assert_eq!(arg.region_loc(), None);
     }

@@ -37,26 +37,20 @@ pub mod rm_fifo;
 pub mod rm_intr;
 pub mod rpc;
 pub mod rpcs;
-pub mod status;
 pub mod sr_meta;
+pub mod status;
 pub mod wpr;
 
-pub use init_args::{
-    GspArgumentsCached, GspSrInitArguments, MessageQueueInitArguments, ProfilerArgs,
-};
+pub use init_args::{GspArgumentsCached, GspSrInitArguments, MessageQueueInitArguments, ProfilerArgs};
 pub use layout::{ConstantFact, FieldLayout, StructLayout, CONSTANTS, STRUCT_LAYOUTS};
-pub use libos::{
-    init_arg_id, LibosMemoryRegionInitArgument, LibosMemoryRegionKind, LibosMemoryRegionLoc,
-};
+pub use libos::{init_arg_id, LibosMemoryRegionInitArgument, LibosMemoryRegionKind, LibosMemoryRegionLoc};
 pub use msgq::{
-    checksum32, ElementError, GspMsgQueueElement, MessageQueueLayout, MsgqRxHeader, MsgqTxHeader,
-    QueueError,
+    checksum32, ElementError, GspMsgQueueElement, MessageQueueLayout, MsgqRxHeader, MsgqTxHeader, QueueError,
 };
 pub use radix3::{build_radix3, Radix3Error, Radix3Layout};
 pub use rpc::{RpcEvent, RpcFunction, RpcMessageHeader};
 pub use wpr::{
-    FbLayoutFlavor, FirmwareImages, GspFwWprMeta, LayoutError, MmuLock, SysmemRegion,
-    WprChipParams, WprLayoutInputs,
+    FbLayoutFlavor, FirmwareImages, GspFwWprMeta, LayoutError, MmuLock, SysmemRegion, WprChipParams, WprLayoutInputs,
 };
 
 // The structures use native integers for little-endian shared memory; the only target is x86_64.

@@ -44,11 +44,9 @@ pub const GSP_MSG_QUEUE_ELEMENT_SIZE_MIN: u32 = 4096;
 /// `GSP_MSG_QUEUE_ELEMENT_SIZE_MAX`: the largest record, 16 entries.
 pub const GSP_MSG_QUEUE_ELEMENT_SIZE_MAX: u32 = GSP_MSG_QUEUE_ELEMENT_SIZE_MIN * 16;
 /// `GSP_MSG_QUEUE_ELEMENT_HDR_SIZE`: offset of the RPC in an element.
-pub const GSP_MSG_QUEUE_ELEMENT_HDR_SIZE: u32 =
-    core::mem::offset_of!(GspMsgQueueElement, rpc) as u32;
+pub const GSP_MSG_QUEUE_ELEMENT_HDR_SIZE: u32 = core::mem::offset_of!(GspMsgQueueElement, rpc) as u32;
 /// `GSP_MSG_QUEUE_RPC_SIZE_MAX`: the largest RPC (header and parameters) in one record.
-pub const GSP_MSG_QUEUE_RPC_SIZE_MAX: u32 =
-    GSP_MSG_QUEUE_ELEMENT_SIZE_MAX - GSP_MSG_QUEUE_ELEMENT_HDR_SIZE;
+pub const GSP_MSG_QUEUE_RPC_SIZE_MAX: u32 = GSP_MSG_QUEUE_ELEMENT_SIZE_MAX - GSP_MSG_QUEUE_ELEMENT_HDR_SIZE;
 /// `GSP_MSG_QUEUE_ALIGN`: queue alignment, as a power of two.
 pub const GSP_MSG_QUEUE_ALIGN: u32 = 12;
 /// `GSP_MSG_QUEUE_ELEMENT_ALIGN`: entry alignment, as a power of two.
@@ -59,9 +57,7 @@ pub const GSP_MSG_QUEUE_HEADER_SIZE: u32 = 4096;
 pub const GSP_MSG_QUEUE_HEADER_ALIGN: u32 = 4;
 
 /// `msgqTxHeader`: written by a queue's producer at the start of the queue. 32 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct MsgqTxHeader {
     /// `version`: [`MSGQ_VERSION`].
@@ -83,9 +79,7 @@ pub struct MsgqTxHeader {
 }
 
 /// `msgqRxHeader`: written by a queue's consumer. 4 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct MsgqRxHeader {
     /// `readPtr`: index of the next entry the consumer will read.
@@ -99,13 +93,7 @@ impl MsgqTxHeader {
     /// The header a producer writes for a queue of `size` bytes with `msg_size`-byte entries,
     /// headers aligned to `1 << hdr_align` and entries to `1 << entry_align`, computed the way
     /// `msgqTxCreate` (`msgq.c`) computes it, with the same refusals.
-    pub fn new(
-        size: u32,
-        msg_size: u32,
-        hdr_align: u32,
-        entry_align: u32,
-        flags: u32,
-    ) -> Result<Self, QueueError> {
+    pub fn new(size: u32, msg_size: u32, hdr_align: u32, entry_align: u32, flags: u32) -> Result<Self, QueueError> {
         if msg_size < MSGQ_MSG_SIZE_MIN || msg_size > size {
             return Err(QueueError::BadEntrySize { msg_size, size });
         }
@@ -114,10 +102,9 @@ impl MsgqTxHeader {
                 return Err(QueueError::BadAlignment { log2: align });
             }
         }
-        let rx_hdr_off =
-            align_up32(TX_HEADER_SIZE, 1 << hdr_align).ok_or(QueueError::TooSmall { size })?;
-        let entry_off = align_up32(rx_hdr_off + RX_HEADER_SIZE, 1 << entry_align)
-            .ok_or(QueueError::TooSmall { size })?;
+        let rx_hdr_off = align_up32(TX_HEADER_SIZE, 1 << hdr_align).ok_or(QueueError::TooSmall { size })?;
+        let entry_off =
+            align_up32(rx_hdr_off + RX_HEADER_SIZE, 1 << entry_align).ok_or(QueueError::TooSmall { size })?;
         match entry_off.checked_add(msg_size) {
             Some(end) if end <= size => {}
             _ => return Err(QueueError::TooSmall { size }),
@@ -152,13 +139,7 @@ impl MsgqTxHeader {
     /// against the `size` and `msg_size` we expect, the way `msgqRxLink` (`msgq.c`) does, plus
     /// the bounds that make its offsets safe to use: `rxHdrOff` and the entries inside the queue.
     pub fn check_peer(&self, size: u32, msg_size: u32) -> Result<(), QueueError> {
-        let mismatch = |field, expected, found| {
-            Err(QueueError::PeerMismatch {
-                field,
-                expected,
-                found,
-            })
-        };
+        let mismatch = |field, expected, found| Err(QueueError::PeerMismatch { field, expected, found });
         if self.version != MSGQ_VERSION {
             return mismatch("version", MSGQ_VERSION, self.version);
         }
@@ -172,21 +153,12 @@ impl MsgqTxHeader {
             return Err(QueueError::BadEntrySize { msg_size, size });
         }
         if self.rx_hdr_off < TX_HEADER_SIZE {
-            return Err(QueueError::PeerOffsets {
-                rx_hdr_off: self.rx_hdr_off,
-                entry_off: self.entry_off,
-            });
+            return Err(QueueError::PeerOffsets { rx_hdr_off: self.rx_hdr_off, entry_off: self.entry_off });
         }
         let rx_end = self.rx_hdr_off.checked_add(RX_HEADER_SIZE);
         match (rx_end, self.entry_off.checked_add(msg_size)) {
-            (Some(rx_end), Some(first_entry_end))
-                if self.entry_off >= rx_end && first_entry_end <= size => {}
-            _ => {
-                return Err(QueueError::PeerOffsets {
-                    rx_hdr_off: self.rx_hdr_off,
-                    entry_off: self.entry_off,
-                })
-            }
+            (Some(rx_end), Some(first_entry_end)) if self.entry_off >= rx_end && first_entry_end <= size => {}
+            _ => return Err(QueueError::PeerOffsets { rx_hdr_off: self.rx_hdr_off, entry_off: self.entry_off }),
         }
         let expected_count = (size - self.entry_off) / msg_size;
         if self.msg_count != expected_count {
@@ -202,9 +174,7 @@ fn align_up32(value: u32, align: u32) -> Option<u32> {
 
 /// `GSP_MSG_QUEUE_ELEMENT`: the header of a queue record, followed directly by the RPC.
 /// 80 bytes with the RPC header; aligned to 8 (`NV_DECLARE_ALIGNED(rpc, 8)`).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C, align(8))]
 pub struct GspMsgQueueElement {
     /// `authTagBuffer`: confidential-computing tag (unused here).
@@ -253,8 +223,7 @@ pub const fn bytes_to_elements(bytes: u32) -> u32 {
 }
 
 /// Offset of `rpc.length` in a record.
-const RPC_LENGTH_AT: usize =
-    GSP_MSG_QUEUE_ELEMENT_HDR_SIZE as usize + core::mem::offset_of!(RpcMessageHeader, length);
+const RPC_LENGTH_AT: usize = GSP_MSG_QUEUE_ELEMENT_HDR_SIZE as usize + core::mem::offset_of!(RpcMessageHeader, length);
 const ELEMENT_SIZE: u32 = core::mem::size_of::<GspMsgQueueElement>() as u32;
 
 fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
@@ -283,39 +252,19 @@ fn record_size(rpc_length: u32) -> Result<u32, ElementError> {
 /// 8-byte boundary, set `seqNum` and `elemCount`, zero `checkSum`, then store the
 /// [`checksum32`] of the record in it. Returns the number of 4 KiB entries to copy.
 pub fn seal_element(record: &mut [u8], seq_num: u32) -> Result<u32, ElementError> {
-    let rpc_length =
-        read_u32(record, RPC_LENGTH_AT).ok_or(ElementError::TooShort { len: record.len() })?;
+    let rpc_length = read_u32(record, RPC_LENGTH_AT).ok_or(ElementError::TooShort { len: record.len() })?;
     let size = record_size(rpc_length)?;
     let padded = size.next_multiple_of(8) as usize;
     let Some(tail) = record.get_mut(size as usize..padded) else {
-        return Err(ElementError::Truncated {
-            needed: padded,
-            len: record.len(),
-        });
+        return Err(ElementError::Truncated { needed: padded, len: record.len() });
     };
     tail.fill(0);
     let elem_count = bytes_to_elements(size);
-    write_u32(
-        record,
-        core::mem::offset_of!(GspMsgQueueElement, seq_num),
-        seq_num,
-    );
-    write_u32(
-        record,
-        core::mem::offset_of!(GspMsgQueueElement, elem_count),
-        elem_count,
-    );
-    write_u32(
-        record,
-        core::mem::offset_of!(GspMsgQueueElement, check_sum),
-        0,
-    );
+    write_u32(record, core::mem::offset_of!(GspMsgQueueElement, seq_num), seq_num);
+    write_u32(record, core::mem::offset_of!(GspMsgQueueElement, elem_count), elem_count);
+    write_u32(record, core::mem::offset_of!(GspMsgQueueElement, check_sum), 0);
     let sum = checksum32(&record[..padded]);
-    write_u32(
-        record,
-        core::mem::offset_of!(GspMsgQueueElement, check_sum),
-        sum,
-    );
+    write_u32(record, core::mem::offset_of!(GspMsgQueueElement, check_sum), sum);
     Ok(elem_count)
 }
 
@@ -333,20 +282,15 @@ pub struct ReceivedRecord<'a> {
 /// checking `elemCount` and `rpc.length` against the bytes at hand *before* computing the
 /// checksum over them (RM trusts both). The sequence number is the caller's to compare.
 pub fn verify_element(record: &[u8]) -> Result<ReceivedRecord<'_>, ElementError> {
-    let (element, _) = GspMsgQueueElement::read_from_prefix(record)
-        .map_err(|_| ElementError::TooShort { len: record.len() })?;
+    let (element, _) =
+        GspMsgQueueElement::read_from_prefix(record).map_err(|_| ElementError::TooShort { len: record.len() })?;
     let max_elements = GSP_MSG_QUEUE_ELEMENT_SIZE_MAX / GSP_MSG_QUEUE_ELEMENT_SIZE_MIN;
     if element.elem_count == 0 || element.elem_count > max_elements {
-        return Err(ElementError::BadElementCount {
-            elem_count: element.elem_count,
-        });
+        return Err(ElementError::BadElementCount { elem_count: element.elem_count });
     }
     let span = (element.elem_count * GSP_MSG_QUEUE_ELEMENT_SIZE_MIN) as usize;
     if record.len() < span {
-        return Err(ElementError::Truncated {
-            needed: span,
-            len: record.len(),
-        });
+        return Err(ElementError::Truncated { needed: span, len: record.len() });
     }
     let size = record_size(element.rpc.length)?;
     if size as usize > span {
@@ -359,14 +303,9 @@ pub fn verify_element(record: &[u8]) -> Result<ReceivedRecord<'_>, ElementError>
     let padded = size.next_multiple_of(8) as usize;
     let residue = checksum32(record.get(..padded).unwrap_or(&[]));
     if residue != 0 {
-        return Err(ElementError::BadChecksum {
-            residue,
-            seq_num: element.seq_num,
-        });
+        return Err(ElementError::BadChecksum { residue, seq_num: element.seq_num });
     }
-    let params = record
-        .get(ELEMENT_SIZE as usize..size as usize)
-        .unwrap_or(&[]);
+    let params = record.get(ELEMENT_SIZE as usize..size as usize).unwrap_or(&[]);
     Ok(ReceivedRecord { element, params })
 }
 
@@ -456,16 +395,9 @@ impl MessageQueueLayout {
         let queue_pages = (command_queue_size + status_queue_size) / RM_PAGE_SIZE;
         let entries = queue_pages + (queue_pages * 8).div_ceil(RM_PAGE_SIZE);
         let page_table_entry_count =
-            u32::try_from(entries).map_err(|_| QueueError::BadQueueSize {
-                size: command_queue_size,
-            })?;
+            u32::try_from(entries).map_err(|_| QueueError::BadQueueSize { size: command_queue_size })?;
         let page_table_size = (entries * 8).next_multiple_of(RM_PAGE_SIZE);
-        Ok(Self {
-            command_queue_size,
-            status_queue_size,
-            page_table_entry_count,
-            page_table_size,
-        })
+        Ok(Self { command_queue_size, status_queue_size, page_table_entry_count, page_table_size })
     }
 
     /// `cmdQueueOffset`: where the command queue starts.
@@ -495,28 +427,16 @@ impl MessageQueueLayout {
     /// `sharedMemPhysAddr`.
     pub fn write_page_table(&self, page_addrs: &[u64], table: &mut [u8]) -> Result<(), QueueError> {
         if page_addrs.len() as u64 != self.page_count() {
-            return Err(QueueError::PageCount {
-                expected: self.page_count(),
-                found: page_addrs.len() as u64,
-            });
+            return Err(QueueError::PageCount { expected: self.page_count(), found: page_addrs.len() as u64 });
         }
         if table.len() as u64 != self.page_table_size {
-            return Err(QueueError::TableSize {
-                expected: self.page_table_size,
-                found: table.len() as u64,
-            });
+            return Err(QueueError::TableSize { expected: self.page_table_size, found: table.len() as u64 });
         }
-        if let Some((index, &addr)) = page_addrs
-            .iter()
-            .enumerate()
-            .find(|(_, a)| *a % RM_PAGE_SIZE != 0)
-        {
+        if let Some((index, &addr)) = page_addrs.iter().enumerate().find(|(_, a)| *a % RM_PAGE_SIZE != 0) {
             return Err(QueueError::UnalignedPage { index, addr });
         }
         table.fill(0);
-        for (slot, addr) in table
-            .chunks_exact_mut(8)
-            .zip(page_addrs.iter().take(self.page_table_entry_count as usize))
+        for (slot, addr) in table.chunks_exact_mut(8).zip(page_addrs.iter().take(self.page_table_entry_count as usize))
         {
             slot.copy_from_slice(&addr.to_le_bytes());
         }
@@ -534,11 +454,7 @@ pub enum QueueError {
     /// The queue cannot hold its headers and one entry.
     TooSmall { size: u32 },
     /// The other side's header disagrees with what we expect.
-    PeerMismatch {
-        field: &'static str,
-        expected: u32,
-        found: u32,
-    },
+    PeerMismatch { field: &'static str, expected: u32, found: u32 },
     /// The other side's header offsets overlap or leave the queue.
     PeerOffsets { rx_hdr_off: u32, entry_off: u32 },
     /// A queue size that is not a whole number of pages (at least two) below 4 GiB.
@@ -555,55 +471,31 @@ impl fmt::Display for QueueError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             QueueError::BadEntrySize { msg_size, size } => {
-                write!(
-                    f,
-                    "message queue entry size {msg_size} invalid for a {size}-byte queue"
-                )
+                write!(f, "message queue entry size {msg_size} invalid for a {size}-byte queue")
             }
             QueueError::BadAlignment { log2 } => {
                 write!(f, "message queue alignment 2^{log2} out of range 2^3..2^12")
             }
-            QueueError::TooSmall { size } => write!(
-                f,
-                "message queue of {size} bytes cannot hold headers and an entry"
-            ),
-            QueueError::PeerMismatch {
-                field,
-                expected,
-                found,
-            } => {
-                write!(
-                    f,
-                    "GSP message queue header: {field} is {found}, expected {expected}"
-                )
+            QueueError::TooSmall { size } => {
+                write!(f, "message queue of {size} bytes cannot hold headers and an entry")
             }
-            QueueError::PeerOffsets {
-                rx_hdr_off,
-                entry_off,
-            } => {
+            QueueError::PeerMismatch { field, expected, found } => {
+                write!(f, "GSP message queue header: {field} is {found}, expected {expected}")
+            }
+            QueueError::PeerOffsets { rx_hdr_off, entry_off } => {
                 write!(f, "GSP message queue header: rxHdrOff {rx_hdr_off:#x} / entryOff {entry_off:#x} overlap or leave the queue")
             }
-            QueueError::BadQueueSize { size } => write!(
-                f,
-                "message queue size {size:#x} is not a whole number of pages"
-            ),
+            QueueError::BadQueueSize { size } => {
+                write!(f, "message queue size {size:#x} is not a whole number of pages")
+            }
             QueueError::PageCount { expected, found } => {
-                write!(
-                    f,
-                    "message queue block needs {expected} page addresses, got {found}"
-                )
+                write!(f, "message queue block needs {expected} page addresses, got {found}")
             }
             QueueError::TableSize { expected, found } => {
-                write!(
-                    f,
-                    "message queue page table needs {expected} bytes, got {found}"
-                )
+                write!(f, "message queue page table needs {expected} bytes, got {found}")
             }
             QueueError::UnalignedPage { index, addr } => {
-                write!(
-                    f,
-                    "message queue page {index} at {addr:#x} is not 4 KiB aligned"
-                )
+                write!(f, "message queue page {index} at {addr:#x} is not 4 KiB aligned")
             }
         }
     }
@@ -618,10 +510,7 @@ mod tests {
     #[test]
     fn checksum_folds_words_and_halves() {
         // One word: 0x11223344_55667788 folds to 0x11223344 ^ 0x55667788 = 0x444444cc.
-        assert_eq!(
-            checksum32(&0x1122_3344_5566_7788u64.to_le_bytes()),
-            0x4444_44cc
-        );
+        assert_eq!(checksum32(&0x1122_3344_5566_7788u64.to_le_bytes()), 0x4444_44cc);
         // Two equal words cancel.
         let mut two = [0u8; 16];
         two[..8].copy_from_slice(&7u64.to_le_bytes());
@@ -661,10 +550,7 @@ mod tests {
         let received = verify_element(&record).unwrap();
         assert_eq!(received.element.seq_num, 5);
         assert_eq!(received.element.elem_count, 1);
-        assert_eq!(
-            received.element.rpc,
-            RpcMessageHeader { sequence: 0, ..rpc }
-        );
+        assert_eq!(received.element.rpc, RpcMessageHeader { sequence: 0, ..rpc });
         assert_eq!(received.params, &0xdead_beefu32.to_le_bytes());
     }
 
@@ -673,60 +559,29 @@ mod tests {
         let mut record = vec![0u8; 8192];
         let rpc = RpcMessageHeader::request(RpcFunction::SetRegistry.raw(), 5000).unwrap();
         record[48..80].copy_from_slice(rpc.as_bytes());
-        assert_eq!(
-            seal_element(&mut record, 9).unwrap(),
-            2,
-            "48 + 32 + 5000 bytes span two entries"
-        );
+        assert_eq!(seal_element(&mut record, 9).unwrap(), 2, "48 + 32 + 5000 bytes span two entries");
         assert!(verify_element(&record).is_ok());
         // Only the first entry at hand.
-        assert_eq!(
-            verify_element(&record[..4096]),
-            Err(ElementError::Truncated {
-                needed: 8192,
-                len: 4096
-            })
-        );
+        assert_eq!(verify_element(&record[..4096]), Err(ElementError::Truncated { needed: 8192, len: 4096 }));
         // A flipped payload bit.
         let mut bad = record.clone();
         bad[1000] ^= 0x10;
-        assert!(matches!(
-            verify_element(&bad),
-            Err(ElementError::BadChecksum { seq_num: 9, .. })
-        ));
+        assert!(matches!(verify_element(&bad), Err(ElementError::BadChecksum { seq_num: 9, .. })));
         // Lengths out of range, element counts out of range, short input: errors, no panics.
         let mut bad = record.clone();
         bad[RPC_LENGTH_AT..RPC_LENGTH_AT + 4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert_eq!(
-            verify_element(&bad),
-            Err(ElementError::BadLength {
-                rpc_length: u32::MAX
-            })
-        );
+        assert_eq!(verify_element(&bad), Err(ElementError::BadLength { rpc_length: u32::MAX }));
         let mut bad = record.clone();
         bad[RPC_LENGTH_AT..RPC_LENGTH_AT + 4].copy_from_slice(&9000u32.to_le_bytes());
-        assert!(matches!(
-            verify_element(&bad),
-            Err(ElementError::LengthBeyondElements { .. })
-        ));
+        assert!(matches!(verify_element(&bad), Err(ElementError::LengthBeyondElements { .. })));
         let mut bad = record.clone();
         bad[40..44].copy_from_slice(&17u32.to_le_bytes());
-        assert_eq!(
-            verify_element(&bad),
-            Err(ElementError::BadElementCount { elem_count: 17 })
-        );
-        assert_eq!(
-            verify_element(&record[..79]),
-            Err(ElementError::TooShort { len: 79 })
-        );
+        assert_eq!(verify_element(&bad), Err(ElementError::BadElementCount { elem_count: 17 }));
+        assert_eq!(verify_element(&record[..79]), Err(ElementError::TooShort { len: 79 }));
         assert!(seal_element(&mut [0u8; 10], 0).is_err());
         let mut short_rpc = vec![0u8; 4096];
-        short_rpc[RPC_LENGTH_AT..RPC_LENGTH_AT + 4]
-            .copy_from_slice(&(RPC_MESSAGE_HEADER_SIZE - 1).to_le_bytes());
-        assert!(matches!(
-            seal_element(&mut short_rpc, 0),
-            Err(ElementError::BadLength { .. })
-        ));
+        short_rpc[RPC_LENGTH_AT..RPC_LENGTH_AT + 4].copy_from_slice(&(RPC_MESSAGE_HEADER_SIZE - 1).to_le_bytes());
+        assert!(matches!(seal_element(&mut short_rpc, 0), Err(ElementError::BadLength { .. })));
     }
 
     #[test]
@@ -766,10 +621,7 @@ mod tests {
         );
         assert_eq!(tx.check_peer(0x40000, 4096), Ok(()));
         assert_eq!(MsgqTxHeader::read_from_bytes(tx.as_bytes()).unwrap(), tx);
-        assert_eq!(
-            MsgqTxHeader::gsp_queue(4096),
-            Err(QueueError::TooSmall { size: 4096 })
-        );
+        assert_eq!(MsgqTxHeader::gsp_queue(4096), Err(QueueError::TooSmall { size: 4096 }));
         assert!(MsgqTxHeader::new(0x40000, 8, 4, 12, 0).is_err());
         assert!(MsgqTxHeader::new(0x40000, 4096, 2, 12, 0).is_err());
         assert!(MsgqTxHeader::new(0x40000, 4096, 4, 13, 0).is_err());
@@ -778,40 +630,19 @@ mod tests {
     #[test]
     fn peer_header_checks() {
         let good = MsgqTxHeader::gsp_queue(0x40000).unwrap();
-        assert!(matches!(
-            good.check_peer(0x80000, 4096),
-            Err(QueueError::PeerMismatch { field: "size", .. })
-        ));
+        assert!(matches!(good.check_peer(0x80000, 4096), Err(QueueError::PeerMismatch { field: "size", .. })));
         let mut bad = good;
         bad.version = 1;
-        assert!(matches!(
-            bad.check_peer(0x40000, 4096),
-            Err(QueueError::PeerMismatch {
-                field: "version",
-                ..
-            })
-        ));
+        assert!(matches!(bad.check_peer(0x40000, 4096), Err(QueueError::PeerMismatch { field: "version", .. })));
         let mut bad = good;
         bad.entry_off = u32::MAX;
-        assert!(matches!(
-            bad.check_peer(0x40000, 4096),
-            Err(QueueError::PeerOffsets { .. })
-        ));
+        assert!(matches!(bad.check_peer(0x40000, 4096), Err(QueueError::PeerOffsets { .. })));
         let mut bad = good;
         bad.rx_hdr_off = 4094;
-        assert!(matches!(
-            bad.check_peer(0x40000, 4096),
-            Err(QueueError::PeerOffsets { .. })
-        ));
+        assert!(matches!(bad.check_peer(0x40000, 4096), Err(QueueError::PeerOffsets { .. })));
         let mut bad = good;
         bad.msg_count = 64;
-        assert!(matches!(
-            bad.check_peer(0x40000, 4096),
-            Err(QueueError::PeerMismatch {
-                field: "msgCount",
-                ..
-            })
-        ));
+        assert!(matches!(bad.check_peer(0x40000, 4096), Err(QueueError::PeerMismatch { field: "msgCount", .. })));
         let mut bad = good;
         bad.msg_size = 0;
         assert!(bad.check_peer(0x40000, 0).is_err());
@@ -819,10 +650,7 @@ mod tests {
 
     #[test]
     fn queue_layout_follows_get_msg_queue_params() {
-        assert_eq!(
-            MessageQueueLayout::new(0x40000, 0x40000),
-            Ok(MessageQueueLayout::rm_default())
-        );
+        assert_eq!(MessageQueueLayout::new(0x40000, 0x40000), Ok(MessageQueueLayout::rm_default()));
         let layout = MessageQueueLayout::rm_default();
         assert_eq!(layout.cmd_queue_offset(), 0x1000);
         assert_eq!(layout.stat_queue_offset(), 0x41000);
@@ -838,23 +666,14 @@ mod tests {
         let mut table = vec![0xffu8; 0x1000];
         layout.write_page_table(&pages, &mut table).unwrap();
         assert_eq!(&table[0..8], &0x10_0000u64.to_le_bytes());
-        assert_eq!(
-            &table[128 * 8..129 * 8],
-            &(0x10_0000u64 + 128 * 0x1000).to_le_bytes()
-        );
+        assert_eq!(&table[128 * 8..129 * 8], &(0x10_0000u64 + 128 * 0x1000).to_le_bytes());
         assert!(table[129 * 8..].iter().all(|&b| b == 0));
-        assert!(matches!(
-            layout.write_page_table(&pages[..5], &mut table),
-            Err(QueueError::PageCount { .. })
-        ));
+        assert!(matches!(layout.write_page_table(&pages[..5], &mut table), Err(QueueError::PageCount { .. })));
         let mut odd = pages.clone();
         odd[7] += 8;
         assert_eq!(
             layout.write_page_table(&odd, &mut table),
-            Err(QueueError::UnalignedPage {
-                index: 7,
-                addr: odd[7]
-            })
+            Err(QueueError::UnalignedPage { index: 7, addr: odd[7] })
         );
     }
 }

@@ -54,9 +54,7 @@ use super::msgq::{
     GSP_MSG_QUEUE_ELEMENT_HDR_SIZE, GSP_MSG_QUEUE_ELEMENT_SIZE_MAX, GSP_MSG_QUEUE_ELEMENT_SIZE_MIN,
     GSP_MSG_QUEUE_RPC_SIZE_MAX, RM_PAGE_SIZE,
 };
-use super::rpc::{
-    RpcEvent, RpcFunction, RpcHeaderError, RpcMessageHeader, RPC_MESSAGE_HEADER_SIZE,
-};
+use super::rpc::{RpcEvent, RpcFunction, RpcHeaderError, RpcMessageHeader, RPC_MESSAGE_HEADER_SIZE};
 use super::status::NvStatus;
 use crate::hw::engine::NV_PGSP_QUEUE_HEAD;
 use crate::hw::RegisterIo;
@@ -69,8 +67,7 @@ pub const RPC_TASK_RM_QUEUE_IDX: u32 = 0;
 /// Parameter bytes one record carries at most: `GSP_MSG_QUEUE_RPC_SIZE_MAX` less the RPC header
 /// (RM's `maxRpcSize - sizeof(rpc_message_header_v)`). Larger messages are split into a first
 /// record of this many bytes and `CONTINUATION_RECORD`s.
-pub const RECORD_PAYLOAD_MAX: usize =
-    (GSP_MSG_QUEUE_RPC_SIZE_MAX - RPC_MESSAGE_HEADER_SIZE) as usize;
+pub const RECORD_PAYLOAD_MAX: usize = (GSP_MSG_QUEUE_RPC_SIZE_MAX - RPC_MESSAGE_HEADER_SIZE) as usize;
 
 /// How long a record waits for room in the command queue: RM's `gpuSetTimeout(1000000)` in
 /// `GspMsgQueueSendCommand`.
@@ -87,8 +84,7 @@ const RECEIVE_ATTEMPTS: u32 = 3;
 const ELEMENT: usize = GSP_MSG_QUEUE_ELEMENT_SIZE_MIN as usize;
 const ELEMENT_HDR: usize = GSP_MSG_QUEUE_ELEMENT_HDR_SIZE as usize;
 const RPC_HDR: usize = RPC_MESSAGE_HEADER_SIZE as usize;
-const MAX_ELEMENTS_PER_RECORD: u32 =
-    GSP_MSG_QUEUE_ELEMENT_SIZE_MAX / GSP_MSG_QUEUE_ELEMENT_SIZE_MIN;
+const MAX_ELEMENTS_PER_RECORD: u32 = GSP_MSG_QUEUE_ELEMENT_SIZE_MAX / GSP_MSG_QUEUE_ELEMENT_SIZE_MIN;
 
 const TX_WRITE_PTR: usize = core::mem::offset_of!(MsgqTxHeader, write_ptr);
 const ELEM_COUNT_AT: usize = core::mem::offset_of!(GspMsgQueueElement, elem_count);
@@ -130,11 +126,7 @@ pub enum TransportError {
     /// disagrees with the layout (`msgqRxLink`'s checks).
     Header(QueueError),
     /// A ring pointer GSP-RM wrote is outside the ring.
-    BadPeerPointer {
-        pointer: &'static str,
-        value: u32,
-        msg_count: u32,
-    },
+    BadPeerPointer { pointer: &'static str, value: u32, msg_count: u32 },
     /// A record read from the status queue was refused (length, element count, checksum).
     Element(ElementError),
     /// A record's RPC header was refused (signature, version).
@@ -281,9 +273,7 @@ impl Shared {
         let p = self.span(offset, 4, 4)?;
         // SAFETY: `span` checked bounds; the buffer is 4 KiB aligned and `offset` 4-aligned, so
         // the pointer is aligned for `u32`. Volatile: GSP-RM writes this word concurrently.
-        Ok(u32::from_le(unsafe {
-            core::ptr::read_volatile(p as *const u32)
-        }))
+        Ok(u32::from_le(unsafe { core::ptr::read_volatile(p as *const u32) }))
     }
 
     fn write_u32(&mut self, offset: usize, value: u32) -> Result<(), TransportError> {
@@ -368,28 +358,15 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
     /// the page table (every page's bus address), and creates the command queue
     /// (`msgqTxCreate`). The status queue is linked once GSP-RM has created it
     /// ([`Self::try_link_status_queue`]).
-    pub fn new(
-        shared: DmaBuffer,
-        layout: MessageQueueLayout,
-        doorbell: D,
-    ) -> Result<Self, TransportError> {
-        if MessageQueueLayout::new(layout.command_queue_size, layout.status_queue_size)
-            != Ok(layout)
-        {
+    pub fn new(shared: DmaBuffer, layout: MessageQueueLayout, doorbell: D) -> Result<Self, TransportError> {
+        if MessageQueueLayout::new(layout.command_queue_size, layout.status_queue_size) != Ok(layout) {
             return Err(TransportError::BadLayout);
         }
         if (shared.len() as u64) < layout.shared_size() {
-            return Err(TransportError::BufferTooSmall {
-                needed: layout.shared_size(),
-                len: shared.len(),
-            });
+            return Err(TransportError::BufferTooSmall { needed: layout.shared_size(), len: shared.len() });
         }
-        if !shared.bus_address().is_multiple_of(RM_PAGE_SIZE)
-            || !(shared.cpu_ptr() as usize).is_multiple_of(ELEMENT)
-        {
-            return Err(TransportError::UnalignedBuffer {
-                bus: shared.bus_address(),
-            });
+        if !shared.bus_address().is_multiple_of(RM_PAGE_SIZE) || !(shared.cpu_ptr() as usize).is_multiple_of(ELEMENT) {
+            return Err(TransportError::UnalignedBuffer { bus: shared.bus_address() });
         }
         let mut shared = Shared(shared);
         let total = layout.shared_size() as usize;
@@ -397,16 +374,11 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
 
         let bus = shared.0.bus_address();
         let mut table = vec![0u8; layout.page_table_size as usize];
-        let pages: Vec<u64> = (0..layout.page_count())
-            .map(|i| bus + i * RM_PAGE_SIZE)
-            .collect();
-        layout
-            .write_page_table(&pages, &mut table)
-            .map_err(TransportError::Header)?;
+        let pages: Vec<u64> = (0..layout.page_count()).map(|i| bus + i * RM_PAGE_SIZE).collect();
+        layout.write_page_table(&pages, &mut table).map_err(TransportError::Header)?;
         shared.write_bytes(0, &table)?;
 
-        let tx = MsgqTxHeader::gsp_queue(layout.command_queue_size as u32)
-            .map_err(TransportError::Header)?;
+        let tx = MsgqTxHeader::gsp_queue(layout.command_queue_size as u32).map_err(TransportError::Header)?;
         let base = layout.cmd_queue_offset() as usize;
         shared.write_bytes(base, tx.as_bytes())?;
         fence(Ordering::SeqCst);
@@ -481,19 +453,13 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
         let mut raw = [0u8; core::mem::size_of::<MsgqTxHeader>()];
         self.shared.read_bytes(base, &mut raw)?;
         let Ok(tx) = MsgqTxHeader::read_from_bytes(&raw) else {
-            return Err(TransportError::OutOfBounds {
-                offset: base,
-                len: raw.len(),
-            });
+            return Err(TransportError::OutOfBounds { offset: base, len: raw.len() });
         };
         if tx.size == 0 {
             return Ok(false);
         }
-        tx.check_peer(
-            self.layout.status_queue_size as u32,
-            GSP_MSG_QUEUE_ELEMENT_SIZE_MIN,
-        )
-        .map_err(TransportError::Header)?;
+        tx.check_peer(self.layout.status_queue_size as u32, GSP_MSG_QUEUE_ELEMENT_SIZE_MIN)
+            .map_err(TransportError::Header)?;
         // The read pointer is read as a word and entries are copied as whole elements.
         if tx.rx_hdr_off % 4 != 0 || tx.entry_off % 8 != 0 {
             return Err(TransportError::Header(QueueError::PeerOffsets {
@@ -509,8 +475,7 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
             }));
         }
         // Our read pointer of the status queue starts at 0 (`msgqRxLink` writes it).
-        self.shared
-            .write_u32(self.cmd.base + self.cmd.rx_hdr_off, 0)?;
+        self.shared.write_u32(self.cmd.base + self.cmd.rx_hdr_off, 0)?;
         fence(Ordering::SeqCst);
         self.stat = Some(StatusRing {
             base,
@@ -533,19 +498,16 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
         timeout_ms: u64,
     ) -> Result<(), TransportError> {
         let mut last_error = None;
-        let linked = wait_for(
-            clock,
-            timeout_ms,
-            "GSP-RM to create its status queue (msgqRxLink)",
-            || match self.try_link_status_queue() {
+        let linked = wait_for(clock, timeout_ms, "GSP-RM to create its status queue (msgqRxLink)", || {
+            match self.try_link_status_queue() {
                 Ok(true) => Some(()),
                 Ok(false) => None,
                 Err(e) => {
                     last_error = Some(e);
                     None
                 }
-            },
-        );
+            }
+        });
         match (linked, last_error) {
             (Ok(()), _) => Ok(()),
             (Err(_), Some(e)) => Err(e),
@@ -603,11 +565,7 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
             elements += self.send_record(clock, RpcFunction::ContinuationRecord.raw(), chunk)?;
             records += 1;
         }
-        Ok(SendReceipt {
-            seq_num,
-            records,
-            elements,
-        })
+        Ok(SendReceipt { seq_num, records, elements })
     }
 
     /// One record (`GspMsgQueueSendCommand`, then the doorbell of `_kgspRpcSendMessage`).
@@ -623,39 +581,29 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
         };
         let size = ELEMENT_HDR + RPC_HDR + len;
         let span = size.div_ceil(ELEMENT) * ELEMENT;
-        let record = self
-            .staging
-            .get_mut(..span)
-            .ok_or(TransportError::MessageTooLarge { len })?;
+        let record = self.staging.get_mut(..span).ok_or(TransportError::MessageTooLarge { len })?;
         record.fill(0);
         record[ELEMENT_HDR..ELEMENT_HDR + RPC_HDR].copy_from_slice(rpc.as_bytes());
         record[ELEMENT_HDR + RPC_HDR..size].copy_from_slice(params);
         let elements = super::msgq::seal_element(record, self.cmd.seq_num)?;
         if elements >= self.cmd.msg_count {
-            return Err(TransportError::RecordTooLarge {
-                elements,
-                msg_count: self.cmd.msg_count,
-            });
+            return Err(TransportError::RecordTooLarge { elements, msg_count: self.cmd.msg_count });
         }
 
-        wait_for(
-            clock,
-            SEND_SPACE_TIMEOUT_MS,
-            "space in the GSP command queue",
-            || match self.command_free_elements() {
+        wait_for(clock, SEND_SPACE_TIMEOUT_MS, "space in the GSP command queue", || {
+            match self.command_free_elements() {
                 Ok(free) if free >= elements => Some(Ok(())),
                 Ok(_) => None,
                 Err(e) => Some(Err(e)),
-            },
-        )??;
+            }
+        })??;
 
         let cmd = self.cmd;
         for i in 0..elements {
             let slot = ((cmd.write_ptr + i) % cmd.msg_count) as usize;
             let at = cmd.base + cmd.entry_off + slot * ELEMENT;
             let from = i as usize * ELEMENT;
-            self.shared
-                .write_bytes(at, &self.staging[from..from + ELEMENT])?;
+            self.shared.write_bytes(at, &self.staging[from..from + ELEMENT])?;
         }
         // The entries must be visible before the pointer that hands them over
         // (`portAtomicMemoryFenceStore` in `GspMsgQueueSendCommand`).
@@ -696,14 +644,11 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
         }
         fence(Ordering::Acquire);
 
-        let entry = |i: u32| {
-            stat.base + stat.entry_off + ((stat.read_ptr + i) % stat.msg_count) as usize * ELEMENT
-        };
+        let entry = |i: u32| stat.base + stat.entry_off + ((stat.read_ptr + i) % stat.msg_count) as usize * ELEMENT;
         let mut attempt = 0;
         let elements = loop {
             attempt += 1;
-            self.shared
-                .read_bytes(entry(0), &mut self.staging[..ELEMENT])?;
+            self.shared.read_bytes(entry(0), &mut self.staging[..ELEMENT])?;
             let elements = u32::from_le_bytes([
                 self.staging[ELEM_COUNT_AT],
                 self.staging[ELEM_COUNT_AT + 1],
@@ -711,16 +656,10 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
                 self.staging[ELEM_COUNT_AT + 3],
             ]);
             if elements == 0 || elements > MAX_ELEMENTS_PER_RECORD {
-                return Err(ElementError::BadElementCount {
-                    elem_count: elements,
-                }
-                .into());
+                return Err(ElementError::BadElementCount { elem_count: elements }.into());
             }
             if elements >= stat.msg_count {
-                return Err(TransportError::RecordTooLarge {
-                    elements,
-                    msg_count: stat.msg_count,
-                });
+                return Err(TransportError::RecordTooLarge { elements, msg_count: stat.msg_count });
             }
             if elements > available {
                 // GSP-RM publishes whole records, so this is a record still being written.
@@ -728,8 +667,7 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
             }
             for i in 1..elements {
                 let at = i as usize * ELEMENT;
-                self.shared
-                    .read_bytes(entry(i), &mut self.staging[at..at + ELEMENT])?;
+                self.shared.read_bytes(entry(i), &mut self.staging[at..at + ELEMENT])?;
             }
             match verify_element(&self.staging[..elements as usize * ELEMENT]) {
                 Ok(_) => break elements,
@@ -738,16 +676,9 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
             }
         };
         let record = verify_element(&self.staging[..elements as usize * ELEMENT])?;
-        record
-            .element
-            .rpc
-            .check()
-            .map_err(TransportError::RpcHeader)?;
+        record.element.rpc.check().map_err(TransportError::RpcHeader)?;
         if record.element.seq_num != stat.seq_num {
-            return Err(TransportError::SequenceMismatch {
-                expected: stat.seq_num,
-                found: record.element.seq_num,
-            });
+            return Err(TransportError::SequenceMismatch { expected: stat.seq_num, found: record.element.seq_num });
         }
         let message = GspMessage {
             header: record.element.rpc,
@@ -759,8 +690,7 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
         // Copied out and checked: hand the entries back (`msgqRxMarkConsumed`).
         fence(Ordering::SeqCst);
         let read_ptr = (stat.read_ptr + elements) % stat.msg_count;
-        self.shared
-            .write_u32(self.cmd.base + self.cmd.rx_hdr_off, read_ptr)?;
+        self.shared.write_u32(self.cmd.base + self.cmd.rx_hdr_off, read_ptr)?;
         fence(Ordering::SeqCst);
         if let Some(s) = self.stat.as_mut() {
             s.read_ptr = read_ptr;
@@ -791,26 +721,17 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
             return Ok(Some(message));
         }
         while message.payload.len() < expected {
-            let next = wait_for(
-                clock,
-                continuation_timeout_ms,
-                "a continuation record from GSP-RM",
-                || self.try_receive_record().transpose(),
-            )??;
+            let next = wait_for(clock, continuation_timeout_ms, "a continuation record from GSP-RM", || {
+                self.try_receive_record().transpose()
+            })??;
             if next.header.function != RpcFunction::ContinuationRecord.raw() {
-                return Err(TransportError::ExpectedContinuation {
-                    function: message.name(),
-                    found: next.name(),
-                });
+                return Err(TransportError::ExpectedContinuation { function: message.name(), found: next.name() });
             }
             message.payload.extend_from_slice(&next.payload);
             message.records += 1;
         }
         if message.payload.len() > expected {
-            return Err(TransportError::ContinuationOverrun {
-                expected,
-                received: message.payload.len(),
-            });
+            return Err(TransportError::ContinuationOverrun { expected, received: message.payload.len() });
         }
         Ok(Some(message))
     }
@@ -824,10 +745,7 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
         what: &'static str,
         full_len: &dyn Fn(&RpcMessageHeader) -> Option<usize>,
     ) -> Result<GspMessage, TransportError> {
-        wait_for(clock, timeout_ms, what, || {
-            self.try_receive_message(clock, timeout_ms, full_len)
-                .transpose()
-        })?
+        wait_for(clock, timeout_ms, what, || self.try_receive_message(clock, timeout_ms, full_len).transpose())?
     }
 }
 
@@ -875,9 +793,7 @@ pub(crate) mod fake {
         pub fn peek(&self, offset: usize, len: usize) -> Vec<u8> {
             assert!(offset + len <= self.layout.size());
             // SAFETY: in bounds (checked).
-            (0..len)
-                .map(|i| unsafe { core::ptr::read_volatile(self.ptr.add(offset + i)) })
-                .collect()
+            (0..len).map(|i| unsafe { core::ptr::read_volatile(self.ptr.add(offset + i)) }).collect()
         }
     }
 
@@ -907,11 +823,7 @@ pub(crate) mod fake {
 
     impl Outgoing {
         pub fn reply(function: u32, payload: Vec<u8>) -> Self {
-            Outgoing {
-                function,
-                rpc_result: 0,
-                payload,
-            }
+            Outgoing { function, rpc_result: 0, payload }
         }
     }
 
@@ -993,11 +905,8 @@ pub(crate) mod fake {
             self.bytes()[base..base + 32].copy_from_slice(tx.as_bytes());
             // Our read pointer of the command queue, in our own header page (SWAP_RX).
             self.set_u32(base + tx.rx_hdr_off as usize, 0);
-            let cmd =
-                MsgqTxHeader::read_from_bytes(&self.bytes()[self.cmd_base()..self.cmd_base() + 32])
-                    .unwrap();
-            cmd.check_peer(self.layout.command_queue_size as u32, 4096)
-                .unwrap();
+            let cmd = MsgqTxHeader::read_from_bytes(&self.bytes()[self.cmd_base()..self.cmd_base() + 32]).unwrap();
+            cmd.check_peer(self.layout.command_queue_size as u32, 4096).unwrap();
             self.booted = true;
         }
 
@@ -1043,10 +952,7 @@ pub(crate) mod fake {
 
         fn take_record(&mut self, rpc: RpcMessageHeader, seq_num: u32, params: Vec<u8>) {
             if rpc.function == RpcFunction::ContinuationRecord.raw() {
-                let partial = self
-                    .partial
-                    .as_mut()
-                    .expect("continuation without a first record");
+                let partial = self.partial.as_mut().expect("continuation without a first record");
                 partial.payload.extend_from_slice(&params);
                 partial.records += 1;
                 if params.len() < RECORD_PAYLOAD_MAX {
@@ -1055,16 +961,8 @@ pub(crate) mod fake {
                 }
                 return;
             }
-            assert!(
-                self.partial.is_none(),
-                "new message while one is incomplete"
-            );
-            let message = FakeMessage {
-                function: rpc.function,
-                seq_num,
-                records: 1,
-                payload: params,
-            };
+            assert!(self.partial.is_none(), "new message while one is incomplete");
+            let message = FakeMessage { function: rpc.function, seq_num, records: 1, payload: params };
             if message.payload.len() == RECORD_PAYLOAD_MAX {
                 self.partial = Some(message);
             } else {
@@ -1156,10 +1054,7 @@ pub(crate) mod fake {
 
     impl FakeClock {
         pub fn new(gsp: Option<Rc<RefCell<FakeGsp>>>) -> Self {
-            FakeClock {
-                now: Cell::new(0),
-                gsp,
-            }
+            FakeClock { now: Cell::new(0), gsp }
         }
     }
 
@@ -1187,18 +1082,12 @@ pub(crate) mod fake {
         let layout = MessageQueueLayout::rm_default();
         let mem = TestMemory::new(layout.shared_size() as usize);
         let gsp = Rc::new(RefCell::new(FakeGsp::new(&mem, layout, responder)));
-        let queues =
-            GspMessageQueues::new(mem.dma(0x8000_0000), layout, FakeDoorbell(gsp.clone())).unwrap();
+        let queues = GspMessageQueues::new(mem.dma(0x8000_0000), layout, FakeDoorbell(gsp.clone())).unwrap();
         if boot {
             gsp.borrow_mut().boot();
         }
         let clock = FakeClock::new(Some(gsp.clone()));
-        Setup {
-            gsp,
-            queues,
-            clock,
-            mem,
-        }
+        Setup { gsp, queues, clock, mem }
     }
 
     /// A responder that echoes every message back with the same function and payload.
@@ -1215,9 +1104,7 @@ mod tests {
     use alloc::string::ToString;
 
     fn pattern(len: usize, seed: u8) -> Vec<u8> {
-        (0..len)
-            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
-            .collect()
+        (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
     }
 
     fn none(_: &RpcMessageHeader) -> Option<usize> {
@@ -1230,10 +1117,7 @@ mod tests {
         let bytes = s.mem.peek(0, 0x2000);
         for i in 0..129u64 {
             let at = i as usize * 8;
-            assert_eq!(
-                u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()),
-                0x8000_0000 + i * 4096
-            );
+            assert_eq!(u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()), 0x8000_0000 + i * 4096);
         }
         let tx = MsgqTxHeader::read_from_bytes(&bytes[0x1000..0x1020]).unwrap();
         assert_eq!(tx, MsgqTxHeader::gsp_queue(0x40000).unwrap());
@@ -1252,10 +1136,7 @@ mod tests {
         let big = TestMemory::new(layout.shared_size() as usize);
         let err = GspMessageQueues::new(big.dma(0x800), layout, FakeDoorbell(gsp.clone())).err();
         assert_eq!(err, Some(TransportError::UnalignedBuffer { bus: 0x800 }));
-        let bad = MessageQueueLayout {
-            page_table_size: 0,
-            ..layout
-        };
+        let bad = MessageQueueLayout { page_table_size: 0, ..layout };
         let err = GspMessageQueues::new(big.dma(0), bad, FakeDoorbell(gsp)).err();
         assert_eq!(err, Some(TransportError::BadLayout));
     }
@@ -1264,36 +1145,19 @@ mod tests {
     fn records_before_boot_wait_for_the_status_queue() {
         let mut s = setup(echo(), false);
         // RM queues GSP_SET_SYSTEM_INFO and SET_REGISTRY before GSP-RM runs.
-        s.queues
-            .send(&s.clock, RpcFunction::GspSetSystemInfo.raw(), &[1; 672])
-            .unwrap();
-        s.queues
-            .send(&s.clock, RpcFunction::SetRegistry.raw(), &[2; 100])
-            .unwrap();
+        s.queues.send(&s.clock, RpcFunction::GspSetSystemInfo.raw(), &[1; 672]).unwrap();
+        s.queues.send(&s.clock, RpcFunction::SetRegistry.raw(), &[2; 100]).unwrap();
         assert_eq!(s.queues.try_receive_record(), Ok(None));
         let err = s.queues.wait_for_status_queue(&s.clock, 5).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("GSP-RM to create its status queue"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("GSP-RM to create its status queue"), "{err}");
         s.gsp.borrow_mut().boot();
         s.queues.wait_for_status_queue(&s.clock, 5).unwrap();
-        let m = s
-            .queues
-            .receive_message(&s.clock, 10, "echo", &none)
-            .unwrap();
+        let m = s.queues.receive_message(&s.clock, 10, "echo", &none).unwrap();
         assert_eq!(m.function(), RpcFunction::GspSetSystemInfo.raw());
         assert_eq!(m.payload, vec![1; 672]);
         assert_eq!(m.seq_num, 0);
-        let m = s
-            .queues
-            .receive_message(&s.clock, 10, "echo", &none)
-            .unwrap();
-        assert_eq!(
-            (m.function(), m.seq_num, m.payload.len()),
-            (RpcFunction::SetRegistry.raw(), 1, 100)
-        );
+        let m = s.queues.receive_message(&s.clock, 10, "echo", &none).unwrap();
+        assert_eq!((m.function(), m.seq_num, m.payload.len()), (RpcFunction::SetRegistry.raw(), 1, 100));
         assert_eq!(s.gsp.borrow().records_received, 2);
     }
 
@@ -1304,15 +1168,9 @@ mod tests {
         for round in 0..120u32 {
             let len = [100, 5000, 9000][round as usize % 3];
             let payload = pattern(len, round as u8);
-            let receipt = s
-                .queues
-                .send(&s.clock, RpcFunction::GspRmControl.raw(), &payload)
-                .unwrap();
+            let receipt = s.queues.send(&s.clock, RpcFunction::GspRmControl.raw(), &payload).unwrap();
             assert_eq!(receipt.seq_num, round);
-            let m = s
-                .queues
-                .receive_message(&s.clock, 100, "echo", &none)
-                .unwrap();
+            let m = s.queues.receive_message(&s.clock, 100, "echo", &none).unwrap();
             assert_eq!(m.seq_num, round);
             assert_eq!(m.payload, payload, "round {round}");
         }
@@ -1327,15 +1185,10 @@ mod tests {
         let mut s = setup(Box::new(|_: &FakeMessage| Vec::new()), false);
         // Not booted: nothing is consumed, so the 63-entry ring fills after 62 entries.
         for _ in 0..31 {
-            s.queues
-                .send(&s.clock, RpcFunction::Nop.raw(), &[0; 5000])
-                .unwrap();
+            s.queues.send(&s.clock, RpcFunction::Nop.raw(), &[0; 5000]).unwrap();
         }
         assert_eq!(s.queues.command_free_elements(), Ok(0));
-        let err = s
-            .queues
-            .send(&s.clock, RpcFunction::Nop.raw(), &[0; 8])
-            .unwrap_err();
+        let err = s.queues.send(&s.clock, RpcFunction::Nop.raw(), &[0; 8]).unwrap_err();
         assert_eq!(
             err,
             TransportError::Timeout(Timeout {
@@ -1345,28 +1198,20 @@ mod tests {
         );
         // Once GSP-RM reads, there is room again.
         s.gsp.borrow_mut().boot();
-        s.queues
-            .send(&s.clock, RpcFunction::Nop.raw(), &[0; 8])
-            .unwrap();
+        s.queues.send(&s.clock, RpcFunction::Nop.raw(), &[0; 8]).unwrap();
     }
 
     #[test]
     fn large_messages_use_continuation_records_both_ways() {
         let mut s = setup(echo(), true);
         let payload = pattern(RECORD_PAYLOAD_MAX * 2 + 1234, 7);
-        let receipt = s
-            .queues
-            .send(&s.clock, RpcFunction::GspRmControl.raw(), &payload)
-            .unwrap();
+        let receipt = s.queues.send(&s.clock, RpcFunction::GspRmControl.raw(), &payload).unwrap();
         assert_eq!(receipt.records, 3);
         assert_eq!(receipt.elements, 16 + 16 + 1);
         {
             let gsp = s.gsp.borrow();
             let got = gsp.received.last().unwrap();
-            assert_eq!(
-                (got.function, got.records, got.seq_num),
-                (RpcFunction::GspRmControl.raw(), 3, 0)
-            );
+            assert_eq!((got.function, got.records, got.seq_num), (RpcFunction::GspRmControl.raw(), 3, 0));
             assert_eq!(got.payload, payload);
         }
         // The echo comes back as three records; reassembled when the caller expects the size.
@@ -1385,39 +1230,22 @@ mod tests {
     #[test]
     fn continuation_must_follow_an_incomplete_message() {
         let mut s = setup(Box::new(|_: &FakeMessage| Vec::new()), true);
-        s.gsp.borrow_mut().queue_outgoing(Outgoing::reply(
-            RpcFunction::GspRmControl.raw(),
-            vec![0; RECORD_PAYLOAD_MAX],
-        ));
         s.gsp
             .borrow_mut()
-            .queue_outgoing(Outgoing::reply(RpcFunction::Free.raw(), vec![0; 16]));
+            .queue_outgoing(Outgoing::reply(RpcFunction::GspRmControl.raw(), vec![0; RECORD_PAYLOAD_MAX]));
+        s.gsp.borrow_mut().queue_outgoing(Outgoing::reply(RpcFunction::Free.raw(), vec![0; 16]));
         s.gsp.borrow_mut().flush();
-        let err = s
-            .queues
-            .receive_message(&s.clock, 100, "x", &|_| Some(RECORD_PAYLOAD_MAX + 10))
-            .unwrap_err();
-        assert!(
-            matches!(err, TransportError::ExpectedContinuation { .. }),
-            "{err}"
-        );
+        let err = s.queues.receive_message(&s.clock, 100, "x", &|_| Some(RECORD_PAYLOAD_MAX + 10)).unwrap_err();
+        assert!(matches!(err, TransportError::ExpectedContinuation { .. }), "{err}");
     }
 
     #[test]
     fn corrupted_record_is_a_typed_error_and_stays_unconsumed() {
         let mut s = setup(echo(), true);
         s.gsp.borrow_mut().corrupt_next = true;
-        s.queues
-            .send(&s.clock, RpcFunction::GspRmControl.raw(), &[5; 64])
-            .unwrap();
+        s.queues.send(&s.clock, RpcFunction::GspRmControl.raw(), &[5; 64]).unwrap();
         let err = s.queues.try_receive_record().unwrap_err();
-        assert!(
-            matches!(
-                err,
-                TransportError::Element(ElementError::BadChecksum { seq_num: 0, .. })
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, TransportError::Element(ElementError::BadChecksum { seq_num: 0, .. })), "{err}");
         assert!(err.to_string().contains("bad checksum"), "{err}");
         assert_eq!(s.queues.next_status_seq(), 0, "not consumed");
         assert!(s.queues.try_receive_record().is_err(), "still there");
@@ -1427,16 +1255,8 @@ mod tests {
     fn out_of_order_record_is_refused() {
         let mut s = setup(echo(), true);
         s.gsp.borrow_mut().wrong_seq_next = Some(5);
-        s.queues
-            .send(&s.clock, RpcFunction::GspRmControl.raw(), &[5; 64])
-            .unwrap();
-        assert_eq!(
-            s.queues.try_receive_record(),
-            Err(TransportError::SequenceMismatch {
-                expected: 0,
-                found: 5
-            })
-        );
+        s.queues.send(&s.clock, RpcFunction::GspRmControl.raw(), &[5; 64]).unwrap();
+        assert_eq!(s.queues.try_receive_record(), Err(TransportError::SequenceMismatch { expected: 0, found: 5 }));
     }
 
     #[test]
@@ -1444,18 +1264,12 @@ mod tests {
         let mut s = setup(echo(), true);
         let stat = s.queues.layout().stat_queue_offset() as usize;
         s.mem.poke_u32(stat + 16, 99);
-        assert!(matches!(
-            s.queues.try_receive_record(),
-            Err(TransportError::BadPeerPointer { value: 99, .. })
-        ));
+        assert!(matches!(s.queues.try_receive_record(), Err(TransportError::BadPeerPointer { value: 99, .. })));
         s.mem.poke_u32(stat + 16, 0);
         s.mem.poke_u32(stat + 32, 64);
         assert!(matches!(
             s.queues.command_free_elements(),
-            Err(TransportError::BadPeerPointer {
-                pointer: "the command queue readPtr",
-                ..
-            })
+            Err(TransportError::BadPeerPointer { pointer: "the command queue readPtr", .. })
         ));
 
         // A status queue header of the wrong size is refused at link time.
@@ -1464,32 +1278,17 @@ mod tests {
         t.mem.poke_u32(stat + 4, 0x20000);
         assert!(matches!(
             t.queues.try_link_status_queue(),
-            Err(TransportError::Header(QueueError::PeerMismatch {
-                field: "size",
-                ..
-            }))
+            Err(TransportError::Header(QueueError::PeerMismatch { field: "size", .. }))
         ));
         let err = t.queues.wait_for_status_queue(&t.clock, 2).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                TransportError::Header(QueueError::PeerMismatch { field: "size", .. })
-            ),
-            "{err}"
-        );
-        assert_eq!(
-            t.queues.try_receive_record(),
-            Ok(None),
-            "not linked: nothing to read"
-        );
+        assert!(matches!(err, TransportError::Header(QueueError::PeerMismatch { field: "size", .. })), "{err}");
+        assert_eq!(t.queues.try_receive_record(), Ok(None), "not linked: nothing to read");
     }
 
     #[test]
     fn garbage_element_counts_do_not_panic() {
         let mut s = setup(Box::new(|_: &FakeMessage| Vec::new()), true);
-        s.gsp
-            .borrow_mut()
-            .queue_outgoing(Outgoing::reply(1, vec![0; 8]));
+        s.gsp.borrow_mut().queue_outgoing(Outgoing::reply(1, vec![0; 8]));
         s.gsp.borrow_mut().flush();
         let entry = (s.queues.layout().stat_queue_offset() + 4096) as usize;
         for bad in [0u32, 17, 2, u32::MAX] {
@@ -1498,12 +1297,7 @@ mod tests {
             match bad {
                 // Two entries claimed, one published: still being written.
                 2 => assert_eq!(r, Ok(None)),
-                _ => assert!(matches!(
-                    r,
-                    Err(TransportError::Element(
-                        ElementError::BadElementCount { .. }
-                    ))
-                )),
+                _ => assert!(matches!(r, Err(TransportError::Element(ElementError::BadElementCount { .. })))),
             }
         }
     }

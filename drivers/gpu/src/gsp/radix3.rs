@@ -106,28 +106,14 @@ impl Radix3Layout {
 /// [`Radix3Layout::table_bytes`] bytes of the block, which it zeroes first), given `page_addrs`,
 /// the bus addresses of all [`Radix3Layout::total_pages`] pages of the block in order. The root
 /// is at `page_addrs[0]`.
-pub fn build_radix3(
-    layout: &Radix3Layout,
-    page_addrs: &[u64],
-    tables: &mut [u8],
-) -> Result<(), Radix3Error> {
+pub fn build_radix3(layout: &Radix3Layout, page_addrs: &[u64], tables: &mut [u8]) -> Result<(), Radix3Error> {
     if page_addrs.len() as u64 != layout.total_pages() {
-        return Err(Radix3Error::PageCount {
-            expected: layout.total_pages(),
-            found: page_addrs.len() as u64,
-        });
+        return Err(Radix3Error::PageCount { expected: layout.total_pages(), found: page_addrs.len() as u64 });
     }
     if tables.len() as u64 != layout.table_bytes() {
-        return Err(Radix3Error::TableSize {
-            expected: layout.table_bytes(),
-            found: tables.len() as u64,
-        });
+        return Err(Radix3Error::TableSize { expected: layout.table_bytes(), found: tables.len() as u64 });
     }
-    if let Some((index, &addr)) = page_addrs
-        .iter()
-        .enumerate()
-        .find(|(_, a)| *a % RADIX3_PAGE_SIZE != 0)
-    {
+    if let Some((index, &addr)) = page_addrs.iter().enumerate().find(|(_, a)| *a % RADIX3_PAGE_SIZE != 0) {
         return Err(Radix3Error::UnalignedPage { index, addr });
     }
     tables.fill(0);
@@ -167,22 +153,13 @@ impl fmt::Display for Radix3Error {
         match *self {
             Radix3Error::EmptyImage => write!(f, "radix3: the image is empty"),
             Radix3Error::ImageTooLarge { image_size } => {
-                write!(
-                    f,
-                    "radix3: image of {image_size:#x} bytes needs more than one root page"
-                )
+                write!(f, "radix3: image of {image_size:#x} bytes needs more than one root page")
             }
             Radix3Error::PageCount { expected, found } => {
-                write!(
-                    f,
-                    "radix3: block needs {expected} page addresses, got {found}"
-                )
+                write!(f, "radix3: block needs {expected} page addresses, got {found}")
             }
             Radix3Error::TableSize { expected, found } => {
-                write!(
-                    f,
-                    "radix3: table buffer must be {expected} bytes, got {found}"
-                )
+                write!(f, "radix3: table buffer must be {expected} bytes, got {found}")
             }
             Radix3Error::UnalignedPage { index, addr } => {
                 write!(f, "radix3: page {index} at {addr:#x} is not 4 KiB aligned")
@@ -221,10 +198,7 @@ mod tests {
         // level 2 -> data pages 3, 4, 5.
         assert_eq!(entry(&tables, 0, 0), addrs[1]);
         assert_eq!(entry(&tables, 1, 0), addrs[2]);
-        assert_eq!(
-            [0, 1, 2].map(|i| entry(&tables, 2, i)),
-            [addrs[3], addrs[4], addrs[5]]
-        );
+        assert_eq!([0, 1, 2].map(|i| entry(&tables, 2, i)), [addrs[3], addrs[4], addrs[5]]);
         // Everything else is zero.
         let used = [(0u64, 0u64), (1, 0), (2, 0), (2, 1), (2, 2)];
         for page in 0..3 {
@@ -242,24 +216,14 @@ mod tests {
         // Block: root at 0, level 1 at 1, level 2 at 2..=3, data at 4..=603.
         let layout = Radix3Layout::new(600 * 4096).unwrap();
         assert_eq!([0, 1, 2, 3].map(|l| layout.level_pages(l)), [1, 1, 2, 600]);
-        assert_eq!(
-            [0, 1, 2, 3].map(|l| layout.level_first_page(l)),
-            [0, 1, 2, 4]
-        );
+        assert_eq!([0, 1, 2, 3].map(|l| layout.level_first_page(l)), [0, 1, 2, 4]);
         assert_eq!(layout.total_pages(), 604);
         let addrs = scattered(604);
         let mut tables = vec![0u8; 4 * 4096];
         build_radix3(&layout, &addrs, &mut tables).unwrap();
         assert_eq!(entry(&tables, 0, 0), addrs[1]);
         assert_eq!(entry(&tables, 0, 1), 0);
-        assert_eq!(
-            [
-                entry(&tables, 1, 0),
-                entry(&tables, 1, 1),
-                entry(&tables, 1, 2)
-            ],
-            [addrs[2], addrs[3], 0]
-        );
+        assert_eq!([entry(&tables, 1, 0), entry(&tables, 1, 1), entry(&tables, 1, 2)], [addrs[2], addrs[3], 0]);
         // Level 2 is one array over pages 2 and 3: entries 0..511 in page 2, 512..599 in page 3.
         for i in 0..512 {
             assert_eq!(entry(&tables, 2, i), addrs[4 + i as usize]);
@@ -279,22 +243,9 @@ mod tests {
         // The largest image: 512^3 pages.
         let max = 512u64 * 512 * 512 * 4096;
         let layout = Radix3Layout::new(max).unwrap();
-        assert_eq!(
-            [0, 1, 2].map(|l| layout.level_pages(l)),
-            [1, 512, 512 * 512]
-        );
-        assert_eq!(
-            Radix3Layout::new(max + 1),
-            Err(Radix3Error::ImageTooLarge {
-                image_size: max + 1
-            })
-        );
-        assert_eq!(
-            Radix3Layout::new(u64::MAX),
-            Err(Radix3Error::ImageTooLarge {
-                image_size: u64::MAX
-            })
-        );
+        assert_eq!([0, 1, 2].map(|l| layout.level_pages(l)), [1, 512, 512 * 512]);
+        assert_eq!(Radix3Layout::new(max + 1), Err(Radix3Error::ImageTooLarge { image_size: max + 1 }));
+        assert_eq!(Radix3Layout::new(u64::MAX), Err(Radix3Error::ImageTooLarge { image_size: u64::MAX }));
         assert_eq!(Radix3Layout::new(0), Err(Radix3Error::EmptyImage));
     }
 
@@ -304,26 +255,17 @@ mod tests {
         let mut tables = vec![0u8; 3 * 4096];
         assert_eq!(
             build_radix3(&layout, &scattered(3), &mut tables),
-            Err(Radix3Error::PageCount {
-                expected: 4,
-                found: 3
-            })
+            Err(Radix3Error::PageCount { expected: 4, found: 3 })
         );
         assert_eq!(
             build_radix3(&layout, &scattered(4), &mut tables[..4096]),
-            Err(Radix3Error::TableSize {
-                expected: 3 * 4096,
-                found: 4096
-            })
+            Err(Radix3Error::TableSize { expected: 3 * 4096, found: 4096 })
         );
         let mut addrs = scattered(4);
         addrs[2] |= 0x800;
         assert_eq!(
             build_radix3(&layout, &addrs, &mut tables),
-            Err(Radix3Error::UnalignedPage {
-                index: 2,
-                addr: addrs[2]
-            })
+            Err(Radix3Error::UnalignedPage { index: 2, addr: addrs[2] })
         );
     }
 }

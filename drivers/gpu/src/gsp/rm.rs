@@ -31,9 +31,7 @@ use core::marker::PhantomData;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::layout::{ConstantFact, FieldLayout, StructLayout};
-use super::rpcs::{
-    Free, GspRmAlloc, GspRmControl, RmCallReply, RpcChannel, RpcError, RMAPI_RPC_FLAGS_NONE,
-};
+use super::rpcs::{Free, GspRmAlloc, GspRmControl, RmCallReply, RpcChannel, RpcError, RMAPI_RPC_FLAGS_NONE};
 use super::status::NvStatus;
 
 /// The NVIDIA files this module follows.
@@ -98,18 +96,12 @@ impl Nv0000AllocParameters {
         let mut process_name = [0u8; NV_PROC_NAME_MAX_LENGTH];
         let n = name.len().min(NV_PROC_NAME_MAX_LENGTH - 1);
         process_name[..n].copy_from_slice(&name.as_bytes()[..n]);
-        Nv0000AllocParameters {
-            h_client,
-            process_id,
-            process_name,
-        }
+        Nv0000AllocParameters { h_client, process_id, process_name }
     }
 }
 
 /// `NV0080_ALLOC_PARAMETERS`: allocation parameters of a device. 56 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct Nv0080AllocParameters {
     /// `deviceId`: RM's device instance.
@@ -137,9 +129,7 @@ pub struct Nv0080AllocParameters {
 }
 
 /// `NV2080_ALLOC_PARAMETERS`: allocation parameters of a subdevice. 4 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct Nv2080AllocParameters {
     /// `subDeviceId`.
@@ -205,10 +195,7 @@ impl<K: ObjectKind> fmt::Debug for Handle<K> {
 
 impl<K> Handle<K> {
     const fn new(raw: u32) -> Self {
-        Handle {
-            raw,
-            _kind: PhantomData,
-        }
+        Handle { raw, _kind: PhantomData }
     }
 
     /// The raw handle.
@@ -261,26 +248,13 @@ pub enum RmError {
     /// `rpc_result` that names no object).
     Rpc(RpcError),
     /// GSP-RM refused an allocation.
-    Alloc {
-        class: u32,
-        handle: u32,
-        parent: u32,
-        status: NvStatus,
-    },
+    Alloc { class: u32, handle: u32, parent: u32, status: NvStatus },
     /// GSP-RM refused a control call.
-    Control {
-        cmd: u32,
-        object: u32,
-        status: NvStatus,
-    },
+    Control { cmd: u32, object: u32, status: NvStatus },
     /// GSP-RM refused to free an object.
     Free { handle: u32, status: NvStatus },
     /// The object still has children; free them first ([`RmClient::free_tree`] does).
-    HasChildren {
-        handle: u32,
-        children: usize,
-        first_child: u32,
-    },
+    HasChildren { handle: u32, children: usize, first_child: u32 },
     /// The handle is not an object of this client.
     UnknownObject { handle: u32 },
     /// The client has used all its object handles.
@@ -288,11 +262,7 @@ pub enum RmError {
     /// A client index beyond `RS_CLIENT_HANDLE_MAX`.
     BadClientIndex { index: u32 },
     /// A control returned a different number of parameter bytes than were sent.
-    ParamsSize {
-        cmd: u32,
-        sent: usize,
-        returned: usize,
-    },
+    ParamsSize { cmd: u32, sent: usize, returned: usize },
     /// The client was already freed.
     ClientFreed,
 }
@@ -358,12 +328,7 @@ impl RmClient {
         let handle = RS_CLIENT_HANDLE_BASE + index;
         let params = Nv0000AllocParameters::new(handle, 0, "nvgpu");
         alloc_rpc(rpc, handle, handle, handle, NV01_ROOT, params.as_bytes())?;
-        Ok(RmClient {
-            handle: Handle::new(handle),
-            objects: Vec::new(),
-            allocated: 0,
-            freed: false,
-        })
+        Ok(RmClient { handle: Handle::new(handle), objects: Vec::new(), allocated: 0, freed: false })
     }
 
     /// The client's handle.
@@ -417,11 +382,7 @@ impl RmClient {
         let handle = self.next_handle()?;
         let reply = alloc_rpc(rpc, self.handle.raw, parent.raw, handle, class, params)?;
         self.allocated += 1;
-        self.objects.push(RmObject {
-            handle,
-            parent: parent.raw,
-            class,
-        });
+        self.objects.push(RmObject { handle, parent: parent.raw, class });
         Ok((Handle::new(handle), reply.params))
     }
 
@@ -495,11 +456,7 @@ impl RmClient {
     }
 
     /// Frees `object`, which must have no children left.
-    pub fn free<T: RpcChannel, K>(
-        &mut self,
-        rpc: &mut T,
-        object: Handle<K>,
-    ) -> Result<(), RmError> {
+    pub fn free<T: RpcChannel, K>(&mut self, rpc: &mut T, object: Handle<K>) -> Result<(), RmError> {
         if self.freed {
             return Err(RmError::ClientFreed);
         }
@@ -508,11 +465,7 @@ impl RmClient {
         };
         let children = self.children(object.raw).count();
         if let Some(first) = self.children(object.raw).next() {
-            return Err(RmError::HasChildren {
-                handle: object.raw,
-                children,
-                first_child: first.handle,
-            });
+            return Err(RmError::HasChildren { handle: object.raw, children, first_child: first.handle });
         }
         free_rpc(rpc, self.handle.raw, object.raw)?;
         self.objects.remove(at);
@@ -520,11 +473,7 @@ impl RmClient {
     }
 
     /// Frees `object`'s descendants, deepest and newest first, then `object`.
-    pub fn free_tree<T: RpcChannel, K>(
-        &mut self,
-        rpc: &mut T,
-        object: Handle<K>,
-    ) -> Result<(), RmError> {
+    pub fn free_tree<T: RpcChannel, K>(&mut self, rpc: &mut T, object: Handle<K>) -> Result<(), RmError> {
         if self.object(object.raw).is_none() {
             return Err(RmError::UnknownObject { handle: object.raw });
         }
@@ -558,13 +507,7 @@ fn control_rpc<T: RpcChannel>(
     cmd: u32,
     params: &mut [u8],
 ) -> Result<(), RmError> {
-    let call = GspRmControl {
-        h_client,
-        h_object,
-        cmd,
-        flags: RMAPI_RPC_FLAGS_NONE,
-        params,
-    };
+    let call = GspRmControl { h_client, h_object, cmd, flags: RMAPI_RPC_FLAGS_NONE, params };
     let reply = match rpc.call(&call) {
         Ok(reply) => reply,
         Err(e) => match e.status() {
@@ -625,19 +568,8 @@ fn alloc_rpc<T: RpcChannel>(
     class: u32,
     params: &[u8],
 ) -> Result<RmCallReply, RmError> {
-    let call = GspRmAlloc {
-        h_client: client,
-        h_parent: parent,
-        h_object: handle,
-        h_class: class,
-        params,
-    };
-    let refused = |status| RmError::Alloc {
-        class,
-        handle,
-        parent,
-        status,
-    };
+    let call = GspRmAlloc { h_client: client, h_parent: parent, h_object: handle, h_class: class, params };
+    let refused = |status| RmError::Alloc { class, handle, parent, status };
     let reply = match rpc.call(&call) {
         Ok(reply) => reply,
         Err(e) => return Err(e.status().map_or_else(|| RmError::Rpc(e), refused)),
@@ -649,10 +581,7 @@ fn alloc_rpc<T: RpcChannel>(
 }
 
 fn free_rpc<T: RpcChannel>(rpc: &mut T, client: u32, handle: u32) -> Result<(), RmError> {
-    let status = match rpc.call(&Free {
-        h_client: client,
-        h_object: handle,
-    }) {
+    let status = match rpc.call(&Free { h_client: client, h_object: handle }) {
         Ok(status) => status,
         Err(e) => e.status().ok_or(RmError::Rpc(e))?,
     };
@@ -724,46 +653,18 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
 
 /// The constants of this module, under NVIDIA's names.
 pub const CONSTANTS: &[ConstantFact] = &[
-    ConstantFact {
-        c_name: "NV01_NULL_OBJECT",
-        header: headers::CL0000,
-        value: NV01_NULL_OBJECT as u64,
-    },
-    ConstantFact {
-        c_name: "NV01_ROOT",
-        header: headers::CL0000,
-        value: NV01_ROOT as u64,
-    },
-    ConstantFact {
-        c_name: "NV01_DEVICE_0",
-        header: headers::CL0080,
-        value: NV01_DEVICE_0 as u64,
-    },
-    ConstantFact {
-        c_name: "NV20_SUBDEVICE_0",
-        header: headers::CL2080,
-        value: NV20_SUBDEVICE_0 as u64,
-    },
+    ConstantFact { c_name: "NV01_NULL_OBJECT", header: headers::CL0000, value: NV01_NULL_OBJECT as u64 },
+    ConstantFact { c_name: "NV01_ROOT", header: headers::CL0000, value: NV01_ROOT as u64 },
+    ConstantFact { c_name: "NV01_DEVICE_0", header: headers::CL0080, value: NV01_DEVICE_0 as u64 },
+    ConstantFact { c_name: "NV20_SUBDEVICE_0", header: headers::CL2080, value: NV20_SUBDEVICE_0 as u64 },
     ConstantFact {
         c_name: "NV_PROC_NAME_MAX_LENGTH",
         header: headers::NVLIMITS,
         value: NV_PROC_NAME_MAX_LENGTH as u64,
     },
-    ConstantFact {
-        c_name: "RS_CLIENT_HANDLE_BASE",
-        header: headers::RESSERV,
-        value: RS_CLIENT_HANDLE_BASE as u64,
-    },
-    ConstantFact {
-        c_name: "RS_CLIENT_HANDLE_MAX",
-        header: headers::RESSERV,
-        value: RS_CLIENT_HANDLE_MAX as u64,
-    },
-    ConstantFact {
-        c_name: "RS_UNIQUE_HANDLE_BASE",
-        header: headers::RS_CLIENT_H,
-        value: RS_UNIQUE_HANDLE_BASE as u64,
-    },
+    ConstantFact { c_name: "RS_CLIENT_HANDLE_BASE", header: headers::RESSERV, value: RS_CLIENT_HANDLE_BASE as u64 },
+    ConstantFact { c_name: "RS_CLIENT_HANDLE_MAX", header: headers::RESSERV, value: RS_CLIENT_HANDLE_MAX as u64 },
+    ConstantFact { c_name: "RS_UNIQUE_HANDLE_BASE", header: headers::RS_CLIENT_H, value: RS_UNIQUE_HANDLE_BASE as u64 },
     ConstantFact {
         c_name: "RS_UNIQUE_HANDLE_RANGE",
         header: headers::RS_CLIENT_H,
@@ -776,9 +677,7 @@ mod tests {
     use super::*;
     use crate::gsp::queue::fake::{setup, FakeMessage, Outgoing};
     use crate::gsp::rpc::RpcFunction;
-    use crate::gsp::rpcs::{
-        GspRpc, Rpc, RpcErrorKind, RpcFreeV03_00, RpcGspRmAllocV03_00, RpcGspRmControlV03_00,
-    };
+    use crate::gsp::rpcs::{GspRpc, Rpc, RpcErrorKind, RpcFreeV03_00, RpcGspRmAllocV03_00, RpcGspRmControlV03_00};
     use alloc::boxed::Box;
     use alloc::rc::Rc;
     use alloc::string::ToString;
@@ -810,12 +709,7 @@ mod tests {
             }
             let status = if function == RpcFunction::GspRmAlloc.raw() {
                 let a = RpcGspRmAllocV03_00::read_from_prefix(payload).unwrap().0;
-                self.log.push(alloc::format!(
-                    "alloc {:#x} {:#x} {:#x}",
-                    a.h_class,
-                    a.h_object,
-                    a.h_parent
-                ));
+                self.log.push(alloc::format!("alloc {:#x} {:#x} {:#x}", a.h_class, a.h_object, a.h_parent));
                 let params = &payload[32..32 + a.params_size as usize];
                 let status = if Some(a.h_class) == self.refuse_class {
                     NvStatus::NV_ERR_INVALID_CLASS
@@ -836,16 +730,14 @@ mod tests {
                         let p = Nv0080AllocParameters::read_from_bytes(params).unwrap();
                         assert_eq!(p.h_client_share, a.h_client);
                     }
-                    self.objects
-                        .push((a.h_client, a.h_object, a.h_parent, a.h_class));
+                    self.objects.push((a.h_client, a.h_object, a.h_parent, a.h_class));
                     NvStatus::NV_OK
                 };
                 reply[16..20].copy_from_slice(&status.raw().to_le_bytes());
                 status
             } else if function == RpcFunction::GspRmControl.raw() {
                 let c = RpcGspRmControlV03_00::read_from_prefix(payload).unwrap().0;
-                self.log
-                    .push(alloc::format!("control {:#x} on {:#x}", c.cmd, c.h_object));
+                self.log.push(alloc::format!("control {:#x} on {:#x}", c.cmd, c.h_object));
                 let status = if self.exists(c.h_client, c.h_object) {
                     NvStatus::NV_OK
                 } else {
@@ -860,18 +752,14 @@ mod tests {
                 let f = RpcFreeV03_00::read_from_bytes(payload).unwrap().params;
                 self.log.push(alloc::format!("free {:#x}", f.h_object_old));
                 let (client, handle) = (f.h_root, f.h_object_old);
-                let has_children = self
-                    .objects
-                    .iter()
-                    .any(|o| o.0 == client && o.2 == handle && o.1 != handle);
+                let has_children = self.objects.iter().any(|o| o.0 == client && o.2 == handle && o.1 != handle);
                 let status = if !self.exists(client, handle) {
                     NvStatus::NV_ERR_OBJECT_NOT_FOUND
                 } else if has_children && handle != client {
                     // RM would free them with it; this stand-in insists on children first.
                     NvStatus::NV_ERR_STATE_IN_USE
                 } else {
-                    self.objects
-                        .retain(|o| !(o.0 == client && (o.1 == handle || handle == client)));
+                    self.objects.retain(|o| !(o.0 == client && (o.1 == handle || handle == client)));
                     NvStatus::NV_OK
                 };
                 reply[12..16].copy_from_slice(&status.raw().to_le_bytes());
@@ -907,33 +795,19 @@ mod tests {
         let mut rm = Direct(FakeRm::default());
         let mut client = RmClient::new(&mut rm, 3).unwrap();
         assert_eq!(client.handle().raw(), 0xc1d0_0003);
-        let device = client
-            .alloc_device(&mut rm, &Nv0080AllocParameters::default())
-            .unwrap();
-        let subdevice = client
-            .alloc_subdevice(&mut rm, device, &Nv2080AllocParameters::default())
-            .unwrap();
+        let device = client.alloc_device(&mut rm, &Nv0080AllocParameters::default()).unwrap();
+        let subdevice = client.alloc_subdevice(&mut rm, device, &Nv2080AllocParameters::default()).unwrap();
         assert_eq!(device.raw(), 0xcaf0_0001);
         assert_eq!(subdevice.raw(), 0xcaf0_0002);
         assert_eq!(
             client.objects(),
             &[
-                RmObject {
-                    handle: 0xcaf0_0001,
-                    parent: 0xc1d0_0003,
-                    class: NV01_DEVICE_0
-                },
-                RmObject {
-                    handle: 0xcaf0_0002,
-                    parent: 0xcaf0_0001,
-                    class: NV20_SUBDEVICE_0
-                },
+                RmObject { handle: 0xcaf0_0001, parent: 0xc1d0_0003, class: NV01_DEVICE_0 },
+                RmObject { handle: 0xcaf0_0002, parent: 0xcaf0_0001, class: NV20_SUBDEVICE_0 },
             ]
         );
         let mut params = [0x0fu8; 8];
-        client
-            .control(&mut rm, subdevice, 0x2080_0101, &mut params)
-            .unwrap();
+        client.control(&mut rm, subdevice, 0x2080_0101, &mut params).unwrap();
         assert_eq!(params, [0xf0; 8]);
         assert_eq!(format!("{subdevice:?}"), "subdevice 0xcaf00002");
         assert_eq!(
@@ -945,100 +819,52 @@ mod tests {
                 "control 0x20800101 on 0xcaf00002"
             ]
         );
-        assert!(matches!(
-            RmClient::new(&mut rm, RS_CLIENT_HANDLE_MAX),
-            Err(RmError::BadClientIndex { .. })
-        ));
+        assert!(matches!(RmClient::new(&mut rm, RS_CLIENT_HANDLE_MAX), Err(RmError::BadClientIndex { .. })));
     }
 
     #[test]
     fn parents_are_not_freed_before_their_children() {
         let mut rm = Direct(FakeRm::default());
         let mut client = RmClient::new(&mut rm, 0).unwrap();
-        let device = client
-            .alloc_device(&mut rm, &Nv0080AllocParameters::default())
-            .unwrap();
-        let subdevice = client
-            .alloc_subdevice(&mut rm, device, &Nv2080AllocParameters::default())
-            .unwrap();
+        let device = client.alloc_device(&mut rm, &Nv0080AllocParameters::default()).unwrap();
+        let subdevice = client.alloc_subdevice(&mut rm, device, &Nv2080AllocParameters::default()).unwrap();
         let other: Handle<AnyObject> = client.alloc(&mut rm, subdevice, 0x90f1, &[0u8; 8]).unwrap();
         let err = client.free(&mut rm, device).unwrap_err();
-        assert_eq!(
-            err,
-            RmError::HasChildren {
-                handle: 0xcaf0_0001,
-                children: 1,
-                first_child: 0xcaf0_0002
-            }
-        );
+        assert_eq!(err, RmError::HasChildren { handle: 0xcaf0_0001, children: 1, first_child: 0xcaf0_0002 });
         assert!(err.to_string().contains("free them first"), "{err}");
-        assert!(
-            !rm.0.log.iter().any(|l| l.starts_with("free")),
-            "nothing sent"
-        );
+        assert!(!rm.0.log.iter().any(|l| l.starts_with("free")), "nothing sent");
         client.free_tree(&mut rm, device).unwrap();
-        assert_eq!(
-            &rm.0.log[4..],
-            &["free 0xcaf00003", "free 0xcaf00002", "free 0xcaf00001"]
-        );
+        assert_eq!(&rm.0.log[4..], &["free 0xcaf00003", "free 0xcaf00002", "free 0xcaf00001"]);
         assert!(client.objects().is_empty());
-        assert_eq!(
-            client.free(&mut rm, other),
-            Err(RmError::UnknownObject {
-                handle: 0xcaf0_0003
-            })
-        );
+        assert_eq!(client.free(&mut rm, other), Err(RmError::UnknownObject { handle: 0xcaf0_0003 }));
         client.free_all(&mut rm).unwrap();
         assert_eq!(rm.0.log.last().unwrap(), "free 0xc1d00000");
         assert!(rm.0.objects.is_empty());
-        assert_eq!(
-            client.alloc_device(&mut rm, &Nv0080AllocParameters::default()),
-            Err(RmError::ClientFreed)
-        );
+        assert_eq!(client.alloc_device(&mut rm, &Nv0080AllocParameters::default()), Err(RmError::ClientFreed));
     }
 
     #[test]
     fn free_all_frees_children_first_then_the_client() {
         let mut rm = Direct(FakeRm::default());
         let mut client = RmClient::new(&mut rm, 1).unwrap();
-        let d0 = client
-            .alloc_device(&mut rm, &Nv0080AllocParameters::default())
-            .unwrap();
-        let s0 = client
-            .alloc_subdevice(&mut rm, d0, &Nv2080AllocParameters::default())
-            .unwrap();
+        let d0 = client.alloc_device(&mut rm, &Nv0080AllocParameters::default()).unwrap();
+        let s0 = client.alloc_subdevice(&mut rm, d0, &Nv2080AllocParameters::default()).unwrap();
         let _x: Handle<AnyObject> = client.alloc(&mut rm, s0, 0x90f1, &[0u8; 4]).unwrap();
         let _y: Handle<AnyObject> = client.alloc(&mut rm, d0, 0xc56f, &[0u8; 4]).unwrap();
         client.free_all(&mut rm).unwrap();
-        let frees: Vec<_> =
-            rm.0.log
-                .iter()
-                .filter(|l| l.starts_with("free"))
-                .cloned()
-                .collect();
+        let frees: Vec<_> = rm.0.log.iter().filter(|l| l.starts_with("free")).cloned().collect();
         assert_eq!(
             frees,
-            vec![
-                "free 0xcaf00004",
-                "free 0xcaf00003",
-                "free 0xcaf00002",
-                "free 0xcaf00001",
-                "free 0xc1d00001"
-            ]
+            vec!["free 0xcaf00004", "free 0xcaf00003", "free 0xcaf00002", "free 0xcaf00001", "free 0xc1d00001"]
         );
         assert!(rm.0.objects.is_empty());
     }
 
     #[test]
     fn rm_statuses_become_named_errors() {
-        let mut rm = Direct(FakeRm {
-            refuse_class: Some(NV01_DEVICE_0),
-            ..Default::default()
-        });
+        let mut rm = Direct(FakeRm { refuse_class: Some(NV01_DEVICE_0), ..Default::default() });
         let mut client = RmClient::new(&mut rm, 0).unwrap();
-        let err = client
-            .alloc_device(&mut rm, &Nv0080AllocParameters::default())
-            .unwrap_err();
+        let err = client.alloc_device(&mut rm, &Nv0080AllocParameters::default()).unwrap_err();
         assert_eq!(
             err,
             RmError::Alloc {
@@ -1052,58 +878,28 @@ mod tests {
             err.to_string(),
             "GSP-RM refused to allocate class 0x80 (NV01_DEVICE_0) as 0xcaf00001 under 0xc1d00000: NV_ERR_INVALID_CLASS (0x00000022: Given class-id not valid)"
         );
-        assert!(
-            client.objects().is_empty(),
-            "a refused object is not recorded"
-        );
+        assert!(client.objects().is_empty(), "a refused object is not recorded");
         // The handle was not consumed: the next allocation gets it.
         rm.0.refuse_class = None;
-        assert_eq!(
-            client
-                .alloc_device(&mut rm, &Nv0080AllocParameters::default())
-                .unwrap()
-                .raw(),
-            0xcaf0_0001
-        );
+        assert_eq!(client.alloc_device(&mut rm, &Nv0080AllocParameters::default()).unwrap().raw(), 0xcaf0_0001);
 
         // A control on an object GSP-RM does not know.
         rm.0.objects.retain(|o| o.1 != 0xcaf0_0001);
         let device = Handle::<Device>::new(0xcaf0_0001);
-        let err = client
-            .control(&mut rm, device, 0x801, &mut [0; 4])
-            .unwrap_err();
+        let err = client.control(&mut rm, device, 0x801, &mut [0; 4]).unwrap_err();
         assert_eq!(
             err,
-            RmError::Control {
-                cmd: 0x801,
-                object: 0xcaf0_0001,
-                status: NvStatus::NV_ERR_INVALID_OBJECT_HANDLE
-            }
+            RmError::Control { cmd: 0x801, object: 0xcaf0_0001, status: NvStatus::NV_ERR_INVALID_OBJECT_HANDLE }
         );
         // A control on a handle this client never made is refused before any RPC.
         let stranger = Handle::<AnyObject>::new(0x1234);
-        assert_eq!(
-            client.control(&mut rm, stranger, 1, &mut []),
-            Err(RmError::UnknownObject { handle: 0x1234 })
-        );
+        assert_eq!(client.control(&mut rm, stranger, 1, &mut []), Err(RmError::UnknownObject { handle: 0x1234 }));
 
         // A failing rpc_result is attributed to the object too.
         rm.0.fail_rpc_result = Some(NvStatus::NV_ERR_NO_MEMORY.raw());
-        let err = client
-            .alloc_subdevice(
-                &mut rm,
-                Handle::new(0xcaf0_0001),
-                &Nv2080AllocParameters::default(),
-            )
-            .unwrap_err();
-        assert!(matches!(
-            err,
-            RmError::Alloc {
-                status: NvStatus::NV_ERR_NO_MEMORY,
-                class: NV20_SUBDEVICE_0,
-                ..
-            }
-        ));
+        let err =
+            client.alloc_subdevice(&mut rm, Handle::new(0xcaf0_0001), &Nv2080AllocParameters::default()).unwrap_err();
+        assert!(matches!(err, RmError::Alloc { status: NvStatus::NV_ERR_NO_MEMORY, class: NV20_SUBDEVICE_0, .. }));
     }
 
     #[test]
@@ -1113,39 +909,21 @@ mod tests {
         let s = setup(
             Box::new(move |m: &FakeMessage| {
                 let (result, reply) = server.borrow_mut().handle(m.function, &m.payload);
-                vec![Outgoing {
-                    function: m.function,
-                    rpc_result: result,
-                    payload: reply,
-                }]
+                vec![Outgoing { function: m.function, rpc_result: result, payload: reply }]
             }),
             true,
         );
         let _mem = s.mem;
         let mut rpc = GspRpc::new(s.queues, s.clock);
         let mut client = RmClient::new(&mut rpc, 0).unwrap();
-        let device = client
-            .alloc_device(&mut rpc, &Nv0080AllocParameters::default())
-            .unwrap();
-        let subdevice = client
-            .alloc_subdevice(
-                &mut rpc,
-                device,
-                &Nv2080AllocParameters { sub_device_id: 0 },
-            )
-            .unwrap();
+        let device = client.alloc_device(&mut rpc, &Nv0080AllocParameters::default()).unwrap();
+        let subdevice = client.alloc_subdevice(&mut rpc, device, &Nv2080AllocParameters { sub_device_id: 0 }).unwrap();
         let mut params = [1u8, 2, 3, 4];
-        client
-            .control(&mut rpc, subdevice, 0x2080_0110, &mut params)
-            .unwrap();
+        client.control(&mut rpc, subdevice, 0x2080_0110, &mut params).unwrap();
         assert_eq!(params, [!1, !2, !3, !4]);
         client.free_all(&mut rpc).unwrap();
         assert!(rm.borrow().objects.is_empty());
-        let functions: Vec<_> = rpc
-            .history()
-            .entries()
-            .map(|e| e.function.to_string())
-            .collect();
+        let functions: Vec<_> = rpc.history().entries().map(|e| e.function.to_string()).collect();
         assert_eq!(
             functions,
             vec![
@@ -1165,10 +943,7 @@ mod tests {
         let mut rm = Direct(FakeRm::default());
         let mut client = RmClient::new(&mut rm, 0).unwrap();
         client.allocated = OBJECT_HANDLES_PER_CLIENT - 1;
-        assert_eq!(
-            client.alloc_device(&mut rm, &Nv0080AllocParameters::default()),
-            Err(RmError::HandlesExhausted)
-        );
+        assert_eq!(client.alloc_device(&mut rm, &Nv0080AllocParameters::default()), Err(RmError::HandlesExhausted));
     }
 
     #[test]
@@ -1179,9 +954,6 @@ mod tests {
         assert_eq!(&bytes[0..8], &[0, 0, 0xd0, 0xc1, 7, 0, 0, 0]);
         assert_eq!(bytes[107], 0, "NUL-terminated even when truncated");
         assert_eq!(core::mem::size_of::<Nv0080AllocParameters>(), 56);
-        assert_eq!(
-            core::mem::offset_of!(Nv0080AllocParameters, va_space_size),
-            24
-        );
+        assert_eq!(core::mem::offset_of!(Nv0080AllocParameters, va_space_size), 24);
     }
 }

@@ -224,10 +224,7 @@ impl KernelIntrTable {
     /// `(NV2080_ENGINE_TYPE, non-stall vector)` of every graphics and copy engine that has a
     /// non-stall vector, in table order.
     pub fn notification_vectors(&self) -> Vec<(u32, u32)> {
-        self.entries
-            .iter()
-            .filter_map(|e| Some((engine_type_of(e.mc_engine_idx)?, e.vector_non_stall?)))
-            .collect()
+        self.entries.iter().filter_map(|e| Some((engine_type_of(e.mc_engine_idx)?, e.vector_non_stall?))).collect()
     }
 }
 
@@ -255,7 +252,11 @@ pub const CONSTANTS: &[ConstantFact] = &[
         headers::CTRL2080INTERNAL,
         NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE
     ),
-    c_constant!("NV2080_CTRL_INTERNAL_INTR_MAX_TABLE_SIZE", headers::CTRL2080INTERNAL, NV2080_CTRL_INTERNAL_INTR_MAX_TABLE_SIZE),
+    c_constant!(
+        "NV2080_CTRL_INTERNAL_INTR_MAX_TABLE_SIZE",
+        headers::CTRL2080INTERNAL,
+        NV2080_CTRL_INTERNAL_INTR_MAX_TABLE_SIZE
+    ),
     c_constant!(
         "NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE",
         headers::CTRL2080INTERNAL,
@@ -279,7 +280,10 @@ pub fn expression_checks() -> [(&'static str, u64); 2] {
     [
         ("MC_ENGINE_IDX_CE(2)", (MC_ENGINE_IDX_CE0 + 2) as u64),
         // The control number's low byte is its parameters' message id.
-        ("NV2080_CTRL_INTERNAL_INTR_GET_KERNEL_TABLE_PARAMS_MESSAGE_ID", (NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE & 0xff) as u64),
+        (
+            "NV2080_CTRL_INTERNAL_INTR_GET_KERNEL_TABLE_PARAMS_MESSAGE_ID",
+            (NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE & 0xff) as u64,
+        ),
     ]
 }
 
@@ -321,7 +325,10 @@ mod tests {
         let table = KernelIntrTable::from_params(&p).unwrap();
         assert_eq!(table.entries.len(), 4);
         assert_eq!(table.entry(MC_ENGINE_IDX_CE0 + 1).unwrap().vector_non_stall, None);
-        assert_eq!(table.notification_vectors(), vec![(NV2080_ENGINE_TYPE_GRAPHICS, 0), (NV2080_ENGINE_TYPE_COPY0 + 2, 3)]);
+        assert_eq!(
+            table.notification_vectors(),
+            vec![(NV2080_ENGINE_TYPE_GRAPHICS, 0), (NV2080_ENGINE_TYPE_COPY0 + 2, 3)]
+        );
         assert_eq!(table.subtree_map[NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION], Some((0, 0)));
         assert_eq!(table.subtree_map[NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE], None);
         assert_eq!(engine_type_of(MC_ENGINE_IDX_CE_MAX + 1), None);

@@ -39,9 +39,7 @@ pub const NV_VGPU_MSG_EVENT_NUM_EVENTS: u32 = 0x101f;
 /// directions; the RPC's parameters follow it (`rpc_message_data[]`). 32 bytes, aligned to 8
 /// because the flexible payload union `rpc_generic_union` (`g_rpc-structures.h`) holds 64-bit
 /// members.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C, align(8))]
 pub struct RpcMessageHeader {
     /// `header_version`: [`RPC_HEADER_VERSION`].
@@ -90,19 +88,13 @@ impl RpcMessageHeader {
     /// and that `length` covers at least the header.
     pub fn check(&self) -> Result<(), RpcHeaderError> {
         if self.signature != NV_VGPU_MSG_SIGNATURE_VALID {
-            return Err(RpcHeaderError::BadSignature {
-                found: self.signature,
-            });
+            return Err(RpcHeaderError::BadSignature { found: self.signature });
         }
         if self.header_version != RPC_HEADER_VERSION {
-            return Err(RpcHeaderError::BadVersion {
-                found: self.header_version,
-            });
+            return Err(RpcHeaderError::BadVersion { found: self.header_version });
         }
         if self.length < RPC_MESSAGE_HEADER_SIZE {
-            return Err(RpcHeaderError::ShortLength {
-                length: self.length,
-            });
+            return Err(RpcHeaderError::ShortLength { length: self.length });
         }
         Ok(())
     }
@@ -301,55 +293,29 @@ mod tests {
     fn check_refuses_foreign_headers() {
         let mut header = RpcMessageHeader::request(RpcFunction::Nop.raw(), 0).unwrap();
         header.signature = 0;
-        assert_eq!(
-            header.check(),
-            Err(RpcHeaderError::BadSignature { found: 0 })
-        );
+        assert_eq!(header.check(), Err(RpcHeaderError::BadSignature { found: 0 }));
         header.signature = NV_VGPU_MSG_SIGNATURE_VALID;
         header.header_version = 0x0200_0000;
-        assert!(matches!(
-            header.check(),
-            Err(RpcHeaderError::BadVersion { .. })
-        ));
+        assert!(matches!(header.check(), Err(RpcHeaderError::BadVersion { .. })));
         header.header_version = RPC_HEADER_VERSION;
         header.length = 31;
-        assert!(matches!(
-            header.check(),
-            Err(RpcHeaderError::ShortLength { length: 31 })
-        ));
+        assert!(matches!(header.check(), Err(RpcHeaderError::ShortLength { length: 31 })));
     }
 
     #[test]
     fn numbers_decode_and_name() {
         assert_eq!(RpcFunction::from_raw(103), Some(RpcFunction::GspRmAlloc));
-        assert_eq!(
-            RpcFunction::from_raw(3),
-            None,
-            "ALLOC_DEVICE is not declared"
-        );
+        assert_eq!(RpcFunction::from_raw(3), None, "ALLOC_DEVICE is not declared");
         assert_eq!(RpcEvent::from_raw(0x1001), Some(RpcEvent::GspInitDone));
-        assert_eq!(
-            RpcEvent::from_raw(0x1000),
-            None,
-            "FIRST_EVENT is not an event"
-        );
+        assert_eq!(RpcEvent::from_raw(0x1000), None, "FIRST_EVENT is not an event");
         assert_eq!(RpcEvent::from_raw(NV_VGPU_MSG_EVENT_NUM_EVENTS), None);
-        assert_eq!(
-            RpcFunction::GspRmControl.nvidia_name(),
-            "NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL"
-        );
-        assert_eq!(
-            RpcEvent::OsErrorLog.nvidia_name(),
-            "NV_VGPU_MSG_EVENT_OS_ERROR_LOG"
-        );
+        assert_eq!(RpcFunction::GspRmControl.nvidia_name(), "NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL");
+        assert_eq!(RpcEvent::OsErrorLog.nvidia_name(), "NV_VGPU_MSG_EVENT_OS_ERROR_LOG");
         for f in RpcFunction::ALL {
             assert!(f.raw() < NV_VGPU_MSG_FUNCTION_NUM_FUNCTIONS);
             assert_eq!(RpcFunction::from_raw(f.raw()), Some(*f));
         }
         // The events are contiguous from FIRST_EVENT + 1 to NUM_EVENTS - 1: all of them declared.
-        assert_eq!(
-            RpcEvent::ALL.len() as u32,
-            NV_VGPU_MSG_EVENT_NUM_EVENTS - NV_VGPU_MSG_EVENT_FIRST_EVENT - 1
-        );
+        assert_eq!(RpcEvent::ALL.len() as u32, NV_VGPU_MSG_EVENT_NUM_EVENTS - NV_VGPU_MSG_EVENT_FIRST_EVENT - 1);
     }
 }

@@ -30,9 +30,7 @@ use core::mem::{offset_of, size_of};
 
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
-use super::history::{
-    Direction, EntryId, HistorySnapshot, RpcHistory, RpcHistoryEntry, RpcName, RpcOutcome,
-};
+use super::history::{Direction, EntryId, HistorySnapshot, RpcHistory, RpcHistoryEntry, RpcName, RpcOutcome};
 use super::layout::{ConstantFact, FieldLayout, StructLayout};
 use super::queue::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, RECORD_PAYLOAD_MAX};
 use super::rm::NV01_NULL_OBJECT;
@@ -109,42 +107,24 @@ pub mod headers {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RpcErrorKind {
     /// The queues failed while sending `during` or waiting for its reply.
-    Transport {
-        during: RpcName,
-        error: TransportError,
-    },
+    Transport { during: RpcName, error: TransportError },
     /// The queues failed while [`GspRpc::poll`] read the status queue, no RPC outstanding.
     Polling(TransportError),
     /// No reply (or event) within the timeout. `reply`: waiting for the reply to function
     /// `waiting_for`, else for event `waiting_for`.
-    Timeout {
-        waiting_for: RpcName,
-        reply: bool,
-        after_ms: u64,
-    },
+    Timeout { waiting_for: RpcName, reply: bool, after_ms: u64 },
     /// GSP-RM answered with a non-`NV_OK` `rpc_result`.
     Failed { function: RpcName, status: NvStatus },
     /// A reply's parameters could not be decoded.
-    BadReply {
-        function: RpcName,
-        reason: &'static str,
-        len: usize,
-    },
+    BadReply { function: RpcName, reason: &'static str, len: usize },
     /// An event's parameters could not be decoded.
-    BadEvent {
-        event: RpcName,
-        reason: &'static str,
-        len: usize,
-    },
+    BadEvent { event: RpcName, reason: &'static str, len: usize },
     /// Parameters could not be encoded (too large for their length fields).
     TooLarge { function: RpcName, len: usize },
     /// A `GSP_RUN_CPU_SEQUENCER` buffer was malformed or failed to execute.
     Sequencer(SequencerError),
     /// An event handler refused a message.
-    Handler {
-        event: RpcName,
-        reason: &'static str,
-    },
+    Handler { event: RpcName, reason: &'static str },
 }
 
 /// An RPC failure, with the RPC history at the time it happened when the failure came from the
@@ -163,11 +143,7 @@ pub struct RpcError {
 impl RpcError {
     /// An error without history or GPU (the client adds them).
     pub const fn new(kind: RpcErrorKind) -> Self {
-        RpcError {
-            kind,
-            history: None,
-            gpu: None,
-        }
+        RpcError { kind, history: None, gpu: None }
     }
 
     /// Writes `; last RPCs (oldest first): ...` when the error carries the history (for callers
@@ -181,20 +157,12 @@ impl RpcError {
 
     /// A reply to `function` that cannot be decoded.
     pub fn bad_reply(function: RpcFunction, reason: &'static str, len: usize) -> Self {
-        Self::new(RpcErrorKind::BadReply {
-            function: function.into(),
-            reason,
-            len,
-        })
+        Self::new(RpcErrorKind::BadReply { function: function.into(), reason, len })
     }
 
     /// An event of number `event` that cannot be decoded.
     pub fn bad_event(event: u32, reason: &'static str, len: usize) -> Self {
-        Self::new(RpcErrorKind::BadEvent {
-            event: RpcName(event),
-            reason,
-            len,
-        })
+        Self::new(RpcErrorKind::BadEvent { event: RpcName(event), reason, len })
     }
 
     /// This error with `snapshot` attached (unless it already carries one).
@@ -225,27 +193,18 @@ impl fmt::Display for RpcErrorKind {
         match self {
             RpcErrorKind::Transport { during, error } => write!(f, "{during}: {error}"),
             RpcErrorKind::Polling(error) => write!(f, "polling the status queue: {error}"),
-            RpcErrorKind::Timeout {
-                waiting_for,
-                reply: true,
-                after_ms,
-            } => write!(
-                f,
-                "timeout waiting for the reply to {waiting_for} after {after_ms} ms"
-            ),
-            RpcErrorKind::Timeout {
-                waiting_for,
-                reply: false,
-                after_ms,
-            } => write!(f, "timeout waiting for {waiting_for} after {after_ms} ms"),
+            RpcErrorKind::Timeout { waiting_for, reply: true, after_ms } => {
+                write!(f, "timeout waiting for the reply to {waiting_for} after {after_ms} ms")
+            }
+            RpcErrorKind::Timeout { waiting_for, reply: false, after_ms } => {
+                write!(f, "timeout waiting for {waiting_for} after {after_ms} ms")
+            }
             RpcErrorKind::Failed { function, status } => {
                 write!(f, "GSP-RM answered {function} with {status}")
             }
-            RpcErrorKind::BadReply {
-                function,
-                reason,
-                len,
-            } => write!(f, "reply to {function} ({len} bytes): {reason}"),
+            RpcErrorKind::BadReply { function, reason, len } => {
+                write!(f, "reply to {function} ({len} bytes): {reason}")
+            }
             RpcErrorKind::BadEvent { event, reason, len } => {
                 write!(f, "{event} ({len} bytes): {reason}")
             }
@@ -353,11 +312,7 @@ pub trait RpcChannel {
 /// What a wait waits for.
 #[derive(Clone, Copy)]
 enum Awaited {
-    Reply {
-        function: u32,
-        reply_len: Option<usize>,
-        entry: EntryId,
-    },
+    Reply { function: u32, reply_len: Option<usize>, entry: EntryId },
     Event(RpcEvent),
 }
 
@@ -447,10 +402,7 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
         let mut payload = Vec::new();
         rpc.encode(&mut payload);
         if u32::try_from(payload.len()).is_err() {
-            return Err(RpcError::new(RpcErrorKind::TooLarge {
-                function: R::FUNCTION.into(),
-                len: payload.len(),
-            }));
+            return Err(RpcError::new(RpcErrorKind::TooLarge { function: R::FUNCTION.into(), len: payload.len() }));
         }
         Ok(payload)
     }
@@ -466,14 +418,7 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
         let seq_num = self.queues.next_command_seq();
         let sent = self.queues.send(&self.clock, function.raw(), payload);
         let (records, outcome) = match &sent {
-            Ok(r) => (
-                r.records,
-                if posted {
-                    RpcOutcome::Posted
-                } else {
-                    RpcOutcome::Pending
-                },
-            ),
+            Ok(r) => (r.records, if posted { RpcOutcome::Posted } else { RpcOutcome::Pending }),
             Err(_) => (0, RpcOutcome::Failed),
         };
         let entry = self.history.push(RpcHistoryEntry {
@@ -488,10 +433,7 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
         });
         match sent {
             Ok(_) => Ok(entry),
-            Err(error) => Err(self.failed(RpcError::new(RpcErrorKind::Transport {
-                during: function.into(),
-                error,
-            }))),
+            Err(error) => Err(self.failed(RpcError::new(RpcErrorKind::Transport { during: function.into(), error }))),
         }
     }
 
@@ -500,8 +442,7 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
     /// the event handler of whatever wait is running then.
     pub fn post<R: Rpc>(&mut self, rpc: &R) -> Result<(), RpcError> {
         let payload = Self::encode(rpc).map_err(|e| self.failed(e))?;
-        self.send(R::FUNCTION, &payload, rpc.history_data(), true)
-            .map(|_| ())
+        self.send(R::FUNCTION, &payload, rpc.history_data(), true).map(|_| ())
     }
 
     /// Sends `rpc` and waits for its reply, giving other messages to the installed handler.
@@ -520,18 +461,11 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
     ) -> Result<R::Reply, RpcError> {
         let payload = Self::encode(rpc).map_err(|e| self.failed(e))?;
         let entry = self.send(R::FUNCTION, &payload, rpc.history_data(), false)?;
-        let awaited = Awaited::Reply {
-            function: R::FUNCTION.raw(),
-            reply_len: rpc.reply_len(),
-            entry,
-        };
+        let awaited = Awaited::Reply { function: R::FUNCTION.raw(), reply_len: rpc.reply_len(), entry };
         let reply = self.wait(awaited, self.timeout_ms, events)?;
         let status = reply.rpc_result();
         if !status.is_ok() {
-            return Err(self.failed(RpcError::new(RpcErrorKind::Failed {
-                function: R::FUNCTION.into(),
-                status,
-            })));
+            return Err(self.failed(RpcError::new(RpcErrorKind::Failed { function: R::FUNCTION.into(), status })));
         }
         R::decode_reply(&reply.payload).map_err(|e| self.failed(e))
     }
@@ -552,15 +486,11 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
     pub fn poll<H: EventHandler + ?Sized>(&mut self, events: &mut H) -> Result<usize, RpcError> {
         let mut handled = 0;
         loop {
-            let received = self
-                .queues
-                .try_receive_message(&self.clock, self.timeout_ms, &|_| None);
+            let received = self.queues.try_receive_message(&self.clock, self.timeout_ms, &|_| None);
             match received {
                 Ok(Some(message)) => {
                     self.note_incoming(&message);
-                    events
-                        .on_message(&message)
-                        .map_err(|e| self.failed(e))?;
+                    events.on_message(&message).map_err(|e| self.failed(e))?;
                     handled += 1;
                 }
                 Ok(None) => return Ok(handled),
@@ -629,12 +559,7 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
                     }
                 }
                 Ok(None) => return None,
-                Err(error) => {
-                    return Some(Err(RpcError::new(RpcErrorKind::Transport {
-                        during,
-                        error,
-                    })))
-                }
+                Err(error) => return Some(Err(RpcError::new(RpcErrorKind::Transport { during, error }))),
             }
         });
         let now = self.clock.now_ns();
@@ -645,10 +570,7 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
         match outcome {
             Ok(Ok(message)) => {
                 match entry {
-                    Some(entry) => {
-                        self.history
-                            .complete(entry, now, RpcOutcome::Replied(message.rpc_result()))
-                    }
+                    Some(entry) => self.history.complete(entry, now, RpcOutcome::Replied(message.rpc_result())),
                     None => self.note_incoming(&message),
                 }
                 Ok(message)
@@ -688,9 +610,7 @@ fn read_prefix<T: FromBytes + KnownLayout + Immutable>(bytes: &[u8]) -> Option<T
 // GSP_SET_SYSTEM_INFO.
 
 /// `BUSINFO` (`g_chipset_nvoc.h`): PCI identity of a bridge or chipset. 10 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct BusInfo {
     /// `deviceID`.
@@ -708,9 +628,7 @@ pub struct BusInfo {
 }
 
 /// `GSP_VF_INFO` (`gsp_static_config.h`): SR-IOV virtual functions. 40 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct GspVfInfo {
     /// `totalVFs`.
@@ -846,9 +764,7 @@ pub const REGISTRY_TABLE_ENTRY_TYPE_BINARY: u8 = 2;
 pub const REGISTRY_TABLE_ENTRY_TYPE_STRING: u8 = 3;
 
 /// `PACKED_REGISTRY_ENTRY` (`g_os_nvoc.h`). 16 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct PackedRegistryEntry {
     /// `nameOffset`: offset of the NUL-terminated name from the table start.
@@ -864,9 +780,7 @@ pub struct PackedRegistryEntry {
 }
 
 /// `PACKED_REGISTRY_TABLE` (`g_os_nvoc.h`) without its `entries[]`. 8 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct PackedRegistryTable {
     /// `size`: bytes of the whole table, names and data included.
@@ -898,15 +812,12 @@ pub struct RegistryTable {
 impl RegistryTable {
     /// An empty table.
     pub const fn new() -> Self {
-        RegistryTable {
-            entries: Vec::new(),
-        }
+        RegistryTable { entries: Vec::new() }
     }
 
     /// Adds a DWORD key.
     pub fn dword(mut self, name: &str, value: u32) -> Self {
-        self.entries
-            .push((name.into(), RegistryValue::Dword(value)));
+        self.entries.push((name.into(), RegistryValue::Dword(value)));
         self
     }
 
@@ -914,15 +825,13 @@ impl RegistryTable {
     pub fn string(mut self, name: &str, value: &str) -> Self {
         let mut bytes = Vec::from(value.as_bytes());
         bytes.push(0);
-        self.entries
-            .push((name.into(), RegistryValue::String(bytes)));
+        self.entries.push((name.into(), RegistryValue::String(bytes)));
         self
     }
 
     /// Adds a BINARY key.
     pub fn binary(mut self, name: &str, value: &[u8]) -> Self {
-        self.entries
-            .push((name.into(), RegistryValue::Binary(value.into())));
+        self.entries.push((name.into(), RegistryValue::Binary(value.into())));
         self
     }
 
@@ -949,13 +858,7 @@ impl RegistryTable {
                     (t, at, b.len() as u32)
                 }
             };
-            packed.push(PackedRegistryEntry {
-                name_offset,
-                type_,
-                _padding: [0; 3],
-                data: value_word,
-                length,
-            });
+            packed.push(PackedRegistryEntry { name_offset, type_, _padding: [0; 3], data: value_word, length });
         }
         let mut out = Vec::with_capacity(header + entries + data.len());
         out.extend_from_slice(
@@ -976,8 +879,7 @@ impl RegistryTable {
     /// offset and length against the bytes.
     pub fn unpack(bytes: &[u8]) -> Result<Self, RpcError> {
         let bad = |reason| RpcError::bad_reply(RpcFunction::SetRegistry, reason, bytes.len());
-        let header: PackedRegistryTable =
-            read_prefix(bytes).ok_or(bad("shorter than PACKED_REGISTRY_TABLE"))?;
+        let header: PackedRegistryTable = read_prefix(bytes).ok_or(bad("shorter than PACKED_REGISTRY_TABLE"))?;
         if header.size as usize != bytes.len() {
             return Err(bad("size does not match the table's length"));
         }
@@ -986,29 +888,21 @@ impl RegistryTable {
             let at = size_of::<PackedRegistryTable>() + i * size_of::<PackedRegistryEntry>();
             let e: PackedRegistryEntry =
                 read_prefix(bytes.get(at..).unwrap_or(&[])).ok_or(bad("entry beyond the table"))?;
-            let name_bytes = bytes
-                .get(e.name_offset as usize..)
-                .ok_or(bad("name beyond the table"))?;
-            let end = name_bytes
-                .iter()
-                .position(|&b| b == 0)
-                .ok_or(bad("name without NUL"))?;
-            let name =
-                core::str::from_utf8(&name_bytes[..end]).map_err(|_| bad("name is not UTF-8"))?;
+            let name_bytes = bytes.get(e.name_offset as usize..).ok_or(bad("name beyond the table"))?;
+            let end = name_bytes.iter().position(|&b| b == 0).ok_or(bad("name without NUL"))?;
+            let name = core::str::from_utf8(&name_bytes[..end]).map_err(|_| bad("name is not UTF-8"))?;
             let blob = |offset: u32, len: u32| {
                 let start = offset as usize;
-                bytes
-                    .get(start..start.checked_add(len as usize)?)
-                    .map(Vec::from)
+                bytes.get(start..start.checked_add(len as usize)?).map(Vec::from)
             };
             let value = match e.type_ {
                 REGISTRY_TABLE_ENTRY_TYPE_DWORD => RegistryValue::Dword(e.data),
-                REGISTRY_TABLE_ENTRY_TYPE_BINARY => RegistryValue::Binary(
-                    blob(e.data, e.length).ok_or(bad("value beyond the table"))?,
-                ),
-                REGISTRY_TABLE_ENTRY_TYPE_STRING => RegistryValue::String(
-                    blob(e.data, e.length).ok_or(bad("value beyond the table"))?,
-                ),
+                REGISTRY_TABLE_ENTRY_TYPE_BINARY => {
+                    RegistryValue::Binary(blob(e.data, e.length).ok_or(bad("value beyond the table"))?)
+                }
+                REGISTRY_TABLE_ENTRY_TYPE_STRING => {
+                    RegistryValue::String(blob(e.data, e.length).ok_or(bad("value beyond the table"))?)
+                }
                 _ => return Err(bad("unknown entry type")),
             };
             table.entries.push((name.into(), value));
@@ -1082,9 +976,7 @@ impl GidInfo {
 }
 
 /// `NV2080_CTRL_GPU_GET_FERMI_GPC_INFO_PARAMS`.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct GpcInfo {
     /// `gpcMask`: GPCs present.
@@ -1092,9 +984,7 @@ pub struct GpcInfo {
 }
 
 /// `NV2080_CTRL_GPU_GET_FERMI_TPC_INFO_PARAMS`.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct TpcInfo {
     /// `gpcId`.
@@ -1104,9 +994,7 @@ pub struct TpcInfo {
 }
 
 /// `NV2080_CTRL_GPU_GET_FERMI_ZCULL_INFO_PARAMS`.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct ZcullInfo {
     /// `gpcId`.
@@ -1116,9 +1004,7 @@ pub struct ZcullInfo {
 }
 
 /// `NV2080_CTRL_BIOS_GET_SKU_INFO_PARAMS`. 32 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct SkuInfo {
     /// `BoardID`.
@@ -1140,9 +1026,7 @@ pub struct SkuInfo {
 }
 
 /// `NV2080_CTRL_CMD_FB_GET_FB_REGION_FB_REGION_INFO`: one framebuffer region. 48 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct FbRegionInfo {
     /// `base`: first byte.
@@ -1175,9 +1059,7 @@ impl FbRegionInfo {
 }
 
 /// `NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO_PARAMS`. 776 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct FbRegionInfoParams {
     /// `numFBRegions`.
@@ -1191,16 +1073,13 @@ pub struct FbRegionInfoParams {
 impl FbRegionInfoParams {
     /// The regions GSP-RM reported, bounded by the array whatever `numFBRegions` says.
     pub fn regions(&self) -> &[FbRegionInfo] {
-        let n =
-            (self.num_fb_regions as usize).min(NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO_MAX_ENTRIES);
+        let n = (self.num_fb_regions as usize).min(NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO_MAX_ENTRIES);
         &self.fb_region[..n]
     }
 }
 
 /// `GspSMInfo` (`gsp_static_config.h`). 36 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct GspSmInfo {
     /// `version`.
@@ -1224,9 +1103,7 @@ pub struct GspSmInfo {
 }
 
 /// `VIRTUAL_DISPLAY_GET_NUM_HEADS_PARAMS` (`rpc_headers.h`).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct VirtualDisplayNumHeads {
     /// `numHeads`.
@@ -1236,9 +1113,7 @@ pub struct VirtualDisplayNumHeads {
 }
 
 /// `VIRTUAL_DISPLAY_GET_MAX_RESOLUTION_PARAMS` (`rpc_headers.h`).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct VirtualDisplayMaxResolution {
     /// `headIndex`.
@@ -1413,9 +1288,7 @@ impl GspStaticConfigInfo {
     pub fn has_engine(&self, rm_engine_type: u32) -> bool {
         let word = (rm_engine_type / NVGPU_ENGINE_CAPS_MASK_BITS) as usize;
         let bit = rm_engine_type % NVGPU_ENGINE_CAPS_MASK_BITS;
-        self.engine_caps
-            .get(word)
-            .is_some_and(|w| w & (1 << bit) != 0)
+        self.engine_caps.get(word).is_some_and(|w| w & (1 << bit) != 0)
     }
 
     /// The copy engines present, as indices 0..`RM_ENGINE_TYPE_COPY_SIZE`.
@@ -1451,13 +1324,7 @@ fn c_string(bytes: &[u8]) -> String {
     bytes
         .iter()
         .take_while(|&&b| b != 0)
-        .map(|&b| {
-            if b.is_ascii_graphic() || b == b' ' {
-                b as char
-            } else {
-                '?'
-            }
-        })
+        .map(|&b| if b.is_ascii_graphic() || b == b' ' { b as char } else { '?' })
         .collect()
 }
 
@@ -1472,13 +1339,11 @@ impl Rpc for GetGspStaticInfo {
         out.resize(out.len() + size_of::<GspStaticConfigInfo>(), 0);
     }
     fn decode_reply(payload: &[u8]) -> Result<Self::Reply, RpcError> {
-        read_prefix::<GspStaticConfigInfo>(payload)
-            .map(Box::new)
-            .ok_or(RpcError::bad_reply(
-                Self::FUNCTION,
-                "shorter than GspStaticConfigInfo",
-                payload.len(),
-            ))
+        read_prefix::<GspStaticConfigInfo>(payload).map(Box::new).ok_or(RpcError::bad_reply(
+            Self::FUNCTION,
+            "shorter than GspStaticConfigInfo",
+            payload.len(),
+        ))
     }
     fn reply_len(&self) -> Option<usize> {
         Some(size_of::<GspStaticConfigInfo>())
@@ -1496,9 +1361,7 @@ pub const RMAPI_RPC_FLAGS_COPYOUT_ON_ERROR: u32 = 1 << 0;
 pub const RMAPI_RPC_FLAGS_SERIALIZED: u32 = 1 << 1;
 
 /// `rpc_gsp_rm_alloc_v03_00` without its `params[]`. 32 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct RpcGspRmAllocV03_00 {
     /// `hClient`.
@@ -1520,9 +1383,7 @@ pub struct RpcGspRmAllocV03_00 {
 }
 
 /// `rpc_gsp_rm_control_v03_00` without its `params[]`. 24 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct RpcGspRmControlV03_00 {
     /// `hClient`.
@@ -1540,9 +1401,7 @@ pub struct RpcGspRmControlV03_00 {
 }
 
 /// `NVOS00_PARAMETERS_v03_00` (`g_sdk-structures.h`): the parameters of a free. 16 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct Nvos00ParametersV03_00 {
     /// `hRoot`: the client.
@@ -1556,9 +1415,7 @@ pub struct Nvos00ParametersV03_00 {
 }
 
 /// `rpc_free_v03_00`. 16 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct RpcFreeV03_00 {
     /// `params`.
@@ -1612,21 +1469,12 @@ fn decode_rm_call<T: FromBytes + KnownLayout + Immutable>(
     Ok(RmCallReply { status: NvStatus::from_raw(status), params })
 }
 
-fn decode_params(
-    function: RpcFunction,
-    payload: &[u8],
-    fixed: usize,
-    size: u32,
-) -> Result<Vec<u8>, RpcError> {
-    payload
-        .get(fixed..)
-        .and_then(|rest| rest.get(..size as usize))
-        .map(Vec::from)
-        .ok_or(RpcError::bad_reply(
-            function,
-            "paramsSize reaches past the reply",
-            payload.len(),
-        ))
+fn decode_params(function: RpcFunction, payload: &[u8], fixed: usize, size: u32) -> Result<Vec<u8>, RpcError> {
+    payload.get(fixed..).and_then(|rest| rest.get(..size as usize)).map(Vec::from).ok_or(RpcError::bad_reply(
+        function,
+        "paramsSize reaches past the reply",
+        payload.len(),
+    ))
 }
 
 impl Rpc for GspRmAlloc<'_> {
@@ -1690,9 +1538,12 @@ impl Rpc for GspRmControl<'_> {
         out.extend_from_slice(self.params);
     }
     fn decode_reply(payload: &[u8]) -> Result<RmCallReply, RpcError> {
-        decode_rm_call::<RpcGspRmControlV03_00>(Self::FUNCTION, payload, "shorter than rpc_gsp_rm_control_v03_00", |f| {
-            (f.status, f.params_size)
-        })
+        decode_rm_call::<RpcGspRmControlV03_00>(
+            Self::FUNCTION,
+            payload,
+            "shorter than rpc_gsp_rm_control_v03_00",
+            |f| (f.status, f.params_size),
+        )
     }
     fn reply_len(&self) -> Option<usize> {
         Some(size_of::<RpcGspRmControlV03_00>() + self.params.len())
@@ -1743,9 +1594,7 @@ impl Rpc for Free {
 // UNLOADING_GUEST_DRIVER.
 
 /// `rpc_unloading_guest_driver_v1F_07`. 8 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct RpcUnloadingGuestDriverV1F07 {
     /// `bInPMTransition`: suspending rather than unloading.
@@ -1825,9 +1674,7 @@ impl RpcOsErrorLogV17_00 {
 
 /// `rpc_post_event_v17_00` without its `eventData[]` (which starts at byte 29, inside this
 /// struct's trailing padding: [`POST_EVENT_DATA_OFFSET`]). 32 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct RpcPostEventV17_00 {
     /// `hClient`.
@@ -1869,9 +1716,7 @@ pub struct PostEvent<'a> {
 pub const GSP_SEQ_BUF_REG_SAVE_SIZE: usize = 8;
 
 /// `rpc_run_cpu_sequencer_v17_00` without its `commandBuffer[]`. 40 bytes.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct RpcRunCpuSequencerV17_00 {
     /// `bufferSizeDWord`: size of GSP-RM's sequencer buffer in words.
@@ -1915,31 +1760,22 @@ impl<'a> GspEvent<'a> {
         };
         Ok(match event {
             RpcEvent::GspInitDone => GspEvent::InitDone,
-            RpcEvent::GspRunCpuSequencer => {
-                GspEvent::RunCpuSequencer(SequencerBuffer::decode(payload)?)
-            }
-            RpcEvent::OsErrorLog => GspEvent::OsErrorLog(Box::new(read_prefix(payload).ok_or(
-                RpcError::bad_event(
-                    function,
-                    "shorter than rpc_os_error_log_v17_00",
-                    payload.len(),
-                ),
-            )?)),
+            RpcEvent::GspRunCpuSequencer => GspEvent::RunCpuSequencer(SequencerBuffer::decode(payload)?),
+            RpcEvent::OsErrorLog => GspEvent::OsErrorLog(Box::new(read_prefix(payload).ok_or(RpcError::bad_event(
+                function,
+                "shorter than rpc_os_error_log_v17_00",
+                payload.len(),
+            ))?)),
             RpcEvent::PostEvent => {
-                let params: RpcPostEventV17_00 =
-                    read_prefix(payload).ok_or(RpcError::bad_event(
-                        function,
-                        "shorter than rpc_post_event_v17_00",
-                        payload.len(),
-                    ))?;
+                let params: RpcPostEventV17_00 = read_prefix(payload).ok_or(RpcError::bad_event(
+                    function,
+                    "shorter than rpc_post_event_v17_00",
+                    payload.len(),
+                ))?;
                 let data = payload
                     .get(POST_EVENT_DATA_OFFSET..)
                     .and_then(|d| d.get(..params.event_data_size as usize))
-                    .ok_or(RpcError::bad_event(
-                        function,
-                        "eventDataSize reaches past the message",
-                        payload.len(),
-                    ))?;
+                    .ok_or(RpcError::bad_event(function, "eventDataSize reaches past the message", payload.len()))?;
                 GspEvent::PostEvent(PostEvent { params, data })
             }
             other => GspEvent::Other(other, payload),
@@ -2020,18 +1856,13 @@ impl SeqOpcode {
             SeqOpcode::RegPoll => size_of::<SeqRegPoll>() / 4,
             SeqOpcode::DelayUs => size_of::<SeqDelayUs>() / 4,
             SeqOpcode::RegStore => size_of::<SeqRegStore>() / 4,
-            SeqOpcode::CoreReset
-            | SeqOpcode::CoreStart
-            | SeqOpcode::CoreWaitForHalt
-            | SeqOpcode::CoreResume => 0,
+            SeqOpcode::CoreReset | SeqOpcode::CoreStart | SeqOpcode::CoreWaitForHalt | SeqOpcode::CoreResume => 0,
         }
     }
 }
 
 /// `GSP_SEQ_BUF_PAYLOAD_REG_WRITE`.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct SeqRegWrite {
     /// `addr`: BAR0 offset.
@@ -2041,9 +1872,7 @@ pub struct SeqRegWrite {
 }
 
 /// `GSP_SEQ_BUF_PAYLOAD_REG_MODIFY`: `reg = (reg & !mask) | val`.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct SeqRegModify {
     /// `addr`.
@@ -2055,9 +1884,7 @@ pub struct SeqRegModify {
 }
 
 /// `GSP_SEQ_BUF_PAYLOAD_REG_POLL`: wait until `reg & mask == val`.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct SeqRegPoll {
     /// `addr`.
@@ -2075,9 +1902,7 @@ pub struct SeqRegPoll {
 }
 
 /// `GSP_SEQ_BUF_PAYLOAD_DELAY_US`.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct SeqDelayUs {
     /// `val`: microseconds.
@@ -2085,9 +1910,7 @@ pub struct SeqDelayUs {
 }
 
 /// `GSP_SEQ_BUF_PAYLOAD_REG_STORE`: save a register in `regSaveArea[index]`.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct SeqRegStore {
     /// `addr`.
@@ -2148,10 +1971,7 @@ impl SeqCommand {
             SeqCommand::RegStore(p) => p.as_bytes(),
             _ => &[],
         };
-        out.extend(
-            args.chunks_exact(4)
-                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])),
-        );
+        out.extend(args.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
     }
 }
 
@@ -2164,11 +1984,7 @@ pub enum SequencerError {
     EmptyBuffer,
     /// `cmdIndex` not below `bufferSizeDWord` (RM: `NV_ERR_INVALID_DATA`), or beyond the words
     /// the message carries.
-    BadCommandIndex {
-        cmd_index: u32,
-        buffer_size_dword: u32,
-        words_present: usize,
-    },
+    BadCommandIndex { cmd_index: u32, buffer_size_dword: u32, words_present: usize },
     /// An opcode RM does not know (the arch HAL would answer `NV_ERR_INVALID_ARGUMENT`).
     UnknownOpcode { opcode: u32, at: usize },
     /// A command's arguments run past `cmdIndex` (RM: `NV_ERR_INVALID_DATA`).
@@ -2176,19 +1992,9 @@ pub enum SequencerError {
     /// `REG_STORE` to an index at or beyond `GSP_SEQ_BUF_REG_SAVE_SIZE`.
     SaveIndex { index: u32, at: usize },
     /// `REG_POLL` did not see the value in time.
-    PollTimeout {
-        addr: u32,
-        mask: u32,
-        val: u32,
-        last: u32,
-        error_code: u32,
-        after_ms: u64,
-    },
+    PollTimeout { addr: u32, mask: u32, val: u32, last: u32, error_code: u32, after_ms: u64 },
     /// A core operation failed.
-    Core {
-        opcode: SeqOpcode,
-        error: CoreOpError,
-    },
+    Core { opcode: SeqOpcode, error: CoreOpError },
 }
 
 impl fmt::Display for SequencerError {
@@ -2293,13 +2099,10 @@ impl SequencerBuffer {
         let mut at = 0;
         while at < end {
             let raw = words[at];
-            let opcode = SeqOpcode::from_raw(raw)
-                .ok_or(SequencerError::UnknownOpcode { opcode: raw, at })?;
+            let opcode = SeqOpcode::from_raw(raw).ok_or(SequencerError::UnknownOpcode { opcode: raw, at })?;
             let args_at = at + 1;
             let n = opcode.payload_dwords();
-            let args = words
-                .get(args_at..args_at + n)
-                .ok_or(SequencerError::ArgumentsPastEnd { opcode, at })?;
+            let args = words.get(args_at..args_at + n).ok_or(SequencerError::ArgumentsPastEnd { opcode, at })?;
             let bytes: Vec<u8> = args.iter().flat_map(|w| w.to_le_bytes()).collect();
             let command = match opcode {
                 SeqOpcode::RegWrite => read_prefix(&bytes).map(SeqCommand::RegWrite),
@@ -2368,21 +2171,12 @@ where
                 io.write32(m.addr, value);
             }
             SeqCommand::RegPoll(p) => {
-                let timeout_ms = if p.timeout == 0 {
-                    RM_DEFAULT_TIMEOUT_MS
-                } else {
-                    (p.timeout as u64).div_ceil(1000)
-                };
+                let timeout_ms = if p.timeout == 0 { RM_DEFAULT_TIMEOUT_MS } else { (p.timeout as u64).div_ceil(1000) };
                 let mut last = 0;
-                wait_for(
-                    clock,
-                    timeout_ms,
-                    "a register value a GSP sequencer REG_POLL asked for",
-                    || {
-                        last = io.read32(p.addr);
-                        (last & p.mask == p.val).then_some(())
-                    },
-                )
+                wait_for(clock, timeout_ms, "a register value a GSP sequencer REG_POLL asked for", || {
+                    last = io.read32(p.addr);
+                    (last & p.mask == p.val).then_some(())
+                })
                 .map_err(|t| SequencerError::PollTimeout {
                     addr: p.addr,
                     mask: p.mask,
@@ -2395,12 +2189,9 @@ where
             SeqCommand::DelayUs(d) => {
                 let until = clock.now_ns().saturating_add(d.val as u64 * 1000);
                 // Bounded one millisecond beyond the delay itself: it ends by the clock.
-                let _ = wait_for(
-                    clock,
-                    (d.val as u64).div_ceil(1000) + 1,
-                    "a GSP sequencer DELAY_US",
-                    || (clock.now_ns() >= until).then_some(()),
-                );
+                let _ = wait_for(clock, (d.val as u64).div_ceil(1000) + 1, "a GSP sequencer DELAY_US", || {
+                    (clock.now_ns() >= until).then_some(())
+                });
             }
             SeqCommand::RegStore(s) => {
                 let value = io.read32(s.addr);
@@ -2408,24 +2199,18 @@ where
                     *slot = value;
                 }
             }
-            SeqCommand::CoreReset => core.reset().map_err(|error| SequencerError::Core {
-                opcode: SeqOpcode::CoreReset,
-                error,
-            })?,
-            SeqCommand::CoreStart => core.start().map_err(|error| SequencerError::Core {
-                opcode: SeqOpcode::CoreStart,
-                error,
-            })?,
-            SeqCommand::CoreWaitForHalt => {
-                core.wait_for_halt().map_err(|error| SequencerError::Core {
-                    opcode: SeqOpcode::CoreWaitForHalt,
-                    error,
-                })?
+            SeqCommand::CoreReset => {
+                core.reset().map_err(|error| SequencerError::Core { opcode: SeqOpcode::CoreReset, error })?
             }
-            SeqCommand::CoreResume => core.resume().map_err(|error| SequencerError::Core {
-                opcode: SeqOpcode::CoreResume,
-                error,
-            })?,
+            SeqCommand::CoreStart => {
+                core.start().map_err(|error| SequencerError::Core { opcode: SeqOpcode::CoreStart, error })?
+            }
+            SeqCommand::CoreWaitForHalt => core
+                .wait_for_halt()
+                .map_err(|error| SequencerError::Core { opcode: SeqOpcode::CoreWaitForHalt, error })?,
+            SeqCommand::CoreResume => {
+                core.resume().map_err(|error| SequencerError::Core { opcode: SeqOpcode::CoreResume, error })?
+            }
         }
     }
     Ok(())
@@ -2447,11 +2232,7 @@ macro_rules! field {
 /// A flexible array member `$c` at `$offset` (size 0: the test compares the offset only).
 macro_rules! flexible {
     ($c:literal at $offset:expr) => {
-        FieldLayout {
-            c_name: $c,
-            offset: $offset,
-            size: 0,
-        }
+        FieldLayout { c_name: $c, offset: $offset, size: 0 }
     };
 }
 
@@ -2676,19 +2457,13 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
         "NV2080_CTRL_GPU_GET_FERMI_TPC_INFO_PARAMS",
         TpcInfo,
         headers::CTRL2080GPU,
-        [
-            field!(TpcInfo, "gpcId" => gpc_id),
-            field!(TpcInfo, "tpcMask" => tpc_mask),
-        ]
+        [field!(TpcInfo, "gpcId" => gpc_id), field!(TpcInfo, "tpcMask" => tpc_mask),]
     ),
     layout!(
         "NV2080_CTRL_GPU_GET_FERMI_ZCULL_INFO_PARAMS",
         ZcullInfo,
         headers::CTRL2080GPU,
-        [
-            field!(ZcullInfo, "gpcId" => gpc_id),
-            field!(ZcullInfo, "zcullMask" => zcull_mask),
-        ]
+        [field!(ZcullInfo, "gpcId" => gpc_id), field!(ZcullInfo, "zcullMask" => zcull_mask),]
     ),
     layout!(
         "NV2080_CTRL_BIOS_GET_SKU_INFO_PARAMS",
@@ -2830,10 +2605,7 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
         "GSP_SEQ_BUF_PAYLOAD_REG_WRITE",
         SeqRegWrite,
         headers::RMGSPSEQ,
-        [
-            field!(SeqRegWrite, "addr" => addr),
-            field!(SeqRegWrite, "val" => val),
-        ]
+        [field!(SeqRegWrite, "addr" => addr), field!(SeqRegWrite, "val" => val),]
     ),
     layout!(
         "GSP_SEQ_BUF_PAYLOAD_REG_MODIFY",
@@ -2857,20 +2629,12 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
             field!(SeqRegPoll, "error" => error),
         ]
     ),
-    layout!(
-        "GSP_SEQ_BUF_PAYLOAD_DELAY_US",
-        SeqDelayUs,
-        headers::RMGSPSEQ,
-        [field!(SeqDelayUs, "val" => val),]
-    ),
+    layout!("GSP_SEQ_BUF_PAYLOAD_DELAY_US", SeqDelayUs, headers::RMGSPSEQ, [field!(SeqDelayUs, "val" => val),]),
     layout!(
         "GSP_SEQ_BUF_PAYLOAD_REG_STORE",
         SeqRegStore,
         headers::RMGSPSEQ,
-        [
-            field!(SeqRegStore, "addr" => addr),
-            field!(SeqRegStore, "index" => index),
-        ]
+        [field!(SeqRegStore, "addr" => addr), field!(SeqRegStore, "index" => index),]
     ),
 ];
 
@@ -2954,16 +2718,10 @@ pub const CONSTANTS: &[ConstantFact] = constants![
 /// C expressions whose values this module relies on, with the value it uses.
 pub fn expression_checks() -> Vec<(&'static str, u64)> {
     let mut checks = alloc::vec![
-        (
-            "(NvU64)(GSP_MSG_QUEUE_RPC_SIZE_MAX - sizeof(rpc_message_header_v))",
-            RECORD_PAYLOAD_MAX as u64,
-        ),
+        ("(NvU64)(GSP_MSG_QUEUE_RPC_SIZE_MAX - sizeof(rpc_message_header_v))", RECORD_PAYLOAD_MAX as u64,),
         ("(NvU64)offsetof(rpc_gsp_set_system_info_v17_00, data)", 0),
         ("(NvU64)offsetof(rpc_get_gsp_static_info_v14_00, data)", 0),
-        (
-            "(NvU64)(sizeof(rpc_message_header_v) + sizeof(GspStaticConfigInfo) <= GSP_MSG_QUEUE_RPC_SIZE_MAX)",
-            1,
-        ),
+        ("(NvU64)(sizeof(rpc_message_header_v) + sizeof(GspStaticConfigInfo) <= GSP_MSG_QUEUE_RPC_SIZE_MAX)", 1,),
         ("(NvU64)sizeof(ACPI_METHOD_DATA)", ACPI_METHOD_DATA_SIZE as u64),
         ("(NvU64)sizeof(NV0080_CTRL_GPU_GET_SRIOV_CAPS_PARAMS)", SRIOV_CAPS_SIZE as u64),
         ("(NvU64)sizeof(COMPUTE_BRANDING_TYPE)", 4),
@@ -2971,33 +2729,17 @@ pub fn expression_checks() -> Vec<(&'static str, u64)> {
     ];
     for op in SeqOpcode::ALL {
         let expr: &'static str = match op {
-            SeqOpcode::RegWrite => {
-                "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_REG_WRITE)"
-            }
-            SeqOpcode::RegModify => {
-                "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_REG_MODIFY)"
-            }
-            SeqOpcode::RegPoll => {
-                "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_REG_POLL)"
-            }
-            SeqOpcode::DelayUs => {
-                "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_DELAY_US)"
-            }
-            SeqOpcode::RegStore => {
-                "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_REG_STORE)"
-            }
-            SeqOpcode::CoreReset => {
-                "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_CORE_RESET)"
-            }
-            SeqOpcode::CoreStart => {
-                "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_CORE_START)"
-            }
+            SeqOpcode::RegWrite => "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_REG_WRITE)",
+            SeqOpcode::RegModify => "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_REG_MODIFY)",
+            SeqOpcode::RegPoll => "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_REG_POLL)",
+            SeqOpcode::DelayUs => "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_DELAY_US)",
+            SeqOpcode::RegStore => "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_REG_STORE)",
+            SeqOpcode::CoreReset => "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_CORE_RESET)",
+            SeqOpcode::CoreStart => "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_CORE_START)",
             SeqOpcode::CoreWaitForHalt => {
                 "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_CORE_WAIT_FOR_HALT)"
             }
-            SeqOpcode::CoreResume => {
-                "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_CORE_RESUME)"
-            }
+            SeqOpcode::CoreResume => "(NvU64)GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS(GSP_SEQ_BUF_OPCODE_CORE_RESUME)",
         };
         checks.push((expr, op.payload_dwords() as u64));
     }
@@ -3018,12 +2760,7 @@ mod tests {
     type Client = GspRpc<FakeDoorbell, FakeClock>;
 
     fn client(responder: Responder) -> (Client, Rc<RefCell<FakeGsp>>, TestMemory) {
-        let Setup {
-            gsp,
-            queues,
-            clock,
-            mem,
-        } = setup(responder, true);
+        let Setup { gsp, queues, clock, mem } = setup(responder, true);
         (GspRpc::new(queues, clock), gsp, mem)
     }
 
@@ -3042,43 +2779,23 @@ mod tests {
     }
 
     fn alloc(class: u32, params: &[u8]) -> GspRmAlloc<'_> {
-        GspRmAlloc {
-            h_client: 0xc1d0_0000,
-            h_parent: 0xc1d0_0000,
-            h_object: 0xcaf0_0001,
-            h_class: class,
-            params,
-        }
+        GspRmAlloc { h_client: 0xc1d0_0000, h_parent: 0xc1d0_0000, h_object: 0xcaf0_0001, h_class: class, params }
     }
 
     #[test]
     fn call_returns_the_typed_reply() {
         let (mut rpc, gsp, _mem) = client(rm_like());
         let reply = rpc.call(&alloc(0x80, &[7; 56])).unwrap();
-        assert_eq!(
-            reply,
-            RmCallReply {
-                status: NvStatus::NV_OK,
-                params: vec![7; 56]
-            }
-        );
+        assert_eq!(reply, RmCallReply { status: NvStatus::NV_OK, params: vec![7; 56] });
         let mut params = [1u8, 2, 3, 4];
-        let call = GspRmControl {
-            h_client: 1,
-            h_object: 2,
-            cmd: 0x2080_0101,
-            flags: 0,
-            params: &params,
-        };
+        let call = GspRmControl { h_client: 1, h_object: 2, cmd: 0x2080_0101, flags: 0, params: &params };
         let reply = rpc.call(&call).unwrap();
         assert_eq!(reply.params, vec![2, 3, 4, 5]);
         params.copy_from_slice(&reply.params);
 
         let sent = &gsp.borrow().received;
         assert_eq!(sent.len(), 2);
-        let fixed = RpcGspRmAllocV03_00::read_from_prefix(&sent[0].payload)
-            .unwrap()
-            .0;
+        let fixed = RpcGspRmAllocV03_00::read_from_prefix(&sent[0].payload).unwrap().0;
         assert_eq!(
             fixed,
             RpcGspRmAllocV03_00 {
@@ -3104,13 +2821,7 @@ mod tests {
 
     #[test]
     fn events_are_served_while_waiting() {
-        let seq = SequencerBuffer::encode(
-            64,
-            &[SeqCommand::RegWrite(SeqRegWrite {
-                addr: 0x100,
-                val: 1,
-            })],
-        );
+        let seq = SequencerBuffer::encode(64, &[SeqCommand::RegWrite(SeqRegWrite { addr: 0x100, val: 1 })]);
         let mut log = RpcOsErrorLogV17_00::new_zeroed();
         log.except_type = 31;
         log.err_string[..5].copy_from_slice(b"fault");
@@ -3125,42 +2836,20 @@ mod tests {
         let mut seen = Vec::new();
         let mut handler = |m: &GspMessage| -> Result<(), RpcError> {
             match GspEvent::decode(m)? {
-                GspEvent::OsErrorLog(e) => {
-                    seen.push(alloc::format!("xid {} {}", e.except_type(), e.text()))
-                }
+                GspEvent::OsErrorLog(e) => seen.push(alloc::format!("xid {} {}", e.except_type(), e.text())),
                 GspEvent::RunCpuSequencer(s) => seen.push(alloc::format!("seq {:?}", s.commands)),
                 other => seen.push(alloc::format!("{other:?}")),
             }
             Ok(())
         };
-        rpc.call_with(
-            &Free {
-                h_client: 1,
-                h_object: 2,
-            },
-            &mut handler,
-        )
-        .unwrap();
+        rpc.call_with(&Free { h_client: 1, h_object: 2 }, &mut handler).unwrap();
         assert_eq!(seen.len(), 2);
         assert_eq!(seen[0], "xid 31 fault");
-        assert!(
-            seen[1].starts_with("seq [RegWrite(SeqRegWrite { addr: 256, val: 1 })]"),
-            "{}",
-            seen[1]
-        );
+        assert!(seen[1].starts_with("seq [RegWrite(SeqRegWrite { addr: 256, val: 1 })]"), "{}", seen[1]);
         let text = rpc.snapshot().to_string();
-        assert!(
-            text.contains("<- NV_VGPU_MSG_EVENT_OS_ERROR_LOG seq 0"),
-            "{text}"
-        );
-        assert!(
-            text.contains("<- NV_VGPU_MSG_EVENT_GSP_RUN_CPU_SEQUENCER seq 1"),
-            "{text}"
-        );
-        assert!(
-            text.contains("-> NV_VGPU_MSG_FUNCTION_FREE seq 0"),
-            "{text}"
-        );
+        assert!(text.contains("<- NV_VGPU_MSG_EVENT_OS_ERROR_LOG seq 0"), "{text}");
+        assert!(text.contains("<- NV_VGPU_MSG_EVENT_GSP_RUN_CPU_SEQUENCER seq 1"), "{text}");
+        assert!(text.contains("-> NV_VGPU_MSG_FUNCTION_FREE seq 0"), "{text}");
     }
 
     #[test]
@@ -3172,18 +2861,9 @@ mod tests {
             ]
         }));
         let err = rpc
-            .call_with(
-                &Free {
-                    h_client: 1,
-                    h_object: 2,
-                },
-                &mut |m: &GspMessage| GspEvent::decode(m).map(|_| ()),
-            )
+            .call_with(&Free { h_client: 1, h_object: 2 }, &mut |m: &GspMessage| GspEvent::decode(m).map(|_| ()))
             .unwrap_err();
-        assert_eq!(
-            err.kind,
-            RpcErrorKind::Sequencer(SequencerError::Truncated { len: 8 })
-        );
+        assert_eq!(err.kind, RpcErrorKind::Sequencer(SequencerError::Truncated { len: 8 }));
         assert!(err.to_string().contains("last RPCs"), "{err}");
     }
 
@@ -3199,41 +2879,18 @@ mod tests {
         rpc.call(&alloc(0x80, &[0; 56])).unwrap();
         let start = rpc.clock().now_ns();
         let err = rpc
-            .call(&GspRmControl {
-                h_client: 1,
-                h_object: 2,
-                cmd: 0x2080_1320,
-                flags: 0,
-                params: &[0; 16],
-            })
+            .call(&GspRmControl { h_client: 1, h_object: 2, cmd: 0x2080_1320, flags: 0, params: &[0; 16] })
             .unwrap_err();
-        assert!(matches!(
-            err.kind,
-            RpcErrorKind::Timeout {
-                reply: true,
-                after_ms: RPC_REPLY_TIMEOUT_MS,
-                ..
-            }
-        ));
+        assert!(matches!(err.kind, RpcErrorKind::Timeout { reply: true, after_ms: RPC_REPLY_TIMEOUT_MS, .. }));
         assert!(rpc.clock().now_ns() - start >= RPC_REPLY_TIMEOUT_MS * 1_000_000);
         let text = err.to_string();
         assert!(
             text.starts_with("timeout waiting for the reply to NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL after 6000 ms"),
             "{text}"
         );
-        assert!(
-            text.contains(
-                "-> NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC seq 0 (1 record) data 0x80 0xcaf00001"
-            ),
-            "{text}"
-        );
+        assert!(text.contains("-> NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC seq 0 (1 record) data 0x80 0xcaf00001"), "{text}");
         assert!(text.contains("replied NV_OK"), "{text}");
-        assert!(
-            text.contains(
-                "-> NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL seq 1 (1 record) data 0x20801320 0x2"
-            ),
-            "{text}"
-        );
+        assert!(text.contains("-> NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL seq 1 (1 record) data 0x20801320 0x2"), "{text}");
         assert!(text.contains("timed out"), "{text}");
         let history = err.history.as_ref().unwrap();
         assert_eq!(history.last().unwrap().outcome, RpcOutcome::TimedOut);
@@ -3242,16 +2899,13 @@ mod tests {
     #[test]
     fn a_failing_rpc_result_is_a_named_status() {
         let (mut rpc, _gsp, _mem) = client(Box::new(|m: &FakeMessage| {
-            vec![Outgoing {
-                function: m.function,
-                rpc_result: 0x22,
-                payload: m.payload.clone(),
-            }]
+            vec![Outgoing { function: m.function, rpc_result: 0x22, payload: m.payload.clone() }]
         }));
         let err = rpc.call(&alloc(0x1234, &[])).unwrap_err();
         assert_eq!(err.status(), Some(NvStatus::NV_ERR_INVALID_CLASS));
         assert!(
-            err.to_string().starts_with("GSP-RM answered NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC with NV_ERR_INVALID_CLASS (0x00000022"),
+            err.to_string()
+                .starts_with("GSP-RM answered NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC with NV_ERR_INVALID_CLASS (0x00000022"),
             "{err}"
         );
     }
@@ -3259,11 +2913,7 @@ mod tests {
     #[test]
     fn errors_name_the_gpu_and_carry_the_history_on_one_line() {
         let (mut rpc, _gsp, _mem) = client(Box::new(|m: &FakeMessage| {
-            vec![Outgoing {
-                function: m.function,
-                rpc_result: 0x22,
-                payload: m.payload.clone(),
-            }]
+            vec![Outgoing { function: m.function, rpc_result: 0x22, payload: m.payload.clone() }]
         }));
         rpc.set_gpu(Chipset::GA102);
         let err = rpc.call(&alloc(0x1234, &[])).unwrap_err();
@@ -3274,7 +2924,9 @@ mod tests {
         );
         let text = err.to_string();
         assert!(
-            text.starts_with("GA102 GSP RPC: GSP-RM answered NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC with NV_ERR_INVALID_CLASS"),
+            text.starts_with(
+                "GA102 GSP RPC: GSP-RM answered NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC with NV_ERR_INVALID_CLASS"
+            ),
             "{text}"
         );
         assert!(text.contains("; last RPCs (oldest first): -> NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC seq 0"), "{text}");
@@ -3294,10 +2946,7 @@ mod tests {
         let mut info = GspSystemInfo::zeroed();
         info.gpu_phys_addr = 0xfb00_0000;
         rpc.post(&GspSetSystemInfo(info)).unwrap();
-        rpc.post(&SetRegistry(
-            RegistryTable::new().dword("RMForcePcieConfigSave", 1),
-        ))
-        .unwrap();
+        rpc.post(&SetRegistry(RegistryTable::new().dword("RMForcePcieConfigSave", 1))).unwrap();
         gsp.borrow_mut().boot();
         let mut late = Vec::new();
         let done = rpc
@@ -3313,10 +2962,7 @@ mod tests {
         assert_eq!(received[0].payload.len(), size_of::<GspSystemInfo>());
         assert_eq!(&received[0].payload[..8], &0xfb00_0000u64.to_le_bytes());
         let table = RegistryTable::unpack(&received[1].payload).unwrap();
-        assert_eq!(
-            table.entries,
-            vec![("RMForcePcieConfigSave".into(), RegistryValue::Dword(1))]
-        );
+        assert_eq!(table.entries, vec![("RMForcePcieConfigSave".into(), RegistryValue::Dword(1))]);
         let outcomes: Vec<_> = rpc.history().entries().map(|e| e.outcome).collect();
         assert_eq!(outcomes[0], RpcOutcome::Posted);
         assert_eq!(outcomes[1], RpcOutcome::Posted);
@@ -3325,13 +2971,9 @@ mod tests {
     #[test]
     fn wait_for_event_times_out_naming_the_event() {
         let (mut rpc, _gsp, _mem) = client(Box::new(|_: &FakeMessage| Vec::new()));
-        let err = rpc
-            .wait_for_event(RpcEvent::GspInitDone, 50, &mut LogEvents)
-            .unwrap_err();
+        let err = rpc.wait_for_event(RpcEvent::GspInitDone, 50, &mut LogEvents).unwrap_err();
         assert!(
-            err.to_string().starts_with(
-                "timeout waiting for NV_VGPU_MSG_EVENT_GSP_INIT_DONE after 50 ms; last RPCs"
-            ),
+            err.to_string().starts_with("timeout waiting for NV_VGPU_MSG_EVENT_GSP_INIT_DONE after 50 ms; last RPCs"),
             "{err}"
         );
     }
@@ -3340,24 +2982,14 @@ mod tests {
     fn large_controls_use_continuation_records_both_ways() {
         let (mut rpc, gsp, _mem) = client(rm_like());
         let params: Vec<u8> = (0..RECORD_PAYLOAD_MAX + 5000).map(|i| i as u8).collect();
-        let call = GspRmControl {
-            h_client: 1,
-            h_object: 2,
-            cmd: 3,
-            flags: 0,
-            params: &params,
-        };
+        let call = GspRmControl { h_client: 1, h_object: 2, cmd: 3, flags: 0, params: &params };
         let reply = rpc.call(&call).unwrap();
         let expected: Vec<u8> = params.iter().map(|b| b.wrapping_add(1)).collect();
         assert_eq!(reply.params, expected);
         assert_eq!(gsp.borrow().received[0].records, 2);
         let entry = *rpc.history().entries().next().unwrap();
         assert_eq!(entry.records, 2);
-        assert_eq!(
-            rpc.queues().next_status_seq(),
-            2,
-            "two status records for one reply"
-        );
+        assert_eq!(rpc.queues().next_status_seq(), 2, "two status records for one reply");
     }
 
     #[test]
@@ -3366,26 +2998,19 @@ mod tests {
         gsp.borrow_mut().corrupt_next = true;
         let err = rpc.call(&alloc(0x80, &[0; 56])).unwrap_err();
         match &err.kind {
-            RpcErrorKind::Transport {
-                during,
-                error: TransportError::Element(ElementError::BadChecksum { .. }),
-            } => {
+            RpcErrorKind::Transport { during, error: TransportError::Element(ElementError::BadChecksum { .. }) } => {
                 assert_eq!(*during, RpcFunction::GspRmAlloc.into())
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(
-            err.history.as_ref().unwrap().last().unwrap().outcome,
-            RpcOutcome::Failed
-        );
+        assert_eq!(err.history.as_ref().unwrap().last().unwrap().outcome, RpcOutcome::Failed);
     }
 
     #[test]
     fn poll_hands_over_waiting_messages() {
         let (mut rpc, gsp, _mem) = client(Box::new(|_: &FakeMessage| Vec::new()));
         for _ in 0..3 {
-            gsp.borrow_mut()
-                .queue_outgoing(Outgoing::reply(RpcEvent::MmuFaultQueued.raw(), Vec::new()));
+            gsp.borrow_mut().queue_outgoing(Outgoing::reply(RpcEvent::MmuFaultQueued.raw(), Vec::new()));
         }
         gsp.borrow_mut().flush();
         let count = Cell::new(0);
@@ -3403,35 +3028,14 @@ mod tests {
     #[test]
     fn encodings_are_byte_exact() {
         let mut out = Vec::new();
-        Free {
-            h_client: 0xc1d0_0000,
-            h_object: 0xcaf0_0002,
-        }
-        .encode(&mut out);
-        assert_eq!(
-            out,
-            [0xc1d0_0000u32, 0, 0xcaf0_0002, 0]
-                .iter()
-                .flat_map(|w| w.to_le_bytes())
-                .collect::<Vec<_>>()
-        );
+        Free { h_client: 0xc1d0_0000, h_object: 0xcaf0_0002 }.encode(&mut out);
+        assert_eq!(out, [0xc1d0_0000u32, 0, 0xcaf0_0002, 0].iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<_>>());
         out.clear();
-        UnloadingGuestDriver {
-            in_pm_transition: true,
-            gc6_entering: false,
-            new_level: 3,
-        }
-        .encode(&mut out);
+        UnloadingGuestDriver { in_pm_transition: true, gc6_entering: false, new_level: 3 }.encode(&mut out);
         assert_eq!(out, [1, 0, 0, 0, 3, 0, 0, 0]);
         out.clear();
-        GspRmControl {
-            h_client: 1,
-            h_object: 2,
-            cmd: 3,
-            flags: RMAPI_RPC_FLAGS_COPYOUT_ON_ERROR,
-            params: &[9, 9],
-        }
-        .encode(&mut out);
+        GspRmControl { h_client: 1, h_object: 2, cmd: 3, flags: RMAPI_RPC_FLAGS_COPYOUT_ON_ERROR, params: &[9, 9] }
+            .encode(&mut out);
         assert_eq!(out.len(), 26);
         assert_eq!(&out[16..24], &[2, 0, 0, 0, 1, 0, 0, 0]);
         out.clear();
@@ -3447,11 +3051,7 @@ mod tests {
         let mut short = vec![0u8; 32];
         short[20..24].copy_from_slice(&10u32.to_le_bytes());
         let err = GspRmAlloc::decode_reply(&short).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("paramsSize reaches past the reply"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("paramsSize reaches past the reply"), "{err}");
         assert!(GspRmControl::decode_reply(&[0; 23]).is_err());
         assert!(Free::decode_reply(&[0; 15]).is_err());
         assert!(GetGspStaticInfo::decode_reply(&[0; 2167]).is_err());
@@ -3462,18 +3062,10 @@ mod tests {
         let mut info = GspStaticConfigInfo::zeroed();
         info.fb_length = 80 << 30;
         info.fb_region_info_params.num_fb_regions = 2;
-        info.fb_region_info_params.fb_region[0] = FbRegionInfo {
-            base: 0,
-            limit: (1 << 30) - 1,
-            performance: 1000,
-            ..Default::default()
-        };
-        info.fb_region_info_params.fb_region[1] = FbRegionInfo {
-            base: 1 << 30,
-            limit: (2 << 30) - 1,
-            b_protected: 1,
-            ..Default::default()
-        };
+        info.fb_region_info_params.fb_region[0] =
+            FbRegionInfo { base: 0, limit: (1 << 30) - 1, performance: 1000, ..Default::default() };
+        info.fb_region_info_params.fb_region[1] =
+            FbRegionInfo { base: 1 << 30, limit: (2 << 30) - 1, b_protected: 1, ..Default::default() };
         info.engine_caps = [1 << 1 | 1 << 9 | 1 << 10 | 1 << 18, 0];
         info.gpu_name_string[..9].copy_from_slice(b"NVIDIA H1");
         info.gid_info.length = 16;
@@ -3500,47 +3092,17 @@ mod tests {
 
     #[test]
     fn registry_packs_like_rm() {
-        let table = RegistryTable::new()
-            .dword("A", 7)
-            .binary("BB", &[1, 2, 3])
-            .string("C", "x");
+        let table = RegistryTable::new().dword("A", 7).binary("BB", &[1, 2, 3]).string("C", "x");
         let bytes = table.pack();
         // Header 8 + 3 entries * 16 = 56; then "A\0", "BB\0", [1,2,3], "C\0", "x\0".
         assert_eq!(bytes.len(), 56 + 2 + 3 + 3 + 2 + 2);
         assert_eq!(&bytes[0..8], &[68, 0, 0, 0, 3, 0, 0, 0]);
         let e0 = PackedRegistryEntry::read_from_bytes(&bytes[8..24]).unwrap();
-        assert_eq!(
-            e0,
-            PackedRegistryEntry {
-                name_offset: 56,
-                type_: 1,
-                _padding: [0; 3],
-                data: 7,
-                length: 4
-            }
-        );
+        assert_eq!(e0, PackedRegistryEntry { name_offset: 56, type_: 1, _padding: [0; 3], data: 7, length: 4 });
         let e1 = PackedRegistryEntry::read_from_bytes(&bytes[24..40]).unwrap();
-        assert_eq!(
-            e1,
-            PackedRegistryEntry {
-                name_offset: 58,
-                type_: 2,
-                _padding: [0; 3],
-                data: 61,
-                length: 3
-            }
-        );
+        assert_eq!(e1, PackedRegistryEntry { name_offset: 58, type_: 2, _padding: [0; 3], data: 61, length: 3 });
         let e2 = PackedRegistryEntry::read_from_bytes(&bytes[40..56]).unwrap();
-        assert_eq!(
-            e2,
-            PackedRegistryEntry {
-                name_offset: 64,
-                type_: 3,
-                _padding: [0; 3],
-                data: 66,
-                length: 2
-            }
-        );
+        assert_eq!(e2, PackedRegistryEntry { name_offset: 64, type_: 3, _padding: [0; 3], data: 66, length: 2 });
         assert_eq!(&bytes[56..], b"A\0BB\0\x01\x02\x03C\0x\0");
         assert_eq!(RegistryTable::unpack(&bytes).unwrap(), table);
         // Offsets out of the table are refused.
@@ -3552,14 +3114,9 @@ mod tests {
 
     #[test]
     fn events_decode_and_refuse_short_payloads() {
-        let mut post = RpcPostEventV17_00 {
-            h_client: 1,
-            h_event: 2,
-            event_data_size: 3,
-            ..Default::default()
-        }
-        .as_bytes()
-        .to_vec();
+        let mut post = RpcPostEventV17_00 { h_client: 1, h_event: 2, event_data_size: 3, ..Default::default() }
+            .as_bytes()
+            .to_vec();
         post.truncate(POST_EVENT_DATA_OFFSET);
         post.extend_from_slice(&[0xa, 0xb, 0xc]);
         let message = |function: u32, payload: Vec<u8>| GspMessage {
@@ -3579,14 +3136,8 @@ mod tests {
         post[24] = 4;
         assert!(GspEvent::decode(&message(RpcEvent::PostEvent.raw(), post)).is_err());
         assert!(GspEvent::decode(&message(RpcEvent::OsErrorLog.raw(), vec![0; 267])).is_err());
-        assert_eq!(
-            GspEvent::decode(&message(RpcEvent::GspInitDone.raw(), vec![])),
-            Ok(GspEvent::InitDone)
-        );
-        assert!(matches!(
-            GspEvent::decode(&message(0x1fff, vec![1])),
-            Ok(GspEvent::Unknown(0x1fff, _))
-        ));
+        assert_eq!(GspEvent::decode(&message(RpcEvent::GspInitDone.raw(), vec![])), Ok(GspEvent::InitDone));
+        assert!(matches!(GspEvent::decode(&message(0x1fff, vec![1])), Ok(GspEvent::Unknown(0x1fff, _))));
         assert!(matches!(
             GspEvent::decode(&message(RpcEvent::RcTriggered.raw(), vec![])),
             Ok(GspEvent::Other(RpcEvent::RcTriggered, _))
@@ -3595,27 +3146,11 @@ mod tests {
 
     fn all_commands() -> Vec<SeqCommand> {
         vec![
-            SeqCommand::RegWrite(SeqRegWrite {
-                addr: 0x10,
-                val: 0xaa,
-            }),
-            SeqCommand::RegModify(SeqRegModify {
-                addr: 0x14,
-                mask: 0xf0,
-                val: 0x50,
-            }),
-            SeqCommand::RegPoll(SeqRegPoll {
-                addr: 0x18,
-                mask: 0x1,
-                val: 0x1,
-                timeout: 2000,
-                error: 1,
-            }),
+            SeqCommand::RegWrite(SeqRegWrite { addr: 0x10, val: 0xaa }),
+            SeqCommand::RegModify(SeqRegModify { addr: 0x14, mask: 0xf0, val: 0x50 }),
+            SeqCommand::RegPoll(SeqRegPoll { addr: 0x18, mask: 0x1, val: 0x1, timeout: 2000, error: 1 }),
             SeqCommand::DelayUs(SeqDelayUs { val: 250 }),
-            SeqCommand::RegStore(SeqRegStore {
-                addr: 0x10,
-                index: 7,
-            }),
+            SeqCommand::RegStore(SeqRegStore { addr: 0x10, index: 7 }),
             SeqCommand::CoreReset,
             SeqCommand::CoreStart,
             SeqCommand::CoreWaitForHalt,
@@ -3642,50 +3177,26 @@ mod tests {
     #[test]
     fn malformed_sequencer_buffers_are_refused() {
         let ok = SequencerBuffer::encode(0x100, &all_commands());
-        assert_eq!(
-            SequencerBuffer::decode(&ok[..39]),
-            Err(SequencerError::Truncated { len: 39 })
-        );
+        assert_eq!(SequencerBuffer::decode(&ok[..39]), Err(SequencerError::Truncated { len: 39 }));
         let mut empty = ok.clone();
         empty[0..4].copy_from_slice(&0u32.to_le_bytes());
-        assert_eq!(
-            SequencerBuffer::decode(&empty),
-            Err(SequencerError::EmptyBuffer)
-        );
+        assert_eq!(SequencerBuffer::decode(&empty), Err(SequencerError::EmptyBuffer));
         let mut small = ok.clone();
         small[0..4].copy_from_slice(&22u32.to_le_bytes());
-        assert!(matches!(
-            SequencerBuffer::decode(&small),
-            Err(SequencerError::BadCommandIndex { cmd_index: 22, .. })
-        ));
-        assert!(matches!(
-            SequencerBuffer::decode(&ok[..ok.len() - 4]),
-            Err(SequencerError::BadCommandIndex { .. })
-        ));
+        assert!(matches!(SequencerBuffer::decode(&small), Err(SequencerError::BadCommandIndex { cmd_index: 22, .. })));
+        assert!(matches!(SequencerBuffer::decode(&ok[..ok.len() - 4]), Err(SequencerError::BadCommandIndex { .. })));
         let mut unknown = ok.clone();
         unknown[40..44].copy_from_slice(&99u32.to_le_bytes());
-        assert_eq!(
-            SequencerBuffer::decode(&unknown),
-            Err(SequencerError::UnknownOpcode { opcode: 99, at: 0 })
-        );
+        assert_eq!(SequencerBuffer::decode(&unknown), Err(SequencerError::UnknownOpcode { opcode: 99, at: 0 }));
         let cut = SequencerBuffer::encode(0x100, &[SeqCommand::RegPoll(SeqRegPoll::default())]);
         let mut cut = cut;
         cut[4..8].copy_from_slice(&3u32.to_le_bytes());
         assert_eq!(
             SequencerBuffer::decode(&cut),
-            Err(SequencerError::ArgumentsPastEnd {
-                opcode: SeqOpcode::RegPoll,
-                at: 0
-            })
+            Err(SequencerError::ArgumentsPastEnd { opcode: SeqOpcode::RegPoll, at: 0 })
         );
-        let store = SequencerBuffer::encode(
-            0x100,
-            &[SeqCommand::RegStore(SeqRegStore { addr: 0, index: 8 })],
-        );
-        assert_eq!(
-            SequencerBuffer::decode(&store),
-            Err(SequencerError::SaveIndex { index: 8, at: 0 })
-        );
+        let store = SequencerBuffer::encode(0x100, &[SeqCommand::RegStore(SeqRegStore { addr: 0, index: 8 })]);
+        assert_eq!(SequencerBuffer::decode(&store), Err(SequencerError::SaveIndex { index: 8, at: 0 }));
     }
 
     struct Regs {
@@ -3745,16 +3256,12 @@ mod tests {
         };
         let clock = FakeClock::new(None);
         let mut core = Core::default();
-        let mut buffer =
-            SequencerBuffer::decode(&SequencerBuffer::encode(0x100, &all_commands())).unwrap();
+        let mut buffer = SequencerBuffer::decode(&SequencerBuffer::encode(0x100, &all_commands())).unwrap();
         run_sequencer(&mut buffer, &regs, &clock, &mut core).unwrap();
         assert_eq!(*regs.writes.borrow(), vec![(0x10, 0xaa), (0x14, 0xff5f)]);
         assert_eq!(buffer.reg_save_area[7], 0xaa);
         assert_eq!(core.0, vec!["reset", "start", "halt", "resume"]);
-        assert!(
-            clock.now.get() >= 250_000 + 300_000,
-            "polled three times and delayed 250 us"
-        );
+        assert!(clock.now.get() >= 250_000 + 300_000, "polled three times and delayed 250 us");
 
         let mut failing = Core(Vec::new(), true);
         let err = run_sequencer(&mut buffer, &regs, &clock, &mut failing).unwrap_err();
@@ -3765,42 +3272,22 @@ mod tests {
                 error: CoreOpError::Failed("RISC-V core not running")
             }
         );
-        assert_eq!(
-            err.to_string(),
-            "GSP_SEQ_BUF_OPCODE_CORE_RESUME: RISC-V core not running"
-        );
+        assert_eq!(err.to_string(), "GSP_SEQ_BUF_OPCODE_CORE_RESUME: RISC-V core not running");
     }
 
     #[test]
     fn a_sequencer_poll_times_out_with_its_error_code() {
-        let regs = Regs {
-            values: RefCell::default(),
-            writes: RefCell::default(),
-            poll_after: Cell::new(u32::MAX),
-        };
+        let regs = Regs { values: RefCell::default(), writes: RefCell::default(), poll_after: Cell::new(u32::MAX) };
         let clock = FakeClock::new(None);
         let mut buffer = SequencerBuffer::decode(&SequencerBuffer::encode(
             0x100,
-            &[SeqCommand::RegPoll(SeqRegPoll {
-                addr: 0x18,
-                mask: 1,
-                val: 1,
-                timeout: 1500,
-                error: 3,
-            })],
+            &[SeqCommand::RegPoll(SeqRegPoll { addr: 0x18, mask: 1, val: 1, timeout: 1500, error: 3 })],
         ))
         .unwrap();
         let err = run_sequencer(&mut buffer, &regs, &clock, &mut Core::default()).unwrap_err();
         assert_eq!(
             err,
-            SequencerError::PollTimeout {
-                addr: 0x18,
-                mask: 1,
-                val: 1,
-                last: 0,
-                error_code: 3,
-                after_ms: 2
-            }
+            SequencerError::PollTimeout { addr: 0x18, mask: 1, val: 1, last: 0, error_code: 3, after_ms: 2 }
         );
         assert!(err.to_string().contains("GSP error code 3"));
     }

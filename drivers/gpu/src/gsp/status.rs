@@ -14,10 +14,7 @@ use crate::hw::headers::OGKM_PINNED;
 use crate::hw::Header;
 
 /// The header the codes come from.
-pub const NVSTATUSCODES_H: Header = Header {
-    release: OGKM_PINNED,
-    path: "src/common/sdk/nvidia/inc/nvstatuscodes.h",
-};
+pub const NVSTATUSCODES_H: Header = Header { release: OGKM_PINNED, path: "src/common/sdk/nvidia/inc/nvstatuscodes.h" };
 
 /// A status code that `nvstatuscodes.h` does not define, as the raw value read.
 ///

@@ -74,9 +74,7 @@ pub const VBIOS_WORKSPACE_SIZE: u64 = 0x2_0000;
 pub const GH100_VGA_WORKSPACE_SIZE: u64 = 128 * 1024;
 
 /// The first union of `GspFwWprMeta`, as used at initial boot: where the signature is.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct WprMetaSignature {
     /// `sysmemAddrOfSignature`: bus address of the firmware signature.
@@ -86,9 +84,7 @@ pub struct WprMetaSignature {
 }
 
 /// The first union of `GspFwWprMeta`, as used at suspend/resume: where the heap free list is.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct WprMetaHeapFreeList {
     /// `gspFwHeapFreeListWprOffset`: offset of `GspFwHeapFreeList` from `gspFwWprStart`.
@@ -100,9 +96,7 @@ pub struct WprMetaHeapFreeList {
 }
 
 /// The second union of `GspFwWprMeta`, as the CPU writes it: the CrashCat queue.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct WprMetaCrashCat {
     /// `partitionRpcPadding`.
@@ -116,9 +110,7 @@ pub struct WprMetaCrashCat {
 }
 
 /// The second union of `GspFwWprMeta`, as the partition bootstrapper patches it.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct WprMetaPartitionRpc {
     /// `partitionRpcAddr`.
@@ -142,9 +134,7 @@ pub struct WprMetaPartitionRpc {
 /// `GspFwWprMeta`: 256 bytes the CPU writes to system memory and Booter copies to the bottom of
 /// WPR2. The two anonymous unions of the C struct are [`Self::signature`] (with the
 /// [`WprMetaHeapFreeList`] view) and [`Self::crash_cat`] (with the [`WprMetaPartitionRpc`] view).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct GspFwWprMeta {
     /// `magic`: [`GSP_FW_WPR_META_MAGIC`].
@@ -210,11 +200,8 @@ pub struct GspFwWprMeta {
 }
 
 const _: () = assert!(core::mem::size_of::<GspFwWprMeta>() == 256);
-const _: () = assert!(
-    core::mem::size_of::<WprMetaSignature>() == core::mem::size_of::<WprMetaHeapFreeList>()
-);
-const _: () =
-    assert!(core::mem::size_of::<WprMetaCrashCat>() == core::mem::size_of::<WprMetaPartitionRpc>());
+const _: () = assert!(core::mem::size_of::<WprMetaSignature>() == core::mem::size_of::<WprMetaHeapFreeList>());
+const _: () = assert!(core::mem::size_of::<WprMetaCrashCat>() == core::mem::size_of::<WprMetaPartitionRpc>());
 
 impl GspFwWprMeta {
     /// The first union seen as the suspend/resume free-list location.
@@ -304,11 +291,7 @@ impl WprChipParams {
         };
         match chip.family() {
             Family::Turing => Some(base),
-            Family::Ga100 => Some(Self {
-                frts_size: 0,
-                prescrubbed_top_fb_size: None,
-                ..base
-            }),
+            Family::Ga100 => Some(Self { frts_size: 0, prescrubbed_top_fb_size: None, ..base }),
             Family::Ga10x => Some(Self {
                 fw_heap_param_os_carveout_size: GSP_FW_HEAP_PARAM_OS_SIZE_LIBOS3,
                 min_wpr_heap_size_mb: 84,
@@ -345,31 +328,21 @@ impl WprChipParams {
     /// 2. `_kgspCalculateFwHeapSize`: OS carveout + RM base + 96 KiB per GiB of FB (GiB rounded
     ///    up, the product rounded up to 1 MiB) + 96 MiB for client allocations;
     /// 3. raised to the chip's minimum, then lowered to the limit of step 1.
-    pub fn fw_heap_size(
-        &self,
-        usable_fb_size: u64,
-        posterior_fb_size: u64,
-    ) -> Result<u64, LayoutError> {
+    pub fn fw_heap_size(&self, usable_fb_size: u64, posterior_fb_size: u64) -> Result<u64, LayoutError> {
         const MIB: u64 = 1 << 20;
         let mut max_scrubbed_mb = u64::from(u32::MAX);
         if !self.scrubber_ucode_supported && posterior_fb_size != 0 {
             if let Some(prescrubbed) = self.prescrubbed_top_fb_size {
-                let room =
-                    prescrubbed
-                        .checked_sub(posterior_fb_size)
-                        .ok_or(LayoutError::DoesNotFit {
-                            region: "GSP-RM heap in the pre-scrubbed top of FB",
-                            needed: posterior_fb_size,
-                            available: prescrubbed,
-                        })?;
+                let room = prescrubbed.checked_sub(posterior_fb_size).ok_or(LayoutError::DoesNotFit {
+                    region: "GSP-RM heap in the pre-scrubbed top of FB",
+                    needed: posterior_fb_size,
+                    available: prescrubbed,
+                })?;
                 max_scrubbed_mb = room >> 20;
             }
         }
-        let fb_size_gb = align_up(usable_fb_size, 1 << 30)
-            .ok_or(LayoutError::FbSizeOverflow { usable_fb_size })?
-            >> 30;
-        let per_gb =
-            align_up(GSP_FW_HEAP_PARAM_SIZE_PER_GB_FB * fb_size_gb, MIB).unwrap_or(u64::MAX);
+        let fb_size_gb = align_up(usable_fb_size, 1 << 30).ok_or(LayoutError::FbSizeOverflow { usable_fb_size })? >> 30;
+        let per_gb = align_up(GSP_FW_HEAP_PARAM_SIZE_PER_GB_FB * fb_size_gb, MIB).unwrap_or(u64::MAX);
         let client = GSP_FW_HEAP_PARAM_CLIENT_ALLOC_SIZE.next_multiple_of(MIB);
         // Saturating: the parameters are public and a caller may set them to anything.
         let heap = self
@@ -440,29 +413,20 @@ impl GspFwWprMeta {
     pub fn layout(params: &WprChipParams, inputs: &WprLayoutInputs) -> Result<Self, LayoutError> {
         match params.layout {
             FbLayoutFlavor::Tu102 => Self::layout_tu102(params, inputs),
-            FbLayoutFlavor::Gh100 => {
-                Self::layout_gh100(params, &inputs.images, inputs.usable_fb_size)
-            }
+            FbLayoutFlavor::Gh100 => Self::layout_gh100(params, &inputs.images, inputs.usable_fb_size),
         }
     }
 
     /// The metadata `kgspCalculateFbLayout_TU102` (`kernel_gsp_tu102.c`) computes on a first boot
     /// (no recovery margin: `kgspGetWprEndMargin` is 0 without a registry override and without a
     /// previous failed attempt), one step per paragraph below, top of FB downwards.
-    pub fn layout_tu102(
-        params: &WprChipParams,
-        inputs: &WprLayoutInputs,
-    ) -> Result<Self, LayoutError> {
+    pub fn layout_tu102(params: &WprChipParams, inputs: &WprLayoutInputs) -> Result<Self, LayoutError> {
         let images = &inputs.images;
         if images.elf_size == 0 {
-            return Err(LayoutError::EmptyImage {
-                which: "GSP-RM ELF",
-            });
+            return Err(LayoutError::EmptyImage { which: "GSP-RM ELF" });
         }
         if images.bootloader.size == 0 {
-            return Err(LayoutError::EmptyImage {
-                which: "GSP bootloader",
-            });
+            return Err(LayoutError::EmptyImage { which: "GSP bootloader" });
         }
         let mut meta = Self::with_images(images);
 
@@ -474,9 +438,7 @@ impl GspFwWprMeta {
         // last NV_PRAMIN-sized (1 MiB) window; the last 1 MiB when display is off.
         let pramin_start = sub(fb_size, NV_PRAMIN_SIZE, "VGA workspace (NV_PRAMIN window)")?;
         meta.vga_workspace_offset = match inputs.vga_workspace_base {
-            Some(base) if base < pramin_start => {
-                sub(fb_size, VBIOS_WORKSPACE_SIZE, "VGA workspace")?
-            }
+            Some(base) if base < pramin_start => sub(fb_size, VBIOS_WORKSPACE_SIZE, "VGA workspace")?,
             Some(base) if base > fb_size => {
                 return Err(LayoutError::VgaWorkspaceBeyondFb { base, fb_size });
             }
@@ -499,42 +461,26 @@ impl GspFwWprMeta {
         meta.frts_offset = sub(meta.gsp_fw_wpr_end, params.frts_size, "FRTS")?;
 
         // Boot binary, 4 KiB aligned below FRTS.
-        meta.boot_bin_offset = align_down(
-            sub(meta.frts_offset, images.bootloader.size, "boot binary")?,
-            0x1000,
-        );
+        meta.boot_bin_offset = align_down(sub(meta.frts_offset, images.bootloader.size, "boot binary")?, 0x1000);
 
         // GSP-RM ELF, 64 KiB aligned below the boot binary.
-        meta.gsp_fw_offset = align_down(
-            sub(meta.boot_bin_offset, images.elf_size, "GSP-RM ELF")?,
-            0x1_0000,
-        );
+        meta.gsp_fw_offset = align_down(sub(meta.boot_bin_offset, images.elf_size, "GSP-RM ELF")?, 0x1_0000);
 
         // GSP-RM heap, sized for the FB and what lies above it; 1 MiB aligned below the ELF, its
         // size then whatever 1 MiB-aligned span reaches the ELF.
         let heap = params.fw_heap_size(fb_size, fb_size - meta.gsp_fw_offset)?;
-        meta.gsp_fw_heap_offset =
-            align_down(sub(meta.gsp_fw_offset, heap, "GSP-RM heap")?, 0x10_0000);
+        meta.gsp_fw_heap_offset = align_down(sub(meta.gsp_fw_offset, heap, "GSP-RM heap")?, 0x10_0000);
         meta.gsp_fw_heap_size = align_down(meta.gsp_fw_offset - meta.gsp_fw_heap_offset, 0x10_0000);
         meta.gsp_fw_heap_vf_partition_count = 0;
 
         // gspFwWprStart: room for this structure below the heap, 1 MiB aligned.
         let meta_size = core::mem::size_of::<Self>() as u64;
-        meta.gsp_fw_wpr_start = align_down(
-            sub(meta.gsp_fw_heap_offset, meta_size, "WPR metadata")?,
-            0x10_0000,
-        );
+        meta.gsp_fw_wpr_start = align_down(sub(meta.gsp_fw_heap_offset, meta_size, "WPR metadata")?, 0x10_0000);
 
         // Non-WPR heap, 1 MiB aligned below WPR2; the reservation starts there.
         meta.non_wpr_heap_size = params.non_wpr_heap_size;
-        meta.non_wpr_heap_offset = align_down(
-            sub(
-                meta.gsp_fw_wpr_start,
-                params.non_wpr_heap_size,
-                "non-WPR heap",
-            )?,
-            0x10_0000,
-        );
+        meta.non_wpr_heap_offset =
+            align_down(sub(meta.gsp_fw_wpr_start, params.non_wpr_heap_size, "non-WPR heap")?, 0x10_0000);
         meta.gsp_fw_rsvd_start = meta.non_wpr_heap_offset;
 
         // A first boot: no recovery margin, not yet booted, not yet verified.
@@ -554,9 +500,7 @@ impl GspFwWprMeta {
         usable_fb_size: u64,
     ) -> Result<Self, LayoutError> {
         if images.elf_size == 0 {
-            return Err(LayoutError::EmptyImage {
-                which: "GSP-RM ELF",
-            });
+            return Err(LayoutError::EmptyImage { which: "GSP-RM ELF" });
         }
         if images.bootloader.size == 0 {
             return Err(LayoutError::EmptyImage { which: "GSP-FMC" });
@@ -584,10 +528,7 @@ impl GspFwWprMeta {
             ..Self::default()
         };
         if let Some(sig) = images.signature {
-            meta.signature = WprMetaSignature {
-                sysmem_addr_of_signature: sig.addr,
-                size_of_signature: sig.size,
-            };
+            meta.signature = WprMetaSignature { sysmem_addr_of_signature: sig.addr, size_of_signature: sig.size };
         }
         if let Some(queue) = images.crash_report_queue {
             meta.crash_cat.sysmem_addr_of_crash_report_queue = queue.addr;
@@ -600,22 +541,14 @@ impl GspFwWprMeta {
 
 /// `a - b` for a layout step, or the error naming the region that did not fit.
 fn sub(a: u64, b: u64, region: &'static str) -> Result<u64, LayoutError> {
-    a.checked_sub(b).ok_or(LayoutError::DoesNotFit {
-        region,
-        needed: b,
-        available: a,
-    })
+    a.checked_sub(b).ok_or(LayoutError::DoesNotFit { region, needed: b, available: a })
 }
 
 /// Why a WPR layout could not be computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LayoutError {
     /// A region needs more room than is left below the regions above it.
-    DoesNotFit {
-        region: &'static str,
-        needed: u64,
-        available: u64,
-    },
+    DoesNotFit { region: &'static str, needed: u64, available: u64 },
     /// An image of size zero.
     EmptyImage { which: &'static str },
     /// The VGA workspace base the hardware reports lies beyond the end of FB.
@@ -627,15 +560,8 @@ pub enum LayoutError {
 impl fmt::Display for LayoutError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            LayoutError::DoesNotFit {
-                region,
-                needed,
-                available,
-            } => {
-                write!(
-                    f,
-                    "WPR layout: {region} needs {needed:#x} bytes below {available:#x}"
-                )
+            LayoutError::DoesNotFit { region, needed, available } => {
+                write!(f, "WPR layout: {region} needs {needed:#x} bytes below {available:#x}")
             }
             LayoutError::EmptyImage { which } => {
                 write!(f, "WPR layout: the {which} image is empty")
@@ -644,10 +570,7 @@ impl fmt::Display for LayoutError {
                 write!(f, "WPR layout: VGA workspace base {base:#x} is beyond the end of FB ({fb_size:#x})")
             }
             LayoutError::FbSizeOverflow { usable_fb_size } => {
-                write!(
-                    f,
-                    "WPR layout: usable FB size {usable_fb_size:#x} overflows"
-                )
+                write!(f, "WPR layout: usable FB size {usable_fb_size:#x} overflows")
             }
         }
     }
@@ -664,17 +587,11 @@ mod tests {
         FirmwareImages {
             radix3_elf_addr: 0x1_0000_0000,
             elf_size,
-            bootloader: SysmemRegion {
-                addr: 0x2_0000_0000,
-                size: bootloader_size,
-            },
+            bootloader: SysmemRegion { addr: 0x2_0000_0000, size: bootloader_size },
             bootloader_code_offset: 0x100,
             bootloader_data_offset: 0x8000,
             bootloader_manifest_offset: 0x9000,
-            signature: Some(SysmemRegion {
-                addr: 0x3_0000_0000,
-                size: 0x1000,
-            }),
+            signature: Some(SysmemRegion { addr: 0x3_0000_0000, size: 0x1000 }),
             crash_report_queue: None,
         }
     }
@@ -687,50 +604,23 @@ mod tests {
     fn heap_sizes_by_hand() {
         // TU102, 8 GiB: 0 (LIBOS2) + 8 MiB + align_up(96 KiB * 8 = 768 KiB, 1 MiB) = 1 MiB
         // + 96 MiB = 105 MiB; above the 64 MiB minimum; no limit without a posterior size.
-        assert_eq!(
-            params(Chipset::TU102).fw_heap_size(8 * GIB, 0),
-            Ok(105 * MIB)
-        );
+        assert_eq!(params(Chipset::TU102).fw_heap_size(8 * GIB, 0), Ok(105 * MIB));
         // GA102, 24 GiB: 20 + 8 + align_up(2304 KiB) = 3 + 96 = 127 MiB.
-        assert_eq!(
-            params(Chipset::GA102).fw_heap_size(24 * GIB, 0),
-            Ok(127 * MIB)
-        );
+        assert_eq!(params(Chipset::GA102).fw_heap_size(24 * GIB, 0), Ok(127 * MIB));
         // GH100, 80 GiB: 20 + 14 + 7680 KiB -> 8 + 96 = 138 MiB.
-        assert_eq!(
-            params(Chipset::GH100).fw_heap_size(80 * GIB, 0),
-            Ok(138 * MIB)
-        );
+        assert_eq!(params(Chipset::GH100).fw_heap_size(80 * GIB, 0), Ok(138 * MIB));
         // A 23.5 GiB FB counts as 24 GiB.
-        assert_eq!(
-            params(Chipset::AD102).fw_heap_size(24 * GIB - 512 * MIB, 0),
-            Ok(127 * MIB)
-        );
+        assert_eq!(params(Chipset::AD102).fw_heap_size(24 * GIB - 512 * MIB, 0), Ok(127 * MIB));
         // Pre-scrubbed limit (TU102, 256 MiB scrubbed): with 200 MiB above the heap, at most
         // (256 - 200) = 56 MiB, below even the minimum: RM takes the limit.
-        assert_eq!(
-            params(Chipset::TU102).fw_heap_size(8 * GIB, 200 * MIB),
-            Ok(56 * MIB)
-        );
+        assert_eq!(params(Chipset::TU102).fw_heap_size(8 * GIB, 200 * MIB), Ok(56 * MIB));
         // A posterior size of 200 MiB + 1 byte leaves 55.99.. MiB -> 55 MiB.
-        assert_eq!(
-            params(Chipset::TU102).fw_heap_size(8 * GIB, 200 * MIB + 1),
-            Ok(55 * MIB)
-        );
+        assert_eq!(params(Chipset::TU102).fw_heap_size(8 * GIB, 200 * MIB + 1), Ok(55 * MIB));
         // Ada runs a scrubber first; GA100 and GH100 are scrubbed whole: no limit.
-        assert_eq!(
-            params(Chipset::AD104).fw_heap_size(12 * GIB, 200 * MIB),
-            Ok(126 * MIB)
-        );
-        assert_eq!(
-            params(Chipset::GA100).fw_heap_size(40 * GIB, 200 * MIB),
-            Ok(108 * MIB)
-        );
+        assert_eq!(params(Chipset::AD104).fw_heap_size(12 * GIB, 200 * MIB), Ok(126 * MIB));
+        assert_eq!(params(Chipset::GA100).fw_heap_size(40 * GIB, 200 * MIB), Ok(108 * MIB));
         // More above the heap than was scrubbed: nothing fits.
-        assert!(matches!(
-            params(Chipset::GA104).fw_heap_size(8 * GIB, 300 * MIB),
-            Err(LayoutError::DoesNotFit { .. })
-        ));
+        assert!(matches!(params(Chipset::GA104).fw_heap_size(8 * GIB, 300 * MIB), Err(LayoutError::DoesNotFit { .. })));
         assert_eq!(WprChipParams::for_chipset(Chipset::GB202), None);
     }
 
@@ -774,19 +664,10 @@ mod tests {
         assert_eq!(meta.sysmem_addr_of_radix3_elf, 0x1_0000_0000);
         assert_eq!(
             meta.signature,
-            WprMetaSignature {
-                sysmem_addr_of_signature: 0x3_0000_0000,
-                size_of_signature: 0x1000
-            }
+            WprMetaSignature { sysmem_addr_of_signature: 0x3_0000_0000, size_of_signature: 0x1000 }
         );
         assert_eq!(
-            (
-                meta.magic,
-                meta.revision,
-                meta.verified,
-                meta.boot_count,
-                meta.flags
-            ),
+            (meta.magic, meta.revision, meta.verified, meta.boot_count, meta.flags),
             (GSP_FW_WPR_META_MAGIC, 1, 0, 0, 0)
         );
         assert!(meta.is_valid_header() && !meta.is_verified());
@@ -800,10 +681,7 @@ mod tests {
         let inputs = WprLayoutInputs {
             usable_fb_size: fb,
             vga_workspace_base: Some(0x10_0000),
-            mmu_lock: Some(MmuLock {
-                lo: fb - 0x5_0000,
-                hi: fb - 1,
-            }),
+            mmu_lock: Some(MmuLock { lo: fb - 0x5_0000, hi: fb - 1 }),
             images: images(200 * MIB, 0x8000),
         };
         let meta = GspFwWprMeta::layout_tu102(&params(Chipset::GA102), &inputs).unwrap();
@@ -841,26 +719,17 @@ mod tests {
         assert_eq!(meta.vga_workspace_offset, fb - 0x8_0000);
         assert_eq!(meta.vga_workspace_size, 0x8_0000);
         assert_eq!(meta.gsp_fw_wpr_end, fb - 0x8_0000);
-        let beyond = WprLayoutInputs {
-            vga_workspace_base: Some(fb + 0x1000),
-            ..inputs
-        };
+        let beyond = WprLayoutInputs { vga_workspace_base: Some(fb + 0x1000), ..inputs };
         assert_eq!(
             GspFwWprMeta::layout_tu102(&params(Chipset::TU117), &beyond),
-            Err(LayoutError::VgaWorkspaceBeyondFb {
-                base: fb + 0x1000,
-                fb_size: fb
-            })
+            Err(LayoutError::VgaWorkspaceBeyondFb { base: fb + 0x1000, fb_size: fb })
         );
     }
 
     #[test]
     fn ga100_has_no_frts() {
-        let inputs = WprLayoutInputs {
-            usable_fb_size: 40 * GIB,
-            images: images(0x100_0000, 0x1000),
-            ..Default::default()
-        };
+        let inputs =
+            WprLayoutInputs { usable_fb_size: 40 * GIB, images: images(0x100_0000, 0x1000), ..Default::default() };
         let meta = GspFwWprMeta::layout_tu102(&params(Chipset::GA100), &inputs).unwrap();
         assert_eq!(meta.frts_size, 0);
         assert_eq!(meta.frts_offset, meta.gsp_fw_wpr_end);
@@ -868,63 +737,35 @@ mod tests {
 
     #[test]
     fn small_or_empty_inputs_are_errors() {
-        let tiny = WprLayoutInputs {
-            usable_fb_size: 64 * MIB,
-            images: images(0x100_0000, 0x1000),
-            ..Default::default()
-        };
+        let tiny =
+            WprLayoutInputs { usable_fb_size: 64 * MIB, images: images(0x100_0000, 0x1000), ..Default::default() };
         assert!(matches!(
             GspFwWprMeta::layout_tu102(&params(Chipset::TU104), &tiny),
             Err(LayoutError::DoesNotFit { .. })
         ));
-        let none = WprLayoutInputs {
-            usable_fb_size: 0,
-            images: images(0x100_0000, 0x1000),
-            ..Default::default()
-        };
+        let none = WprLayoutInputs { usable_fb_size: 0, images: images(0x100_0000, 0x1000), ..Default::default() };
         assert!(matches!(
             GspFwWprMeta::layout_tu102(&params(Chipset::TU104), &none),
             Err(LayoutError::DoesNotFit { .. })
         ));
-        let empty = WprLayoutInputs {
-            usable_fb_size: 8 * GIB,
-            images: images(0, 0x1000),
-            ..Default::default()
-        };
+        let empty = WprLayoutInputs { usable_fb_size: 8 * GIB, images: images(0, 0x1000), ..Default::default() };
         assert_eq!(
             GspFwWprMeta::layout_tu102(&params(Chipset::TU104), &empty),
-            Err(LayoutError::EmptyImage {
-                which: "GSP-RM ELF"
-            })
+            Err(LayoutError::EmptyImage { which: "GSP-RM ELF" })
         );
-        let huge = WprLayoutInputs {
-            usable_fb_size: u64::MAX,
-            images: images(0x100_0000, 0x1000),
-            ..Default::default()
-        };
+        let huge =
+            WprLayoutInputs { usable_fb_size: u64::MAX, images: images(0x100_0000, 0x1000), ..Default::default() };
         assert!(GspFwWprMeta::layout_tu102(&params(Chipset::AD102), &huge).is_err());
     }
 
     #[test]
     fn gh100_states_sizes_only() {
-        let meta = GspFwWprMeta::layout_gh100(
-            &params(Chipset::GH100),
-            &images(0x300_0000, 0x2_0000),
-            80 * GIB,
-        )
-        .unwrap();
+        let meta =
+            GspFwWprMeta::layout_gh100(&params(Chipset::GH100), &images(0x300_0000, 0x2_0000), 80 * GIB).unwrap();
         assert_eq!(meta.vga_workspace_size, 128 * 1024);
         assert_eq!(meta.non_wpr_heap_size, 2 * MIB);
         assert_eq!(meta.gsp_fw_heap_size, 138 * MIB);
-        assert_eq!(
-            (
-                meta.gsp_fw_wpr_start,
-                meta.gsp_fw_offset,
-                meta.frts_offset,
-                meta.fb_size
-            ),
-            (0, 0, 0, 0)
-        );
+        assert_eq!((meta.gsp_fw_wpr_start, meta.gsp_fw_offset, meta.frts_offset, meta.fb_size), (0, 0, 0, 0));
         assert_eq!(meta.size_of_radix3_elf, 0x300_0000);
         assert!(meta.is_valid_header());
     }
@@ -933,11 +774,7 @@ mod tests {
     fn meta_round_trips_and_union_views() {
         let mut meta = GspFwWprMeta::layout_tu102(
             &params(Chipset::GA104),
-            &WprLayoutInputs {
-                usable_fb_size: 8 * GIB,
-                images: images(0x100_0000, 0x1000),
-                ..Default::default()
-            },
+            &WprLayoutInputs { usable_fb_size: 8 * GIB, images: images(0x100_0000, 0x1000), ..Default::default() },
         )
         .unwrap();
         meta.crash_cat.sysmem_addr_of_crash_report_queue = 0x1122_3344_5566_7788;
@@ -952,10 +789,7 @@ mod tests {
         assert_eq!(GspFwWprMeta::read_from_bytes(bytes).unwrap(), meta);
         // The crash queue address overlays elfDataOffset and elfCodeSize.
         let partition = meta.partition_rpc();
-        assert_eq!(
-            (partition.elf_data_offset, partition.elf_code_size),
-            (0x5566_7788, 0x1122_3344)
-        );
+        assert_eq!((partition.elf_data_offset, partition.elf_code_size), (0x5566_7788, 0x1122_3344));
         assert_eq!(partition.elf_data_size, 0x1000);
         // And the free-list offset overlays the low half of the signature address.
         meta.set_heap_free_list(WprMetaHeapFreeList {
@@ -964,10 +798,7 @@ mod tests {
             unused1: 0,
         });
         assert_eq!(meta.signature.sysmem_addr_of_signature, 0xabcd);
-        meta.set_partition_rpc(WprMetaPartitionRpc {
-            ls_ucode_version: 7,
-            ..Default::default()
-        });
+        meta.set_partition_rpc(WprMetaPartitionRpc { ls_ucode_version: 7, ..Default::default() });
         assert_eq!(meta.crash_cat.ls_ucode_version_padding, [7]);
     }
 }

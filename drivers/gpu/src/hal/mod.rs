@@ -155,7 +155,8 @@ const SEC2_FALCON: FalconUnit = FalconUnit {
 const SEC2_RISCV: FalconUnit = FalconUnit { riscv_base: Some(engine::NV_FALCON2_SEC_BASE), ..SEC2_FALCON };
 /// GSP under the FSP: the driver starts it through its RISC-V BCR registers, not its FBIF.
 const GSP_FMC: FalconUnit = FalconUnit { fbif_base: None, ..GSP };
-const FSP: FalconUnit = FalconUnit { engine: FalconEngine::Fsp, base: engine::FSP_BASE, riscv_base: None, fbif_base: None };
+const FSP: FalconUnit =
+    FalconUnit { engine: FalconEngine::Fsp, base: engine::FSP_BASE, riscv_base: None, fbif_base: None };
 
 const QMD_V02_03_TURING: QmdVersion =
     QmdVersion { major: 2, minor: 3, nvidia_name: "NVC5C0_QMDV02_03_QMD_MAJOR_VERSION", header: headers::CLC5C0_QMD };

@@ -140,11 +140,7 @@ impl GpEntry {
         let length_dwords = self.entry1.length();
         let sync = self.entry1.sync()?;
         if length_dwords == 0 {
-            return Ok(GpEntryKind::Control {
-                opcode: self.entry1.opcode()?,
-                operand: self.entry0.operand(),
-                sync,
-            });
+            return Ok(GpEntryKind::Control { opcode: self.entry1.opcode()?, operand: self.entry0.operand(), sync });
         }
         let address = ((self.entry1.get_hi() as u64) << 32) | ((self.entry0.get_lo() as u64) << 2);
         let flags = GpEntryFlags { fetch: self.entry0.fetch()?, level: self.entry1.level()?, sync };

@@ -11,10 +11,9 @@ use core::fmt;
 
 use super::{HostClass, PushBuffer, PushError, PushStorage};
 use crate::hw::host::{
-    hopper::NVC86F_MEM_OP_A, method, MemOpOperation, MemOpSysmembar, TlbInvalidateAccessType,
-    TlbInvalidateGpc, TlbInvalidatePageTableLevel, TlbInvalidatePdb, TlbInvalidatePdbAperture,
-    TlbInvalidateReplay, TlbInvalidateAckType, NVC46F_MEM_OP_A, NVC46F_MEM_OP_B, NVC46F_MEM_OP_C,
-    NVC46F_MEM_OP_C_TLB_INVALIDATE_GPC, NVC46F_MEM_OP_D,
+    hopper::NVC86F_MEM_OP_A, method, MemOpOperation, MemOpSysmembar, TlbInvalidateAccessType, TlbInvalidateAckType,
+    TlbInvalidateGpc, TlbInvalidatePageTableLevel, TlbInvalidatePdb, TlbInvalidatePdbAperture, TlbInvalidateReplay,
+    NVC46F_MEM_OP_A, NVC46F_MEM_OP_B, NVC46F_MEM_OP_C, NVC46F_MEM_OP_C_TLB_INVALIDATE_GPC, NVC46F_MEM_OP_D,
 };
 
 /// The two replays UVM issues (`uvm_fault_replay_type_t`).
@@ -240,7 +239,10 @@ mod tests {
 
     #[test]
     fn replay_start_is_a_targeted_invalidate_of_a_dummy_pdb() {
-        for (replay, field) in [(ReplayType::Start, TlbInvalidateReplay::Start), (ReplayType::StartAckAll, TlbInvalidateReplay::StartAckAll)] {
+        for (replay, field) in [
+            (ReplayType::Start, TlbInvalidateReplay::Start),
+            (ReplayType::StartAckAll, TlbInvalidateReplay::StartAckAll),
+        ] {
             for class in [HostClass::TuringA, HostClass::AmpereA, HostClass::HopperA] {
                 let mut pb = PushBuffer::with_storage(alloc::vec::Vec::new(), class);
                 pb.replay_faults(replay).unwrap();
@@ -323,7 +325,13 @@ mod tests {
 
     #[test]
     fn bad_cancels_are_refused_before_any_word_is_written() {
-        let good = CancelVa { pdb: 0x1000, pdb_aperture: PdbAperture::VidMem, va: 0, mmu_engine_id: 0, mode: CancelVaMode::All };
+        let good = CancelVa {
+            pdb: 0x1000,
+            pdb_aperture: PdbAperture::VidMem,
+            va: 0,
+            mmu_engine_id: 0,
+            mode: CancelVaMode::All,
+        };
         assert_eq!(PDB_ADDRESS_BITS, 59);
         let cases = [
             (CancelVa { pdb: 0x1800, ..good }, MemOpError::PdbMisaligned { pdb: 0x1800 }),

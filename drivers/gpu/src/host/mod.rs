@@ -10,9 +10,7 @@ pub mod pushbuf;
 
 pub use gpfifo::{GpEntry, GpEntryError, GpEntryFlags};
 pub use mem_op::{CancelVa, CancelVaMode, MemOpError, PdbAperture, ReplayType};
-pub use pushbuf::{
-    decode, DecodeError, MethodKind, PushBuffer, PushError, PushMethod, PushStorage, SliceStorage,
-};
+pub use pushbuf::{decode, DecodeError, MethodKind, PushBuffer, PushError, PushMethod, PushStorage, SliceStorage};
 
 use crate::hw::{classes, host::hopper, host::NVC46F_SEM_ADDR_HI};
 
@@ -43,7 +41,9 @@ impl HostClass {
     pub const fn semaphore_address_bits(self) -> u32 {
         match self {
             HostClass::TuringA | HostClass::AmpereA => 32 + NVC46F_SEM_ADDR_HI::OFFSET.bits.width(),
-            HostClass::HopperA => 32 + (hopper::NVC86F_SEM_ADDR_HI_OFFSET.last - hopper::NVC86F_SEM_ADDR_HI_OFFSET.first + 1),
+            HostClass::HopperA => {
+                32 + (hopper::NVC86F_SEM_ADDR_HI_OFFSET.last - hopper::NVC86F_SEM_ADDR_HI_OFFSET.first + 1)
+            }
         }
     }
 }

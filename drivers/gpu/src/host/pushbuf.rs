@@ -9,12 +9,13 @@ use core::fmt;
 
 use super::HostClass;
 use crate::hw::host::{
-    method, DmaSecOp, SemOperation, NVC46F_DMA, NVC46F_DMA_NOP, NVC46F_NUMBER_OF_SUBCHANNELS,
-    NVC46F_SEM_ADDR_HI, NVC46F_SEM_ADDR_LO, NVC46F_SEM_EXECUTE, NVC46F_SET_OBJECT,
+    method, DmaSecOp, SemOperation, NVC46F_DMA, NVC46F_DMA_NOP, NVC46F_NUMBER_OF_SUBCHANNELS, NVC46F_SEM_ADDR_HI,
+    NVC46F_SEM_ADDR_LO, NVC46F_SEM_EXECUTE, NVC46F_SET_OBJECT,
 };
 
 /// Method byte offsets are below this: `METHOD_ADDRESS` holds 12 bits of dword address.
-pub const METHOD_ADDRESS_LIMIT: u32 = (NVC46F_DMA::METHOD_ADDRESS.bits.mask() >> NVC46F_DMA::METHOD_ADDRESS.bits.lo) * 4 + 4;
+pub const METHOD_ADDRESS_LIMIT: u32 =
+    (NVC46F_DMA::METHOD_ADDRESS.bits.mask() >> NVC46F_DMA::METHOD_ADDRESS.bits.lo) * 4 + 4;
 /// The most data words one method header carries (`METHOD_COUNT`, 13 bits).
 pub const MAX_METHOD_COUNT: u32 = NVC46F_DMA::METHOD_COUNT.bits.mask() >> NVC46F_DMA::METHOD_COUNT.bits.lo;
 /// The largest immediate datum (`IMMD_DATA`, 13 bits).
@@ -317,7 +318,12 @@ impl<S: PushStorage> PushBuffer<S> {
     }
 
     /// Like [`Self::semaphore_acquire`], with another acquire operation (`ACQ_CIRC_GEQ`, ...).
-    pub fn semaphore_acquire_op(&mut self, address: u64, payload: u32, operation: SemOperation) -> Result<(), PushError> {
+    pub fn semaphore_acquire_op(
+        &mut self,
+        address: u64,
+        payload: u32,
+        operation: SemOperation,
+    ) -> Result<(), PushError> {
         let execute = NVC46F_SEM_EXECUTE::default()
             .with(NVC46F_SEM_EXECUTE::OPERATION, operation)
             .with(NVC46F_SEM_EXECUTE::ACQUIRE_SWITCH_TSG, true)

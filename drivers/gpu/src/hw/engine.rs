@@ -189,9 +189,8 @@ pub mod gb202 {
         }
     }
 
-    const _: () = assert!(
-        NV_PFSP_FALCON_COMMON_SCRATCH_GROUP_2::OFFSET == super::NV_PFSP_FALCON_COMMON_SCRATCH_GROUP_2::OFFSET
-    );
+    const _: () =
+        assert!(NV_PFSP_FALCON_COMMON_SCRATCH_GROUP_2::OFFSET == super::NV_PFSP_FALCON_COMMON_SCRATCH_GROUP_2::OFFSET);
 }
 
 /// Which falcon-based engine.

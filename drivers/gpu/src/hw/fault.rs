@@ -186,8 +186,7 @@ pub const NVC369_BUF_ENTRY_ACCESS_TYPE: PacketField = PacketField::new("NVC369_B
 pub const NVC369_BUF_ENTRY_MMU_CLIENT_TYPE: PacketField =
     PacketField::new("NVC369_BUF_ENTRY_MMU_CLIENT_TYPE", 244, 244);
 pub const NVC369_BUF_ENTRY_GPC_ID: PacketField = PacketField::new("NVC369_BUF_ENTRY_GPC_ID", 252, 248);
-pub const NVC369_BUF_ENTRY_PROTECTED_MODE: PacketField =
-    PacketField::new("NVC369_BUF_ENTRY_PROTECTED_MODE", 253, 253);
+pub const NVC369_BUF_ENTRY_PROTECTED_MODE: PacketField = PacketField::new("NVC369_BUF_ENTRY_PROTECTED_MODE", 253, 253);
 pub const NVC369_BUF_ENTRY_REPLAYABLE_FAULT_EN: PacketField =
     PacketField::new("NVC369_BUF_ENTRY_REPLAYABLE_FAULT_EN", 254, 254);
 pub const NVC369_BUF_ENTRY_VALID: PacketField = PacketField::new("NVC369_BUF_ENTRY_VALID", 255, 255);

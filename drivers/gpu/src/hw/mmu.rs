@@ -19,15 +19,11 @@ use super::{headers, FactGroup, FactValue, Header, HeaderFact, UnitRange};
 use crate::constants;
 
 /// UVM's copy of the gp100 MMU header: the one place VER2 aperture values are defined.
-pub const UVM_GP100_DEV_MMU: Header = Header {
-    release: headers::OGKM_PINNED,
-    path: "kernel-open/nvidia-uvm/hwref/pascal/gp100/dev_mmu.h",
-};
+pub const UVM_GP100_DEV_MMU: Header =
+    Header { release: headers::OGKM_PINNED, path: "kernel-open/nvidia-uvm/hwref/pascal/gp100/dev_mmu.h" };
 /// Turing's MMU header: `NV_MMU_PTE_KIND_GENERIC_MEMORY`, the kind Turing to Ada map memory with.
-pub const TU102_DEV_MMU: Header = Header {
-    release: headers::OGKM_PINNED,
-    path: "src/common/inc/swref/published/turing/tu102/dev_mmu.h",
-};
+pub const TU102_DEV_MMU: Header =
+    Header { release: headers::OGKM_PINNED, path: "src/common/inc/swref/published/turing/tu102/dev_mmu.h" };
 
 /// A field of a page-table entry: bits `hi:lo` counted across the entry's 64-bit words (bit 64
 /// is bit 0 of the second word), as `dev_mmu.h` numbers them.
@@ -41,10 +37,7 @@ impl EntryField {
     /// The field a `constants!` range declares; a field never crosses a 64-bit word here, which
     /// `mm::format`'s tests check for every declared field.
     pub const fn of(range: UnitRange) -> Self {
-        Self {
-            hi: range.last,
-            lo: range.first,
-        }
+        Self { hi: range.last, lo: range.first }
     }
 
     /// Bits in the field.
@@ -319,39 +312,21 @@ pub mod ver3 {
 /// defined in the header cited); their values are checked by `tests/tests/mm_formats.rs`.
 const ARITHMETIC_NAMES: &[HeaderFact] = &[
     defined("NV_MMU_VER2_PDE_ADDRESS_VID", headers::GP100_DEV_MMU),
-    defined(
-        "NV_MMU_VER2_DUAL_PDE_ADDRESS_BIG_SYS",
-        headers::GP100_DEV_MMU,
-    ),
-    defined(
-        "NV_MMU_VER2_DUAL_PDE_ADDRESS_BIG_VID",
-        headers::GP100_DEV_MMU,
-    ),
-    defined(
-        "NV_MMU_VER2_DUAL_PDE_ADDRESS_SMALL_VID",
-        headers::GP100_DEV_MMU,
-    ),
+    defined("NV_MMU_VER2_DUAL_PDE_ADDRESS_BIG_SYS", headers::GP100_DEV_MMU),
+    defined("NV_MMU_VER2_DUAL_PDE_ADDRESS_BIG_VID", headers::GP100_DEV_MMU),
+    defined("NV_MMU_VER2_DUAL_PDE_ADDRESS_SMALL_VID", headers::GP100_DEV_MMU),
     defined("NV_MMU_VER2_PTE_ADDRESS_VID", headers::GP100_DEV_MMU),
     defined("NV_MMU_VER2_PTE_ADDRESS_VID_PEER", headers::GP100_DEV_MMU),
     defined("NV_MMU_VER3_PTE_PEER_ID", headers::GH100_DEV_MMU),
 ];
 
 const fn defined(name: &'static str, header: Header) -> HeaderFact {
-    HeaderFact {
-        name,
-        header,
-        value: FactValue::Defined,
-    }
+    HeaderFact { name, header, value: FactValue::Defined }
 }
 
 /// Every MMU format fact the conformance test checks (one group per declaration block).
-pub const FACTS: &[FactGroup] = &[
-    ver2::FACTS[0],
-    ver2::UVM_FACTS[0],
-    ver2::tu102::FACTS[0],
-    ver3::FACTS[0],
-    &[ARITHMETIC_NAMES],
-];
+pub const FACTS: &[FactGroup] =
+    &[ver2::FACTS[0], ver2::UVM_FACTS[0], ver2::tu102::FACTS[0], ver3::FACTS[0], &[ARITHMETIC_NAMES]];
 
 /// Fields whose values `tests/tests/mm_formats.rs` checks by evaluating the header's arithmetic.
 pub const ARITHMETIC_FACTS: &[FactGroup] = &[ver2::ARITHMETIC_FACTS[0], ver3::ARITHMETIC_FACTS[0]];
@@ -381,12 +356,7 @@ mod tests {
 
     #[test]
     fn every_field_stays_within_one_64_bit_word() {
-        for fact in FACTS
-            .iter()
-            .chain(ARITHMETIC_FACTS)
-            .flat_map(|g| g.iter())
-            .flat_map(|f| f.iter())
-        {
+        for fact in FACTS.iter().chain(ARITHMETIC_FACTS).flat_map(|g| g.iter()).flat_map(|f| f.iter()) {
             if let FactValue::Bits { hi, lo } = fact.value {
                 assert!(hi >= lo && hi / 64 == lo / 64, "{}: {hi}:{lo}", fact.name);
             }

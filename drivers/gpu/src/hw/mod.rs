@@ -23,13 +23,13 @@ pub mod fb;
 pub mod gc6;
 pub mod headers;
 pub mod host;
+pub mod intr;
 pub mod mmu;
 pub mod pmc;
 pub mod pramin;
 pub mod qmd;
 pub mod therm;
 pub mod vm;
-pub mod intr;
 
 pub use headers::Header;
 
@@ -151,11 +151,7 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
 
 /// Iterates over every fact declared in `hw`.
 pub fn all_facts() -> impl Iterator<Item = &'static HeaderFact> {
-    FACT_TABLES
-        .iter()
-        .flat_map(|module| module.iter())
-        .flat_map(|group| group.iter())
-        .flat_map(|facts| facts.iter())
+    FACT_TABLES.iter().flat_map(|module| module.iter()).flat_map(|group| group.iter()).flat_map(|facts| facts.iter())
 }
 
 /// A bit range `hi:lo` of a 32-bit register, as NVIDIA's headers write fields.
@@ -726,9 +722,7 @@ mod tests {
         use falcon::NV_PFALCON_FALCON_CPUCTL;
         let bar = FakeBar::default();
         let base = engine::GSP_BASE;
-        NV_PFALCON_FALCON_CPUCTL::default()
-            .with(NV_PFALCON_FALCON_CPUCTL::STARTCPU, true)
-            .write(&bar, base);
+        NV_PFALCON_FALCON_CPUCTL::default().with(NV_PFALCON_FALCON_CPUCTL::STARTCPU, true).write(&bar, base);
         assert_eq!(bar.read32(base + 0x100), 0x2);
         let v = NV_PFALCON_FALCON_CPUCTL::modify(&bar, base, |r| r.with(NV_PFALCON_FALCON_CPUCTL::HALTED, true));
         assert!(v.halted());

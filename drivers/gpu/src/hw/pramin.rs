@@ -85,9 +85,7 @@ impl WindowRegister {
     pub const fn max_base(self) -> u32 {
         match self {
             WindowRegister::Pbus => NV_PBUS_BAR0_WINDOW::BASE.bits.mask() >> NV_PBUS_BAR0_WINDOW::BASE.bits.lo,
-            WindowRegister::XalEp => {
-                NV_XAL_EP_BAR0_WINDOW::BASE.bits.mask() >> NV_XAL_EP_BAR0_WINDOW::BASE.bits.lo
-            }
+            WindowRegister::XalEp => NV_XAL_EP_BAR0_WINDOW::BASE.bits.mask() >> NV_XAL_EP_BAR0_WINDOW::BASE.bits.lo,
         }
     }
 }

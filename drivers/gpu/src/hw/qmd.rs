@@ -103,22 +103,46 @@ impl QmdLayout {
 }
 
 /// Ampere (GA100 AMPERE_COMPUTE_A, GA10x AMPERE_COMPUTE_B): QMDV03_00.
-pub const AMPERE: QmdLayout =
-    QmdLayout { major: 3, minor: 0, dwords: 64, constant_buffers: 8, header: headers::CLC6C0_QMD, fields: AMPERE_V03_00 };
+pub const AMPERE: QmdLayout = QmdLayout {
+    major: 3,
+    minor: 0,
+    dwords: 64,
+    constant_buffers: 8,
+    header: headers::CLC6C0_QMD,
+    fields: AMPERE_V03_00,
+};
 /// Ada (ADA_COMPUTE_A): QMDV03_00, under its own class prefix.
 pub const ADA: QmdLayout =
     QmdLayout { major: 3, minor: 0, dwords: 64, constant_buffers: 8, header: headers::CLC9C0_QMD, fields: ADA_V03_00 };
 /// Hopper (HOPPER_COMPUTE_A): QMDV04_00.
-pub const HOPPER: QmdLayout =
-    QmdLayout { major: 4, minor: 0, dwords: 64, constant_buffers: 8, header: headers::CLCBC0_QMD, fields: HOPPER_V04_00 };
+pub const HOPPER: QmdLayout = QmdLayout {
+    major: 4,
+    minor: 0,
+    dwords: 64,
+    constant_buffers: 8,
+    header: headers::CLCBC0_QMD,
+    fields: HOPPER_V04_00,
+};
 /// Blackwell GB10x (BLACKWELL_COMPUTE_A): QMDV05_00.
-pub const BLACKWELL: QmdLayout =
-    QmdLayout { major: 5, minor: 0, dwords: 64, constant_buffers: 8, header: headers::CLCDC0_QMD, fields: BLACKWELL_V05_00 };
+pub const BLACKWELL: QmdLayout = QmdLayout {
+    major: 5,
+    minor: 0,
+    dwords: 64,
+    constant_buffers: 8,
+    header: headers::CLCDC0_QMD,
+    fields: BLACKWELL_V05_00,
+};
 
 /// Turing (TURING_COMPUTE_A): QMDV02_03. The fields a launch needs; its release semaphore uses
 /// other fields (`SEMAPHORE_RELEASE_ENABLE0`) and is not declared.
-pub const TURING: QmdLayout =
-    QmdLayout { major: 2, minor: 3, dwords: 64, constant_buffers: 8, header: headers::CLC5C0_QMD, fields: TURING_V02_03 };
+pub const TURING: QmdLayout = QmdLayout {
+    major: 2,
+    minor: 3,
+    dwords: 64,
+    constant_buffers: 8,
+    header: headers::CLC5C0_QMD,
+    fields: TURING_V02_03,
+};
 
 /// Every layout declared here.
 pub const LAYOUTS: &[QmdLayout] = &[TURING, AMPERE, ADA, HOPPER, BLACKWELL];

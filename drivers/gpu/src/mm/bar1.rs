@@ -113,7 +113,9 @@ impl fmt::Display for Bar1Error {
             Bar1Error::PageDirectoryInAllocator { address } => {
                 write!(f, "BAR1 page directory {address:#x} lies in VRAM the table allocator hands out")
             }
-            Bar1Error::BadSize { size, va_bits } => write!(f, "BAR1 size {size:#x} does not fit a {va_bits}-bit VA space"),
+            Bar1Error::BadSize { size, va_bits } => {
+                write!(f, "BAR1 size {size:#x} does not fit a {va_bits}-bit VA space")
+            }
             Bar1Error::Pramin(e) => write!(f, "BAR1 page tables: {e}"),
             Bar1Error::Table(e) => write!(f, "BAR1 root: {e}"),
             Bar1Error::PageTables(e) => write!(f, "BAR1 page tables: {e}"),

@@ -29,12 +29,7 @@ pub enum PageSize {
 
 impl PageSize {
     /// Every size, smallest first.
-    pub const ALL: [PageSize; 4] = [
-        PageSize::Size4K,
-        PageSize::Size64K,
-        PageSize::Size2M,
-        PageSize::Size512M,
-    ];
+    pub const ALL: [PageSize; 4] = [PageSize::Size4K, PageSize::Size64K, PageSize::Size2M, PageSize::Size512M];
 
     /// log2 of the size in bytes.
     pub const fn shift(self) -> u32 {
@@ -94,10 +89,7 @@ pub struct TableAddress {
 impl TableAddress {
     /// The address `bytes` further on in the same aperture, if it does not overflow.
     pub fn offset(self, bytes: u64) -> Option<TableAddress> {
-        Some(TableAddress {
-            aperture: self.aperture,
-            address: self.address.checked_add(bytes)?,
-        })
+        Some(TableAddress { aperture: self.aperture, address: self.address.checked_add(bytes)? })
     }
 }
 
@@ -175,11 +167,7 @@ pub struct DualPde {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FormatError {
     /// The address is not aligned to what the field stores (`>> shift`).
-    AddressMisaligned {
-        field: &'static str,
-        address: u64,
-        alignment: u64,
-    },
+    AddressMisaligned { field: &'static str, address: u64, alignment: u64 },
     /// The address needs more bits than the field has.
     AddressTooWide { field: &'static str, address: u64 },
     /// Peer ids are 0..=7.
@@ -187,10 +175,7 @@ pub enum FormatError {
     /// The kind needs more bits than this format's KIND field has.
     KindTooWide { kind: u8, max: u8 },
     /// An attribute this format cannot express.
-    AttributeNotInFormat {
-        attribute: &'static str,
-        version: MmuVersion,
-    },
+    AttributeNotInFormat { attribute: &'static str, version: MmuVersion },
     /// A field holds a value its header does not define (decoding memory).
     UndefinedValue { field: &'static str, value: u64 },
 }
@@ -198,15 +183,8 @@ pub enum FormatError {
 impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            FormatError::AddressMisaligned {
-                field,
-                address,
-                alignment,
-            } => {
-                write!(
-                    f,
-                    "{field}: address {address:#x} is not {alignment:#x}-aligned"
-                )
+            FormatError::AddressMisaligned { field, address, alignment } => {
+                write!(f, "{field}: address {address:#x} is not {alignment:#x}-aligned")
             }
             FormatError::AddressTooWide { field, address } => {
                 write!(f, "{field}: address {address:#x} does not fit")
@@ -217,10 +195,7 @@ impl fmt::Display for FormatError {
                 write!(f, "MMU format {version:?} cannot express {attribute}")
             }
             FormatError::UndefinedValue { field, value } => {
-                write!(
-                    f,
-                    "{field} holds {value:#x}, a value its header does not define"
-                )
+                write!(f, "{field} holds {value:#x}, a value its header does not define")
             }
         }
     }
@@ -280,120 +255,30 @@ impl Level {
     }
 }
 
-const fn level(
-    name: &'static str,
-    va_bit_hi: u32,
-    va_bit_lo: u32,
-    entry_size: u32,
-    kind: LevelKind,
-) -> Level {
-    Level {
-        name,
-        va_bit_hi,
-        va_bit_lo,
-        entry_size,
-        kind,
-    }
+const fn level(name: &'static str, va_bit_hi: u32, va_bit_lo: u32, entry_size: u32, kind: LevelKind) -> Level {
+    Level { name, va_bit_hi, va_bit_lo, entry_size, kind }
 }
 
 /// Version 2: PD3 [48:47], PD2 [46:38], PD1 [37:29], PD0 [28:21], PT_BIG [20:16], PT_SMALL [20:12].
 const V2_LEVELS: [Level; 6] = [
-    level(
-        "PD3",
-        48,
-        47,
-        v2::NV_MMU_VER2_PDE__SIZE,
-        LevelKind::Directory,
-    ),
-    level(
-        "PD2",
-        46,
-        38,
-        v2::NV_MMU_VER2_PDE__SIZE,
-        LevelKind::Directory,
-    ),
-    level(
-        "PD1",
-        37,
-        29,
-        v2::NV_MMU_VER2_PDE__SIZE,
-        LevelKind::Directory,
-    ),
-    level(
-        "PD0",
-        28,
-        21,
-        v2::NV_MMU_VER2_DUAL_PDE__SIZE,
-        LevelKind::DualDirectory,
-    ),
-    level(
-        "PT_BIG",
-        20,
-        16,
-        v2::NV_MMU_VER2_PTE__SIZE,
-        LevelKind::BigPageTable,
-    ),
-    level(
-        "PT_SMALL",
-        20,
-        12,
-        v2::NV_MMU_VER2_PTE__SIZE,
-        LevelKind::SmallPageTable,
-    ),
+    level("PD3", 48, 47, v2::NV_MMU_VER2_PDE__SIZE, LevelKind::Directory),
+    level("PD2", 46, 38, v2::NV_MMU_VER2_PDE__SIZE, LevelKind::Directory),
+    level("PD1", 37, 29, v2::NV_MMU_VER2_PDE__SIZE, LevelKind::Directory),
+    level("PD0", 28, 21, v2::NV_MMU_VER2_DUAL_PDE__SIZE, LevelKind::DualDirectory),
+    level("PT_BIG", 20, 16, v2::NV_MMU_VER2_PTE__SIZE, LevelKind::BigPageTable),
+    level("PT_SMALL", 20, 12, v2::NV_MMU_VER2_PTE__SIZE, LevelKind::SmallPageTable),
 ];
 
 /// Version 3: PD4 [56:56], PD3 [55:47], PD2 [46:38], PD1 [37:29], PD0 [28:21], PT_BIG [20:16],
 /// PT_SMALL [20:12].
 const V3_LEVELS: [Level; 7] = [
-    level(
-        "PD4",
-        56,
-        56,
-        v3::NV_MMU_VER3_PDE__SIZE,
-        LevelKind::Directory,
-    ),
-    level(
-        "PD3",
-        55,
-        47,
-        v3::NV_MMU_VER3_PDE__SIZE,
-        LevelKind::Directory,
-    ),
-    level(
-        "PD2",
-        46,
-        38,
-        v3::NV_MMU_VER3_PDE__SIZE,
-        LevelKind::Directory,
-    ),
-    level(
-        "PD1",
-        37,
-        29,
-        v3::NV_MMU_VER3_PDE__SIZE,
-        LevelKind::Directory,
-    ),
-    level(
-        "PD0",
-        28,
-        21,
-        v3::NV_MMU_VER3_DUAL_PDE__SIZE,
-        LevelKind::DualDirectory,
-    ),
-    level(
-        "PT_BIG",
-        20,
-        16,
-        v3::NV_MMU_VER3_PTE__SIZE,
-        LevelKind::BigPageTable,
-    ),
-    level(
-        "PT_SMALL",
-        20,
-        12,
-        v3::NV_MMU_VER3_PTE__SIZE,
-        LevelKind::SmallPageTable,
-    ),
+    level("PD4", 56, 56, v3::NV_MMU_VER3_PDE__SIZE, LevelKind::Directory),
+    level("PD3", 55, 47, v3::NV_MMU_VER3_PDE__SIZE, LevelKind::Directory),
+    level("PD2", 46, 38, v3::NV_MMU_VER3_PDE__SIZE, LevelKind::Directory),
+    level("PD1", 37, 29, v3::NV_MMU_VER3_PDE__SIZE, LevelKind::Directory),
+    level("PD0", 28, 21, v3::NV_MMU_VER3_DUAL_PDE__SIZE, LevelKind::DualDirectory),
+    level("PT_BIG", 20, 16, v3::NV_MMU_VER3_PTE__SIZE, LevelKind::BigPageTable),
+    level("PT_SMALL", 20, 12, v3::NV_MMU_VER3_PTE__SIZE, LevelKind::SmallPageTable),
 ];
 
 /// One chip's page-table format: the version and whether PD1 may hold 512M PTEs.
@@ -418,134 +303,38 @@ const V3_PTE_PCF: [(PcfFlags, u32); 32] = {
     const F: bool = false;
     const T: bool = true;
     [
-        (
-            (F, F, F, F, F),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RW_ATOMIC_CACHED_ACE,
-        ),
-        (
-            (F, F, F, T, F),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RW_ATOMIC_UNCACHED_ACE,
-        ),
-        (
-            (T, F, F, F, F),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_ATOMIC_CACHED_ACE,
-        ),
-        (
-            (T, F, F, T, F),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_ATOMIC_UNCACHED_ACE,
-        ),
-        (
-            (F, T, F, F, F),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RO_ATOMIC_CACHED_ACE,
-        ),
-        (
-            (F, T, F, T, F),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RO_ATOMIC_UNCACHED_ACE,
-        ),
-        (
-            (T, T, F, F, F),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_ATOMIC_CACHED_ACE,
-        ),
-        (
-            (T, T, F, T, F),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_ATOMIC_UNCACHED_ACE,
-        ),
-        (
-            (F, F, T, F, F),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RW_NO_ATOMIC_CACHED_ACE,
-        ),
-        (
-            (F, F, T, T, F),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RW_NO_ATOMIC_UNCACHED_ACE,
-        ),
-        (
-            (T, F, T, F, F),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_NO_ATOMIC_CACHED_ACE,
-        ),
-        (
-            (T, F, T, T, F),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_NO_ATOMIC_UNCACHED_ACE,
-        ),
-        (
-            (F, T, T, F, F),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RO_NO_ATOMIC_CACHED_ACE,
-        ),
-        (
-            (F, T, T, T, F),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RO_NO_ATOMIC_UNCACHED_ACE,
-        ),
-        (
-            (T, T, T, F, F),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_NO_ATOMIC_CACHED_ACE,
-        ),
-        (
-            (T, T, T, T, F),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_NO_ATOMIC_UNCACHED_ACE,
-        ),
-        (
-            (F, F, F, F, T),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RW_ATOMIC_CACHED_ACD,
-        ),
-        (
-            (F, F, F, T, T),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RW_ATOMIC_UNCACHED_ACD,
-        ),
-        (
-            (T, F, F, F, T),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_ATOMIC_CACHED_ACD,
-        ),
-        (
-            (T, F, F, T, T),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_ATOMIC_UNCACHED_ACD,
-        ),
-        (
-            (F, T, F, F, T),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RO_ATOMIC_CACHED_ACD,
-        ),
-        (
-            (F, T, F, T, T),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RO_ATOMIC_UNCACHED_ACD,
-        ),
-        (
-            (T, T, F, F, T),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_ATOMIC_CACHED_ACD,
-        ),
-        (
-            (T, T, F, T, T),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_ATOMIC_UNCACHED_ACD,
-        ),
-        (
-            (F, F, T, F, T),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RW_NO_ATOMIC_CACHED_ACD,
-        ),
-        (
-            (F, F, T, T, T),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RW_NO_ATOMIC_UNCACHED_ACD,
-        ),
-        (
-            (T, F, T, F, T),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_NO_ATOMIC_CACHED_ACD,
-        ),
-        (
-            (T, F, T, T, T),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_NO_ATOMIC_UNCACHED_ACD,
-        ),
-        (
-            (F, T, T, F, T),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RO_NO_ATOMIC_CACHED_ACD,
-        ),
-        (
-            (F, T, T, T, T),
-            NV_MMU_VER3_PTE_PCF_REGULAR_RO_NO_ATOMIC_UNCACHED_ACD,
-        ),
-        (
-            (T, T, T, F, T),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_NO_ATOMIC_CACHED_ACD,
-        ),
-        (
-            (T, T, T, T, T),
-            NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_NO_ATOMIC_UNCACHED_ACD,
-        ),
+        ((F, F, F, F, F), NV_MMU_VER3_PTE_PCF_REGULAR_RW_ATOMIC_CACHED_ACE),
+        ((F, F, F, T, F), NV_MMU_VER3_PTE_PCF_REGULAR_RW_ATOMIC_UNCACHED_ACE),
+        ((T, F, F, F, F), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_ATOMIC_CACHED_ACE),
+        ((T, F, F, T, F), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_ATOMIC_UNCACHED_ACE),
+        ((F, T, F, F, F), NV_MMU_VER3_PTE_PCF_REGULAR_RO_ATOMIC_CACHED_ACE),
+        ((F, T, F, T, F), NV_MMU_VER3_PTE_PCF_REGULAR_RO_ATOMIC_UNCACHED_ACE),
+        ((T, T, F, F, F), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_ATOMIC_CACHED_ACE),
+        ((T, T, F, T, F), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_ATOMIC_UNCACHED_ACE),
+        ((F, F, T, F, F), NV_MMU_VER3_PTE_PCF_REGULAR_RW_NO_ATOMIC_CACHED_ACE),
+        ((F, F, T, T, F), NV_MMU_VER3_PTE_PCF_REGULAR_RW_NO_ATOMIC_UNCACHED_ACE),
+        ((T, F, T, F, F), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_NO_ATOMIC_CACHED_ACE),
+        ((T, F, T, T, F), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_NO_ATOMIC_UNCACHED_ACE),
+        ((F, T, T, F, F), NV_MMU_VER3_PTE_PCF_REGULAR_RO_NO_ATOMIC_CACHED_ACE),
+        ((F, T, T, T, F), NV_MMU_VER3_PTE_PCF_REGULAR_RO_NO_ATOMIC_UNCACHED_ACE),
+        ((T, T, T, F, F), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_NO_ATOMIC_CACHED_ACE),
+        ((T, T, T, T, F), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_NO_ATOMIC_UNCACHED_ACE),
+        ((F, F, F, F, T), NV_MMU_VER3_PTE_PCF_REGULAR_RW_ATOMIC_CACHED_ACD),
+        ((F, F, F, T, T), NV_MMU_VER3_PTE_PCF_REGULAR_RW_ATOMIC_UNCACHED_ACD),
+        ((T, F, F, F, T), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_ATOMIC_CACHED_ACD),
+        ((T, F, F, T, T), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_ATOMIC_UNCACHED_ACD),
+        ((F, T, F, F, T), NV_MMU_VER3_PTE_PCF_REGULAR_RO_ATOMIC_CACHED_ACD),
+        ((F, T, F, T, T), NV_MMU_VER3_PTE_PCF_REGULAR_RO_ATOMIC_UNCACHED_ACD),
+        ((T, T, F, F, T), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_ATOMIC_CACHED_ACD),
+        ((T, T, F, T, T), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_ATOMIC_UNCACHED_ACD),
+        ((F, F, T, F, T), NV_MMU_VER3_PTE_PCF_REGULAR_RW_NO_ATOMIC_CACHED_ACD),
+        ((F, F, T, T, T), NV_MMU_VER3_PTE_PCF_REGULAR_RW_NO_ATOMIC_UNCACHED_ACD),
+        ((T, F, T, F, T), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_NO_ATOMIC_CACHED_ACD),
+        ((T, F, T, T, T), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RW_NO_ATOMIC_UNCACHED_ACD),
+        ((F, T, T, F, T), NV_MMU_VER3_PTE_PCF_REGULAR_RO_NO_ATOMIC_CACHED_ACD),
+        ((F, T, T, T, T), NV_MMU_VER3_PTE_PCF_REGULAR_RO_NO_ATOMIC_UNCACHED_ACD),
+        ((T, T, T, F, T), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_NO_ATOMIC_CACHED_ACD),
+        ((T, T, T, T, T), NV_MMU_VER3_PTE_PCF_PRIVILEGE_RO_NO_ATOMIC_UNCACHED_ACD),
     ]
 };
 
@@ -559,18 +348,11 @@ fn set_address(
 ) -> Result<(), FormatError> {
     let alignment = 1u64 << shift;
     if address & (alignment - 1) != 0 {
-        return Err(FormatError::AddressMisaligned {
-            field: name,
-            address,
-            alignment,
-        });
+        return Err(FormatError::AddressMisaligned { field: name, address, alignment });
     }
     let value = address >> shift;
     if !field.fits(value) {
-        return Err(FormatError::AddressTooWide {
-            field: name,
-            address,
-        });
+        return Err(FormatError::AddressTooWide { field: name, address });
     }
     field.set(entry, value);
     Ok(())
@@ -585,20 +367,11 @@ fn get_address(entry: &[u64], field: EntryField, shift: u32) -> u64 {
 
 impl MmuFormat {
     /// Pascal to Turing: version 2, no 512M pages.
-    pub const VER2: MmuFormat = MmuFormat {
-        version: MmuVersion::V2,
-        pages_512m: false,
-    };
+    pub const VER2: MmuFormat = MmuFormat { version: MmuVersion::V2, pages_512m: false };
     /// Ampere and Ada: version 2 with 512M pages at PD1.
-    pub const VER2_512M: MmuFormat = MmuFormat {
-        version: MmuVersion::V2,
-        pages_512m: true,
-    };
+    pub const VER2_512M: MmuFormat = MmuFormat { version: MmuVersion::V2, pages_512m: true };
     /// Hopper and Blackwell: version 3 (512M pages at PD1).
-    pub const VER3: MmuFormat = MmuFormat {
-        version: MmuVersion::V3,
-        pages_512m: true,
-    };
+    pub const VER3: MmuFormat = MmuFormat { version: MmuVersion::V3, pages_512m: true };
 
     /// The format a family's GPUs use.
     pub const fn for_family(family: Family) -> MmuFormat {
@@ -638,17 +411,12 @@ impl MmuFormat {
 
     /// The page size of a PTE at level `index`, if that level may hold PTEs.
     pub fn level_page_size(&self, index: usize) -> Option<PageSize> {
-        PageSize::ALL
-            .into_iter()
-            .find(|&size| self.pte_level(size) == Some(index))
+        PageSize::ALL.into_iter().find(|&size| self.pte_level(size) == Some(index))
     }
 
     /// Page sizes this format maps, largest first.
     pub fn page_sizes(&self) -> impl Iterator<Item = PageSize> + '_ {
-        PageSize::ALL
-            .into_iter()
-            .rev()
-            .filter(|&size| self.pte_level(size).is_some())
+        PageSize::ALL.into_iter().rev().filter(|&size| self.pte_level(size).is_some())
     }
 
     /// Alignment a table of level `index` needs: what its parent's address field stores (`>> 8`
@@ -701,10 +469,7 @@ impl MmuFormat {
     /// given rather than chosen).
     pub fn encode_pte(&self, pte: &Pte) -> Result<u64, FormatError> {
         if pte.attrs.kind > self.max_kind() {
-            return Err(FormatError::KindTooWide {
-                kind: pte.attrs.kind,
-                max: self.max_kind(),
-            });
+            return Err(FormatError::KindTooWide { kind: pte.attrs.kind, max: self.max_kind() });
         }
         if let Aperture::Peer(peer) = pte.aperture {
             if peer > 7 {
@@ -735,18 +500,12 @@ impl MmuFormat {
         f(NV_MMU_VER2_PTE_KIND).set(&mut e, a.kind as u64);
         let shift = NV_MMU_VER2_PTE_ADDRESS_SHIFT;
         let (aperture, field, name) = match pte.aperture {
-            Aperture::Video => (
-                NV_MMU_VER2_PTE_APERTURE_VIDEO_MEMORY,
-                f(NV_MMU_VER2_PTE_ADDRESS_VID),
-                "NV_MMU_VER2_PTE_ADDRESS_VID",
-            ),
+            Aperture::Video => {
+                (NV_MMU_VER2_PTE_APERTURE_VIDEO_MEMORY, f(NV_MMU_VER2_PTE_ADDRESS_VID), "NV_MMU_VER2_PTE_ADDRESS_VID")
+            }
             Aperture::Peer(peer) => {
                 f(NV_MMU_VER2_PTE_ADDRESS_VID_PEER).set(&mut e, peer as u64);
-                (
-                    NV_MMU_VER2_PTE_APERTURE_PEER_MEMORY,
-                    f(NV_MMU_VER2_PTE_ADDRESS_VID),
-                    "NV_MMU_VER2_PTE_ADDRESS_VID",
-                )
+                (NV_MMU_VER2_PTE_APERTURE_PEER_MEMORY, f(NV_MMU_VER2_PTE_ADDRESS_VID), "NV_MMU_VER2_PTE_ADDRESS_VID")
             }
             Aperture::SystemCoherent => (
                 NV_MMU_VER2_PTE_APERTURE_SYSTEM_COHERENT_MEMORY,
@@ -767,17 +526,8 @@ impl MmuFormat {
     fn encode_pte_v3(&self, pte: &Pte) -> Result<u64, FormatError> {
         use v3::*;
         let a = &pte.attrs;
-        let flags = (
-            a.privileged,
-            a.read_only,
-            a.atomic_disable,
-            a.volatile,
-            a.access_counting_disabled,
-        );
-        let pcf = V3_PTE_PCF
-            .iter()
-            .find(|(k, _)| *k == flags)
-            .map_or(NV_MMU_VER3_PTE_PCF_INVALID, |(_, v)| *v);
+        let flags = (a.privileged, a.read_only, a.atomic_disable, a.volatile, a.access_counting_disabled);
+        let pcf = V3_PTE_PCF.iter().find(|(k, _)| *k == flags).map_or(NV_MMU_VER3_PTE_PCF_INVALID, |(_, v)| *v);
         let mut e = [0u64];
         f(NV_MMU_VER3_PTE_VALID).set(&mut e, 1);
         f(NV_MMU_VER3_PTE_PCF).set(&mut e, pcf as u64);
@@ -785,13 +535,7 @@ impl MmuFormat {
         let shift = NV_MMU_VER3_PTE_ADDRESS_SHIFT;
         let aperture = match pte.aperture {
             Aperture::Video => {
-                set_address(
-                    &mut e,
-                    f(NV_MMU_VER3_PTE_ADDRESS_VID),
-                    "NV_MMU_VER3_PTE_ADDRESS_VID",
-                    pte.address,
-                    shift,
-                )?;
+                set_address(&mut e, f(NV_MMU_VER3_PTE_ADDRESS_VID), "NV_MMU_VER3_PTE_ADDRESS_VID", pte.address, shift)?;
                 NV_MMU_VER3_PTE_APERTURE_VIDEO_MEMORY
             }
             Aperture::Peer(peer) => {
@@ -806,13 +550,7 @@ impl MmuFormat {
                 NV_MMU_VER3_PTE_APERTURE_PEER_MEMORY
             }
             Aperture::SystemCoherent | Aperture::SystemNonCoherent => {
-                set_address(
-                    &mut e,
-                    f(NV_MMU_VER3_PTE_ADDRESS_SYS),
-                    "NV_MMU_VER3_PTE_ADDRESS_SYS",
-                    pte.address,
-                    shift,
-                )?;
+                set_address(&mut e, f(NV_MMU_VER3_PTE_ADDRESS_SYS), "NV_MMU_VER3_PTE_ADDRESS_SYS", pte.address, shift)?;
                 if pte.aperture == Aperture::SystemCoherent {
                     NV_MMU_VER3_PTE_APERTURE_SYSTEM_COHERENT_MEMORY
                 } else {
@@ -829,9 +567,7 @@ impl MmuFormat {
         let mut e = [0u64];
         match self.version {
             MmuVersion::V2 => f(v2::NV_MMU_VER2_PTE_VOL).set(&mut e, 1),
-            MmuVersion::V3 => {
-                f(v3::NV_MMU_VER3_PTE_PCF).set(&mut e, v3::NV_MMU_VER3_PTE_PCF_SPARSE as u64)
-            }
+            MmuVersion::V3 => f(v3::NV_MMU_VER3_PTE_PCF).set(&mut e, v3::NV_MMU_VER3_PTE_PCF_SPARSE as u64),
         }
         e[0]
     }
@@ -841,8 +577,7 @@ impl MmuFormat {
         let mut e = [0u64];
         match self.version {
             MmuVersion::V2 => f(v2::NV_MMU_VER2_PTE_PRIVILEGE).set(&mut e, 1),
-            MmuVersion::V3 => f(v3::NV_MMU_VER3_PTE_PCF)
-                .set(&mut e, v3::NV_MMU_VER3_PTE_PCF_NO_VALID_4KB_PAGE as u64),
+            MmuVersion::V3 => f(v3::NV_MMU_VER3_PTE_PCF).set(&mut e, v3::NV_MMU_VER3_PTE_PCF_NO_VALID_4KB_PAGE as u64),
         }
         e[0]
     }
@@ -871,23 +606,18 @@ impl MmuFormat {
         let aperture_raw = f(NV_MMU_VER2_PTE_APERTURE).get(&e) as u32;
         let shift = NV_MMU_VER2_PTE_ADDRESS_SHIFT;
         let (aperture, address) = match aperture_raw {
-            NV_MMU_VER2_PTE_APERTURE_VIDEO_MEMORY => (
-                Aperture::Video,
-                get_address(&e, f(NV_MMU_VER2_PTE_ADDRESS_VID), shift),
-            ),
+            NV_MMU_VER2_PTE_APERTURE_VIDEO_MEMORY => {
+                (Aperture::Video, get_address(&e, f(NV_MMU_VER2_PTE_ADDRESS_VID), shift))
+            }
             NV_MMU_VER2_PTE_APERTURE_PEER_MEMORY => (
                 Aperture::Peer(f(NV_MMU_VER2_PTE_ADDRESS_VID_PEER).get(&e) as u8),
                 get_address(&e, f(NV_MMU_VER2_PTE_ADDRESS_VID), shift),
             ),
-            NV_MMU_VER2_PTE_APERTURE_SYSTEM_COHERENT_MEMORY => (
-                Aperture::SystemCoherent,
-                get_address(&e, f(NV_MMU_VER2_PTE_ADDRESS_SYS), shift),
-            ),
+            NV_MMU_VER2_PTE_APERTURE_SYSTEM_COHERENT_MEMORY => {
+                (Aperture::SystemCoherent, get_address(&e, f(NV_MMU_VER2_PTE_ADDRESS_SYS), shift))
+            }
             // The field is two bits and all four values are defined.
-            _ => (
-                Aperture::SystemNonCoherent,
-                get_address(&e, f(NV_MMU_VER2_PTE_ADDRESS_SYS), shift),
-            ),
+            _ => (Aperture::SystemNonCoherent, get_address(&e, f(NV_MMU_VER2_PTE_ADDRESS_SYS), shift)),
         };
         PteState::Valid(Pte {
             aperture,
@@ -913,38 +643,27 @@ impl MmuFormat {
                 NV_MMU_VER3_PTE_PCF_SPARSE => Ok(PteState::Sparse),
                 NV_MMU_VER3_PTE_PCF_MAPPING_NOWHERE => Ok(PteState::MappingNowhere),
                 NV_MMU_VER3_PTE_PCF_NO_VALID_4KB_PAGE => Ok(PteState::UnmappedBig),
-                other => Err(FormatError::UndefinedValue {
-                    field: "NV_MMU_VER3_PTE_PCF",
-                    value: other as u64,
-                }),
+                other => Err(FormatError::UndefinedValue { field: "NV_MMU_VER3_PTE_PCF", value: other as u64 }),
             };
         }
         let Some(&((privileged, read_only, atomic_disable, volatile, access_counting_disabled), _)) =
             V3_PTE_PCF.iter().find(|(_, v)| *v == pcf)
         else {
-            return Err(FormatError::UndefinedValue {
-                field: "NV_MMU_VER3_PTE_PCF",
-                value: pcf as u64,
-            });
+            return Err(FormatError::UndefinedValue { field: "NV_MMU_VER3_PTE_PCF", value: pcf as u64 });
         };
         let shift = NV_MMU_VER3_PTE_ADDRESS_SHIFT;
         let (aperture, address) = match f(NV_MMU_VER3_PTE_APERTURE).get(&e) as u32 {
-            NV_MMU_VER3_PTE_APERTURE_VIDEO_MEMORY => (
-                Aperture::Video,
-                get_address(&e, f(NV_MMU_VER3_PTE_ADDRESS_VID), shift),
-            ),
+            NV_MMU_VER3_PTE_APERTURE_VIDEO_MEMORY => {
+                (Aperture::Video, get_address(&e, f(NV_MMU_VER3_PTE_ADDRESS_VID), shift))
+            }
             NV_MMU_VER3_PTE_APERTURE_PEER_MEMORY => (
                 Aperture::Peer(f(NV_MMU_VER3_PTE_PEER_ID).get(&e) as u8),
                 get_address(&e, f(NV_MMU_VER3_PTE_ADDRESS_PEER), shift),
             ),
-            NV_MMU_VER3_PTE_APERTURE_SYSTEM_COHERENT_MEMORY => (
-                Aperture::SystemCoherent,
-                get_address(&e, f(NV_MMU_VER3_PTE_ADDRESS_SYS), shift),
-            ),
-            _ => (
-                Aperture::SystemNonCoherent,
-                get_address(&e, f(NV_MMU_VER3_PTE_ADDRESS_SYS), shift),
-            ),
+            NV_MMU_VER3_PTE_APERTURE_SYSTEM_COHERENT_MEMORY => {
+                (Aperture::SystemCoherent, get_address(&e, f(NV_MMU_VER3_PTE_ADDRESS_SYS), shift))
+            }
+            _ => (Aperture::SystemNonCoherent, get_address(&e, f(NV_MMU_VER3_PTE_ADDRESS_SYS), shift)),
         };
         Ok(PteState::Valid(Pte {
             aperture,
@@ -990,30 +709,17 @@ impl MmuFormat {
                     ),
                 };
                 f(NV_MMU_VER2_PDE_APERTURE).set(&mut e, aperture as u64);
-                set_address(
-                    &mut e,
-                    field,
-                    name,
-                    next.address,
-                    NV_MMU_VER2_PDE_ADDRESS_SHIFT,
-                )?;
+                set_address(&mut e, field, name, next.address, NV_MMU_VER2_PDE_ADDRESS_SHIFT)?;
             }
             MmuVersion::V3 => {
                 use v3::*;
                 let aperture = match next.aperture {
                     TableAperture::Video => NV_MMU_VER3_PDE_APERTURE_VIDEO_MEMORY,
-                    TableAperture::SystemCoherent => {
-                        NV_MMU_VER3_PDE_APERTURE_SYSTEM_COHERENT_MEMORY
-                    }
-                    TableAperture::SystemNonCoherent => {
-                        NV_MMU_VER3_PDE_APERTURE_SYSTEM_NON_COHERENT_MEMORY
-                    }
+                    TableAperture::SystemCoherent => NV_MMU_VER3_PDE_APERTURE_SYSTEM_COHERENT_MEMORY,
+                    TableAperture::SystemNonCoherent => NV_MMU_VER3_PDE_APERTURE_SYSTEM_NON_COHERENT_MEMORY,
                 };
                 f(NV_MMU_VER3_PDE_APERTURE).set(&mut e, aperture as u64);
-                f(NV_MMU_VER3_PDE_PCF).set(
-                    &mut e,
-                    NV_MMU_VER3_PDE_PCF_VALID_UNCACHED_ATS_ALLOWED as u64,
-                );
+                f(NV_MMU_VER3_PDE_PCF).set(&mut e, NV_MMU_VER3_PDE_PCF_VALID_UNCACHED_ATS_ALLOWED as u64);
                 set_address(
                     &mut e,
                     f(NV_MMU_VER3_PDE_ADDRESS),
@@ -1080,13 +786,7 @@ impl MmuFormat {
                         ),
                     };
                     f(NV_MMU_VER2_DUAL_PDE_APERTURE_BIG).set(&mut e, aperture as u64);
-                    set_address(
-                        &mut e,
-                        field,
-                        name,
-                        big.address,
-                        NV_MMU_VER2_DUAL_PDE_ADDRESS_BIG_SHIFT,
-                    )?;
+                    set_address(&mut e, field, name, big.address, NV_MMU_VER2_DUAL_PDE_ADDRESS_BIG_SHIFT)?;
                 }
                 if let Some(small) = pde.small {
                     f(NV_MMU_VER2_DUAL_PDE_VOL_SMALL).set(&mut e, 1);
@@ -1108,23 +808,12 @@ impl MmuFormat {
                         ),
                     };
                     f(NV_MMU_VER2_DUAL_PDE_APERTURE_SMALL).set(&mut e, aperture as u64);
-                    set_address(
-                        &mut e,
-                        field,
-                        name,
-                        small.address,
-                        NV_MMU_VER2_DUAL_PDE_ADDRESS_SHIFT,
-                    )?;
+                    set_address(&mut e, field, name, small.address, NV_MMU_VER2_DUAL_PDE_ADDRESS_SHIFT)?;
                 }
             }
             MmuVersion::V3 => {
                 use v3::*;
-                let aperture_of = |t: TableAddress,
-                                   video: u32,
-                                   coherent: u32,
-                                   non_coherent: u32| match t
-                    .aperture
-                {
+                let aperture_of = |t: TableAddress, video: u32, coherent: u32, non_coherent: u32| match t.aperture {
                     TableAperture::Video => video,
                     TableAperture::SystemCoherent => coherent,
                     TableAperture::SystemNonCoherent => non_coherent,
@@ -1137,10 +826,8 @@ impl MmuFormat {
                         NV_MMU_VER3_DUAL_PDE_APERTURE_BIG_SYSTEM_NON_COHERENT_MEMORY,
                     );
                     f(NV_MMU_VER3_DUAL_PDE_APERTURE_BIG).set(&mut e, aperture as u64);
-                    f(NV_MMU_VER3_DUAL_PDE_PCF_BIG).set(
-                        &mut e,
-                        NV_MMU_VER3_DUAL_PDE_PCF_BIG_VALID_UNCACHED_ATS_ALLOWED as u64,
-                    );
+                    f(NV_MMU_VER3_DUAL_PDE_PCF_BIG)
+                        .set(&mut e, NV_MMU_VER3_DUAL_PDE_PCF_BIG_VALID_UNCACHED_ATS_ALLOWED as u64);
                     set_address(
                         &mut e,
                         f(NV_MMU_VER3_DUAL_PDE_ADDRESS_BIG),
@@ -1157,10 +844,8 @@ impl MmuFormat {
                         NV_MMU_VER3_DUAL_PDE_APERTURE_SMALL_SYSTEM_NON_COHERENT_MEMORY,
                     );
                     f(NV_MMU_VER3_DUAL_PDE_APERTURE_SMALL).set(&mut e, aperture as u64);
-                    f(NV_MMU_VER3_DUAL_PDE_PCF_SMALL).set(
-                        &mut e,
-                        NV_MMU_VER3_DUAL_PDE_PCF_SMALL_VALID_UNCACHED_ATS_ALLOWED as u64,
-                    );
+                    f(NV_MMU_VER3_DUAL_PDE_PCF_SMALL)
+                        .set(&mut e, NV_MMU_VER3_DUAL_PDE_PCF_SMALL_VALID_UNCACHED_ATS_ALLOWED as u64);
                     set_address(
                         &mut e,
                         f(NV_MMU_VER3_DUAL_PDE_ADDRESS_SMALL),
@@ -1237,10 +922,7 @@ fn decode_table_pointer_v2(
         v2::NV_MMU_VER2_PDE_APERTURE_SYSTEM_COHERENT_MEMORY => (TableAperture::SystemCoherent, sys),
         _ => (TableAperture::SystemNonCoherent, sys),
     };
-    Some(TableAddress {
-        aperture,
-        address: get_address(e, field, shift),
-    })
+    Some(TableAddress { aperture, address: get_address(e, field, shift) })
 }
 
 /// A v3 table pointer: one address field for every aperture; the PCF must be a defined value.
@@ -1255,10 +937,7 @@ fn decode_table_pointer_v3(
     // PDE PCFs 0..=3 are the (in)valid/cached/ATS combinations; 4..=7 are undefined.
     let pcf_value = pcf.get(e);
     if pcf_value > 3 {
-        return Err(FormatError::UndefinedValue {
-            field: pcf_name,
-            value: pcf_value,
-        });
+        return Err(FormatError::UndefinedValue { field: pcf_name, value: pcf_value });
     }
     let aperture = match aperture.get(e) as u32 {
         v3::NV_MMU_VER3_PDE_APERTURE_INVALID => return Ok(None),
@@ -1266,29 +945,14 @@ fn decode_table_pointer_v3(
         v3::NV_MMU_VER3_PDE_APERTURE_SYSTEM_COHERENT_MEMORY => TableAperture::SystemCoherent,
         _ => TableAperture::SystemNonCoherent,
     };
-    Ok(Some(TableAddress {
-        aperture,
-        address: get_address(e, address, shift),
-    }))
+    Ok(Some(TableAddress { aperture, address: get_address(e, address, shift) }))
 }
 
 /// The v3 PTE PCF table, for tests that check it against the header's names.
 pub fn ver3_pte_pcf_table() -> impl Iterator<Item = (PteAttrs, u32)> {
-    V3_PTE_PCF.iter().map(
-        |&((privileged, read_only, atomic_disable, volatile, access_counting_disabled), value)| {
-            (
-                PteAttrs {
-                    read_only,
-                    atomic_disable,
-                    privileged,
-                    volatile,
-                    access_counting_disabled,
-                    kind: 0,
-                },
-                value,
-            )
-        },
-    )
+    V3_PTE_PCF.iter().map(|&((privileged, read_only, atomic_disable, volatile, access_counting_disabled), value)| {
+        (PteAttrs { read_only, atomic_disable, privileged, volatile, access_counting_disabled, kind: 0 }, value)
+    })
 }
 
 #[cfg(test)]

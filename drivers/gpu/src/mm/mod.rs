@@ -21,17 +21,17 @@ pub mod tlb;
 pub mod va;
 pub mod vram;
 
-pub use format::{
-    Aperture, DualPde, FormatError, Kind, Level, LevelKind, MmuFormat, PageSize, Pte, PteAttrs,
-    PteState, TableAddress, TableAperture,
-};
-pub use page_table::{
-    walk, MappedPage, PageTableError, PageTableMemory, PageTables, TableMemoryError, TlbChange,
-    TlbError, TlbInvalidate, TlbInvalidator, Translation,
-};
 pub use bar1::{Bar1, Bar1Access, Bar1AccessError, Bar1Error, Bar1Mapping};
 pub use dma_tables::DmaTableMemory;
+pub use format::{
+    Aperture, DualPde, FormatError, Kind, Level, LevelKind, MmuFormat, PageSize, Pte, PteAttrs, PteState, TableAddress,
+    TableAperture,
+};
+pub use page_table::{
+    walk, MappedPage, PageTableError, PageTableMemory, PageTables, TableMemoryError, TlbChange, TlbError,
+    TlbInvalidate, TlbInvalidator, Translation,
+};
 pub use pramin::{Pramin, PraminError, VramTableMemory};
 pub use tlb::RegisterTlbInvalidator;
-pub use vram::{VramAllocation, VramAllocator, VramError, VramStats};
 pub use va::{VaAllocator, VaError};
+pub use vram::{VramAllocation, VramAllocator, VramError, VramStats};

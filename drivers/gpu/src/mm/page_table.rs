@@ -22,8 +22,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use super::format::{
-    Aperture, DualPde, FormatError, LevelKind, MmuFormat, PageSize, Pte, PteAttrs, PteState,
-    TableAddress,
+    Aperture, DualPde, FormatError, LevelKind, MmuFormat, PageSize, Pte, PteAttrs, PteState, TableAddress,
 };
 use crate::platform::Timeout;
 
@@ -125,11 +124,7 @@ impl fmt::Display for TlbError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageTableError {
     /// `what` (`"va"`, `"pa"`, `"size"`) is not aligned to `alignment`.
-    Misaligned {
-        what: &'static str,
-        value: u64,
-        alignment: u64,
-    },
+    Misaligned { what: &'static str, value: u64, alignment: u64 },
     /// A zero-byte request.
     EmptyRange,
     /// The range does not fit this format's VA space.
@@ -149,15 +144,9 @@ pub enum PageTableError {
     /// The TLB invalidation failed; the tables hold the new state.
     Tlb(TlbError),
     /// The software walk found an entry it cannot decode, at `at`.
-    Corrupt {
-        at: TableAddress,
-        error: FormatError,
-    },
+    Corrupt { at: TableAddress, error: FormatError },
     /// The software walk found a PTE at a level that cannot hold one.
-    UnexpectedPte {
-        at: TableAddress,
-        level: &'static str,
-    },
+    UnexpectedPte { at: TableAddress, level: &'static str },
     /// A root directory handed over by its owner already holds an entry (at `at`): the builder
     /// would not know what it maps, so it refuses to adopt the root.
     RootInUse { at: TableAddress, value: u64 },
@@ -178,29 +167,19 @@ impl From<TableMemoryError> for PageTableError {
 impl fmt::Display for PageTableError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PageTableError::Misaligned {
-                what,
-                value,
-                alignment,
-            } => {
+            PageTableError::Misaligned { what, value, alignment } => {
                 write!(f, "{what} {value:#x} is not {alignment:#x}-aligned")
             }
             PageTableError::EmptyRange => f.write_str("empty range"),
             PageTableError::OutsideVaSpace { va, size, va_bits } => {
-                write!(
-                    f,
-                    "range {va:#x}+{size:#x} is outside the {va_bits}-bit VA space"
-                )
+                write!(f, "range {va:#x}+{size:#x} is outside the {va_bits}-bit VA space")
             }
             PageTableError::AlreadyMapped { va, page_size } => {
                 write!(f, "{va:#x} is already mapped by a {page_size} page")
             }
             PageTableError::NotMapped { va } => write!(f, "{va:#x} is not mapped"),
             PageTableError::SplitsPage { va, page_size } => {
-                write!(
-                    f,
-                    "the range covers part of the {page_size} page at {va:#x}"
-                )
+                write!(f, "the range covers part of the {page_size} page at {va:#x}")
             }
             PageTableError::PageSizeNotInFormat { page_size } => {
                 write!(f, "this MMU format has no {page_size} pages")
@@ -277,11 +256,7 @@ fn check_aligned(what: &'static str, value: u64, alignment: u64) -> Result<(), P
     if value & (alignment - 1) == 0 {
         Ok(())
     } else {
-        Err(PageTableError::Misaligned {
-            what,
-            value,
-            alignment,
-        })
+        Err(PageTableError::Misaligned { what, value, alignment })
     }
 }
 
@@ -290,12 +265,7 @@ impl<M: PageTableMemory> PageTables<M> {
     /// instance block points at).
     pub fn new(format: MmuFormat, mut mem: M) -> Result<Self, PageTableError> {
         let root = Self::new_table(&format, &mut mem, 0)?;
-        Ok(Self {
-            format,
-            mem,
-            root,
-            unlinked: Vec::new(),
-        })
+        Ok(Self { format, mem, root, unlinked: Vec::new() })
     }
 
     /// An empty address space over a root directory someone else allocated and keeps (GSP-RM's
@@ -303,15 +273,12 @@ impl<M: PageTableMemory> PageTables<M> {
     /// no entries; it is registered in `mem` by the caller and is handed back to
     /// `mem.free_table` by [`Self::release`] like any other table.
     pub fn adopt_root(format: MmuFormat, mem: M, root: TableAddress) -> Result<Self, PageTableError> {
-        let desc = format.levels().first().ok_or(PageTableError::PageSizeNotInFormat {
-            page_size: PageSize::Size4K,
-        })?;
+        let desc =
+            format.levels().first().ok_or(PageTableError::PageSizeNotInFormat { page_size: PageSize::Size4K })?;
         let entries = desc.entries() as usize;
         let words = entries * desc.words_per_entry();
         for i in 0..words as u64 {
-            let at = root
-                .offset(i * 8)
-                .ok_or(TableMemoryError::BadAddress { at: root })?;
+            let at = root.offset(i * 8).ok_or(TableMemoryError::BadAddress { at: root })?;
             let value = mem.read_u64(at)?;
             if value != 0 {
                 return Err(PageTableError::RootInUse { at, value });
@@ -323,19 +290,8 @@ impl<M: PageTableMemory> PageTables<M> {
         };
         let mut children = Vec::new();
         children.resize_with(slots, || None);
-        let root = Table {
-            addr: root,
-            level: 0,
-            words: vec![0; words],
-            children,
-            used: 0,
-        };
-        Ok(Self {
-            format,
-            mem,
-            root,
-            unlinked: Vec::new(),
-        })
+        let root = Table { addr: root, level: 0, words: vec![0; words], children, used: 0 };
+        Ok(Self { format, mem, root, unlinked: Vec::new() })
     }
 
     /// The format the tables use.
@@ -357,21 +313,13 @@ impl<M: PageTableMemory> PageTables<M> {
     /// the table memory back.
     pub fn release(self) -> M {
         fn free_all<M: PageTableMemory>(table: Table, format: &MmuFormat, mem: &mut M) {
-            let bytes = format
-                .levels()
-                .get(table.level)
-                .map_or(0, |l| l.table_bytes());
+            let bytes = format.levels().get(table.level).map_or(0, |l| l.table_bytes());
             for child in table.children.into_iter().flatten() {
                 free_all(*child, format, mem);
             }
             mem.free_table(table.addr, bytes);
         }
-        let PageTables {
-            format,
-            mut mem,
-            root,
-            unlinked,
-        } = self;
+        let PageTables { format, mut mem, root, unlinked } = self;
         for (table, bytes) in unlinked {
             mem.free_table(table, bytes);
         }
@@ -382,9 +330,7 @@ impl<M: PageTableMemory> PageTables<M> {
     fn new_table(format: &MmuFormat, mem: &mut M, level: usize) -> Result<Table, PageTableError> {
         let Some(desc) = format.levels().get(level) else {
             // Levels come from the format's own tables; a bad index is a bug here, not input.
-            return Err(PageTableError::PageSizeNotInFormat {
-                page_size: PageSize::Size4K,
-            });
+            return Err(PageTableError::PageSizeNotInFormat { page_size: PageSize::Size4K });
         };
         let bytes = desc.table_bytes();
         let addr = mem.alloc_table(bytes, format.table_alignment(level))?;
@@ -396,13 +342,7 @@ impl<M: PageTableMemory> PageTables<M> {
         };
         let mut children = Vec::new();
         children.resize_with(slots, || None);
-        Ok(Table {
-            addr,
-            level,
-            words: vec![0; entries * desc.words_per_entry()],
-            children,
-            used: 0,
-        })
+        Ok(Table { addr, level, words: vec![0; entries * desc.words_per_entry()], children, used: 0 })
     }
 
     // -----------------------------------------------------------------------------------------
@@ -419,24 +359,14 @@ impl<M: PageTableMemory> PageTables<M> {
 
     /// The page sizes `map` picks from: 2M whenever VA, PA and the remaining size allow, then
     /// 64K, else 4K (512M pages are only used when asked for).
-    fn plan(
-        &self,
-        va: u64,
-        pa: u64,
-        size: u64,
-        forced: Option<PageSize>,
-    ) -> Result<Vec<PagePlan>, PageTableError> {
+    fn plan(&self, va: u64, pa: u64, size: u64, forced: Option<PageSize>) -> Result<Vec<PagePlan>, PageTableError> {
         let end = self.check_range(va, size)?;
         let min = forced.map_or(PageSize::Size4K.bytes(), |p| p.bytes());
         check_aligned("va", va, min)?;
         check_aligned("pa", pa, min)?;
         check_aligned("size", size, min)?;
         if pa.checked_add(size).is_none() {
-            return Err(PageTableError::Misaligned {
-                what: "pa",
-                value: pa,
-                alignment: min,
-            });
+            return Err(PageTableError::Misaligned { what: "pa", value: pa, alignment: min });
         }
         if let Some(page_size) = forced {
             if self.format.pte_level(page_size).is_none() {
@@ -483,11 +413,7 @@ impl<M: PageTableMemory> PageTables<M> {
                         if self.format.is_pte(first) {
                             Some((base, size))
                         } else {
-                            let ways = if desc.kind == LevelKind::DualDirectory {
-                                2
-                            } else {
-                                1
-                            };
+                            let ways = if desc.kind == LevelKind::DualDirectory { 2 } else { 1 };
                             (0..ways)
                                 .filter_map(|w| table.children.get(index * ways + w)?.as_deref())
                                 .find_map(|child| self.first_pte_in(child, base))
@@ -496,23 +422,12 @@ impl<M: PageTableMemory> PageTables<M> {
                 };
             }
             if self.format.is_pte(first) {
-                return Some((
-                    va & !(desc.entry_coverage() - 1),
-                    self.format.level_page_size(table.level)?,
-                ));
+                return Some((va & !(desc.entry_coverage() - 1), self.format.level_page_size(table.level)?));
             }
             if table.level == dual {
                 // 4K and 64K PTEs of the same VA live in sibling tables.
-                let (own, sibling) = if target == levels.len() - 1 {
-                    (1, 0)
-                } else {
-                    (0, 1)
-                };
-                if let Some(other) = table
-                    .children
-                    .get(index * 2 + sibling)
-                    .and_then(|c| c.as_deref())
-                {
+                let (own, sibling) = if target == levels.len() - 1 { (1, 0) } else { (0, 1) };
+                if let Some(other) = table.children.get(index * 2 + sibling).and_then(|c| c.as_deref()) {
                     let other_desc = levels.get(other.level)?;
                     let own_bytes = size.bytes();
                     let other_bytes = other_desc.entry_coverage();
@@ -541,20 +456,12 @@ impl<M: PageTableMemory> PageTables<M> {
         let words = desc.words_per_entry();
         for index in 0..desc.entries() as usize {
             let va = base + index as u64 * desc.entry_coverage();
-            if table
-                .words
-                .get(index * words)
-                .is_some_and(|&w| self.format.is_pte(w))
-            {
+            if table.words.get(index * words).is_some_and(|&w| self.format.is_pte(w)) {
                 return Some((va, self.format.level_page_size(table.level)?));
             }
             let ways = table.children.len() / desc.entries() as usize;
             for w in 0..ways {
-                if let Some(child) = table
-                    .children
-                    .get(index * ways + w)
-                    .and_then(|c| c.as_deref())
-                {
+                if let Some(child) = table.children.get(index * ways + w).and_then(|c| c.as_deref()) {
                     if let Some(found) = self.first_pte_in(child, va) {
                         return Some(found);
                     }
@@ -585,37 +492,24 @@ impl<M: PageTableMemory> PageTables<M> {
         let first = ((lo - base) / coverage) as usize;
         let last = ((hi - 1 - base) / coverage) as usize;
         let words = desc.words_per_entry();
-        let ways = if desc.entries() > 0 {
-            table.children.len() / desc.entries() as usize
-        } else {
-            0
-        };
+        let ways = if desc.entries() > 0 { table.children.len() / desc.entries() as usize } else { 0 };
         for index in first..=last {
             let entry_va = base + index as u64 * coverage;
             let Some(&word) = table.words.get(index * words) else {
                 continue;
             };
             if self.format.is_pte(word) {
-                if let (Some(page_size), Ok(PteState::Valid(pte))) = (
-                    self.format.level_page_size(table.level),
-                    self.format.decode_pte(word),
-                ) {
-                    out.push(MappedPage {
-                        va: entry_va,
-                        page_size,
-                        pte,
-                    });
+                if let (Some(page_size), Ok(PteState::Valid(pte))) =
+                    (self.format.level_page_size(table.level), self.format.decode_pte(word))
+                {
+                    out.push(MappedPage { va: entry_va, page_size, pte });
                 }
                 continue;
             }
             // Dual entries: collect both halves, then sort the (few) results of this entry.
             let start = out.len();
             for w in 0..ways {
-                if let Some(child) = table
-                    .children
-                    .get(index * ways + w)
-                    .and_then(|c| c.as_deref())
-                {
+                if let Some(child) = table.children.get(index * ways + w).and_then(|c| c.as_deref()) {
                     self.collect(child, entry_va, va, end, out);
                 }
             }
@@ -635,10 +529,7 @@ impl<M: PageTableMemory> PageTables<M> {
         for page in &pages {
             let page_end = page.va + page.page_size.bytes();
             if page.va < va || page_end > end {
-                return Err(PageTableError::SplitsPage {
-                    va: page.va,
-                    page_size: page.page_size,
-                });
+                return Err(PageTableError::SplitsPage { va: page.va, page_size: page.page_size });
             }
             if page.va != expect {
                 return Err(PageTableError::NotMapped { va: expect });
@@ -701,11 +592,7 @@ impl<M: PageTableMemory> PageTables<M> {
             if let Some((va, page_size)) = self.overlap(page.va, page.size) {
                 return Err(PageTableError::AlreadyMapped { va, page_size });
             }
-            let pte = Pte {
-                aperture,
-                address: page.pa,
-                attrs,
-            };
+            let pte = Pte { aperture, address: page.pa, attrs };
             ptes.push(self.format.encode_pte(&pte)?);
         }
         let mut directories_changed = false;
@@ -728,12 +615,7 @@ impl<M: PageTableMemory> PageTables<M> {
 
     /// Unmaps `[va, va + size)`, which must be mapped throughout and must not cut a page; frees
     /// page tables that become empty (after the TLB invalidate).
-    pub fn unmap(
-        &mut self,
-        va: u64,
-        size: u64,
-        tlb: &mut impl TlbInvalidator,
-    ) -> Result<(), PageTableError> {
+    pub fn unmap(&mut self, va: u64, size: u64, tlb: &mut impl TlbInvalidator) -> Result<(), PageTableError> {
         let pages = self.covering_pages(va, size)?;
         let mut first_error = None;
         for page in &pages {
@@ -741,13 +623,7 @@ impl<M: PageTableMemory> PageTables<M> {
                 first_error.get_or_insert(e);
             }
         }
-        let flushed = self.flush(
-            va,
-            size,
-            !self.unlinked.is_empty(),
-            TlbChange::Downgrade,
-            tlb,
-        );
+        let flushed = self.flush(va, size, !self.unlinked.is_empty(), TlbChange::Downgrade, tlb);
         match first_error {
             Some(e) => Err(e),
             None => flushed,
@@ -784,13 +660,7 @@ impl<M: PageTableMemory> PageTables<M> {
         change: TlbChange,
         tlb: &mut impl TlbInvalidator,
     ) -> Result<(), PageTableError> {
-        let request = TlbInvalidate {
-            pdb: self.root.addr,
-            va,
-            size,
-            directories_changed,
-            change,
-        };
+        let request = TlbInvalidate { pdb: self.root.addr, va, size, directories_changed, change };
         let result = tlb.invalidate(&request).map_err(PageTableError::Tlb);
         if result.is_ok() {
             for (table, bytes) in self.unlinked.drain(..) {
@@ -806,9 +676,7 @@ impl<M: PageTableMemory> PageTables<M> {
     /// were added.
     fn write_pte(&mut self, va: u64, size: PageSize, raw: u64) -> Result<bool, PageTableError> {
         let format = self.format;
-        let target = format
-            .pte_level(size)
-            .ok_or(PageTableError::PageSizeNotInFormat { page_size: size })?;
+        let target = format.pte_level(size).ok_or(PageTableError::PageSizeNotInFormat { page_size: size })?;
         let Self { mem, root, .. } = self;
         write_pte_in(&format, mem, root, target, va, raw)
     }
@@ -816,15 +684,8 @@ impl<M: PageTableMemory> PageTables<M> {
     /// Clears the PTE of page `(va, size)` and unlinks tables left empty.
     fn clear_pte(&mut self, va: u64, size: PageSize) -> Result<(), PageTableError> {
         let format = self.format;
-        let target = format
-            .pte_level(size)
-            .ok_or(PageTableError::PageSizeNotInFormat { page_size: size })?;
-        let Self {
-            mem,
-            root,
-            unlinked,
-            ..
-        } = self;
+        let target = format.pte_level(size).ok_or(PageTableError::PageSizeNotInFormat { page_size: size })?;
+        let Self { mem, root, unlinked, .. } = self;
         clear_pte_in(&format, mem, root, target, va, unlinked).map(|_| ())
     }
 
@@ -848,17 +709,11 @@ pub fn walk(
 ) -> Result<Option<Translation>, PageTableError> {
     let va_bits = format.va_bits();
     if va >> va_bits != 0 {
-        return Err(PageTableError::OutsideVaSpace {
-            va,
-            size: 1,
-            va_bits,
-        });
+        return Err(PageTableError::OutsideVaSpace { va, size: 1, va_bits });
     }
     let levels = format.levels();
     let read = |table: TableAddress, offset: u64| -> Result<u64, PageTableError> {
-        let at = table
-            .offset(offset)
-            .ok_or(TableMemoryError::BadAddress { at: table })?;
+        let at = table.offset(offset).ok_or(TableMemoryError::BadAddress { at: table })?;
         Ok(mem.read_u64(at)?)
     };
     let leaf = |state: PteState, size: PageSize| -> Option<Translation> {
@@ -893,15 +748,10 @@ pub fn walk(
                             level: desc.name,
                         });
                     };
-                    let state = format
-                        .decode_pte(raw)
-                        .map_err(|e| corrupt(table, offset, e))?;
+                    let state = format.decode_pte(raw).map_err(|e| corrupt(table, offset, e))?;
                     return Ok(leaf(state, size));
                 }
-                match format
-                    .decode_pde(raw)
-                    .map_err(|e| corrupt(table, offset, e))?
-                {
+                match format.decode_pde(raw).map_err(|e| corrupt(table, offset, e))? {
                     Some(next) => table = next,
                     None => return Ok(None),
                 }
@@ -909,15 +759,11 @@ pub fn walk(
             LevelKind::DualDirectory => {
                 let low = read(table, offset)?;
                 if format.is_pte(low) {
-                    let state = format
-                        .decode_pte(low)
-                        .map_err(|e| corrupt(table, offset, e))?;
+                    let state = format.decode_pte(low).map_err(|e| corrupt(table, offset, e))?;
                     return Ok(leaf(state, PageSize::Size2M));
                 }
                 let high = read(table, offset + 8)?;
-                let dual = format
-                    .decode_dual_pde([low, high])
-                    .map_err(|e| corrupt(table, offset, e))?;
+                let dual = format.decode_dual_pde([low, high]).map_err(|e| corrupt(table, offset, e))?;
                 return walk_dual(
                     format,
                     dual,
@@ -952,9 +798,7 @@ fn walk_dual(
 ) -> Result<Option<Translation>, PageTableError> {
     if let (Some(big), Some(desc)) = (dual.big, big_level) {
         let offset = desc.index(va) * desc.entry_size as u64;
-        let state = format
-            .decode_pte(read(big, offset)?)
-            .map_err(|e| corrupt(big, offset, e))?;
+        let state = format.decode_pte(read(big, offset)?).map_err(|e| corrupt(big, offset, e))?;
         match state {
             PteState::Invalid => {}
             other => return Ok(leaf(other, PageSize::Size64K)),
@@ -962,9 +806,7 @@ fn walk_dual(
     }
     if let (Some(small), Some(desc)) = (dual.small, small_level) {
         let offset = desc.index(va) * desc.entry_size as u64;
-        let state = format
-            .decode_pte(read(small, offset)?)
-            .map_err(|e| corrupt(small, offset, e))?;
+        let state = format.decode_pte(read(small, offset)?).map_err(|e| corrupt(small, offset, e))?;
         return Ok(leaf(state, PageSize::Size4K));
     }
     Ok(None)
@@ -982,10 +824,7 @@ fn store<M: PageTableMemory>(
     // the high one.
     for (w, &value) in words.iter().enumerate().rev() {
         let slot = index * words_per_entry + w;
-        let at = table
-            .addr
-            .offset(slot as u64 * 8)
-            .ok_or(TableMemoryError::BadAddress { at: table.addr })?;
+        let at = table.addr.offset(slot as u64 * 8).ok_or(TableMemoryError::BadAddress { at: table.addr })?;
         mem.write_u64(at, value)?;
         if let Some(shadow) = table.words.get_mut(slot) {
             *shadow = value;
@@ -1004,19 +843,10 @@ fn store_pde<M: PageTableMemory>(
     let Some(desc) = format.levels().get(table.level) else {
         return Ok(());
     };
-    let child_addr = |slot: usize| {
-        table
-            .children
-            .get(slot)
-            .and_then(|c| c.as_ref())
-            .map(|c| c.addr)
-    };
+    let child_addr = |slot: usize| table.children.get(slot).and_then(|c| c.as_ref()).map(|c| c.addr);
     match desc.kind {
         LevelKind::DualDirectory => {
-            let pde = DualPde {
-                big: child_addr(index * 2),
-                small: child_addr(index * 2 + 1),
-            };
+            let pde = DualPde { big: child_addr(index * 2), small: child_addr(index * 2 + 1) };
             let words = format.encode_dual_pde(pde)?;
             store(mem, table, 2, index, &words)
         }
@@ -1042,10 +872,7 @@ fn write_pte_in<M: PageTableMemory>(
     let index = desc.index(va) as usize;
     let words = desc.words_per_entry();
     if table.level == target {
-        let was_pte = table
-            .words
-            .get(index * words)
-            .is_some_and(|&w| format.is_pte(w));
+        let was_pte = table.words.get(index * words).is_some_and(|&w| format.is_pte(w));
         let mut entry = [0u64; 2];
         entry[0] = raw;
         store(mem, table, words, index, &entry[..words])?;
@@ -1057,11 +884,7 @@ fn write_pte_in<M: PageTableMemory>(
     // The child on the way to `target`: small and big tables hang off the dual PDE's halves.
     let dual = desc.kind == LevelKind::DualDirectory;
     let child_level = if dual { target } else { table.level + 1 };
-    let slot = if dual {
-        index * 2 + usize::from(target == levels.len() - 1)
-    } else {
-        index
-    };
+    let slot = if dual { index * 2 + usize::from(target == levels.len() - 1) } else { index };
     let mut added = false;
     if table.children.get(slot).is_some_and(|c| c.is_none()) {
         let child = PageTables::<M>::new_table(format, mem, child_level)?;
@@ -1073,10 +896,7 @@ fn write_pte_in<M: PageTableMemory>(
             // Take the new (empty, never linked) table back out.
             if let Some(child) = table.children.get_mut(slot).and_then(Option::take) {
                 table.used -= 1;
-                mem.free_table(
-                    child.addr,
-                    levels.get(child_level).map_or(0, |l| l.table_bytes()),
-                );
+                mem.free_table(child.addr, levels.get(child_level).map_or(0, |l| l.table_bytes()));
             }
             return Err(e);
         }
@@ -1104,32 +924,21 @@ fn clear_pte_in<M: PageTableMemory>(
     let index = desc.index(va) as usize;
     let words = desc.words_per_entry();
     if table.level == target {
-        if table
-            .words
-            .get(index * words)
-            .is_some_and(|&w| format.is_pte(w))
-        {
+        if table.words.get(index * words).is_some_and(|&w| format.is_pte(w)) {
             store(mem, table, words, index, &[0u64; 2][..words])?;
             table.used = table.used.saturating_sub(1);
         }
         return Ok(table.used == 0);
     }
     let dual = desc.kind == LevelKind::DualDirectory;
-    let slot = if dual {
-        index * 2 + usize::from(target == levels.len() - 1)
-    } else {
-        index
-    };
+    let slot = if dual { index * 2 + usize::from(target == levels.len() - 1) } else { index };
     let Some(child) = table.children.get_mut(slot).and_then(|c| c.as_deref_mut()) else {
         return Ok(table.used == 0);
     };
     if clear_pte_in(format, mem, child, target, va, unlinked)? {
         if let Some(child) = table.children.get_mut(slot).and_then(Option::take) {
             table.used = table.used.saturating_sub(1);
-            unlinked.push((
-                child.addr,
-                levels.get(child.level).map_or(0, |l| l.table_bytes()),
-            ));
+            unlinked.push((child.addr, levels.get(child.level).map_or(0, |l| l.table_bytes())));
         }
         store_pde(format, mem, table, index)?;
     }

@@ -82,7 +82,9 @@ impl<'a, R: RegisterIo + ?Sized> Pramin<'a, R> {
                 .with(NV_PBUS_BAR0_WINDOW::BASE, units as u32)
                 .with(NV_PBUS_BAR0_WINDOW::TARGET, Bar0WindowTarget::VidMem)
                 .raw(),
-            WindowRegister::XalEp => NV_XAL_EP_BAR0_WINDOW::default().with(NV_XAL_EP_BAR0_WINDOW::BASE, units as u32).raw(),
+            WindowRegister::XalEp => {
+                NV_XAL_EP_BAR0_WINDOW::default().with(NV_XAL_EP_BAR0_WINDOW::BASE, units as u32).raw()
+            }
         };
         self.io.write32(self.register.offset(), value);
         let base = units << BASE_SHIFT;
@@ -176,7 +178,13 @@ pub struct VramTableMemory<'a, R: RegisterIo + ?Sized> {
 impl<'a, R: RegisterIo + ?Sized> VramTableMemory<'a, R> {
     /// Tables carved from `allocator`, written through the PRAMIN window of `io`.
     pub fn new(io: &'a R, family: Family, allocator: VramAllocator) -> Result<Self, PraminError> {
-        Ok(VramTableMemory { pramin: Pramin::new(io, family)?, allocator, tables: BTreeMap::new(), adopted: BTreeMap::new(), entry_writes: 0 })
+        Ok(VramTableMemory {
+            pramin: Pramin::new(io, family)?,
+            allocator,
+            tables: BTreeMap::new(),
+            adopted: BTreeMap::new(),
+            entry_writes: 0,
+        })
     }
 
     /// The window, for other VRAM accesses.
@@ -221,12 +229,7 @@ impl<'a, R: RegisterIo + ?Sized> VramTableMemory<'a, R> {
         let end = at.address.checked_add(8).ok_or(bad)?;
         let own = self.tables.range(..=at.address).next_back().map(|(_, t)| (t.base(), t.size()));
         let adopted = self.adopted.range(..=at.address).next_back().map(|(&base, &size)| (base, size));
-        [own, adopted]
-            .into_iter()
-            .flatten()
-            .any(|(base, size)| end <= base + size)
-            .then_some(at.address)
-            .ok_or(bad)
+        [own, adopted].into_iter().flatten().any(|(base, size)| end <= base + size).then_some(at.address).ok_or(bad)
     }
 }
 

@@ -60,7 +60,9 @@ impl<R: RegisterIo + ?Sized, C: Clock + ?Sized> TlbInvalidator for RegisterTlbIn
         let low_bits = INVALIDATE_PDB::ADDR.bits.width();
         let upper = units >> low_bits;
         if upper >> INVALIDATE_UPPER_PDB::ADDR.bits.width() != 0 || request.pdb.address & ((1 << PDB_SHIFT) - 1) != 0 {
-            return Err(TlbError::Failed { what: "PDB address does not fit NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_PDB" });
+            return Err(TlbError::Failed {
+                what: "PDB address does not fit NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_PDB",
+            });
         }
         self.wait_idle("NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_TRIGGER to clear before a TLB invalidate")?;
         let aperture = match request.pdb.aperture {
@@ -105,7 +107,11 @@ mod tests {
     impl RegisterIo for Bar {
         fn read32(&self, offset: u32) -> u32 {
             let last = self.writes.borrow().iter().rev().find(|w| w.0 == offset).map_or(0, |w| w.1);
-            if self.stuck { last } else { last & !(1 << 31) }
+            if self.stuck {
+                last
+            } else {
+                last & !(1 << 31)
+            }
         }
         fn write32(&self, offset: u32, value: u32) {
             self.writes.borrow_mut().push((offset, value));

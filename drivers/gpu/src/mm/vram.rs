@@ -38,12 +38,7 @@ pub const MAX_REGION_SIZE: u64 = 4 << 40;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VramError {
     /// No aligned run of free pages of this size exists.
-    OutOfMemory {
-        size: u64,
-        align: u64,
-        free_bytes: u64,
-        largest_free_run: u64,
-    },
+    OutOfMemory { size: u64, align: u64, free_bytes: u64, largest_free_run: u64 },
     /// A zero-byte request.
     ZeroSize,
     /// The alignment is not a power of two.
@@ -139,12 +134,7 @@ fn find_bit(bits: &[u64; WORDS_PER_CHUNK], from: usize, hi: usize, want: bool) -
 
 impl RootChunk {
     fn new(base: u64) -> Self {
-        Self {
-            base,
-            free: [0; WORDS_PER_CHUNK],
-            free_pages: 0,
-            usable_pages: 0,
-        }
+        Self { base, free: [0; WORDS_PER_CHUNK], free_pages: 0, usable_pages: 0 }
     }
 
     fn end(&self) -> u64 {
@@ -152,9 +142,7 @@ impl RootChunk {
     }
 
     fn is_free(&self, page: usize) -> bool {
-        self.free
-            .get(page / 64)
-            .is_some_and(|w| w >> (page % 64) & 1 == 1)
+        self.free.get(page / 64).is_some_and(|w| w >> (page % 64) & 1 == 1)
     }
 
     fn set(&mut self, lo: usize, hi: usize, free: bool) {
@@ -184,9 +172,7 @@ impl RootChunk {
     fn piece_free_pages(&self, piece: usize) -> usize {
         // A piece is 16 bits of one 64-bit word.
         let lo = piece * PAGES_PER_PIECE;
-        self.free
-            .get(lo / 64)
-            .map_or(0, |w| ((w >> (lo % 64)) & 0xffff).count_ones() as usize)
+        self.free.get(lo / 64).map_or(0, |w| ((w >> (lo % 64)) & 0xffff).count_ones() as usize)
     }
 
     /// Maximal runs of free pages in `[lo, hi)`, as byte ranges.
@@ -199,10 +185,7 @@ impl RootChunk {
             }
             let end = find_bit(&self.free, start, hi, false);
             at = end;
-            Some((
-                self.base + start as u64 * PAGE_SIZE,
-                self.base + end as u64 * PAGE_SIZE,
-            ))
+            Some((self.base + start as u64 * PAGE_SIZE, self.base + end as u64 * PAGE_SIZE))
         })
     }
 }
@@ -240,16 +223,10 @@ impl VramAllocator {
             let last = end / PAGE_SIZE * PAGE_SIZE;
             let mut chunk_base = first / ROOT_CHUNK_SIZE * ROOT_CHUNK_SIZE;
             while chunk_base < last {
-                let chunk = chunks
-                    .entry(chunk_base)
-                    .or_insert_with(|| RootChunk::new(chunk_base));
+                let chunk = chunks.entry(chunk_base).or_insert_with(|| RootChunk::new(chunk_base));
                 let lo = first.max(chunk_base);
                 let hi = last.min(chunk_base + ROOT_CHUNK_SIZE);
-                chunk.set(
-                    ((lo - chunk_base) / PAGE_SIZE) as usize,
-                    ((hi - chunk_base) / PAGE_SIZE) as usize,
-                    true,
-                );
+                chunk.set(((lo - chunk_base) / PAGE_SIZE) as usize, ((hi - chunk_base) / PAGE_SIZE) as usize, true);
                 chunk_base += ROOT_CHUNK_SIZE;
             }
         }
@@ -260,10 +237,7 @@ impl VramAllocator {
             // Any page the reserved range touches is out.
             let first = base / PAGE_SIZE * PAGE_SIZE;
             let last = end.div_ceil(PAGE_SIZE).saturating_mul(PAGE_SIZE);
-            for chunk in chunks
-                .range_mut(first / ROOT_CHUNK_SIZE * ROOT_CHUNK_SIZE..last)
-                .map(|(_, c)| c)
-            {
+            for chunk in chunks.range_mut(first / ROOT_CHUNK_SIZE * ROOT_CHUNK_SIZE..last).map(|(_, c)| c) {
                 let lo = first.max(chunk.base);
                 let hi = last.min(chunk.end());
                 if lo < hi {
@@ -283,38 +257,18 @@ impl VramAllocator {
                 c
             })
             .collect();
-        let split = chunks
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.is_split())
-            .map(|(i, _)| i)
-            .collect();
-        let total_bytes = chunks
-            .iter()
-            .map(|c| c.usable_pages as u64 * PAGE_SIZE)
-            .sum();
-        Ok(Self {
-            chunks,
-            split,
-            live: BTreeMap::new(),
-            total_bytes,
-            free_bytes: total_bytes,
-        })
+        let split = chunks.iter().enumerate().filter(|(_, c)| c.is_split()).map(|(i, _)| i).collect();
+        let total_bytes = chunks.iter().map(|c| c.usable_pages as u64 * PAGE_SIZE).sum();
+        Ok(Self { chunks, split, live: BTreeMap::new(), total_bytes, free_bytes: total_bytes })
     }
 
     /// An allocator over the regions of `NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO` (`base..=limit`;
     /// protected regions are skipped) minus `reserved`. Each region's `reserved` byte count is
     /// not subtracted here, as RM does not say where in the region those bytes are: pass them
     /// in `reserved` once known.
-    pub fn from_fb_regions(
-        regions: &[FbRegionInfo],
-        reserved: &[(u64, u64)],
-    ) -> Result<Self, VramError> {
-        let usable: Vec<(u64, u64)> = regions
-            .iter()
-            .filter(|r| r.b_protected == 0 && r.size() > 0)
-            .map(|r| (r.base, r.size()))
-            .collect();
+    pub fn from_fb_regions(regions: &[FbRegionInfo], reserved: &[(u64, u64)]) -> Result<Self, VramError> {
+        let usable: Vec<(u64, u64)> =
+            regions.iter().filter(|r| r.b_protected == 0 && r.size() > 0).map(|r| (r.base, r.size())).collect();
         Self::new(&usable, reserved)
     }
 
@@ -343,8 +297,7 @@ impl VramAllocator {
                 .or_else(|| self.find_anywhere(bytes, piece_align))
                 .or_else(|| self.find_anywhere(bytes, align))
         } else {
-            self.find_anywhere(bytes, align.max(ROOT_CHUNK_SIZE))
-                .or_else(|| self.find_anywhere(bytes, align))
+            self.find_anywhere(bytes, align.max(ROOT_CHUNK_SIZE)).or_else(|| self.find_anywhere(bytes, align))
         };
         let Some(base) = found else {
             return Err(self.out_of_memory(size, align));
@@ -381,11 +334,7 @@ impl VramAllocator {
             split_root_chunks: split.len(),
             free_pieces_in_split_chunks: split
                 .iter()
-                .map(|c| {
-                    (0..PIECES_PER_CHUNK)
-                        .filter(|&p| c.piece_free_pages(p) == PAGES_PER_PIECE)
-                        .count()
-                })
+                .map(|c| (0..PIECES_PER_CHUNK).filter(|&p| c.piece_free_pages(p) == PAGES_PER_PIECE).count())
                 .sum(),
             largest_free_run: self.free_runs().map(|(s, e)| e - s).max().unwrap_or(0),
         }
@@ -424,11 +373,7 @@ impl VramAllocator {
                 return;
             };
             let hi = end.min(chunk.end());
-            chunk.set(
-                ((at - chunk.base) / PAGE_SIZE) as usize,
-                ((hi - chunk.base) / PAGE_SIZE) as usize,
-                free,
-            );
+            chunk.set(((at - chunk.base) / PAGE_SIZE) as usize, ((hi - chunk.base) / PAGE_SIZE) as usize, free);
             if chunk.is_split() {
                 self.split.insert(index);
             } else {
@@ -440,52 +385,35 @@ impl VramAllocator {
 
     /// Small requests: inside one already-split 64 KiB piece.
     fn find_in_split_pieces(&self, bytes: u64, align: u64) -> Option<u64> {
-        self.split
-            .iter()
-            .filter_map(|&i| self.chunks.get(i))
-            .find_map(|chunk| {
-                (0..PIECES_PER_CHUNK)
-                    .filter(|&p| (1..PAGES_PER_PIECE).contains(&chunk.piece_free_pages(p)))
-                    .find_map(|p| {
-                        let lo = p * PAGES_PER_PIECE;
-                        chunk
-                            .runs(lo, lo + PAGES_PER_PIECE)
-                            .find_map(|(s, e)| fit(s, e, bytes, align))
-                    })
+        self.split.iter().filter_map(|&i| self.chunks.get(i)).find_map(|chunk| {
+            (0..PIECES_PER_CHUNK).filter(|&p| (1..PAGES_PER_PIECE).contains(&chunk.piece_free_pages(p))).find_map(|p| {
+                let lo = p * PAGES_PER_PIECE;
+                chunk.runs(lo, lo + PAGES_PER_PIECE).find_map(|(s, e)| fit(s, e, bytes, align))
             })
+        })
     }
 
     /// Inside one already-split root chunk; `within_piece` keeps small requests from straddling
     /// two 64 KiB pieces.
     fn find_in_split_chunks(&self, bytes: u64, align: u64, within_piece: bool) -> Option<u64> {
-        self.split
-            .iter()
-            .filter_map(|&i| self.chunks.get(i))
-            .find_map(|chunk| {
-                if within_piece {
-                    (0..PIECES_PER_CHUNK).find_map(|p| {
-                        let lo = p * PAGES_PER_PIECE;
-                        chunk
-                            .runs(lo, lo + PAGES_PER_PIECE)
-                            .find_map(|(s, e)| fit(s, e, bytes, align))
-                    })
-                } else {
-                    chunk
-                        .runs(0, PAGES_PER_CHUNK)
-                        .find_map(|(s, e)| fit(s, e, bytes, align))
-                }
-            })
+        self.split.iter().filter_map(|&i| self.chunks.get(i)).find_map(|chunk| {
+            if within_piece {
+                (0..PIECES_PER_CHUNK).find_map(|p| {
+                    let lo = p * PAGES_PER_PIECE;
+                    chunk.runs(lo, lo + PAGES_PER_PIECE).find_map(|(s, e)| fit(s, e, bytes, align))
+                })
+            } else {
+                chunk.runs(0, PAGES_PER_CHUNK).find_map(|(s, e)| fit(s, e, bytes, align))
+            }
+        })
     }
 
     /// Any aligned run, across adjacent chunks: complete, so it fails only when nothing fits.
     fn find_anywhere(&self, bytes: u64, align: u64) -> Option<u64> {
         // Whole chunks first, so a request that fits in one breaks as few chunks as possible.
         if bytes <= ROOT_CHUNK_SIZE {
-            if let Some(base) = self
-                .chunks
-                .iter()
-                .filter(|c| c.is_whole())
-                .find_map(|c| fit(c.base, c.end(), bytes, align))
+            if let Some(base) =
+                self.chunks.iter().filter(|c| c.is_whole()).find_map(|c| fit(c.base, c.end(), bytes, align))
             {
                 return Some(base);
             }
@@ -545,10 +473,7 @@ mod tests {
         let stats = vram.stats();
         assert_eq!(stats.total_bytes, 5 * MIB - 0x2000);
         assert_eq!(stats.root_chunks, 3);
-        assert_eq!(
-            stats.free_root_chunks, 1,
-            "[0, 2M) is half outside, [2M, 4M) has a hole"
-        );
+        assert_eq!(stats.free_root_chunks, 1, "[0, 2M) is half outside, [2M, 4M) has a hole");
         assert!(!vram.is_free(3 * MIB));
         assert!(!vram.is_free(3 * MIB + 0x1000));
         assert!(vram.is_free(3 * MIB + 0x2000));
@@ -574,33 +499,18 @@ mod tests {
     fn bad_input_is_an_error() {
         assert_eq!(
             VramAllocator::new(&[(u64::MAX, 2)], &[]).err(),
-            Some(VramError::BadRegion {
-                base: u64::MAX,
-                size: 2
-            })
+            Some(VramError::BadRegion { base: u64::MAX, size: 2 })
         );
         let mut vram = VramAllocator::new(&[(0, 2 * MIB)], &[]).unwrap();
         assert_eq!(vram.alloc(0, 0).err(), Some(VramError::ZeroSize));
-        assert_eq!(
-            vram.alloc(1, 3).err(),
-            Some(VramError::BadAlignment { align: 3 })
-        );
-        assert!(matches!(
-            vram.alloc(u64::MAX, 0),
-            Err(VramError::OutOfMemory { .. })
-        ));
+        assert_eq!(vram.alloc(1, 3).err(), Some(VramError::BadAlignment { align: 3 }));
+        assert!(matches!(vram.alloc(u64::MAX, 0), Err(VramError::OutOfMemory { .. })));
         assert!(
             matches!(vram.alloc(4 * MIB, 0), Err(VramError::OutOfMemory { free_bytes, .. }) if free_bytes == 2 * MIB)
         );
         assert_eq!(
-            vram.free(VramAllocation {
-                base: 0x1000,
-                size: 0x1000
-            }),
-            Err(VramError::NotAllocated {
-                base: 0x1000,
-                size: 0x1000
-            })
+            vram.free(VramAllocation { base: 0x1000, size: 0x1000 }),
+            Err(VramError::NotAllocated { base: 0x1000, size: 0x1000 })
         );
     }
 }

@@ -62,7 +62,8 @@ pub mod reloc {
     /// variable addresses in `.nv.constant4`, and `.debug_frame`).
     pub const R_CUDA_64: u32 = 2;
     /// Names, for messages and the conformance test.
-    pub const NAMES: &[(u32, &str)] = &[(R_CUDA_NONE, "R_CUDA_NONE"), (R_CUDA_32, "R_CUDA_32"), (R_CUDA_64, "R_CUDA_64")];
+    pub const NAMES: &[(u32, &str)] =
+        &[(R_CUDA_NONE, "R_CUDA_NONE"), (R_CUDA_32, "R_CUDA_32"), (R_CUDA_64, "R_CUDA_64")];
 }
 
 /// A kernel parameter.
@@ -174,7 +175,11 @@ impl Cubin {
     /// Parses a cubin. Not-ELF, not-CUDA, 32-bit and corrupt inputs are errors.
     pub fn parse(data: &[u8]) -> Result<Cubin, Error> {
         if data.len() < 4 || &data[..4] != b"\x7fELF" {
-            return Err(Error::BadMagic { what: "cubin (ELF) header", offset: 0, found: read_u32(data, 0, "cubin").unwrap_or(0) });
+            return Err(Error::BadMagic {
+                what: "cubin (ELF) header",
+                offset: 0,
+                found: read_u32(data, 0, "cubin").unwrap_or(0),
+            });
         }
         if data.get(4) != Some(&object::elf::ELFCLASS64) {
             return Err(Error::Elf { context: "cubin is not ELF64 (32-bit cubins are not supported)" });
@@ -188,7 +193,12 @@ impl Cubin {
         let abi = match header.e_ident().abi_version {
             7 => ElfAbi::V7,
             8 => ElfAbi::V8,
-            v => return Err(Error::UnsupportedVersion { what: "cubin ELF ABI (e_ident[EI_ABIVERSION])", version: v.into() }),
+            v => {
+                return Err(Error::UnsupportedVersion {
+                    what: "cubin ELF ABI (e_ident[EI_ABIVERSION])",
+                    version: v.into(),
+                })
+            }
         };
         let e_flags = header.e_flags(endian);
         let sm = decode_sm(abi, e_flags);
@@ -274,7 +284,9 @@ impl Cubin {
                     match r.attribute {
                         attr::EIATTR_KPARAM_INFO => kernel.params.push(ParamInfo::decode(&r)?),
                         attr::EIATTR_PARAM_CBANK => {
-                            let word = r.word(1).ok_or(Error::Corrupt { what: "EIATTR_PARAM_CBANK", detail: "short value" })?;
+                            let word = r
+                                .word(1)
+                                .ok_or(Error::Corrupt { what: "EIATTR_PARAM_CBANK", detail: "short value" })?;
                             kernel.param_base = Some(word as u16);
                             if kernel.param_size == 0 {
                                 kernel.param_size = (word >> 16) as u16;
@@ -304,7 +316,10 @@ impl Cubin {
             }
             if let Some(base) = kernel.param_base {
                 if u64::from(base) + u64::from(kernel.param_size) > kernel.const0_size {
-                    return Err(Error::Corrupt { what: "cubin", detail: "parameter block beyond .nv.constant0.<kernel>" });
+                    return Err(Error::Corrupt {
+                        what: "cubin",
+                        detail: "parameter block beyond .nv.constant0.<kernel>",
+                    });
                 }
             }
             kernels.push(kernel);
@@ -364,7 +379,12 @@ impl Cubin {
                 }
             } else if let Some((relas, _)) = section.rela(endian, data).map_err(elf_err("relocations"))? {
                 for r in relas {
-                    push(r.r_offset(endian), r.r_sym(endian, false), r.r_type(endian, false), Some(r.r_addend(endian)))?;
+                    push(
+                        r.r_offset(endian),
+                        r.r_sym(endian, false),
+                        r.r_type(endian, false),
+                        Some(r.r_addend(endian)),
+                    )?;
                 }
             }
         }
@@ -408,7 +428,8 @@ impl Cubin {
             if width == 8 {
                 bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
             } else {
-                let narrow = u32::try_from(value).map_err(|_| Error::Corrupt { what: "relocation", detail: "address does not fit R_CUDA_32" })?;
+                let narrow = u32::try_from(value)
+                    .map_err(|_| Error::Corrupt { what: "relocation", detail: "address does not fit R_CUDA_32" })?;
                 bytes[at..at + 4].copy_from_slice(&narrow.to_le_bytes());
             }
             applied += 1;

@@ -136,16 +136,23 @@ impl<'a> Entry<'a> {
             Compression::None => Ok(Cow::Borrowed(self.stored)),
             Compression::Zstd => Err(Error::UnsupportedCompression { entry: self.index, codec: "zstd" }),
             Compression::Lz4 => {
-                let size = usize::try_from(self.uncompressed_size)
-                    .map_err(|_| Error::Corrupt { what: "fatbin entry", detail: "uncompressed size does not fit in memory" })?;
+                let size = usize::try_from(self.uncompressed_size).map_err(|_| Error::Corrupt {
+                    what: "fatbin entry",
+                    detail: "uncompressed size does not fit in memory",
+                })?;
                 // A bound against absurd sizes in corrupt headers: LZ4 expands at most ~255x.
                 if size / 255 > self.stored.len() + 1 {
-                    return Err(Error::Corrupt { what: "fatbin entry", detail: "uncompressed size beyond what LZ4 can expand to" });
+                    return Err(Error::Corrupt {
+                        what: "fatbin entry",
+                        detail: "uncompressed size beyond what LZ4 can expand to",
+                    });
                 }
                 let mut out = vec![0u8; size];
                 match lz4_flex::block::decompress_into(self.stored, &mut out) {
                     Ok(n) if n == size => Ok(Cow::Owned(out)),
-                    Ok(_) => Err(Error::Decompress { entry: self.index, detail: "LZ4 block shorter than the declared size" }),
+                    Ok(_) => {
+                        Err(Error::Decompress { entry: self.index, detail: "LZ4 block shorter than the declared size" })
+                    }
                     Err(_) => Err(Error::Decompress { entry: self.index, detail: "corrupt LZ4 block" }),
                 }
             }
@@ -185,7 +192,8 @@ impl<'a> Fatbin<'a> {
                 return Err(if magic == FATBINC_MAGIC {
                     Error::Corrupt {
                         what: "fatbin header",
-                        detail: "this is the host wrapper (__fatBinC_Wrapper_t, FATBINC_MAGIC), not the .nv_fatbin data",
+                        detail:
+                            "this is the host wrapper (__fatBinC_Wrapper_t, FATBINC_MAGIC), not the .nv_fatbin data",
                     }
                 } else {
                     Error::BadMagic { what: "fatbin header", offset: pos, found: magic }
@@ -200,13 +208,20 @@ impl<'a> Fatbin<'a> {
                 return Err(Error::Corrupt { what: "fatbin header", detail: "header size below 16" });
             }
             let body_size = read_u64(data, pos + 8, "fatbin header")?;
-            let body_start = pos.checked_add(header_size).ok_or(Error::Corrupt { what: "fatbin header", detail: "size overflows" })?;
+            let body_start = pos
+                .checked_add(header_size)
+                .ok_or(Error::Corrupt { what: "fatbin header", detail: "size overflows" })?;
             let body_end = usize::try_from(body_size)
                 .ok()
                 .and_then(|s| body_start.checked_add(s))
                 .ok_or(Error::Corrupt { what: "fatbin header", detail: "size overflows" })?;
             if body_end > data.len() {
-                return Err(Error::Truncated { what: "fatbin container", offset: pos, need: body_end - pos, have: data.len() - pos });
+                return Err(Error::Truncated {
+                    what: "fatbin container",
+                    offset: pos,
+                    need: body_end - pos,
+                    have: data.len() - pos,
+                });
             }
             let mut at = body_start;
             while at < body_end {
@@ -218,7 +233,12 @@ impl<'a> Fatbin<'a> {
             pos = (body_end + 7) & !7;
         }
         if containers == 0 {
-            return Err(Error::Truncated { what: "fatbin header", offset: 0, need: FATBIN_HEADER_SIZE, have: data.len() });
+            return Err(Error::Truncated {
+                what: "fatbin header",
+                offset: 0,
+                need: FATBIN_HEADER_SIZE,
+                have: data.len(),
+            });
         }
         Ok(Fatbin { entries })
     }
@@ -246,9 +266,15 @@ fn parse_entry(data: &[u8], at: usize, end: usize, index: usize) -> Result<(Entr
 
     let overflow = Error::Corrupt { what, detail: "sizes overflow" };
     let payload_start = at.checked_add(header_size).ok_or(overflow.clone())?;
-    let payload_end = usize::try_from(payload_size).ok().and_then(|s| payload_start.checked_add(s)).ok_or(overflow.clone())?;
+    let payload_end =
+        usize::try_from(payload_size).ok().and_then(|s| payload_start.checked_add(s)).ok_or(overflow.clone())?;
     if payload_end > end {
-        return Err(Error::Truncated { what: "fatbin entry payload", offset: at, need: payload_end - at, have: end - at });
+        return Err(Error::Truncated {
+            what: "fatbin entry payload",
+            offset: at,
+            need: payload_end - at,
+            have: end - at,
+        });
     }
     let name = if name_len == 0 {
         &[][..]

@@ -56,7 +56,9 @@ impl fmt::Display for Error {
             Error::Truncated { what, offset, need, have } => {
                 write!(f, "{what} truncated at offset {offset:#x}: needs {need} bytes, {have} left")
             }
-            Error::BadMagic { what, offset, found } => write!(f, "{what}: bad magic {found:#010x} at offset {offset:#x}"),
+            Error::BadMagic { what, offset, found } => {
+                write!(f, "{what}: bad magic {found:#010x} at offset {offset:#x}")
+            }
             Error::UnsupportedVersion { what, version } => write!(f, "{what}: unsupported version {version}"),
             Error::Corrupt { what, detail } => write!(f, "{what}: {detail}"),
             Error::UnsupportedCompression { entry, codec } => {
@@ -68,11 +70,12 @@ impl fmt::Display for Error {
             Error::UnsupportedRelocation { section, r_type } => {
                 write!(f, "relocation type {r_type} in {section} is not supported by this loader")
             }
-            Error::UnresolvedSymbol { symbol } => write!(f, "relocation against {symbol}: its section has no load address"),
-            Error::WrongArchitecture { chip, sm, sass, ptx } => write!(
-                f,
-                "no image for {chip} (sm_{sm}): the module has SASS for {sass:?} and PTX for {ptx:?}"
-            ),
+            Error::UnresolvedSymbol { symbol } => {
+                write!(f, "relocation against {symbol}: its section has no load address")
+            }
+            Error::WrongArchitecture { chip, sm, sass, ptx } => {
+                write!(f, "no image for {chip} (sm_{sm}): the module has SASS for {sass:?} and PTX for {ptx:?}")
+            }
             Error::NoSuchKernel { name } => write!(f, "no kernel named {name}"),
         }
     }
@@ -113,7 +116,11 @@ impl Module {
             let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
             return Ok(Module { cubins: Vec::new(), ptx: alloc::vec![PtxImage { sm, text: data[..end].to_owned() }] });
         }
-        Err(Error::BadMagic { what: "payload (neither fatbin, cubin nor PTX)", offset: 0, found: read_u32(data, 0, "payload").unwrap_or(0) })
+        Err(Error::BadMagic {
+            what: "payload (neither fatbin, cubin nor PTX)",
+            offset: 0,
+            found: read_u32(data, 0, "payload").unwrap_or(0),
+        })
     }
 
     /// The images of a fatbin. Entries of unknown kinds are skipped.

@@ -118,17 +118,24 @@ pub fn records(section: &[u8]) -> Result<Vec<Record<'_>>, Error> {
     let mut pos = 0;
     while pos < section.len() {
         let raw_format = *section.get(pos).ok_or(Error::Corrupt { what: ".nv.info", detail: "record past the end" })?;
-        let attribute = *section
-            .get(pos + 1)
-            .ok_or(Error::Truncated { what: ".nv.info record", offset: pos, need: 4, have: section.len() - pos })?;
-        let format = Format::from_raw(raw_format).ok_or(Error::Corrupt { what: ".nv.info", detail: "unknown EIFMT record format" })?;
+        let attribute = *section.get(pos + 1).ok_or(Error::Truncated {
+            what: ".nv.info record",
+            offset: pos,
+            need: 4,
+            have: section.len() - pos,
+        })?;
+        let format = Format::from_raw(raw_format)
+            .ok_or(Error::Corrupt { what: ".nv.info", detail: "unknown EIFMT record format" })?;
         let value16 = read_u16(section, pos + 2, ".nv.info record")?;
         pos += 4;
         let data = if format == Format::Sval {
             let len = usize::from(value16);
-            let blob = section
-                .get(pos..pos + len)
-                .ok_or(Error::Truncated { what: ".nv.info SVAL record", offset: pos, need: len, have: section.len() - pos })?;
+            let blob = section.get(pos..pos + len).ok_or(Error::Truncated {
+                what: ".nv.info SVAL record",
+                offset: pos,
+                need: len,
+                have: section.len() - pos,
+            })?;
             pos += len;
             blob
         } else {

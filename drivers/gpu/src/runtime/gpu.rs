@@ -218,7 +218,21 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
                 return Err(e.into());
             }
         };
-        let default = match Self::make_stream(rm, rpc, io, dma, device, &mut vas, &mut vram, &mut tlb, family, StreamKind::Copy, None, config, 0) {
+        let default = match Self::make_stream(
+            rm,
+            rpc,
+            io,
+            dma,
+            device,
+            &mut vas,
+            &mut vram,
+            &mut tlb,
+            family,
+            StreamKind::Copy,
+            None,
+            config,
+            0,
+        ) {
             Ok(s) => s,
             Err(e) => {
                 let _ = vas.unmap(staging_map, &mut tlb);
@@ -270,7 +284,9 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
                     }
                 }
             }
-            (StreamKind::Compute, None) => return Err(RuntimeError::Unsupported { what: "a compute stream without a local-memory plan" }),
+            (StreamKind::Compute, None) => {
+                return Err(RuntimeError::Unsupported { what: "a compute stream without a local-memory plan" })
+            }
             (StreamKind::Copy, _) => (None, None),
         };
         Ok(StreamState { channel, kind, generation, ce, last, launch })
@@ -377,7 +393,11 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
     }
 
     /// Copies `src` to `dst` (equal lengths) on the copy engine and waits.
-    pub fn copy_device_to_device<T: Pod>(&mut self, dst: &DeviceBuffer<T>, src: &DeviceBuffer<T>) -> Result<(), RuntimeError> {
+    pub fn copy_device_to_device<T: Pod>(
+        &mut self,
+        dst: &DeviceBuffer<T>,
+        src: &DeviceBuffer<T>,
+    ) -> Result<(), RuntimeError> {
         let stream = self.default_stream();
         stream.copy_device_to_device(self, dst, src)?;
         stream.synchronize(self)
@@ -402,7 +422,9 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let chunk = self.staging.len();
         for (i, piece) in bytes.chunks(chunk).enumerate() {
             let staging = self.staging.as_mut_slice().get_mut(..piece.len());
-            staging.ok_or_else(|| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?.copy_from_slice(piece);
+            staging
+                .ok_or_else(|| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?
+                .copy_from_slice(piece);
             let offset = (i * chunk) as u64;
             self.staged_copy(CeAddress::Virtual(self.staging_map.va), CeAddress::Virtual(va + offset), piece.len())?;
         }
@@ -416,7 +438,9 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
             let offset = (i * chunk) as u64;
             self.staged_copy(CeAddress::Virtual(va + offset), CeAddress::Virtual(self.staging_map.va), piece.len())?;
             let staging = self.staging.as_slice().get(..piece.len());
-            piece.copy_from_slice(staging.ok_or_else(|| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?);
+            piece.copy_from_slice(
+                staging.ok_or_else(|| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?,
+            );
         }
         Ok(())
     }
@@ -617,7 +641,11 @@ impl Stream {
         C: Clock + ?Sized,
     {
         if src.len() != dst.len() {
-            return Err(RuntimeError::LengthMismatch { what: "device to device copy", device: dst.len(), host: src.len() });
+            return Err(RuntimeError::LengthMismatch {
+                what: "device to device copy",
+                device: dst.len(),
+                host: src.len(),
+            });
         }
         let bytes = src.byte_len() as u64;
         self.submit_ce(gpu, "copy", |ce, pb| {
@@ -627,7 +655,12 @@ impl Stream {
     }
 
     /// Queues setting every byte of `dst` to `value`.
-    pub fn memset_d8<T: Pod, R, A, C>(&self, gpu: &mut Gpu<'_, R, A, C>, dst: &DeviceBuffer<T>, value: u8) -> Result<(), RuntimeError>
+    pub fn memset_d8<T: Pod, R, A, C>(
+        &self,
+        gpu: &mut Gpu<'_, R, A, C>,
+        dst: &DeviceBuffer<T>,
+        value: u8,
+    ) -> Result<(), RuntimeError>
     where
         R: RegisterIo + ?Sized,
         A: DmaAllocator + ?Sized,
@@ -635,13 +668,24 @@ impl Stream {
     {
         let bytes = dst.byte_len() as u64;
         self.submit_ce(gpu, "memset", |ce, pb| {
-            ce.memset(pb, CeAddress::Virtual(dst.device_ptr()), MemsetPattern::U8(value), bytes, Pipelining::NonPipelined)
+            ce.memset(
+                pb,
+                CeAddress::Virtual(dst.device_ptr()),
+                MemsetPattern::U8(value),
+                bytes,
+                Pipelining::NonPipelined,
+            )
         })
     }
 
     /// Queues setting every 32-bit word of `dst` to `value`; `dst`'s size must be a multiple of
     /// 4 bytes.
-    pub fn memset_d32<T: Pod, R, A, C>(&self, gpu: &mut Gpu<'_, R, A, C>, dst: &DeviceBuffer<T>, value: u32) -> Result<(), RuntimeError>
+    pub fn memset_d32<T: Pod, R, A, C>(
+        &self,
+        gpu: &mut Gpu<'_, R, A, C>,
+        dst: &DeviceBuffer<T>,
+        value: u32,
+    ) -> Result<(), RuntimeError>
     where
         R: RegisterIo + ?Sized,
         A: DmaAllocator + ?Sized,
@@ -652,7 +696,13 @@ impl Stream {
             return Err(RuntimeError::Misaligned { what: "32-bit memset", bytes, multiple: 4 });
         }
         self.submit_ce(gpu, "memset", |ce, pb| {
-            ce.memset(pb, CeAddress::Virtual(dst.device_ptr()), MemsetPattern::U32(value), bytes as u64, Pipelining::NonPipelined)
+            ce.memset(
+                pb,
+                CeAddress::Virtual(dst.device_ptr()),
+                MemsetPattern::U32(value),
+                bytes as u64,
+                Pipelining::NonPipelined,
+            )
         })
     }
 

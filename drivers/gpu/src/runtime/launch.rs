@@ -22,11 +22,11 @@ use super::module::{Function, LaunchConfig};
 use super::params::Args;
 use super::{Gpu, RuntimeError};
 use crate::channel::{Channel, Fence, GpuMapping, GpuVaSpace, ENGINE_SUBCHANNEL};
-use crate::compute::memory::{push_memory_config, sm_shared_config, LocalMemoryPlan};
 use crate::compute::launch::{push_launch, qmd_layout, CONST0_BYTES, QMD_BYTES};
+use crate::compute::memory::{push_memory_config, sm_shared_config, LocalMemoryPlan};
 use crate::compute::qmd::{Launch, QmdTemplate};
-use crate::hw::RegisterIo;
 use crate::hal::Family;
+use crate::hw::RegisterIo;
 use crate::mm::{Aperture, PageTableMemory, PteAttrs, TlbInvalidator, VramAllocation, VramAllocator};
 use crate::platform::{Clock, DmaAllocator, DmaBuffer};
 
@@ -115,19 +115,33 @@ impl LaunchArea {
                 return Err(e.into());
             }
         };
-        Ok(LaunchArea { buffer, map, used_by: alloc::vec![None; SLOTS], next: 0, templates: Vec::new(), methods: None, local, local_map, plan })
+        Ok(LaunchArea {
+            buffer,
+            map,
+            used_by: alloc::vec![None; SLOTS],
+            next: 0,
+            templates: Vec::new(),
+            methods: None,
+            local,
+            local_map,
+            plan,
+        })
     }
 
     /// Sets the local-memory buffer and the generic-address windows on `channel`'s compute
     /// object; returns the fence of that work.
-    pub(super) fn configure(&self, io: &(impl RegisterIo + ?Sized), channel: &mut Channel, family: Family) -> Result<Fence, RuntimeError> {
+    pub(super) fn configure(
+        &self,
+        io: &(impl RegisterIo + ?Sized),
+        channel: &mut Channel,
+        family: Family,
+    ) -> Result<Fence, RuntimeError> {
         let mut words = [0u32; 16];
         let mut pb = crate::host::PushBuffer::over_slice(&mut words, channel.host_class());
         push_memory_config(&mut pb, family, ENGINE_SUBCHANNEL, self.local_map.va, &self.plan)?;
         let len = pb.len();
         Ok(channel.submit_words(io, &words[..len])?)
     }
-
 
     pub(super) fn free<M: PageTableMemory>(
         self,
@@ -153,7 +167,10 @@ impl Stream {
         C: Clock + ?Sized,
     {
         let state = gpu.stream_state(*self)?;
-        let area = state.launch.as_ref().ok_or_else(|| RuntimeError::WrongStream { what: "have local memory", kind: state.kind })?;
+        let area = state
+            .launch
+            .as_ref()
+            .ok_or_else(|| RuntimeError::WrongStream { what: "have local memory", kind: state.kind })?;
         Ok((area.local_map.va, area.local.size(), area.plan))
     }
 
@@ -173,7 +190,8 @@ impl Stream {
     {
         config.check(function)?;
         let family = gpu.chipset().family();
-        let layout = qmd_layout(family).map_err(|_| RuntimeError::Unsupported { what: "kernel launches on this family (no QMD layout)" })?;
+        let layout = qmd_layout(family)
+            .map_err(|_| RuntimeError::Unsupported { what: "kernel launches on this family (no QMD layout)" })?;
         let cbank_offset = crate::compute::launch::param_cbank_offset(family) as usize;
         if cbank_offset + function.param_size() as usize > CONST0_BYTES as usize {
             return Err(RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" });
@@ -185,13 +203,19 @@ impl Stream {
         if state.kind != StreamKind::Compute {
             return Err(RuntimeError::WrongStream { what: "launch kernels", kind: state.kind });
         }
-        let area = state.launch.as_mut().ok_or_else(|| RuntimeError::WrongStream { what: "launch kernels", kind: state.kind })?;
+        let area = state
+            .launch
+            .as_mut()
+            .ok_or_else(|| RuntimeError::WrongStream { what: "launch kernels", kind: state.kind })?;
         let slot = area.next;
         area.next = (slot + 1) % SLOTS;
         if let Some(previous) = area.used_by[slot].take() {
             state.channel.wait(previous, clock, timeout_ms, || {})?;
         }
-        let area = state.launch.as_mut().ok_or_else(|| RuntimeError::WrongStream { what: "launch kernels", kind: StreamKind::Compute })?;
+        let area = state
+            .launch
+            .as_mut()
+            .ok_or_else(|| RuntimeError::WrongStream { what: "launch kernels", kind: StreamKind::Compute })?;
         let slot_va = area.map.va + (slot * SLOT_BYTES) as u64;
         let const0_va = slot_va + QMD_BYTES as u64;
         let template = match area.templates.iter().position(|(k, _)| *k == key) {
@@ -215,7 +239,8 @@ impl Stream {
                     local_bytes_per_thread: area.plan.bytes_per_thread,
                     sm_config,
                 };
-                let t = QmdTemplate::new(layout, &launch).map_err(|_| RuntimeError::BadLaunch { what: "the launch does not fit the QMD" })?;
+                let t = QmdTemplate::new(layout, &launch)
+                    .map_err(|_| RuntimeError::BadLaunch { what: "the launch does not fit the QMD" })?;
                 area.templates.push((key, t));
                 area.templates.len() - 1
             }
@@ -249,7 +274,8 @@ impl Stream {
         }
         let methods = area.methods.as_ref().ok_or_else(|| RuntimeError::BadLaunch { what: "the launch methods" })?;
         let mut method_words = methods.words;
-        method_words[methods.address_at] = u32::try_from(slot_va >> 8).map_err(|_| RuntimeError::BadLaunch { what: "the QMD address" })?;
+        method_words[methods.address_at] =
+            u32::try_from(slot_va >> 8).map_err(|_| RuntimeError::BadLaunch { what: "the QMD address" })?;
         let len = methods.len;
         let fence = state.channel.submit_words(io, &method_words[..len])?;
         state.last = Some(fence);

@@ -62,21 +62,43 @@ pub enum RuntimeError {
     /// The compute context's memory configuration (local memory, windows, shared memory).
     Memory(crate::compute::memory::MemoryConfigError),
     /// Host and device sides of a copy differ in length (elements).
-    LengthMismatch { what: &'static str, device: usize, host: usize },
+    LengthMismatch {
+        what: &'static str,
+        device: usize,
+        host: usize,
+    },
     /// A size that must be a multiple of `multiple` bytes is not.
-    Misaligned { what: &'static str, bytes: usize, multiple: usize },
+    Misaligned {
+        what: &'static str,
+        bytes: usize,
+        multiple: usize,
+    },
     /// `len` elements of `elem` bytes overflow the address space.
-    TooLarge { len: usize, elem: usize },
+    TooLarge {
+        len: usize,
+        elem: usize,
+    },
     /// A stream handle this GPU does not have (destroyed, or another GPU's).
-    NoSuchStream { index: u32 },
+    NoSuchStream {
+        index: u32,
+    },
     /// A stream cannot do this: copy-engine work on a compute stream, or destroying the default.
-    WrongStream { what: &'static str, kind: StreamKind },
+    WrongStream {
+        what: &'static str,
+        kind: StreamKind,
+    },
     /// No kernel of this name in the module.
-    NoSuchFunction { name: String },
+    NoSuchFunction {
+        name: String,
+    },
     /// A launch shape that cannot run.
-    BadLaunch { what: &'static str },
+    BadLaunch {
+        what: &'static str,
+    },
     /// Something this runtime does not do yet, named.
-    Unsupported { what: &'static str },
+    Unsupported {
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for RuntimeError {

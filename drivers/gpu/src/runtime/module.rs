@@ -137,7 +137,8 @@ impl Module {
         C: Clock + ?Sized,
     {
         let parsed = payload::Module::load(bytes)?;
-        let image = if gpu.config().runs_ptx { parsed.select_ptx(gpu.chipset())? } else { parsed.select(gpu.chipset())? };
+        let image =
+            if gpu.config().runs_ptx { parsed.select_ptx(gpu.chipset())? } else { parsed.select(gpu.chipset())? };
         if matches!(image, Image::Ptx(_)) && !gpu.config().runs_ptx {
             return Err(RuntimeError::Unsupported {
                 what: "PTX on a real GPU (this driver has no PTX JIT): give a cubin or fatbin with SASS for the chip",
@@ -178,7 +179,8 @@ impl Module {
             Image::Sass(cubin) => {
                 if !cubin.data_sections.is_empty() || !cubin.relocations.is_empty() {
                     return Err(RuntimeError::Unsupported {
-                        what: "cubins with global data, constant banks or relocations (only self-contained kernels load)",
+                        what:
+                            "cubins with global data, constant banks or relocations (only self-contained kernels load)",
                     });
                 }
                 let mut image = Vec::new();
@@ -306,7 +308,9 @@ impl Function<'_> {
     /// land at their offsets, the padding between them becomes zero.
     pub fn pack_into(&self, args: &Args, block: &mut [u8]) -> Result<(), RuntimeError> {
         let size = self.info.param_size as usize;
-        let block = block.get_mut(..size).ok_or_else(|| RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" })?;
+        let block = block
+            .get_mut(..size)
+            .ok_or_else(|| RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" })?;
         block.fill(0);
         Ok(params::pack_into(&self.info.name, &self.info.params, args, block)?)
     }
@@ -314,6 +318,10 @@ impl Function<'_> {
 
 impl core::fmt::Debug for Module {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Module").field("kind", &self.kind).field("image_va", &self.image_va()).field("functions", &self.functions).finish()
+        f.debug_struct("Module")
+            .field("kind", &self.kind)
+            .field("image_va", &self.image_va())
+            .field("functions", &self.functions)
+            .finish()
     }
 }

@@ -281,10 +281,9 @@ impl fmt::Display for ArgsError {
             Self::Count { function, expected, given } => {
                 write!(f, "`{function}` takes {expected} parameters, {given} arguments given")
             }
-            Self::Size { function, index, kind, expected, given } => write!(
-                f,
-                "argument {index} of `{function}` is a {kind} of {given} bytes; the parameter has {expected}"
-            ),
+            Self::Size { function, index, kind, expected, given } => {
+                write!(f, "argument {index} of `{function}` is a {kind} of {given} bytes; the parameter has {expected}")
+            }
             Self::Layout { function, index } => {
                 write!(f, "parameter {index} of `{function}` lies outside its parameter block")
             }
@@ -374,7 +373,10 @@ mod tests {
         assert_eq!(&block[16..36], &[9; 20]);
         assert_eq!(block[36], 5);
         let short = Args::new().u32(7);
-        assert_eq!(pack("p", &p.params, p.param_size, &short), Err(ArgsError::Count { function: "p".into(), expected: 4, given: 1 }));
+        assert_eq!(
+            pack("p", &p.params, p.param_size, &short),
+            Err(ArgsError::Count { function: "p".into(), expected: 4, given: 1 })
+        );
         let wrong = Args::new().u32(7).f32(1.0).bytes(&[9; 20]).u8(5);
         assert_eq!(
             pack("p", &p.params, p.param_size, &wrong),

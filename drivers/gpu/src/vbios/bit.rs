@@ -133,11 +133,7 @@ impl BitTable {
         let offset = find_header(rom).ok_or(VbiosError::NoBitHeader)?;
         let raw: BitHeaderRaw = struct_at(rom, "BIT header", offset)?;
         if raw.header_size < BIT_HEADER_V1_00_SIZE || raw.token_size < BIT_TOKEN_V1_00_SIZE_6 {
-            return Err(VbiosError::BadBitHeader {
-                offset,
-                header_size: raw.header_size,
-                token_size: raw.token_size,
-            });
+            return Err(VbiosError::BadBitHeader { offset, header_size: raw.header_size, token_size: raw.token_size });
         }
         let first = offset.saturating_add(u32::from(raw.header_size));
         let table_len = u32::from(raw.token_size) * u32::from(raw.token_entries);
@@ -179,11 +175,7 @@ impl BitTable {
 
 fn find_header(rom: &[u8]) -> Option<u32> {
     let mut from = 0usize;
-    while let Some(pos) = rom
-        .get(from..)?
-        .windows(BIT_MAGIC.len())
-        .position(|w| w == BIT_MAGIC)
-    {
+    while let Some(pos) = rom.get(from..)?.windows(BIT_MAGIC.len()).position(|w| w == BIT_MAGIC) {
         let at = from + pos;
         let offset = u32::try_from(at).ok()?;
         let header_size = *rom.get(at + 8)?;

@@ -47,20 +47,11 @@ pub enum VbiosError {
     /// No BIT header ("\xFF\xB8BIT\0" with a valid checksum) in the ROM.
     NoBitHeader,
     /// A BIT header whose sizes cannot describe BIT v1.00 tokens.
-    BadBitHeader {
-        offset: u32,
-        header_size: u8,
-        token_size: u8,
-    },
+    BadBitHeader { offset: u32, header_size: u8, token_size: u8 },
     /// No usable falcon data token ('p', data version 2) in the BIT.
     NoFalconData,
     /// The falcon ucode table header is of an unknown version or too small.
-    BadFalconUcodeTable {
-        offset: u32,
-        version: u8,
-        header_size: u8,
-        entry_size: u8,
-    },
+    BadFalconUcodeTable { offset: u32, version: u8, header_size: u8, entry_size: u8 },
     /// The falcon ucode table has no entry for the requested FWSEC application.
     NoFwsec { application_id: u8 },
     /// The FWSEC entry's descriptor header says no version is available (a v1 descriptor).
@@ -82,70 +73,60 @@ impl fmt::Display for VbiosError {
         match self {
             Self::Empty => write!(f, "empty input: no ROM bytes"),
             Self::InputTooLarge { size } => write!(f, "input of {size} bytes is too large for a VBIOS"),
-            Self::Truncated { what, offset, len, size } => write!(
-                f,
-                "truncated: {what} at {offset:#x} needs {len:#x} bytes but only {size:#x} are available"
-            ),
-            Self::NoRomSignature { found } => write!(
-                f,
-                "not a PCI expansion ROM: offset 0 holds {found:#06x}, not 0xaa55 or an NVGI header"
-            ),
+            Self::Truncated { what, offset, len, size } => {
+                write!(f, "truncated: {what} at {offset:#x} needs {len:#x} bytes but only {size:#x} are available")
+            }
+            Self::NoRomSignature { found } => {
+                write!(f, "not a PCI expansion ROM: offset 0 holds {found:#06x}, not 0xaa55 or an NVGI header")
+            }
             Self::UnsupportedIfrVersion { version } => {
                 write!(f, "NVGI (IFR) header version {version:#x} is not supported")
             }
-            Self::NoRomDirectory { offset, found } => write!(
-                f,
-                "NVGI (IFR) v3 header: no ROM directory (\"RFRD\") at {offset:#x}, found {found:#010x}"
-            ),
+            Self::NoRomDirectory { offset, found } => {
+                write!(f, "NVGI (IFR) v3 header: no ROM directory (\"RFRD\") at {offset:#x}, found {found:#010x}")
+            }
             Self::MisalignedRomOffset { offset } => {
                 write!(f, "NVGI (IFR) header points at misaligned PCI ROM offset {offset:#x}")
             }
             Self::BadImageSignature { image, found } => {
                 write!(f, "image at {image:#x}: bad ROM signature {found:#06x}")
             }
-            Self::BadPcirSignature { image, pcir, found } => write!(
-                f,
-                "image at {image:#x}: no PCI data structure at {pcir:#x} (signature {found:#010x})"
-            ),
-            Self::NotNvidia { vendor, device } => write!(
-                f,
-                "not an NVIDIA VBIOS: PCI ROM for vendor {vendor:#06x} device {device:#06x}"
-            ),
+            Self::BadPcirSignature { image, pcir, found } => {
+                write!(f, "image at {image:#x}: no PCI data structure at {pcir:#x} (signature {found:#010x})")
+            }
+            Self::NotNvidia { vendor, device } => {
+                write!(f, "not an NVIDIA VBIOS: PCI ROM for vendor {vendor:#06x} device {device:#06x}")
+            }
             Self::EmptyImage { image } => write!(f, "image at {image:#x} declares a length of zero"),
             Self::TooManyImages { limit } => write!(f, "ROM chain has more than {limit} images"),
-            Self::RomTooLarge { size, limit } => write!(
-                f,
-                "ROM chain of {size:#x} bytes exceeds the {limit:#x}-byte PROM window"
-            ),
+            Self::RomTooLarge { size, limit } => {
+                write!(f, "ROM chain of {size:#x} bytes exceeds the {limit:#x}-byte PROM window")
+            }
             Self::NoBitHeader => write!(f, "no BIT header (\\xff\\xb8BIT with a valid checksum) in the ROM"),
-            Self::BadBitHeader { offset, header_size, token_size } => write!(
-                f,
-                "BIT header at {offset:#x}: header size {header_size} / token size {token_size} too small"
-            ),
+            Self::BadBitHeader { offset, header_size, token_size } => {
+                write!(f, "BIT header at {offset:#x}: header size {header_size} / token size {token_size} too small")
+            }
             Self::NoFalconData => write!(f, "no falcon data token ('p', version 2) in the BIT"),
             Self::BadFalconUcodeTable { offset, version, header_size, entry_size } => write!(
                 f,
                 "falcon ucode table at {offset:#x}: version {version}, header size {header_size}, \
                  entry size {entry_size} not supported"
             ),
-            Self::NoFwsec { application_id } => write!(
-                f,
-                "no FWSEC (application id {application_id:#04x}) in the falcon ucode table"
-            ),
+            Self::NoFwsec { application_id } => {
+                write!(f, "no FWSEC (application id {application_id:#04x}) in the falcon ucode table")
+            }
             Self::FwsecDescVersionUnavailable { offset } => {
                 write!(f, "FWSEC descriptor at {offset:#x} carries no version (v1 descriptor)")
             }
-            Self::UnsupportedFwsecDesc { version, size } => write!(
-                f,
-                "FWSEC descriptor version {version} of size {size:#x} is not supported"
-            ),
+            Self::UnsupportedFwsecDesc { version, size } => {
+                write!(f, "FWSEC descriptor version {version} of size {size:#x} is not supported")
+            }
             Self::FwsecLayout { what } => write!(f, "FWSEC image layout: {what}"),
             Self::BadInterfaceTable { what } => write!(f, "FWSEC application interface table: {what}"),
             Self::NoDmemMapper => write!(f, "FWSEC has no DMEM mapper interface entry"),
-            Self::BadDmemMapper { offset, found } => write!(
-                f,
-                "FWSEC DMEM mapper at DMEM {offset:#x}: signature {found:#010x} is not \"DMAP\""
-            ),
+            Self::BadDmemMapper { offset, found } => {
+                write!(f, "FWSEC DMEM mapper at DMEM {offset:#x}: signature {found:#010x} is not \"DMAP\"")
+            }
         }
     }
 }

@@ -126,14 +126,12 @@ impl FalconUcodeTable {
     fn read(rom: &[u8], falcon_data_offset: u32, expansion_rom_offset: u32) -> Result<Self> {
         let size = u32::try_from(rom.len()).unwrap_or(u32::MAX);
         let table_ptr = struct_at::<U32>(rom, "falcon data", falcon_data_offset)?.get();
-        let offset = table_ptr
-            .checked_add(expansion_rom_offset)
-            .ok_or(VbiosError::Truncated {
-                what: "falcon ucode table",
-                offset: u32::MAX,
-                len: 0,
-                size,
-            })?;
+        let offset = table_ptr.checked_add(expansion_rom_offset).ok_or(VbiosError::Truncated {
+            what: "falcon ucode table",
+            offset: u32::MAX,
+            len: 0,
+            size,
+        })?;
         let header: TableHeaderRaw = struct_at(rom, "falcon ucode table header", offset)?;
         if header.version != FALCON_UCODE_TABLE_HDR_V1_VERSION
             || header.header_size < FALCON_UCODE_TABLE_HDR_V1_SIZE_6

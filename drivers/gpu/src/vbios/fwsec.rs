@@ -353,13 +353,9 @@ impl<'a> Fwsec<'a> {
     /// (or `FIRMWARE_SEC_LIC`) whose descriptor is v2 or v3 wins.
     pub fn find(rom: &'a [u8], table: &FalconUcodeTable, kind: FwsecKind) -> Result<Self> {
         let wanted = kind.application_id();
-        let mut last_error = VbiosError::NoFwsec {
-            application_id: wanted,
-        };
-        for entry in table
-            .entries
-            .iter()
-            .filter(|e| e.application_id == wanted || e.application_id == APPID_FIRMWARE_SEC_LIC)
+        let mut last_error = VbiosError::NoFwsec { application_id: wanted };
+        for entry in
+            table.entries.iter().filter(|e| e.application_id == wanted || e.application_id == APPID_FIRMWARE_SEC_LIC)
         {
             match Self::parse(rom, *entry) {
                 Ok(fwsec) => return Ok(fwsec),
@@ -380,9 +376,7 @@ impl<'a> Fwsec<'a> {
         })?;
         let vdesc = struct_at::<U32>(rom, "FWSEC descriptor header", desc_offset)?.get();
         if vdesc & VDESC_FLAGS_VERSION_AVAILABLE == 0 {
-            return Err(VbiosError::FwsecDescVersionUnavailable {
-                offset: desc_offset,
-            });
+            return Err(VbiosError::FwsecDescVersionUnavailable { offset: desc_offset });
         }
         let version = ((vdesc >> VDESC_VERSION_SHIFT) & 0xFF) as u8;
         let desc_size = (vdesc >> VDESC_SIZE_SHIFT) as u16;
@@ -426,12 +420,7 @@ impl<'a> Fwsec<'a> {
                     reserved: raw.reserved.get(),
                 })
             }
-            _ => {
-                return Err(VbiosError::UnsupportedFwsecDesc {
-                    version,
-                    size: desc_size,
-                })
-            }
+            _ => return Err(VbiosError::UnsupportedFwsecDesc { version, size: desc_size }),
         };
 
         let layout = |what| VbiosError::FwsecLayout { what };
@@ -523,8 +512,7 @@ impl<'a> Fwsec<'a> {
             return None;
         }
         let start = (index * FWSEC_SIGNATURE_SIZE) as usize;
-        self.signatures
-            .get(start..start + FWSEC_SIGNATURE_SIZE as usize)
+        self.signatures.get(start..start + FWSEC_SIGNATURE_SIZE as usize)
     }
 
     /// The signature to patch in for a chip whose ucode fuse version is `fuse_version`: the one
@@ -559,22 +547,16 @@ const fn align_up(value: u32) -> Option<u32> {
 /// memories (the ROM bounds are checked when slicing).
 fn check_v2(d: &FalconUcodeDescV2) -> Result<()> {
     let layout = |what| Err(VbiosError::FwsecLayout { what });
-    let (Some(code_aligned), Some(data_aligned)) =
-        (align_up(d.imem_load_size), align_up(d.dmem_load_size))
-    else {
+    let (Some(code_aligned), Some(data_aligned)) = (align_up(d.imem_load_size), align_up(d.dmem_load_size)) else {
         return layout("load sizes overflow");
     };
     if d.imem_phys_base >= code_aligned
-        || d.imem_phys_base
-            .checked_add(d.imem_load_size)
-            .is_none_or(|end| end > code_aligned)
+        || d.imem_phys_base.checked_add(d.imem_load_size).is_none_or(|end| end > code_aligned)
     {
         return layout("IMEM physical base outside the code block");
     }
     if d.dmem_phys_base >= data_aligned
-        || d.dmem_phys_base
-            .checked_add(d.dmem_load_size)
-            .is_none_or(|end| end > data_aligned)
+        || d.dmem_phys_base.checked_add(d.dmem_load_size).is_none_or(|end| end > data_aligned)
     {
         return layout("DMEM physical base outside the data block");
     }
@@ -591,22 +573,13 @@ fn check_v3(d: &FalconUcodeDescV3, image_size: u32) -> Result<()> {
     if data_offset >= image_size {
         return layout("DMEM starts past the ucode image");
     }
-    if data_offset
-        .checked_add(d.dmem_load_size)
-        .is_none_or(|end| end > image_size)
-    {
+    if data_offset.checked_add(d.dmem_load_size).is_none_or(|end| end > image_size) {
         return layout("DMEM runs past the ucode image");
     }
-    let Some(sig_at) = data_offset
-        .checked_add(d.pkc_data_offset)
-        .filter(|&o| o < image_size)
-    else {
+    let Some(sig_at) = data_offset.checked_add(d.pkc_data_offset).filter(|&o| o < image_size) else {
         return layout("signature patch location past the ucode image");
     };
-    if sig_at
-        .checked_add(FWSEC_SIGNATURE_SIZE)
-        .is_none_or(|end| end > image_size)
-    {
+    if sig_at.checked_add(FWSEC_SIGNATURE_SIZE).is_none_or(|end| end > image_size) {
         return layout("signature patch location runs past the ucode image");
     }
     Ok(())
@@ -614,9 +587,8 @@ fn check_v3(d: &FalconUcodeDescV3, image_size: u32) -> Result<()> {
 
 fn read_interface_table(dmem: &[u8], interface_offset: u32) -> Result<AppInterfaceTable> {
     let bad = |what| VbiosError::BadInterfaceTable { what };
-    let header: AppIfHeaderRaw =
-        struct_at(dmem, "FWSEC application interface header", interface_offset)
-            .map_err(|_| bad("header outside DMEM"))?;
+    let header: AppIfHeaderRaw = struct_at(dmem, "FWSEC application interface header", interface_offset)
+        .map_err(|_| bad("header outside DMEM"))?;
     if usize::from(header.header_size) < size_of::<AppIfHeaderRaw>()
         || usize::from(header.entry_size) < size_of::<AppIfEntryRaw>()
     {
@@ -629,12 +601,9 @@ fn read_interface_table(dmem: &[u8], interface_offset: u32) -> Result<AppInterfa
     let mut entries = Vec::with_capacity(usize::from(header.entry_count));
     for index in 0..u32::from(header.entry_count) {
         let at = first.saturating_add(index * u32::from(header.entry_size));
-        let raw: AppIfEntryRaw = struct_at(dmem, "FWSEC application interface entry", at)
-            .map_err(|_| bad("entry outside DMEM"))?;
-        entries.push(AppInterfaceEntry {
-            id: raw.id.get(),
-            dmem_offset: raw.dmem_offset.get(),
-        });
+        let raw: AppIfEntryRaw =
+            struct_at(dmem, "FWSEC application interface entry", at).map_err(|_| bad("entry outside DMEM"))?;
+        entries.push(AppInterfaceEntry { id: raw.id.get(), dmem_offset: raw.dmem_offset.get() });
     }
     Ok(AppInterfaceTable {
         dmem_offset: interface_offset,
@@ -646,21 +615,12 @@ fn read_interface_table(dmem: &[u8], interface_offset: u32) -> Result<AppInterfa
 }
 
 fn read_dmem_mapper(dmem: &[u8], interface: &AppInterfaceTable) -> Result<DmemMapper> {
-    let entry = interface
-        .entries
-        .iter()
-        .find(|e| e.id == APPIF_ID_DMEMMAPPER)
-        .ok_or(VbiosError::NoDmemMapper)?;
+    let entry = interface.entries.iter().find(|e| e.id == APPIF_ID_DMEMMAPPER).ok_or(VbiosError::NoDmemMapper)?;
     let at = entry.dmem_offset;
-    let raw: DmemMapperRaw =
-        struct_at(dmem, "FWSEC DMEM mapper", at).map_err(|_| VbiosError::FwsecLayout {
-            what: "DMEM mapper outside DMEM",
-        })?;
+    let raw: DmemMapperRaw = struct_at(dmem, "FWSEC DMEM mapper", at)
+        .map_err(|_| VbiosError::FwsecLayout { what: "DMEM mapper outside DMEM" })?;
     if raw.signature.get() != DMEMMAPPER_SIGNATURE {
-        return Err(VbiosError::BadDmemMapper {
-            offset: at,
-            found: raw.signature.get(),
-        });
+        return Err(VbiosError::BadDmemMapper { offset: at, found: raw.signature.get() });
     }
     let mapper = DmemMapper {
         dmem_offset: at,
@@ -682,14 +642,8 @@ fn read_dmem_mapper(dmem: &[u8], interface: &AppInterfaceTable) -> Result<DmemMa
         multi_tgt_tbl: raw.multi_tgt_tbl.get(),
     };
     let dmem_size = u32::try_from(dmem.len()).unwrap_or(u32::MAX);
-    if mapper
-        .cmd_in_buffer_offset
-        .checked_add(mapper.cmd_in_buffer_size)
-        .is_none_or(|end| end > dmem_size)
-    {
-        return Err(VbiosError::FwsecLayout {
-            what: "DMEM mapper command-in buffer outside DMEM",
-        });
+    if mapper.cmd_in_buffer_offset.checked_add(mapper.cmd_in_buffer_size).is_none_or(|end| end > dmem_size) {
+        return Err(VbiosError::FwsecLayout { what: "DMEM mapper command-in buffer outside DMEM" });
     }
     Ok(mapper)
 }

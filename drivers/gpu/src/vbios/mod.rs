@@ -28,21 +28,16 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 pub use bit::{
-    token_name, BiosVersion, BitTable, BitToken, BIT_HEADER_ID, BIT_HEADER_SIGNATURE,
-    BIT_TOKEN_BIOSDATA, BIT_TOKEN_FALCON_DATA,
+    token_name, BiosVersion, BitTable, BitToken, BIT_HEADER_ID, BIT_HEADER_SIGNATURE, BIT_TOKEN_BIOSDATA,
+    BIT_TOKEN_FALCON_DATA,
 };
 pub use error::{Result, VbiosError};
-pub use falcon_ucode::{
-    FalconUcodeEntry, FalconUcodeTable, APPID_FIRMWARE_SEC_LIC, APPID_FWSEC_DBG, APPID_FWSEC_PROD,
-};
+pub use falcon_ucode::{FalconUcodeEntry, FalconUcodeTable, APPID_FIRMWARE_SEC_LIC, APPID_FWSEC_DBG, APPID_FWSEC_PROD};
 pub use fwsec::{
-    AppInterfaceEntry, AppInterfaceTable, DmemMapper, FalconUcodeDescV2, FalconUcodeDescV3, Fwsec,
-    FwsecDescriptor, FwsecKind, APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB,
-    DMEMMAPPER_SIGNATURE, FWSEC_SIGNATURE_SIZE,
+    AppInterfaceEntry, AppInterfaceTable, DmemMapper, FalconUcodeDescV2, FalconUcodeDescV3, Fwsec, FwsecDescriptor,
+    FwsecKind, APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB, DMEMMAPPER_SIGNATURE, FWSEC_SIGNATURE_SIZE,
 };
-pub use pci_rom::{
-    CodeType, IfrHeader, Npde, RomImage, MAX_IMAGES, PCI_EXP_ROM_SIGNATURE, PCI_VENDOR_ID_NVIDIA,
-};
+pub use pci_rom::{CodeType, IfrHeader, Npde, RomImage, MAX_IMAGES, PCI_EXP_ROM_SIGNATURE, PCI_VENDOR_ID_NVIDIA};
 pub use source::{Bar0Read, NV_PROM_DATA_BASE, PROM_WINDOW_SIZE};
 
 use source::{read_bytes, PromSource, RomSource, SliceSource};

@@ -248,17 +248,11 @@ pub(crate) struct RomLayout {
 }
 
 const fn is_rom_signature(sig: u16) -> bool {
-    matches!(
-        sig,
-        PCI_EXP_ROM_SIGNATURE | PCI_EXP_ROM_SIGNATURE_NV | PCI_EXP_ROM_SIGNATURE_NV2
-    )
+    matches!(sig, PCI_EXP_ROM_SIGNATURE | PCI_EXP_ROM_SIGNATURE_NV | PCI_EXP_ROM_SIGNATURE_NV2)
 }
 
 const fn is_pcir_signature(sig: u32) -> bool {
-    matches!(
-        sig,
-        PCI_DATA_STRUCT_SIGNATURE | PCI_DATA_STRUCT_SIGNATURE_NV | PCI_DATA_STRUCT_SIGNATURE_NV2
-    )
+    matches!(sig, PCI_DATA_STRUCT_SIGNATURE | PCI_DATA_STRUCT_SIGNATURE_NV | PCI_DATA_STRUCT_SIGNATURE_NV2)
 }
 
 /// Finds the PCI ROM in `src` (behind an IFR header if there is one) and walks its image chain.
@@ -274,20 +268,11 @@ pub(crate) fn locate<S: RomSource + ?Sized>(src: &mut S) -> Result<RomLayout> {
     };
     let signature = read_u16(src, "ROM signature", rom_offset)?;
     if !is_rom_signature(signature) {
-        return Err(VbiosError::BadImageSignature {
-            image: rom_offset,
-            found: signature,
-        });
+        return Err(VbiosError::BadImageSignature { image: rom_offset, found: signature });
     }
     let images = walk_chain(src, rom_offset)?;
     let rom_size = images.last().map_or(0, |last| last.offset + last.size);
-    Ok(RomLayout {
-        rom_offset,
-        ifr,
-        expansion_rom_offset: expansion_rom_offset(&images),
-        images,
-        rom_size,
-    })
+    Ok(RomLayout { rom_offset, ifr, expansion_rom_offset: expansion_rom_offset(&images), images, rom_size })
 }
 
 /// Reads the IFR header at offset 0, if there is one, and returns where it says the PCI ROM is.
@@ -312,26 +297,16 @@ fn find_rom_behind_ifr<S: RomSource + ?Sized>(src: &mut S) -> Result<Option<IfrH
             let directory = flash_status.saturating_add(IFR_V3_FLASH_STATUS_SIZE);
             let found = read_u32(src, "ROM directory", directory)?;
             if found != NV_ROM_DIRECTORY_IDENTIFIER {
-                return Err(VbiosError::NoRomDirectory {
-                    offset: directory,
-                    found,
-                });
+                return Err(VbiosError::NoRomDirectory { offset: directory, found });
             }
-            read_u32(
-                src,
-                "ROM directory",
-                directory.saturating_add(IFR_V3_ROM_OFFSET_AT),
-            )?
+            read_u32(src, "ROM directory", directory.saturating_add(IFR_V3_ROM_OFFSET_AT))?
         }
         other => return Err(VbiosError::UnsupportedIfrVersion { version: other }),
     };
     if !rom_offset.is_multiple_of(4) {
         return Err(VbiosError::MisalignedRomOffset { offset: rom_offset });
     }
-    Ok(Some(IfrHeader {
-        version,
-        rom_offset,
-    }))
+    Ok(Some(IfrHeader { version, rom_offset }))
 }
 
 /// Walks the chain starting at source offset `base`; returned offsets are relative to `base`.
@@ -346,17 +321,11 @@ fn walk_chain<S: RomSource + ?Sized>(src: &mut S, base: u32) -> Result<Vec<RomIm
         // NVIDIA's driver does not look at the vendor; refusing a foreign first image here gives
         // "not NVIDIA" instead of a confusing error further on.
         if images.is_empty() && image.vendor_id != PCI_VENDOR_ID_NVIDIA {
-            return Err(VbiosError::NotNvidia {
-                vendor: image.vendor_id,
-                device: image.device_id,
-            });
+            return Err(VbiosError::NotNvidia { vendor: image.vendor_id, device: image.device_id });
         }
         let end = u64::from(offset) + u64::from(image.size);
         if end > u64::from(PROM_WINDOW_SIZE) {
-            return Err(VbiosError::RomTooLarge {
-                size: end,
-                limit: PROM_WINDOW_SIZE,
-            });
+            return Err(VbiosError::RomTooLarge { size: end, limit: PROM_WINDOW_SIZE });
         }
         let available = src.size().saturating_sub(base);
         if end > u64::from(available) {
@@ -381,24 +350,13 @@ fn read_image<S: RomSource + ?Sized>(src: &mut S, base: u32, offset: u32) -> Res
     let abs = |rel: u32| base.saturating_add(rel);
     let rom_signature = read_u16(src, "ROM header", abs(offset))?;
     if !is_rom_signature(rom_signature) {
-        return Err(VbiosError::BadImageSignature {
-            image: offset,
-            found: rom_signature,
-        });
+        return Err(VbiosError::BadImageSignature { image: offset, found: rom_signature });
     }
-    let pcir_ptr = read_u16(
-        src,
-        "ROM header",
-        abs(offset.saturating_add(PCI_DATA_STRUCT_PTR_OFFSET)),
-    )?;
+    let pcir_ptr = read_u16(src, "ROM header", abs(offset.saturating_add(PCI_DATA_STRUCT_PTR_OFFSET)))?;
     let pcir_offset = offset.saturating_add(u32::from(pcir_ptr));
     let pcir: PciDataStruct = read_struct(src, "PCI data structure", abs(pcir_offset))?;
     if !is_pcir_signature(pcir.signature.get()) {
-        return Err(VbiosError::BadPcirSignature {
-            image: offset,
-            pcir: pcir_offset,
-            found: pcir.signature.get(),
-        });
+        return Err(VbiosError::BadPcirSignature { image: offset, pcir: pcir_offset, found: pcir.signature.get() });
     }
 
     let mut length = pcir.image_length.get();
@@ -415,10 +373,7 @@ fn read_image<S: RomSource + ?Sized>(src: &mut S, base: u32, offset: u32) -> Res
     if let Some(npde_abs) = npde_abs {
         let ext: NvPciDataExt = read_struct(src, "NPDE", npde_abs)?;
         if ext.signature.get() == NV_PCI_DATA_EXT_SIG
-            && matches!(
-                ext.revision.get(),
-                NV_PCI_DATA_EXT_REV_10 | NV_PCI_DATA_EXT_REV_11
-            )
+            && matches!(ext.revision.get(), NV_PCI_DATA_EXT_REV_10 | NV_PCI_DATA_EXT_REV_11)
         {
             let has_last = ext.length.get() > NPDE_LAST_IMAGE_OFFSET;
             length = ext.subimage_length.get();
@@ -467,14 +422,8 @@ fn read_image<S: RomSource + ?Sized>(src: &mut S, base: u32, offset: u32) -> Res
 /// image's size, or 0 when either image is missing (`s_locateExpansionRoms`,
 /// `NV_BCRT_HASH_INFO_BASE_CODE_TYPE_VBIOS_BASE/_EXT`).
 fn expansion_rom_offset(images: &[RomImage]) -> u32 {
-    let ext = images
-        .iter()
-        .find(|i| i.code_type == CodeType::NvidiaFwsec)
-        .map(|i| i.offset);
-    let base = images
-        .iter()
-        .find(|i| i.code_type == CodeType::X86PcAt)
-        .map(|i| i.size);
+    let ext = images.iter().find(|i| i.code_type == CodeType::NvidiaFwsec).map(|i| i.offset);
+    let base = images.iter().find(|i| i.code_type == CodeType::X86PcAt).map(|i| i.size);
     match (ext, base) {
         // NVIDIA subtracts unchecked; an 0xE0 image before the end of the x86 one is malformed and
         // gets base 0, so the table lookups fail their bounds checks instead of wrapping.

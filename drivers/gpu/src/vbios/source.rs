@@ -55,9 +55,7 @@ impl<'a> SliceSource<'a> {
             return Err(VbiosError::Empty);
         }
         if u32::try_from(data.len()).is_err() {
-            return Err(VbiosError::InputTooLarge {
-                size: data.len() as u64,
-            });
+            return Err(VbiosError::InputTooLarge { size: data.len() as u64 });
         }
         Ok(Self { data })
     }
@@ -127,12 +125,7 @@ impl<B: Bar0Read + ?Sized> RomSource for PromSource<'_, B> {
 pub(crate) fn check_range(what: &'static str, offset: u32, len: u32, size: u32) -> Result<()> {
     match offset.checked_add(len) {
         Some(end) if end <= size => Ok(()),
-        _ => Err(VbiosError::Truncated {
-            what,
-            offset,
-            len,
-            size,
-        }),
+        _ => Err(VbiosError::Truncated { what, offset, len, size }),
     }
 }
 
@@ -161,43 +154,24 @@ where
 }
 
 /// Reads a little-endian `u16` at `offset`.
-pub(crate) fn read_u16<S: RomSource + ?Sized>(
-    src: &mut S,
-    what: &'static str,
-    offset: u32,
-) -> Result<u16> {
+pub(crate) fn read_u16<S: RomSource + ?Sized>(src: &mut S, what: &'static str, offset: u32) -> Result<u16> {
     let mut b = [0u8; 2];
     read_bytes(src, what, offset, &mut b)?;
     Ok(u16::from_le_bytes(b))
 }
 
 /// Reads a little-endian `u32` at `offset`.
-pub(crate) fn read_u32<S: RomSource + ?Sized>(
-    src: &mut S,
-    what: &'static str,
-    offset: u32,
-) -> Result<u32> {
+pub(crate) fn read_u32<S: RomSource + ?Sized>(src: &mut S, what: &'static str, offset: u32) -> Result<u32> {
     let mut b = [0u8; 4];
     read_bytes(src, what, offset, &mut b)?;
     Ok(u32::from_le_bytes(b))
 }
 
 /// Bounds-checked view of `len` bytes at `offset` of an in-memory ROM.
-pub(crate) fn slice<'a>(
-    data: &'a [u8],
-    what: &'static str,
-    offset: u32,
-    len: u32,
-) -> Result<&'a [u8]> {
+pub(crate) fn slice<'a>(data: &'a [u8], what: &'static str, offset: u32, len: u32) -> Result<&'a [u8]> {
     let size = u32::try_from(data.len()).unwrap_or(u32::MAX);
     check_range(what, offset, len, size)?;
-    data.get(offset as usize..offset as usize + len as usize)
-        .ok_or(VbiosError::Truncated {
-            what,
-            offset,
-            len,
-            size,
-        })
+    data.get(offset as usize..offset as usize + len as usize).ok_or(VbiosError::Truncated { what, offset, len, size })
 }
 
 /// Reads a plain-bytes structure at `offset` of an in-memory ROM.

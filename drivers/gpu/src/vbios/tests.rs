@@ -66,16 +66,12 @@ fn put_image(
 
 fn fix_bit_checksum(rom: &mut [u8]) {
     rom[BIT_AT + 11] = 0;
-    let sum = rom[BIT_AT..BIT_AT + 12]
-        .iter()
-        .fold(0u8, |a, b| a.wrapping_add(*b));
+    let sum = rom[BIT_AT..BIT_AT + 12].iter().fold(0u8, |a, b| a.wrapping_add(*b));
     rom[BIT_AT + 11] = 0u8.wrapping_sub(sum);
 }
 
 fn pattern(len: u32, seed: u8) -> Vec<u8> {
-    (0..len)
-        .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
-        .collect()
+    (0..len).map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed)).collect()
 }
 
 /// A synthetic ROM with a FWSEC descriptor of `desc_version` (2 or 3).
@@ -92,22 +88,8 @@ fn synthetic(desc_version: u8) -> Vec<u8> {
     rom[BIT_AT + 9] = 6;
     rom[BIT_AT + 10] = 2;
     let t = BIT_AT + 12;
-    rom[t..t + 6].copy_from_slice(&[
-        b'B',
-        2,
-        0x25,
-        0,
-        BIOSDATA_AT as u8,
-        (BIOSDATA_AT >> 8) as u8,
-    ]);
-    rom[t + 6..t + 12].copy_from_slice(&[
-        b'p',
-        2,
-        4,
-        0,
-        FALCON_DATA_AT as u8,
-        (FALCON_DATA_AT >> 8) as u8,
-    ]);
+    rom[t..t + 6].copy_from_slice(&[b'B', 2, 0x25, 0, BIOSDATA_AT as u8, (BIOSDATA_AT >> 8) as u8]);
+    rom[t + 6..t + 12].copy_from_slice(&[b'p', 2, 4, 0, FALCON_DATA_AT as u8, (FALCON_DATA_AT >> 8) as u8]);
     fix_bit_checksum(&mut rom);
     put32(&mut rom, BIOSDATA_AT, 0x9506_3440);
     rom[BIOSDATA_AT + 4] = 0x38;
@@ -197,11 +179,7 @@ fn synthetic_v3_parses() {
     assert_eq!(v.rom_offset(), 0);
     assert!(v.ifr().is_none());
     assert_eq!(v.rom().len(), ROM_SIZE);
-    let images: Vec<_> = v
-        .images()
-        .iter()
-        .map(|i| (i.offset, i.size, i.code_type, i.last))
-        .collect();
+    let images: Vec<_> = v.images().iter().map(|i| (i.offset, i.size, i.code_type, i.last)).collect();
     assert_eq!(
         images,
         [
@@ -218,19 +196,8 @@ fn synthetic_v3_parses() {
     assert_eq!(v.expansion_rom_offset(), EXP_OFF as u32);
 
     assert_eq!(v.bit().offset, BIT_AT as u32);
-    let tokens: Vec<_> = v
-        .bit()
-        .tokens
-        .iter()
-        .map(|t| (t.id, t.data_version, t.data_size, t.data_offset))
-        .collect();
-    assert_eq!(
-        tokens,
-        [
-            (b'B', 2, 0x25, BIOSDATA_AT as u32),
-            (b'p', 2, 4, FALCON_DATA_AT as u32)
-        ]
-    );
+    let tokens: Vec<_> = v.bit().tokens.iter().map(|t| (t.id, t.data_version, t.data_size, t.data_offset)).collect();
+    assert_eq!(tokens, [(b'B', 2, 0x25, BIOSDATA_AT as u32), (b'p', 2, 4, FALCON_DATA_AT as u32)]);
     assert_eq!(v.bit().tokens[1].name(), Some("FALCON_DATA"));
     let version = v.version().expect("version");
     assert_eq!(alloc::format!("{version}"), "95.06.34.40.38");
@@ -253,28 +220,13 @@ fn synthetic_v3_parses() {
     assert_eq!(fwsec.dmem().len(), DMEM_SIZE as usize);
     assert_eq!(fwsec.signature_count(), 2);
     assert_eq!(fwsec.signatures().len(), 768);
-    assert_eq!(
-        fwsec.signature_for_fuse_version(0).map(|s| s[0]),
-        Some(0xA0)
-    );
+    assert_eq!(fwsec.signature_for_fuse_version(0).map(|s| s[0]), Some(0xA0));
     assert_eq!(fwsec.signature_for_fuse_version(1), None);
-    assert_eq!(
-        fwsec.signature_for_fuse_version(2).map(|s| s[0]),
-        Some(0xA2)
-    );
+    assert_eq!(fwsec.signature_for_fuse_version(2).map(|s| s[0]), Some(0xA2));
     assert_eq!(fwsec.signature_for_fuse_version(40), None);
     assert_eq!(
         fwsec.interface.entries,
-        [
-            AppInterfaceEntry {
-                id: 4,
-                dmem_offset: DMAP_AT
-            },
-            AppInterfaceEntry {
-                id: 5,
-                dmem_offset: 0xF0
-            },
-        ]
+        [AppInterfaceEntry { id: 4, dmem_offset: DMAP_AT }, AppInterfaceEntry { id: 5, dmem_offset: 0xF0 },]
     );
     let m = fwsec.dmem_mapper;
     assert_eq!((m.dmem_offset, m.version, m.size), (DMAP_AT, 3, 0x40));
@@ -283,10 +235,7 @@ fn synthetic_v3_parses() {
     assert_eq!(fwsec.dmem_mapper_rom_offset(), image + IMEM_SIZE + DMAP_AT);
 
     // The debug entry's descriptor pointer leads outside the ROM: a typed error, not a panic.
-    assert!(matches!(
-        v.fwsec(FwsecKind::Debug),
-        Err(VbiosError::Truncated { .. })
-    ));
+    assert!(matches!(v.fwsec(FwsecKind::Debug), Err(VbiosError::Truncated { .. })));
 }
 
 #[test]
@@ -294,13 +243,8 @@ fn synthetic_v2_parses() {
     let rom = synthetic(2);
     let v = Vbios::from_bytes(&rom).expect("parse");
     let fwsec = v.fwsec(FwsecKind::Prod).expect("fwsec");
-    let FwsecDescriptor::V2(d) = fwsec.descriptor else {
-        panic!("expected v2")
-    };
-    assert_eq!(
-        (d.imem_load_size, d.dmem_offset, d.dmem_load_size),
-        (IMEM_SIZE, IMEM_SIZE, DMEM_SIZE)
-    );
+    let FwsecDescriptor::V2(d) = fwsec.descriptor else { panic!("expected v2") };
+    assert_eq!((d.imem_load_size, d.dmem_offset, d.dmem_load_size), (IMEM_SIZE, IMEM_SIZE, DMEM_SIZE));
     assert_eq!(fwsec.image_offset, DESC_AT as u32 + 60);
     assert_eq!(fwsec.dmem_offset, DESC_AT as u32 + 60 + IMEM_SIZE);
     assert_eq!(
@@ -326,10 +270,7 @@ struct FakeBar0 {
 
 impl FakeBar0 {
     fn new(prom: Vec<u8>) -> Self {
-        Self {
-            prom,
-            reads: core::cell::Cell::new(0),
-        }
+        Self { prom, reads: core::cell::Cell::new(0) }
     }
 }
 
@@ -363,11 +304,7 @@ fn prom_and_file_give_the_same_vbios() {
         from_file.fwsec(FwsecKind::Prod).expect("fwsec").imem()
     );
     // The chain walk plus one pass over the chain, not byte-by-byte word reads.
-    assert!(
-        bar0.reads.get() < ROM_SIZE / 4 + 64,
-        "{} reads",
-        bar0.reads.get()
-    );
+    assert!(bar0.reads.get() < ROM_SIZE / 4 + 64, "{} reads", bar0.reads.get());
 }
 
 fn with_ifr(version: u8) -> (Vec<u8>, u32) {
@@ -399,20 +336,11 @@ fn nvgi_header_is_skipped() {
         let (data, rom_offset) = with_ifr(version);
         let v = Vbios::from_bytes(&data).expect("parse behind NVGI");
         assert_eq!(v.rom_offset(), rom_offset);
-        assert_eq!(
-            v.ifr(),
-            Some(&IfrHeader {
-                version,
-                rom_offset
-            })
-        );
+        assert_eq!(v.ifr(), Some(&IfrHeader { version, rom_offset }));
         assert_eq!(v.rom(), &synthetic(3)[..]);
         assert!(v.fwsec(FwsecKind::Prod).is_ok());
         let bar0 = FakeBar0::new(data);
-        assert_eq!(
-            Vbios::from_prom(&bar0).expect("prom").rom_offset(),
-            rom_offset
-        );
+        assert_eq!(Vbios::from_prom(&bar0).expect("prom").rom_offset(), rom_offset);
     }
 }
 
@@ -420,78 +348,41 @@ fn nvgi_header_is_skipped() {
 fn nvgi_errors() {
     let (mut data, _) = with_ifr(4);
     data[5] = 4;
-    assert_eq!(
-        Vbios::from_bytes(&data).unwrap_err(),
-        VbiosError::UnsupportedIfrVersion { version: 4 }
-    );
+    assert_eq!(Vbios::from_bytes(&data).unwrap_err(), VbiosError::UnsupportedIfrVersion { version: 4 });
     let (mut data, _) = with_ifr(3);
     data[0x1100] = b'X';
-    assert!(matches!(
-        Vbios::from_bytes(&data),
-        Err(VbiosError::NoRomDirectory { offset: 0x1100, .. })
-    ));
+    assert!(matches!(Vbios::from_bytes(&data), Err(VbiosError::NoRomDirectory { offset: 0x1100, .. })));
     let (mut data, _) = with_ifr(2);
     put32(&mut data, 0x24, 0x1002);
-    assert_eq!(
-        Vbios::from_bytes(&data).unwrap_err(),
-        VbiosError::MisalignedRomOffset { offset: 0x1002 }
-    );
+    assert_eq!(Vbios::from_bytes(&data).unwrap_err(), VbiosError::MisalignedRomOffset { offset: 0x1002 });
     let (mut data, _) = with_ifr(2);
     put32(&mut data, 0x24, 0x0FF0_0000);
-    assert!(matches!(
-        Vbios::from_bytes(&data),
-        Err(VbiosError::Truncated { .. })
-    ));
+    assert!(matches!(Vbios::from_bytes(&data), Err(VbiosError::Truncated { .. })));
 }
 
 #[test]
 fn empty_and_foreign_inputs() {
     assert_eq!(Vbios::from_bytes(&[]).unwrap_err(), VbiosError::Empty);
-    assert!(matches!(
-        Vbios::from_bytes(&[0x55]),
-        Err(VbiosError::Truncated { .. })
-    ));
-    assert_eq!(
-        Vbios::from_bytes(b"hello, world").unwrap_err(),
-        VbiosError::NoRomSignature { found: 0x6568 }
-    );
+    assert!(matches!(Vbios::from_bytes(&[0x55]), Err(VbiosError::Truncated { .. })));
+    assert_eq!(Vbios::from_bytes(b"hello, world").unwrap_err(), VbiosError::NoRomSignature { found: 0x6568 });
 
     let mut rom = synthetic(3);
     rom[0] = 0x56; // flipped signature byte
-    assert!(matches!(
-        Vbios::from_bytes(&rom),
-        Err(VbiosError::NoRomSignature { .. })
-    ));
+    assert!(matches!(Vbios::from_bytes(&rom), Err(VbiosError::NoRomSignature { .. })));
 
     let mut rom = synthetic(3);
     put16(&mut rom, 0x44, 0x8086);
-    assert_eq!(
-        Vbios::from_bytes(&rom).unwrap_err(),
-        VbiosError::NotNvidia {
-            vendor: 0x8086,
-            device: 0x2803
-        }
-    );
+    assert_eq!(Vbios::from_bytes(&rom).unwrap_err(), VbiosError::NotNvidia { vendor: 0x8086, device: 0x2803 });
 
     let mut rom = synthetic(3);
     rom[0x40..0x44].copy_from_slice(b"PCIX");
-    assert!(matches!(
-        Vbios::from_bytes(&rom),
-        Err(VbiosError::BadPcirSignature {
-            image: 0,
-            pcir: 0x40,
-            ..
-        })
-    ));
+    assert!(matches!(Vbios::from_bytes(&rom), Err(VbiosError::BadPcirSignature { image: 0, pcir: 0x40, .. })));
 
     let mut rom = synthetic(3);
     put16(&mut rom, EXT, 0x1234);
     assert_eq!(
         Vbios::from_bytes(&rom).unwrap_err(),
-        VbiosError::BadImageSignature {
-            image: EXT as u32,
-            found: 0x1234
-        }
+        VbiosError::BadImageSignature { image: EXT as u32, found: 0x1234 }
     );
 }
 
@@ -500,53 +391,32 @@ fn bad_lengths_are_errors() {
     // Zero length (NPDE wins over PCIR): the walk would never advance.
     let mut rom = synthetic(3);
     put16(&mut rom, 0x68, 0);
-    assert_eq!(
-        Vbios::from_bytes(&rom).unwrap_err(),
-        VbiosError::EmptyImage { image: 0 }
-    );
+    assert_eq!(Vbios::from_bytes(&rom).unwrap_err(), VbiosError::EmptyImage { image: 0 });
 
     // Huge length: beyond the PROM window.
     let mut rom = synthetic(3);
     put16(&mut rom, 0x68, 0xFFFF);
-    assert!(matches!(
-        Vbios::from_bytes(&rom),
-        Err(VbiosError::RomTooLarge { .. })
-    ));
+    assert!(matches!(Vbios::from_bytes(&rom), Err(VbiosError::RomTooLarge { .. })));
 
     // Longer than the file but inside the window.
     let mut rom = synthetic(3);
     put16(&mut rom, 0x68, 0x100);
-    assert!(matches!(
-        Vbios::from_bytes(&rom),
-        Err(VbiosError::Truncated {
-            what: "ROM image",
-            ..
-        })
-    ));
+    assert!(matches!(Vbios::from_bytes(&rom), Err(VbiosError::Truncated { what: "ROM image", .. })));
 
     // No last-image bit anywhere, every image one block: the walk stops at the bound.
     let mut rom = vec![0u8; 0x200 * (MAX_IMAGES + 4)];
     for n in 0..MAX_IMAGES + 4 {
         put_image(&mut rom, n * 0x200, 0xAA55, 0x40, b"PCIR", 0, 1, 0, None);
     }
-    assert_eq!(
-        Vbios::from_bytes(&rom).unwrap_err(),
-        VbiosError::TooManyImages { limit: MAX_IMAGES }
-    );
+    assert_eq!(Vbios::from_bytes(&rom).unwrap_err(), VbiosError::TooManyImages { limit: MAX_IMAGES });
 }
 
 #[test]
 fn truncation_anywhere_is_an_error() {
     let rom = synthetic(3);
-    for len in (1..ROM_SIZE)
-        .step_by(7)
-        .chain([2, 0x18, 0x40, 0x5F, 0x400, 0x600, ROM_SIZE - 1])
-    {
+    for len in (1..ROM_SIZE).step_by(7).chain([2, 0x18, 0x40, 0x5F, 0x400, 0x600, ROM_SIZE - 1]) {
         let err = Vbios::from_bytes(&rom[..len]).unwrap_err();
-        assert!(
-            matches!(err, VbiosError::Truncated { .. }),
-            "len {len:#x}: {err}"
-        );
+        assert!(matches!(err, VbiosError::Truncated { .. }), "len {len:#x}: {err}");
     }
 }
 
@@ -554,30 +424,18 @@ fn truncation_anywhere_is_an_error() {
 fn bit_errors() {
     let mut rom = synthetic(3);
     rom[BIT_AT + 11] ^= 1;
-    assert_eq!(
-        Vbios::from_bytes(&rom).unwrap_err(),
-        VbiosError::NoBitHeader
-    );
+    assert_eq!(Vbios::from_bytes(&rom).unwrap_err(), VbiosError::NoBitHeader);
 
     let mut rom = synthetic(3);
     rom[BIT_AT + 9] = 4;
     fix_bit_checksum(&mut rom);
-    assert!(matches!(
-        Vbios::from_bytes(&rom),
-        Err(VbiosError::BadBitHeader { token_size: 4, .. })
-    ));
+    assert!(matches!(Vbios::from_bytes(&rom), Err(VbiosError::BadBitHeader { token_size: 4, .. })));
 
     let mut rom = synthetic(3);
     rom[BIT_AT + 9] = 255;
     rom[BIT_AT + 10] = 255;
     fix_bit_checksum(&mut rom);
-    assert!(matches!(
-        Vbios::from_bytes(&rom),
-        Err(VbiosError::Truncated {
-            what: "BIT token table",
-            ..
-        })
-    ));
+    assert!(matches!(Vbios::from_bytes(&rom), Err(VbiosError::Truncated { what: "BIT token table", .. })));
 
     // No BIOSDATA token: no version, still a VBIOS.
     let mut rom = synthetic(3);
@@ -587,13 +445,7 @@ fn bit_errors() {
     // No falcon data token.
     let mut rom = synthetic(3);
     rom[BIT_AT + 18] = b'q';
-    assert_eq!(
-        Vbios::from_bytes(&rom)
-            .expect("parse")
-            .falcon_ucode_table()
-            .unwrap_err(),
-        VbiosError::NoFalconData
-    );
+    assert_eq!(Vbios::from_bytes(&rom).expect("parse").falcon_ucode_table().unwrap_err(), VbiosError::NoFalconData);
 }
 
 #[test]
@@ -602,93 +454,52 @@ fn falcon_table_and_fwsec_errors() {
 
     let mut rom = synthetic(3);
     rom[TABLE_AT] = 2;
-    assert!(matches!(
-        parse(&rom).fwsec(FwsecKind::Prod),
-        Err(VbiosError::BadFalconUcodeTable { version: 2, .. })
-    ));
+    assert!(matches!(parse(&rom).fwsec(FwsecKind::Prod), Err(VbiosError::BadFalconUcodeTable { version: 2, .. })));
 
     let mut rom = synthetic(3);
     rom[TABLE_AT + 6 + 12] = 0x86;
-    assert_eq!(
-        parse(&rom).fwsec(FwsecKind::Prod).unwrap_err(),
-        VbiosError::NoFwsec {
-            application_id: 0x85
-        }
-    );
+    assert_eq!(parse(&rom).fwsec(FwsecKind::Prod).unwrap_err(), VbiosError::NoFwsec { application_id: 0x85 });
 
     let mut rom = synthetic(3);
     rom[DESC_AT] = 0; // version-available flag cleared
-    assert!(matches!(
-        parse(&rom).fwsec(FwsecKind::Prod),
-        Err(VbiosError::FwsecDescVersionUnavailable { .. })
-    ));
+    assert!(matches!(parse(&rom).fwsec(FwsecKind::Prod), Err(VbiosError::FwsecDescVersionUnavailable { .. })));
 
     let mut rom = synthetic(3);
     rom[DESC_AT + 1] = 4;
-    assert!(matches!(
-        parse(&rom).fwsec(FwsecKind::Prod),
-        Err(VbiosError::UnsupportedFwsecDesc { version: 4, .. })
-    ));
+    assert!(matches!(parse(&rom).fwsec(FwsecKind::Prod), Err(VbiosError::UnsupportedFwsecDesc { version: 4, .. })));
 
     let mut rom = synthetic(3);
     put32(&mut rom, DESC_AT + 20, 0x1000); // IMEM larger than the image
-    assert!(matches!(
-        parse(&rom).fwsec(FwsecKind::Prod),
-        Err(VbiosError::FwsecLayout { .. })
-    ));
+    assert!(matches!(parse(&rom).fwsec(FwsecKind::Prod), Err(VbiosError::FwsecLayout { .. })));
 
     let mut rom = synthetic(3);
     put32(&mut rom, DESC_AT + 4, 0x00FF_FFFF); // stored size past the ROM
-    assert!(matches!(
-        parse(&rom).fwsec(FwsecKind::Prod),
-        Err(VbiosError::Truncated { .. })
-    ));
+    assert!(matches!(parse(&rom).fwsec(FwsecKind::Prod), Err(VbiosError::Truncated { .. })));
 
     let mut rom = synthetic(3);
     rom[DESC_AT + 39] = 3; // three signatures, room for two
-    assert!(matches!(
-        parse(&rom).fwsec(FwsecKind::Prod),
-        Err(VbiosError::FwsecLayout { .. })
-    ));
+    assert!(matches!(parse(&rom).fwsec(FwsecKind::Prod), Err(VbiosError::FwsecLayout { .. })));
 
     let mut rom = synthetic(3);
     let dmem = dmem_at(&rom);
     rom[dmem + DMAP_AT as usize] = b'X';
-    assert!(matches!(
-        parse(&rom).fwsec(FwsecKind::Prod),
-        Err(VbiosError::BadDmemMapper {
-            offset: DMAP_AT,
-            ..
-        })
-    ));
+    assert!(matches!(parse(&rom).fwsec(FwsecKind::Prod), Err(VbiosError::BadDmemMapper { offset: DMAP_AT, .. })));
 
     let mut rom = synthetic(3);
     rom[dmem + INTERFACE_AT as usize + 3] = 1;
-    assert!(matches!(
-        parse(&rom).fwsec(FwsecKind::Prod),
-        Err(VbiosError::BadInterfaceTable { .. })
-    ));
+    assert!(matches!(parse(&rom).fwsec(FwsecKind::Prod), Err(VbiosError::BadInterfaceTable { .. })));
 
     let mut rom = synthetic(3);
     put32(&mut rom, dmem + INTERFACE_AT as usize + 4, 9);
-    assert_eq!(
-        parse(&rom).fwsec(FwsecKind::Prod).unwrap_err(),
-        VbiosError::NoDmemMapper
-    );
+    assert_eq!(parse(&rom).fwsec(FwsecKind::Prod).unwrap_err(), VbiosError::NoDmemMapper);
 
     let mut rom = synthetic(3);
     put32(&mut rom, dmem + DMAP_AT as usize + 8, 0xF0); // command-in buffer past DMEM
-    assert!(matches!(
-        parse(&rom).fwsec(FwsecKind::Prod),
-        Err(VbiosError::FwsecLayout { .. })
-    ));
+    assert!(matches!(parse(&rom).fwsec(FwsecKind::Prod), Err(VbiosError::FwsecLayout { .. })));
 
     let mut rom = synthetic(2);
     put32(&mut rom, DESC_AT + 20, 0x80); // v2 IMEM physical base past the code block
-    assert!(matches!(
-        parse(&rom).fwsec(FwsecKind::Prod),
-        Err(VbiosError::FwsecLayout { .. })
-    ));
+    assert!(matches!(parse(&rom).fwsec(FwsecKind::Prod), Err(VbiosError::FwsecLayout { .. })));
 }
 
 /// Every single-byte corruption of the synthetic ROM parses or fails with an error; none panics.
@@ -713,16 +524,8 @@ fn byte_flips_never_panic() {
 fn errors_print_on_one_line() {
     let errors = [
         VbiosError::Empty,
-        VbiosError::Truncated {
-            what: "ROM image",
-            offset: 0x600,
-            len: 0x800,
-            size: 0x700,
-        },
-        VbiosError::NotNvidia {
-            vendor: 0x8086,
-            device: 0x1234,
-        },
+        VbiosError::Truncated { what: "ROM image", offset: 0x600, len: 0x800, size: 0x700 },
+        VbiosError::NotNvidia { vendor: 0x8086, device: 0x1234 },
         VbiosError::NoBitHeader,
     ];
     for e in errors {

@@ -123,7 +123,12 @@ pub fn run_booter<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
         return Err(layout("the image has more than one application"));
     }
 
-    log::info!("{}: SEC2 fuse version {fuse_version}, MAILBOX0/1 {:#x}/{:#x}", booter.name(), mailboxes.mailbox0, mailboxes.mailbox1);
+    log::info!(
+        "{}: SEC2 fuse version {fuse_version}, MAILBOX0/1 {:#x}/{:#x}",
+        booter.name(),
+        mailboxes.mailbox0,
+        mailboxes.mailbox1
+    );
     sec2.reset().map_err(falcon)?;
 
     let (method, out) = if hal.falcon_layout == FalconLayout::Ga102 {
@@ -134,7 +139,8 @@ pub fn run_booter<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
             .zip(data_end)
             .map(|(c, d)| c.max(d).max(patched.len() as u32))
             .ok_or(layout("code or data reaches past 4 GiB"))?;
-        let buffer = DmaRegion::with_bytes(dma, &patched, len as usize).map_err(|error| BooterError::Dma { booter, error })?;
+        let buffer =
+            DmaRegion::with_bytes(dma, &patched, len as usize).map_err(|error| BooterError::Dma { booter, error })?;
         let segments = [
             DmaSegment {
                 memory: FalconMemory::Imem { secure: true },
@@ -151,7 +157,8 @@ pub fn run_booter<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
                 virtual_address: None,
             },
         ];
-        let dma_buffer = buffer.buffer().ok_or(BooterError::Dma { booter, error: DmaError { requested: len as usize } })?;
+        let dma_buffer =
+            buffer.buffer().ok_or(BooterError::Dma { booter, error: DmaError { requested: len as usize } })?;
         sec2.load_dma(dma_buffer, DmaTarget::CoherentSysmem, &segments).map_err(falcon)?;
         sec2.program_brom(&BromParams {
             signature_dmem_offset: image.signature_dmem_offset(),

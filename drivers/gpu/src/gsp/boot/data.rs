@@ -32,7 +32,9 @@ use crate::gsp::libos::{
 };
 use crate::gsp::msgq::{MessageQueueLayout, RM_PAGE_SIZE};
 use crate::gsp::radix3::{build_radix3, Radix3Error, Radix3Layout, RADIX3_PAGE_SIZE};
-use crate::gsp::wpr::{FirmwareImages, GspFwWprMeta, LayoutError, MmuLock, SysmemRegion, WprChipParams, WprLayoutInputs};
+use crate::gsp::wpr::{
+    FirmwareImages, GspFwWprMeta, LayoutError, MmuLock, SysmemRegion, WprChipParams, WprLayoutInputs,
+};
 use crate::gsp::{GspArgumentsCached, MessageQueueInitArguments};
 use crate::platform::{DmaAllocator, DmaBuffer, DmaError};
 

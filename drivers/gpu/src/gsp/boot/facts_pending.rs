@@ -160,7 +160,9 @@ constants! {
 /// `(pciConfigMirrorBase, pciConfigMirrorSize)` for `GSP_SET_SYSTEM_INFO`.
 pub const fn pci_config_mirror(family: crate::hal::Family) -> (u32, u32) {
     let range = match family {
-        crate::hal::Family::Hopper | crate::hal::Family::BlackwellGb10x | crate::hal::Family::BlackwellGb20x => NV_EP_PCFGM,
+        crate::hal::Family::Hopper | crate::hal::Family::BlackwellGb10x | crate::hal::Family::BlackwellGb20x => {
+            NV_EP_PCFGM
+        }
         _ => NV_PCFG,
     };
     (range.first, range.last - range.first + 1)

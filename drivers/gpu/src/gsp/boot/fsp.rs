@@ -405,7 +405,11 @@ pub fn check_response(message: &[u8]) -> Result<NvdmPayloadCommandResponse, FspE
 }
 
 /// Waits for the FSP to report its own boot complete (`kfspWaitForSecureBoot_GH100`).
-pub fn wait_for_fsp_boot<R: RegisterIo + ?Sized, C: Clock + ?Sized>(io: &R, hal: &Hal, clock: &C) -> Result<(), FspError> {
+pub fn wait_for_fsp_boot<R: RegisterIo + ?Sized, C: Clock + ?Sized>(
+    io: &R,
+    hal: &Hal,
+    clock: &C,
+) -> Result<(), FspError> {
     let Some(offset) = hal.fsp_boot_status else { return Ok(()) };
     wait_for(clock, FSP_BOOT_TIMEOUT_MS, "FSP boot complete (NV_THERM_I2CS_SCRATCH)", || {
         let status = NV_THERM_I2CS_SCRATCH_FSP_BOOT_COMPLETE::from_raw(io.read32(offset)).status();
@@ -432,8 +436,10 @@ impl<'f, R: RegisterIo, C: Clock> FspChannel<'f, R, C> {
 
     fn queues_empty(&self) -> bool {
         let io = self.io();
-        let cmd = NV_PFSP_QUEUE_HEAD::read(io, FSP_EMEM_CHANNEL_RM).raw() == NV_PFSP_QUEUE_TAIL::read(io, FSP_EMEM_CHANNEL_RM).raw();
-        let msg = NV_PFSP_MSGQ_HEAD::read(io, FSP_EMEM_CHANNEL_RM).raw() == NV_PFSP_MSGQ_TAIL::read(io, FSP_EMEM_CHANNEL_RM).raw();
+        let cmd = NV_PFSP_QUEUE_HEAD::read(io, FSP_EMEM_CHANNEL_RM).raw()
+            == NV_PFSP_QUEUE_TAIL::read(io, FSP_EMEM_CHANNEL_RM).raw();
+        let msg = NV_PFSP_MSGQ_HEAD::read(io, FSP_EMEM_CHANNEL_RM).raw()
+            == NV_PFSP_MSGQ_TAIL::read(io, FSP_EMEM_CHANNEL_RM).raw();
         cmd && msg
     }
 
@@ -459,7 +465,9 @@ impl<'f, R: RegisterIo, C: Clock> FspChannel<'f, R, C> {
     pub fn read_message(&self) -> Result<Vec<u8>, FspError> {
         let mut message = Vec::new();
         loop {
-            wait_for(self.clock, FSP_QUEUE_TIMEOUT_MS, "a reply from the FSP", || self.message_pending().then_some(()))?;
+            wait_for(self.clock, FSP_QUEUE_TIMEOUT_MS, "a reply from the FSP", || {
+                self.message_pending().then_some(())
+            })?;
             let io = self.io();
             let head = NV_PFSP_MSGQ_HEAD::read(io, FSP_EMEM_CHANNEL_RM).raw();
             let tail = NV_PFSP_MSGQ_TAIL::read(io, FSP_EMEM_CHANNEL_RM).raw();

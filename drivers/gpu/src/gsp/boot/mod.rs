@@ -39,8 +39,10 @@ use core::fmt;
 use crate::chip::Chipset;
 use crate::falcon::{Falcon, FalconError, Mailboxes};
 use crate::firmware::FirmwareBundle;
+use crate::gsp::fwsec_frts::{
+    run_fwsec_frts, run_fwsec_sb, FrtsRegion, FwsecFrtsError, FwsecFrtsOutcome, GenericBootloader,
+};
 use crate::gsp::logs::{GspLogs, LogLine, LogMetadata};
-use crate::gsp::fwsec_frts::{run_fwsec_frts, run_fwsec_sb, FrtsRegion, FwsecFrtsError, FwsecFrtsOutcome, GenericBootloader};
 use crate::gsp::msgq::MessageQueueLayout;
 use crate::gsp::queue::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, STATUS_QUEUE_LINK_TIMEOUT_MS};
 use crate::gsp::rpc::RpcEvent;
@@ -59,10 +61,11 @@ use crate::vbios::{FwsecKind, Vbios, VbiosError};
 use self::booter::{address_mailboxes, run_booter, Booter, BooterError, BooterOutcome, BOOTER_UNLOAD_MAILBOX};
 use self::data::{BootData, BootDataError, FbInputs};
 use self::dma::DmaRegion;
-use self::sequencer::BootCore;
 use self::facts_pending::{
-    NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE, NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK_READ_PROTECTION_LEVEL0_ENABLE,
+    NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE,
+    NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK_READ_PROTECTION_LEVEL0_ENABLE,
 };
+use self::sequencer::BootCore;
 
 /// How long the VBIOS's boot firmware may take: `GPU_GFW_BOOT_COMPLETION_TIMEOUT_US`
 /// (`kern_gpu_tu102.c`: 50 ms to start plus 2 s to complete).
@@ -139,7 +142,11 @@ impl BootStep {
     pub const fn gsp_rm_may_run(self) -> bool {
         matches!(
             self,
-            Self::RiscvActive | Self::LinkStatusQueue | Self::WaitInitDone | Self::GetStaticInfo | Self::UnloadGuestDriver
+            Self::RiscvActive
+                | Self::LinkStatusQueue
+                | Self::WaitInitDone
+                | Self::GetStaticInfo
+                | Self::UnloadGuestDriver
         )
     }
 
@@ -284,10 +291,9 @@ impl fmt::Display for BootErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Timeout(t) => t.fmt(f),
-            Self::Wpr2AlreadyUp { lo, hi } => write!(
-                f,
-                "WPR2 is already up ({lo:#x}..={hi:#x}): the GPU is in a bad state and needs a reset"
-            ),
+            Self::Wpr2AlreadyUp { lo, hi } => {
+                write!(f, "WPR2 is already up ({lo:#x}..={hi:#x}): the GPU is in a bad state and needs a reset")
+            }
             Self::Wpr2StillUp { lo, hi } => write!(f, "WPR2 is still up ({lo:#x}..={hi:#x}) after booter_unload"),
             Self::GfwBootNotReadable => write!(f, "GFW boot status is read-protected (FWSEC did not lower the PLM)"),
             Self::FbSize { read } => write!(f, "usable framebuffer size unknown (read {read:#x})"),
@@ -307,7 +313,11 @@ impl fmt::Display for BootErrorKind {
             Self::Transport(e) => e.fmt(f),
             Self::Rpc(e) => e.fmt(f),
             Self::InitFailed { rpc_result } => {
-                write!(f, "GSP-RM reported a failed initialisation: GSP_INIT_DONE rpc_result {:?}", crate::gsp::status::NvStatus::from_raw(*rpc_result))
+                write!(
+                    f,
+                    "GSP-RM reported a failed initialisation: GSP_INIT_DONE rpc_result {:?}",
+                    crate::gsp::status::NvStatus::from_raw(*rpc_result)
+                )
             }
             Self::Fsp(e) => e.fmt(f),
             Self::NotAvailable { what } => write!(f, "not available: {what}"),
@@ -897,14 +907,8 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let meta = self.boot_data()?.wpr_meta;
         let region = FrtsRegion { offset: meta.frts_offset, size: meta.frts_size };
         let gsp = self.gsp_falcon()?;
-        let outcome = run_fwsec_frts(
-            &gsp,
-            self.hal,
-            self.inputs.dma,
-            &fwsec,
-            region,
-            self.inputs.generic_bootloader.as_ref(),
-        )?;
+        let outcome =
+            run_fwsec_frts(&gsp, self.hal, self.inputs.dma, &fwsec, region, self.inputs.generic_bootloader.as_ref())?;
         self.report.fwsec = Some(outcome);
         Ok(())
     }
@@ -921,12 +925,8 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
     }
 
     fn booter_load(&mut self) -> StepResult<()> {
-        let image = self
-            .inputs
-            .firmware
-            .booter_load
-            .as_ref()
-            .ok_or(BootErrorKind::Missing { what: "booter_load firmware" })?;
+        let image =
+            self.inputs.firmware.booter_load.as_ref().ok_or(BootErrorKind::Missing { what: "booter_load firmware" })?;
         let mailboxes = address_mailboxes(self.boot_data()?.wpr_meta_address());
         let sec2 = self.falcon(FalconEngine::Sec2)?;
         let outcome = run_booter(&sec2, self.hal, self.inputs.dma, Booter::Load, image, mailboxes)?;
@@ -978,12 +978,9 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let gsp = self.gsp_falcon()?;
         gsp.reset()?;
         let Some(vbios) = self.inputs.vbios else { return Ok(()) };
-        let result = vbios
-            .fwsec(FwsecKind::Prod)
-            .map_err(BootErrorKind::NoFwsec)
-            .and_then(|fwsec| {
-                Ok(run_fwsec_sb(&gsp, self.hal, self.inputs.dma, &fwsec, self.inputs.generic_bootloader.as_ref())?)
-            });
+        let result = vbios.fwsec(FwsecKind::Prod).map_err(BootErrorKind::NoFwsec).and_then(|fwsec| {
+            Ok(run_fwsec_sb(&gsp, self.hal, self.inputs.dma, &fwsec, self.inputs.generic_bootloader.as_ref())?)
+        });
         if let Err(kind) = result {
             let warning = BootError {
                 chipset: self.inputs.chipset,
@@ -999,7 +996,10 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
     }
 
     fn fsp_chain_of_trust(&mut self) -> StepResult<()> {
-        let fmc = self.inputs.fmc.ok_or(BootErrorKind::Missing { what: "the GSP-FMC and its credentials (not in Debian's firmware)" })?;
+        let fmc = self
+            .inputs
+            .fmc
+            .ok_or(BootErrorKind::Missing { what: "the GSP-FMC and its credentials (not in Debian's firmware)" })?;
         let dma = self.inputs.dma;
         let data = self.boot_data()?;
         let boot_params = fsp::GspFmcBootParams::new(data.wpr_meta_address(), data.libos_args_address());
@@ -1007,9 +1007,11 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let missing_memory = |what| move |error| BootErrorKind::Data(BootDataError::Dma { what, error });
 
         // What the FSP reads by bus address: the FMC, room for an FRTS copy, the FMC arguments.
-        let fmc_len = dma::page_align(fmc.image.len()).ok_or(BootErrorKind::Missing { what: "a GSP-FMC below 4 GiB" })?;
+        let fmc_len =
+            dma::page_align(fmc.image.len()).ok_or(BootErrorKind::Missing { what: "a GSP-FMC below 4 GiB" })?;
         let fmc_image = DmaRegion::with_bytes(dma, fmc.image, fmc_len).map_err(missing_memory("GSP-FMC image"))?;
-        let frts = DmaRegion::zeroed(dma, fsp::FRTS_SIZE as usize).map_err(missing_memory("FRTS system-memory copy"))?;
+        let frts =
+            DmaRegion::zeroed(dma, fsp::FRTS_SIZE as usize).map_err(missing_memory("FRTS system-memory copy"))?;
         let params = DmaRegion::with_bytes(dma, zerocopy::IntoBytes::as_bytes(&boot_params), data::BOOT_ARGS_PAGE)
             .map_err(missing_memory("GSP-FMC boot parameters"))?;
         let addresses = fsp::CotAddresses {
@@ -1023,7 +1025,8 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let cot = fsp::cot_payload(&fmc, &addresses);
         let fsp_falcon = self.falcon(FalconEngine::Fsp)?;
         let clock = ClockRef(self.inputs.clock);
-        fsp::FspChannel::new(&fsp_falcon, &clock).send_and_read(zerocopy::IntoBytes::as_bytes(&cot), fsp::NVDM_TYPE_COT)?;
+        fsp::FspChannel::new(&fsp_falcon, &clock)
+            .send_and_read(zerocopy::IntoBytes::as_bytes(&cot), fsp::NVDM_TYPE_COT)?;
 
         // The GSP becomes reachable once the FMC releases its target mask (until then its
         // registers read 0 or a 0xbadf41xx PRI error).
@@ -1035,10 +1038,16 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
             (raw != 0 && raw & 0xffff_ff00 != 0xbadf_4100).then_some(())
         })?;
         // Then the boot ROM lockdown, unless the FMC reports an error first.
-        wait_for(self.inputs.clock, fsp::FMC_LOCKDOWN_TIMEOUT_MS, "the GSP lockdown release or a GSP-FMC error", || {
-            let locked = facts_pending::NV_PFALCON_FALCON_HWCFG2::from_raw(io.read32(hwcfg2)).riscv_br_priv_lockdown();
-            (!locked || gsp.mailboxes().mailbox0 != 0).then_some(())
-        })?;
+        wait_for(
+            self.inputs.clock,
+            fsp::FMC_LOCKDOWN_TIMEOUT_MS,
+            "the GSP lockdown release or a GSP-FMC error",
+            || {
+                let locked =
+                    facts_pending::NV_PFALCON_FALCON_HWCFG2::from_raw(io.read32(hwcfg2)).riscv_br_priv_lockdown();
+                (!locked || gsp.mailboxes().mailbox0 != 0).then_some(())
+            },
+        )?;
         let mailbox0 = gsp.mailboxes().mailbox0;
         if mailbox0 != 0 {
             return Err(fsp::FspError::FmcError { mailbox0 }.into());

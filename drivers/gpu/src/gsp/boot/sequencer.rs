@@ -39,7 +39,9 @@ pub struct BootCore<'a, R: RegisterIo, C: Clock + ?Sized> {
 
 fn failed(error: FalconError) -> CoreOpError {
     match error {
-        FalconError::Timeout { what, after_ms, .. } => CoreOpError::Timeout(crate::platform::Timeout { what, after_ms }),
+        FalconError::Timeout { what, after_ms, .. } => {
+            CoreOpError::Timeout(crate::platform::Timeout { what, after_ms })
+        }
         _ => CoreOpError::Failed("a GSP falcon step failed"),
     }
 }

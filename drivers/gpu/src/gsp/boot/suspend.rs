@@ -39,7 +39,9 @@ use alloc::vec::Vec;
 
 use super::booter::{address_mailboxes, run_booter, Booter};
 use super::dma::DmaRegion;
-use super::{wpr2, BootError, BootErrorKind, BootReport, BootStep, GspBoot, StepResult, LIBOS_INTERRUPT_PROCESSOR_SUSPENDED};
+use super::{
+    wpr2, BootError, BootErrorKind, BootReport, BootStep, GspBoot, StepResult, LIBOS_INTERRUPT_PROCESSOR_SUSPENDED,
+};
 use crate::gsp::init_args::GspSrInitArguments;
 use crate::gsp::queue::GspDoorbell;
 use crate::gsp::radix3::{build_radix3, Radix3Error, Radix3Layout, RADIX3_PAGE_SIZE};
@@ -155,16 +157,15 @@ fn save_area<'a, A: DmaAllocator + ?Sized>(dma: &'a A, size: u64) -> Result<DmaR
     let layout = Radix3Layout::new(size).map_err(SuspendError::Radix3)?;
     let total = usize::try_from(layout.total_pages() * RADIX3_PAGE_SIZE)
         .map_err(|_| SuspendError::Radix3(Radix3Error::ImageTooLarge { image_size: size }))?;
-    let mut region =
-        DmaRegion::zeroed(dma, total).map_err(|error| SuspendError::Dma { what: "the GSP suspend/resume save area", error })?;
+    let mut region = DmaRegion::zeroed(dma, total)
+        .map_err(|error| SuspendError::Dma { what: "the GSP suspend/resume save area", error })?;
     let bus = region.bus_address();
     let pages: Vec<u64> = (0..layout.total_pages()).map(|i| bus + i * RADIX3_PAGE_SIZE).collect();
     let table_bytes = layout.table_bytes() as usize;
     let block = region.as_mut_slice();
-    let tables = block.get_mut(..table_bytes).ok_or(SuspendError::Radix3(Radix3Error::TableSize {
-        expected: table_bytes as u64,
-        found: 0,
-    }))?;
+    let tables = block
+        .get_mut(..table_bytes)
+        .ok_or(SuspendError::Radix3(Radix3Error::TableSize { expected: table_bytes as u64, found: 0 }))?;
     build_radix3(&layout, &pages, tables).map_err(SuspendError::Radix3)?;
     Ok(region)
 }
@@ -265,8 +266,9 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let dma = self.inputs.dma;
         let save_area = save_area(dma, size)?;
         let sr_meta = GspFwSRMeta::new(save_area.bus_address(), size);
-        let meta_page = DmaRegion::with_bytes(dma, zerocopy::IntoBytes::as_bytes(&sr_meta), super::data::BOOT_ARGS_PAGE)
-            .map_err(|error| SuspendError::Dma { what: "GspFwSRMeta", error })?;
+        let meta_page =
+            DmaRegion::with_bytes(dma, zerocopy::IntoBytes::as_bytes(&sr_meta), super::data::BOOT_ARGS_PAGE)
+                .map_err(|error| SuspendError::Dma { what: "GspFwSRMeta", error })?;
         log::info!(
             "{:?}: GSP SR data: {size:#x} bytes behind radix3 at {:#x}, GspFwSRMeta at {:#x}",
             self.inputs.chipset,
@@ -330,12 +332,8 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
     fn booter_load_sr(&mut self) -> StepResult<()> {
         let sr = self.sr.as_ref().ok_or(SuspendError::NotSuspended)?;
         let address = sr.meta_address();
-        let image = self
-            .inputs
-            .firmware
-            .booter_load
-            .as_ref()
-            .ok_or(BootErrorKind::Missing { what: "booter_load firmware" })?;
+        let image =
+            self.inputs.firmware.booter_load.as_ref().ok_or(BootErrorKind::Missing { what: "booter_load firmware" })?;
         let sec2 = self.falcon(FalconEngine::Sec2)?;
         let outcome = run_booter(&sec2, self.hal, self.inputs.dma, Booter::Load, image, address_mailboxes(address))?;
         self.report.booter_load = Some(outcome);
