@@ -17,6 +17,16 @@
 //! memory. The interpreter resolves generic addresses through the driver's windows; local
 //! memory's contents stay in the interpreter (per thread), not in the driver's buffer.
 //!
+//! In a context with replayable faults ([`ComputeEngine::replayable`], set by the GPU) a launch
+//! runs resumably ([`crate::ptx::start_launch`]): a global access that misses or violates
+//! permissions stalls its thread at the instruction, the launch method answers with the engine
+//! stalled ([`ComputeEngine::stalled`] lists the accesses, which the GPU writes into the
+//! replayable fault buffer), and the host issues the method again after a replay, which resumes
+//! the launch with every register intact. A cancel ([`ComputeEngine::cancel_va`]) kills the
+//! launch at its next resumption: it fails with the fault, and the channel takes a robust-channel
+//! error, as a cancelled context does on hardware. Without replayable faults the first fault
+//! fails the launch at once.
+//!
 //! Parsed modules are kept by program address (and compared by text), so launching the same
 //! kernel again does not parse it again.
 
@@ -162,11 +172,28 @@ impl MemoryConfig {
     }
 }
 
+/// A launch stalled on replayable faults.
+#[derive(Debug)]
+struct Pending {
+    /// Index into the engine's modules.
+    module: usize,
+    state: ptx::LaunchState,
+    /// `RELEASE0` of the QMD: (VA, payload), written when the grid completes.
+    release: Option<(u64, u32)>,
+}
+
 /// One channel's compute object.
 #[derive(Debug)]
 pub struct ComputeEngine {
     family: Family,
     qmd_va: Option<u64>,
+    /// Whether launches stall on faults (the context takes replayable faults).
+    pub replayable: bool,
+    pending: Option<Pending>,
+    stalled: Vec<ptx::StalledAccess>,
+    /// Times a launch stalled on faults, and resumed after a replay.
+    pub stalls: u64,
+    pub resumptions: u64,
     /// The context's memory configuration.
     pub memory: MemoryConfig,
     modules: Vec<(u64, String, Module)>,
@@ -180,12 +207,36 @@ impl ComputeEngine {
         ComputeEngine {
             family,
             qmd_va: None,
+            replayable: false,
+            pending: None,
+            stalled: Vec::new(),
+            stalls: 0,
+            resumptions: 0,
             memory: MemoryConfig::default(),
             modules: Vec::new(),
             limits: Limits::default(),
             launches: 0,
             last: None,
         }
+    }
+
+    /// Whether a launch is stalled on replayable faults.
+    pub fn is_stalled(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The accesses the stalled launch waits on, one per stalled thread.
+    pub fn stalled(&self) -> &[ptx::StalledAccess] {
+        if self.pending.is_some() {
+            &self.stalled
+        } else {
+            &[]
+        }
+    }
+
+    /// Cancels the stalled accesses to the 4 KiB page holding `va`; whether there were any.
+    pub fn cancel_va(&mut self, va: u64) -> bool {
+        self.pending.as_mut().is_some_and(|p| p.state.cancel(va, 4096))
     }
 
     /// One method; `Some` when it launched a grid.
@@ -248,10 +299,7 @@ impl ComputeEngine {
                     return Err(ComputeError::UnsupportedAction(value));
                 }
                 let qmd_va = self.qmd_va.ok_or(ComputeError::NoQmd)?;
-                let launch = self.launch(qmd_va, vm)?;
-                self.launches += 1;
-                self.last = Some(launch);
-                Ok(Some(launch))
+                self.launch_or_resume(qmd_va, vm)
             }
             NVC6C0_SEND_SIGNALING_PCAS2_B if self.family != Family::Turing => {
                 let action = value & 0xf;
@@ -259,16 +307,61 @@ impl ComputeEngine {
                     return Err(ComputeError::UnsupportedAction(action));
                 }
                 let qmd_va = self.qmd_va.ok_or(ComputeError::NoQmd)?;
-                let launch = self.launch(qmd_va, vm)?;
-                self.launches += 1;
-                self.last = Some(launch);
-                Ok(Some(launch))
+                self.launch_or_resume(qmd_va, vm)
             }
             _ => Err(ComputeError::UnknownMethod { method, value }),
         }
     }
 
-    fn launch(&mut self, qmd_va: u64, vm: &mut dyn VirtualMemory) -> Result<ComputeLaunch, ComputeError> {
+    /// The launch method: a new launch, or the stalled one resumed (the host issues the stalled
+    /// method again after a replay). `Ok(None)` while stalled.
+    fn launch_or_resume(
+        &mut self,
+        qmd_va: u64,
+        vm: &mut dyn VirtualMemory,
+    ) -> Result<Option<ComputeLaunch>, ComputeError> {
+        let finished = match self.pending.take() {
+            Some(pending) => {
+                self.resumptions += 1;
+                self.run_pending(pending, vm)?
+            }
+            None => match self.launch(qmd_va, vm)? {
+                Started::Completed(launch) => Some(launch),
+                Started::Resumable(pending) => self.run_pending(pending, vm)?,
+            },
+        };
+        if let Some(launch) = finished {
+            self.launches += 1;
+            self.last = Some(launch);
+        }
+        Ok(finished)
+    }
+
+    /// Runs a resumable launch until it completes (`Some`) or stalls (`None`, kept pending).
+    fn run_pending(
+        &mut self,
+        mut pending: Pending,
+        vm: &mut dyn VirtualMemory,
+    ) -> Result<Option<ComputeLaunch>, ComputeError> {
+        let module = &self.modules[pending.module].2;
+        match pending.state.run(module, vm).map_err(ptx_error)? {
+            ptx::RunOutcome::Completed(stats) => {
+                if let Some((address, payload)) = pending.release {
+                    vm.write(address, &payload.to_le_bytes())?;
+                }
+                self.stalled.clear();
+                Ok(Some(ComputeLaunch { instructions: stats.instructions, ctas: stats.ctas, threads: stats.threads }))
+            }
+            ptx::RunOutcome::Stalled { faults } => {
+                self.stalls += 1;
+                self.stalled = faults;
+                self.pending = Some(pending);
+                Ok(None)
+            }
+        }
+    }
+
+    fn launch(&mut self, qmd_va: u64, vm: &mut dyn VirtualMemory) -> Result<Started, ComputeError> {
         use Semantic::*;
         let layout = qmd_layout(self.family).map_err(|e| ComputeError::BadLaunch(format!("{e}")))?;
         let windows = self.memory.windows()?;
@@ -360,17 +453,38 @@ impl ComputeEngine {
         let grid = grid.map(|v| v as u32);
         let block = block.map(|v| v as u32);
         let cfg = LaunchConfig { grid, block, dynamic_shared, const_bank: None, globals: &[], windows };
-        let stats = ptx::launch(module, entry, &cfg, &params, vm, &self.limits).map_err(|e| match e {
-            ptx::PtxError::Exec { error: ptx::ExecError::Fault(fault), .. } => ComputeError::Fault(fault),
-            other => ComputeError::Ptx(format!("{other}")),
-        })?;
-
-        if q.get(Release0Enable, 0).unwrap_or(0) == 1 {
+        let release = if q.get(Release0Enable, 0).unwrap_or(0) == 1 {
             let address = q.address(Release0AddrLower, Release0AddrUpper, 0).map_err(bad)?;
-            let payload = q.get(Release0PayloadLower, 0).map_err(bad)? as u32;
+            Some((address, q.get(Release0PayloadLower, 0).map_err(bad)? as u32))
+        } else {
+            None
+        };
+        if self.replayable {
+            let state = ptx::start_launch(module, entry, &cfg, &params, &self.limits).map_err(ptx_error)?;
+            return Ok(Started::Resumable(Pending { module: index, state, release }));
+        }
+        let stats = ptx::launch(module, entry, &cfg, &params, vm, &self.limits).map_err(ptx_error)?;
+        if let Some((address, payload)) = release {
             vm.write(address, &payload.to_le_bytes())?;
         }
-        Ok(ComputeLaunch { instructions: stats.instructions, ctas: stats.ctas, threads: stats.threads })
+        Ok(Started::Completed(ComputeLaunch {
+            instructions: stats.instructions,
+            ctas: stats.ctas,
+            threads: stats.threads,
+        }))
+    }
+}
+
+/// A launch as it started.
+enum Started {
+    Completed(ComputeLaunch),
+    Resumable(Pending),
+}
+
+fn ptx_error(e: ptx::PtxError) -> ComputeError {
+    match e {
+        ptx::PtxError::Exec { error: ptx::ExecError::Fault(fault), .. } => ComputeError::Fault(fault),
+        other => ComputeError::Ptx(format!("{other}")),
     }
 }
 

@@ -13,7 +13,7 @@ use nvgpu::ce::CeClass;
 
 use crate::ce::{CeBus, CopyEngine};
 use crate::engine_mem::{MmuFault, PhysAddr, PhysicalMemory, VirtualMemory};
-use crate::host::{EngineDispatch, EngineError};
+use crate::host::{EngineDispatch, EngineError, EngineStatus};
 use crate::mmu::AddressSpace;
 
 /// One channel's engine objects, by subchannel.
@@ -29,6 +29,10 @@ pub struct ChannelEngines {
     pub timestamp_ns: u64,
     /// Copy launches that asked for an interrupt.
     pub interrupts: u64,
+    /// Whether the channel's context takes replayable faults (its VA space was allocated with
+    /// `ENABLE_PAGE_FAULTING` and the replayable fault buffer is enabled): compute launches
+    /// then stall on faults instead of failing. Set by the GPU before each run.
+    pub replayable: bool,
 }
 
 impl ChannelEngines {
@@ -39,6 +43,21 @@ impl ChannelEngines {
     /// The compute engine on `subchannel`, if one is bound there.
     pub fn compute(&self, subchannel: u8) -> Option<&crate::compute::ComputeEngine> {
         self.compute.iter().find(|(s, _)| *s == subchannel).map(|(_, c)| c)
+    }
+
+    /// The accesses the launch on `subchannel` is stalled on (empty when none).
+    pub fn stalled_accesses(&self, subchannel: u8) -> &[crate::ptx::StalledAccess] {
+        self.compute(subchannel).map_or(&[], |c| c.stalled())
+    }
+
+    /// Cancels the stalled accesses to the 4 KiB page at `va` in every stalled launch; whether
+    /// any was there.
+    pub fn cancel_va(&mut self, va: u64) -> bool {
+        let mut hit = false;
+        for (_, c) in self.compute.iter_mut() {
+            hit |= c.cancel_va(va);
+        }
+        hit
     }
 }
 
@@ -67,7 +86,7 @@ impl EngineDispatch for ChannelEngines {
         data: u32,
         vm: &mut dyn VirtualMemory,
         pm: &mut dyn PhysicalMemory,
-    ) -> Result<(), EngineError> {
+    ) -> Result<EngineStatus, EngineError> {
         if let Some((_, ce)) = self.copy.iter_mut().find(|(s, _)| *s == subchannel) {
             let mut bus = CeBus { virt: vm, phys: pm, timestamp_ns: self.timestamp_ns };
             return match ce.method(method, data, &mut bus) {
@@ -75,17 +94,19 @@ impl EngineDispatch for ChannelEngines {
                     if outcome.interrupt.is_some() {
                         self.interrupts += 1;
                     }
-                    Ok(())
+                    Ok(EngineStatus::Done)
                 }
-                Ok(None) => Ok(()),
+                Ok(None) => Ok(EngineStatus::Done),
                 Err(crate::ce::CeError::Fault(fault)) => Err(EngineError::Fault(fault)),
                 Err(e) => Err(EngineError::Refused(format!("{e}"))),
             };
         }
         if let Some((_, compute)) = self.compute.iter_mut().find(|(s, _)| *s == subchannel) {
             let _ = pm;
+            compute.replayable = self.replayable;
             return match compute.method(method, data, vm) {
-                Ok(_) => Ok(()),
+                Ok(_) if compute.is_stalled() => Ok(EngineStatus::Stalled),
+                Ok(_) => Ok(EngineStatus::Done),
                 Err(crate::compute::ComputeError::Fault(fault)) => Err(EngineError::Fault(fault)),
                 Err(e) => Err(EngineError::Refused(format!("{e}"))),
             };

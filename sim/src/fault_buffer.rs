@@ -171,6 +171,32 @@ impl ReplayableFaultBuffer {
             .raw()
     }
 
+    /// What physical RM does for `REGISTER_FAULT_BUFFER`: programs `LO`/`HI` with the buffer's
+    /// physical address (aperture of `at`) and `SIZE` with `entries` and `ENABLE`.
+    pub fn program(&mut self, at: PhysAddr, entries: u32) -> Result<(), FaultBufferError> {
+        let aperture = match at.aperture {
+            PhysAperture::Video => FaultBufferAperture::Local,
+            PhysAperture::SystemCoherent => FaultBufferAperture::SysCoh,
+            _ => FaultBufferAperture::SysNcoh,
+        };
+        let lo = LO_LAYOUT::from_raw(0)
+            .with(LO_LAYOUT::ADDR_MODE, FaultBufferAddrMode::Physical)
+            .with(LO_LAYOUT::PHYS_APERTURE, aperture)
+            .with(LO_LAYOUT::ADDR, (at.addr as u32) >> 12);
+        let size = SIZE_LAYOUT::from_raw(0).with(SIZE_LAYOUT::VAL, entries).with(SIZE_LAYOUT::ENABLE, true);
+        self.access(LO::address(VF_BASE, REPLAYABLE), Some(lo.raw()))?;
+        self.access(HI::address(VF_BASE, REPLAYABLE), Some((at.addr >> 32) as u32))?;
+        self.access(SIZE::address(VF_BASE, REPLAYABLE), Some(size.raw()))?;
+        Ok(())
+    }
+
+    /// Disables the buffer (its object was freed): nothing more is delivered.
+    pub fn disable(&mut self) {
+        let size = SIZE_LAYOUT::from_raw(self.size).with(SIZE_LAYOUT::ENABLE, false);
+        self.size = size.raw();
+        self.outstanding.clear();
+    }
+
     /// A register access: `Some(value)` for reads, `None` for writes; errors for what the
     /// hardware would reject (the write still takes the effect hardware gives it).
     pub fn access(&mut self, offset: u32, write: Option<u32>) -> Result<u32, FaultBufferError> {

@@ -181,6 +181,8 @@ struct GpuState {
     fault_buffer: crate::fault_buffer::ReplayableFaultBuffer,
     /// The GPU's virtual time (semaphore timestamps, `NVC361_TIME`).
     gpu_time_ns: u64,
+    /// Stalls that wrote replayable faults into the buffer (each would raise its interrupt).
+    replayable_faults: u64,
 }
 
 /// A model GPU. Implements [`RegisterIo`] for BAR0 (and the VBIOS parser's [`Bar0Read`]).
@@ -231,6 +233,7 @@ impl ModelGpu {
             intr: Default::default(),
             fault_buffer: Default::default(),
             gpu_time_ns: 0,
+            replayable_faults: 0,
         };
         Self { config, vbios, state: RefCell::new(state) }
     }
@@ -378,9 +381,9 @@ impl ModelGpu {
 
     /// Runs `f` with GSP-RM and its context (no-op on chips without a GSP falcon).
     fn with_gsp(&self, state: &mut GpuState, f: impl FnOnce(&mut GspRm, &mut GspCtx<'_>)) {
-        let GpuState { machine, falcons, log, memory, gsp_rm, .. } = state;
+        let GpuState { machine, falcons, log, memory, gsp_rm, fault_buffer, .. } = state;
         let Some(gsp) = falcons.iter_mut().find(|f| f.engine() == FalconEngine::Gsp) else { return };
-        let mut ctx = GspCtx { log, memory: memory.as_deref(), machine, gsp, config: &self.config };
+        let mut ctx = GspCtx { log, memory: memory.as_deref(), machine, gsp, config: &self.config, fault_buffer };
         f(gsp_rm, &mut ctx);
     }
 
@@ -705,7 +708,7 @@ const WORK_NS: u64 = 1_000;
 /// Channels: the doorbell runs the host.
 impl ModelGpu {
     /// `NVC361_NOTIFY_CHANNEL_PENDING` with `token`: runs that channel, then any channel blocked
-    /// on a semaphore, until none makes progress.
+    /// on a semaphore or released from a fault stall by a replay, until none makes progress.
     fn doorbell(&self, state: &mut GpuState, token: u32) {
         state.gpu_time_ns += WORK_NS;
         let Some(fifo) = state.gsp_rm.fifo_mut() else {
@@ -726,9 +729,7 @@ impl ModelGpu {
         while progress {
             progress = false;
             let blocked: Vec<(u32, u32)> = match state.gsp_rm.fifo_mut() {
-                Some(fifo) => {
-                    fifo.channels.iter().filter(|c| c.blocked && c.error.is_none()).map(|c| c.handle_key()).collect()
-                }
+                Some(fifo) => fifo.channels.iter().filter(|c| c.runnable()).map(|c| c.handle_key()).collect(),
                 None => Vec::new(),
             };
             for key in blocked {
@@ -744,7 +745,7 @@ impl ModelGpu {
         use crate::host::RunOutcome;
         let family = self.config.chipset.family();
         let format = nvgpu::mm::MmuFormat::for_family(family);
-        let GpuState { mm, memory, gsp_rm, gpu_time_ns, log, intr, .. } = &mut *state;
+        let GpuState { mm, memory, gsp_rm, gpu_time_ns, log, intr, fault_buffer, replayable_faults, .. } = &mut *state;
         let Some(fifo) = gsp_rm.fifo_mut() else { return false };
         let pdb = fifo
             .channels
@@ -752,6 +753,13 @@ impl ModelGpu {
             .find(|c| c.handle_key() == key)
             .and_then(|c| fifo.vaspace(c.client, c.vaspace))
             .and_then(|v| v.pdb);
+        let faulting = fifo
+            .channels
+            .iter()
+            .find(|c| c.handle_key() == key)
+            .and_then(|c| fifo.vaspace(c.client, c.vaspace))
+            .is_some_and(|v| v.page_faulting);
+        let instance = pdb;
         let Some(ch) = fifo.channels.iter_mut().find(|c| c.handle_key() == key) else { return false };
         if ch.error.is_some() {
             return false;
@@ -776,8 +784,36 @@ impl ModelGpu {
             crate::mmu::MmuClient::host(family),
             sysmem,
         )));
-        let mut effects = HostTime { now: *gpu_time_ns, space: &space, pdb };
+        let mut effects = HostTime { now: *gpu_time_ns, space: &space, pdb, ops: Vec::new() };
+        ch.engines.replayable = faulting && fault_buffer.enabled();
+        ch.fault_stalled = false;
+        ch.replay_released = false;
         let outcome = ch.host.run(&mut VirtView(&space), &mut PhysView(&space), &mut ch.engines, &mut effects);
+        let ops = core::mem::take(&mut effects.ops);
+        if let (RunOutcome::Stalled { subchannel }, Some(instance)) = (&outcome, instance) {
+            // The MMU reports each stalled access: one packet per warp and page (a warp's lanes
+            // share its uTLB request), in thread order.
+            ch.fault_stalled = true;
+            let mut reported: Vec<(u32, u64, u8)> = Vec::new();
+            let mut raised = false;
+            for stalled in ch.engines.stalled_accesses(*subchannel) {
+                let page = stalled.fault.va & !0xfff;
+                let access = stalled.fault.access as u8;
+                if reported.contains(&(stalled.warp, page, access)) {
+                    continue;
+                }
+                reported.push((stalled.warp, page, access));
+                let record = replayable_record(family, instance, stalled, *gpu_time_ns);
+                match fault_buffer.report(record, &mut PhysView(&space)) {
+                    Ok(crate::fault_buffer::Delivery::Written { .. }) => raised = true,
+                    Ok(_) => {}
+                    Err(e) => log.record(ModelError::FaultBuffer(e)),
+                }
+            }
+            if raised {
+                *replayable_faults += 1;
+            }
+        }
         // NON_STALL_INTERRUPT and copy launches with an interrupt raise the engine's
         // notification vector (latched: several before service show as one pending bit).
         if (ch.host.non_stall_interrupts, ch.engines.interrupts) != notifications {
@@ -788,12 +824,15 @@ impl ModelGpu {
         let notifier = ch.error_notifier;
         let after = ch.host.gp_get;
         ch.blocked = matches!(outcome, RunOutcome::Blocked { .. });
+        let progressed = (after != before && !ch.fault_stalled) || !ch_blocked_or_stalled(&outcome);
         let RunOutcome::Error(error) = outcome else {
-            return after != before || !ch.blocked;
+            let released = Self::apply_fault_ops(fifo, fault_buffer, log, &ops);
+            return released || progressed;
         };
         let xid = channel_error_xid(&error, ch.engine_type);
         ch.error = Some(xid);
         let (engine_type, runlist, chid) = (ch.engine_type, ch.runlist, ch.host.chid);
+        Self::apply_fault_ops(fifo, fault_buffer, log, &ops);
         let text = alloc::format!("channel {chid}: {error}");
         log::warn!("GPU model: robust-channel error Xid {xid} on {text}");
         if let Some(at) = notifier {
@@ -812,6 +851,55 @@ impl ModelGpu {
         state.log.record(ModelError::ChannelError { chid, xid });
         self.with_gsp(state, |gsp_rm, ctx| gsp_rm.post_channel_error(engine_type, runlist, chid, xid, &text, ctx));
         true
+    }
+}
+
+fn ch_blocked_or_stalled(outcome: &crate::host::RunOutcome) -> bool {
+    matches!(outcome, crate::host::RunOutcome::Blocked { .. } | crate::host::RunOutcome::Stalled { .. })
+}
+
+/// The fault packet for an access a compute launch stalled on. The engine is graphics with
+/// VEID 0 (the model runs one subcontext); the GPC and client are those of the uTLB the warp's
+/// TPC uses: CTAs are placed on the model's TPCs in turn (`MODEL_TPCS`, two per GPC), and
+/// `T1_{2n}` / `T1_{2n+1}` of TPC `n` serve its even and odd warps (`uvm_ampere_fault_buffer.h`'s
+/// numbering). The instance is the context's page directory (the model's instance blocks are
+/// named by their PDB).
+fn replayable_record(
+    family: Family,
+    instance: crate::engine_mem::PhysAddr,
+    stalled: &crate::ptx::StalledAccess,
+    now: u64,
+) -> crate::fault_buffer::FaultRecord {
+    use crate::engine_mem::{AccessType, FaultKind};
+    use nvgpu::hw::fault::{FaultAccessType, FaultType};
+    let fault_type = match stalled.fault.kind {
+        FaultKind::InvalidPde => FaultType::Pde,
+        FaultKind::InvalidPte => FaultType::Pte,
+        FaultKind::ReadOnlyViolation => FaultType::RoViolation,
+        FaultKind::AtomicViolation => FaultType::AtomicViolation,
+        FaultKind::PrivilegeViolation => FaultType::PrivViolation,
+        FaultKind::VaLimitViolation => FaultType::VaLimitViolation,
+        _ => FaultType::Pde,
+    };
+    let access = match stalled.fault.access {
+        AccessType::Read => FaultAccessType::VirtRead,
+        AccessType::Write => FaultAccessType::VirtWrite,
+        AccessType::Atomic => FaultAccessType::VirtAtomicStrong,
+        AccessType::Prefetch => FaultAccessType::VirtPrefetch,
+    };
+    let per_gpc = crate::compute::MODEL_TPC_MASK_PER_GPC.count_ones();
+    let cta = stalled.cta[0] as u64 + stalled.cta[1] as u64 * 7 + stalled.cta[2] as u64 * 13;
+    let tpc = (cta % u64::from(crate::compute::MODEL_TPCS)) as u32;
+    let client = crate::mmu::MmuClient::graphics(family, 0, (tpc / per_gpc) as u8);
+    crate::fault_buffer::FaultRecord {
+        instance,
+        va: stalled.fault.va,
+        fault_type,
+        access,
+        engine_id: client.engine_id,
+        client: (2 * (tpc % per_gpc) + stalled.warp % 2) as u8,
+        gpc: client.gpc_id,
+        timestamp_ns: now,
     }
 }
 
@@ -835,6 +923,15 @@ struct HostTime<'s, 'a> {
     now: u64,
     space: &'s crate::engines::SharedSpace<'a>,
     pdb: nvgpu::mm::TableAddress,
+    /// Replays and cancels the run asked for, applied when it ends.
+    ops: Vec<FaultOp>,
+}
+
+/// A replay or cancel a channel pushed.
+#[derive(Clone, Copy, Debug)]
+enum FaultOp {
+    Replay,
+    Cancel { pdb: crate::engine_mem::PhysAddr, va: u64 },
 }
 
 impl crate::host::HostEffects for HostTime<'_, '_> {
@@ -843,6 +940,58 @@ impl crate::host::HostEffects for HostTime<'_, '_> {
     }
     fn invalidate_tlb(&mut self) {
         self.space.0.borrow_mut().tlb.invalidate_pdb(self.pdb);
+    }
+    fn replay(&mut self, _ack_all: bool) {
+        self.ops.push(FaultOp::Replay);
+    }
+    fn cancel_va(
+        &mut self,
+        pdb: crate::engine_mem::PhysAddr,
+        va: u64,
+        _access: nvgpu::hw::host::TlbInvalidateAccessType,
+        _mmu_engine_id: u16,
+    ) {
+        self.ops.push(FaultOp::Cancel { pdb, va });
+    }
+}
+
+impl ModelGpu {
+    /// Applies the replays and cancels of a run, in order: a cancel kills the stalled accesses
+    /// to its page in the channels of the address space at its PDB; a replay releases every
+    /// channel stalled on faults (they run again and re-fault what still misses). The fault
+    /// buffer checks both (a replay with unread entries, a cancel of no fault: model errors).
+    /// Whether a channel was released.
+    fn apply_fault_ops(
+        fifo: &mut crate::gsp_rm::fifo::Fifo,
+        fault_buffer: &mut crate::fault_buffer::ReplayableFaultBuffer,
+        log: &mut ErrorLog,
+        ops: &[FaultOp],
+    ) -> bool {
+        let mut released = false;
+        for op in ops {
+            match *op {
+                FaultOp::Replay => match fault_buffer.replay() {
+                    Ok(_) => {
+                        for ch in fifo.channels.iter_mut().filter(|c| c.fault_stalled) {
+                            ch.replay_released = true;
+                            released = true;
+                        }
+                    }
+                    Err(e) => log.record(ModelError::FaultBuffer(e)),
+                },
+                FaultOp::Cancel { pdb, va } => match fault_buffer.cancel_va(pdb, va) {
+                    Ok(_) => {
+                        let spaces: Vec<(u32, u32)> =
+                            fifo.vaspaces.iter().filter(|v| v.pdb == Some(pdb)).map(|v| (v.client, v.handle)).collect();
+                        for ch in fifo.channels.iter_mut().filter(|c| spaces.contains(&(c.client, c.vaspace))) {
+                            ch.engines.cancel_va(va);
+                        }
+                    }
+                    Err(e) => log.record(ModelError::FaultBuffer(e)),
+                },
+            }
+        }
+        released
     }
 }
 

@@ -10,7 +10,17 @@
 //! subchannel. After each entry it writes `GPGet` back to USERD.
 //!
 //! A semaphore acquire that is not yet satisfied stops the channel where it is; the next run
-//! (another doorbell, or the GPU letting pending work advance) re-evaluates it. Anything the
+//! (another doorbell, or the GPU letting pending work advance) re-evaluates it. An engine
+//! stalled on replayable faults (a compute launch whose warps wait for UVM) stops the channel
+//! at the method that launched it; the next run issues that method again, which resumes the
+//! engine, and goes on from there.
+//!
+//! `MEM_OP_D` with `OPERATION` `MMU_TLB_INVALIDATE(_TARGETED)` invalidates the TLB, and its
+//! `MEM_OP_C` `REPLAY` field asks for a fault replay (`START`, `START_ACK_ALL`) or a precise
+//! cancel (`CANCEL_VA_GLOBAL`, with the PDB of `MEM_OP_C/D` and the VA of `MEM_OP_A/B`), which the
+//! host hands to the GPU ([`HostEffects::replay`], [`HostEffects::cancel_va`]), as UVM's replays
+//! and cancels on a channel reach the MMU (`uvm_volta_host.c`). The other replay modes
+//! (`CANCEL_TARGETED`, `CANCEL_GLOBAL`) are refused: UVM does not use them on Volta and later. Anything the
 //! host cannot execute (an MMU fault, a malformed entry or method header, an unknown host
 //! method, an engine's error) stops the channel with a [`HostError`]: the GPU turns it into a
 //! robust-channel error for this channel only.
@@ -27,7 +37,16 @@ use nvgpu::hw::host::{
     NVC46F_SEM_EXECUTE, NVC46F_SET_OBJECT,
 };
 
-use crate::engine_mem::{MmuFault, PhysAddr, PhysicalMemory, VirtualMemory};
+use nvgpu::hw::host::{TlbInvalidateAccessType, TlbInvalidatePdbAperture, TlbInvalidateReplay};
+
+use crate::engine_mem::{MmuFault, PhysAddr, PhysAperture, PhysicalMemory, VirtualMemory};
+
+/// Where a segment stopped.
+enum Stop {
+    Finished,
+    Blocked(u64),
+    Stalled(u8),
+}
 
 /// Subchannels per channel (`NVC46F_NUMBER_OF_SUBCHANNELS`).
 pub const SUBCHANNELS: usize = nvgpu::hw::host::NVC46F_NUMBER_OF_SUBCHANNELS as usize;
@@ -117,7 +136,7 @@ pub trait EngineDispatch {
         data: u32,
         vm: &mut dyn VirtualMemory,
         pm: &mut dyn PhysicalMemory,
-    ) -> Result<(), EngineError>;
+    ) -> Result<EngineStatus, EngineError>;
 }
 
 /// A channel as the host runs it.
@@ -134,6 +153,9 @@ pub struct HostChannel {
     pub gp_get: u32,
     /// Dwords of the current entry already executed (a blocked acquire resumes there).
     resume_dword: u32,
+    /// Methods of the header at `resume_dword` already executed (a stalled engine method
+    /// resumes at the next one, itself).
+    resume_calls: u32,
     /// The class bound to each subchannel.
     subchannels: [Option<u32>; SUBCHANNELS],
     sem_addr: u64,
@@ -154,6 +176,9 @@ pub enum RunOutcome {
     Idle,
     /// Stopped at a semaphore acquire that is not satisfied yet.
     Blocked { va: u64 },
+    /// Stopped at an engine method whose work is stalled on replayable faults (the engine on
+    /// `subchannel` holds them); runs on after a replay.
+    Stalled { subchannel: u8 },
     /// Stopped with an error; the channel must not run again.
     Error(HostError),
 }
@@ -164,6 +189,23 @@ pub trait HostEffects {
     fn timestamp_ns(&mut self) -> u64;
     /// `MEM_OP_D` asked for a TLB invalidation of this channel's VA space.
     fn invalidate_tlb(&mut self);
+    /// A TLB invalidate with `REPLAY` `START` (`ack_all` false) or `START_ACK_ALL`: the faulted
+    /// accesses are retried.
+    fn replay(&mut self, ack_all: bool);
+    /// A TLB invalidate with `REPLAY` `CANCEL_VA_GLOBAL`: the faulted accesses of the address
+    /// space at `pdb` to the page at `va` are cancelled (`access`: `ACCESS_TYPE`, `mmu_engine_id`
+    /// from `MEM_OP_A`).
+    fn cancel_va(&mut self, pdb: PhysAddr, va: u64, access: TlbInvalidateAccessType, mmu_engine_id: u16);
+}
+
+/// What an engine did with a method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineStatus {
+    /// Executed.
+    Done,
+    /// Started (or resumed) work that is stalled on replayable faults: the host stops here and
+    /// issues the same method again on its next run.
+    Stalled,
 }
 
 impl HostChannel {
@@ -175,6 +217,7 @@ impl HostChannel {
             userd,
             gp_get: 0,
             resume_dword: 0,
+            resume_calls: 0,
             subchannels: [None; SUBCHANNELS],
             sem_addr: 0,
             sem_payload: 0,
@@ -258,8 +301,10 @@ impl HostChannel {
                 let bytes: &mut [u8] = bytemuck_u32s(&mut segment);
                 vm.read(va, bytes).map_err(HostError::Fault)?;
                 fix_endianness(&mut segment);
-                if let Some(blocked) = self.execute_segment(va, &segment, vm, pm, engines, effects)? {
-                    return Ok(RunOutcome::Blocked { va: blocked });
+                match self.execute_segment(va, &segment, vm, pm, engines, effects)? {
+                    Stop::Finished => {}
+                    Stop::Blocked(va) => return Ok(RunOutcome::Blocked { va }),
+                    Stop::Stalled(subchannel) => return Ok(RunOutcome::Stalled { subchannel }),
                 }
             } else {
                 match e1.opcode() {
@@ -270,14 +315,14 @@ impl HostChannel {
                 }
             }
             self.resume_dword = 0;
+            self.resume_calls = 0;
             self.gp_get = (self.gp_get + 1) % self.gpfifo_entries;
             self.set_userd_u32(pm, USERD_GP_GET, self.gp_get)?;
         }
         Ok(RunOutcome::Idle)
     }
 
-    /// Executes one segment from `resume_dword`; `Some(va)` when blocked on the semaphore at
-    /// `va`.
+    /// Executes one segment from `resume_dword` (and `resume_calls`).
     fn execute_segment(
         &mut self,
         va: u64,
@@ -286,7 +331,7 @@ impl HostChannel {
         pm: &mut dyn PhysicalMemory,
         engines: &mut dyn EngineDispatch,
         effects: &mut dyn HostEffects,
-    ) -> Result<Option<u64>, HostError> {
+    ) -> Result<Stop, HostError> {
         let mut at = self.resume_dword as usize;
         while at < words.len() {
             let header_at = at;
@@ -307,6 +352,7 @@ impl HostChannel {
                     }
                     at += 1;
                     self.resume_dword = at as u32;
+                    self.resume_calls = 0;
                     continue;
                 }
                 Ok(DmaSecOp::ImmdDataMethod) => {
@@ -327,34 +373,39 @@ impl HostChannel {
                     }
                     at += 1 + count;
                 }
-                Ok(DmaSecOp::EndPbSegment) => return Ok(None),
+                Ok(DmaSecOp::EndPbSegment) => return Ok(Stop::Finished),
                 _ => return Err(bad("reserved method header opcode")),
             }
             // A blocked acquire must resume at the header that holds it: keep `resume_dword` at
             // the header until all of its methods ran; methods before the acquire in the same
             // header are only re-run if they are idempotent state writes (the semaphore method
             // group is), which is how the driver emits acquires.
-            for (method, data) in calls {
+            // A stalled engine method resumes at itself: the calls before it are not run again.
+            let done = self.resume_calls as usize;
+            for (i, (method, data)) in calls.into_iter().enumerate().skip(done) {
                 self.methods += 1;
                 if method < FIRST_ENGINE_METHOD {
                     if let Some(blocked) = self.host_method(subchannel, method, data, vm, pm, engines, effects)? {
                         self.resume_dword = header_at as u32;
-                        return Ok(Some(blocked));
+                        self.resume_calls = 0;
+                        return Ok(Stop::Blocked(blocked));
                     }
                 } else {
                     let class = self.bound(subchannel).ok_or(HostError::NoObject { subchannel, method })?;
-                    engines.method(subchannel, class, method, data, vm, pm).map_err(|error| HostError::Engine {
-                        subchannel,
-                        class,
-                        method,
-                        data,
-                        error,
-                    })?;
+                    let status = engines
+                        .method(subchannel, class, method, data, vm, pm)
+                        .map_err(|error| HostError::Engine { subchannel, class, method, data, error })?;
+                    if status == EngineStatus::Stalled {
+                        self.resume_dword = header_at as u32;
+                        self.resume_calls = i as u32;
+                        return Ok(Stop::Stalled(subchannel));
+                    }
                 }
             }
             self.resume_dword = at as u32;
+            self.resume_calls = 0;
         }
-        Ok(None)
+        Ok(Stop::Finished)
     }
 
     fn host_method(
@@ -395,6 +446,7 @@ impl HostChannel {
                     INVALIDATE | TARGETED => {
                         self.tlb_invalidations += 1;
                         effects.invalidate_tlb();
+                        self.fault_op(data, effects).ok_or_else(refuse)?;
                     }
                     _ => return Err(refuse()),
                 }
@@ -420,6 +472,36 @@ impl HostChannel {
             _ => return Err(refuse()),
         }
         Ok(None)
+    }
+
+    /// The `REPLAY` part of a TLB invalidate whose `MEM_OP_D` is `d`; `None` for a mode the model
+    /// refuses.
+    fn fault_op(&self, d: u32, effects: &mut dyn HostEffects) -> Option<()> {
+        use nvgpu::hw::host::{NVC46F_MEM_OP_A, NVC46F_MEM_OP_B, NVC46F_MEM_OP_C, NVC46F_MEM_OP_D};
+        let [a, b, c] = self.mem_op;
+        let c = NVC46F_MEM_OP_C(c);
+        match c.replay().ok()? {
+            TlbInvalidateReplay::None => Some(()),
+            TlbInvalidateReplay::Start => Some(effects.replay(false)),
+            TlbInvalidateReplay::StartAckAll => Some(effects.replay(true)),
+            TlbInvalidateReplay::CancelVaGlobal => {
+                let a = NVC46F_MEM_OP_A(a);
+                let va = (u64::from(NVC46F_MEM_OP_B(b).target_addr_hi()) << 32) | (u64::from(a.target_addr_lo()) << 12);
+                let pdb_page = (u64::from(NVC46F_MEM_OP_D(d).pdb_addr_hi()) << 20) | u64::from(c.pdb_addr_lo());
+                let aperture = match c.pdb_aperture().ok()? {
+                    TlbInvalidatePdbAperture::VidMem => PhysAperture::Video,
+                    TlbInvalidatePdbAperture::SysMemCoherent => PhysAperture::SystemCoherent,
+                    TlbInvalidatePdbAperture::SysMemNoncoherent => PhysAperture::SystemNonCoherent,
+                };
+                // The engine id is 7 bits before Hopper, 9 from Hopper (the bits above 6 are
+                // reserved before); the model takes what is there.
+                let engine = (self.mem_op[0] & 0x1ff) as u16;
+                let pdb = PhysAddr { aperture, addr: pdb_page << 12 };
+                effects.cancel_va(pdb, va, c.access_type().ok()?, engine);
+                Some(())
+            }
+            TlbInvalidateReplay::CancelTargeted | TlbInvalidateReplay::CancelGlobal => None,
+        }
     }
 
     /// `SEM_EXECUTE`; `Err(None)` for data the model refuses.
@@ -525,9 +607,9 @@ mod tests {
             data: u32,
             _vm: &mut dyn VirtualMemory,
             _pm: &mut dyn PhysicalMemory,
-        ) -> Result<(), EngineError> {
+        ) -> Result<EngineStatus, EngineError> {
             self.methods.push((subchannel, class, method, data));
-            Ok(())
+            Ok(EngineStatus::Done)
         }
     }
     impl HostEffects for Recorder {
@@ -537,6 +619,8 @@ mod tests {
         fn invalidate_tlb(&mut self) {
             self.invalidations += 1;
         }
+        fn replay(&mut self, _ack_all: bool) {}
+        fn cancel_va(&mut self, _: PhysAddr, _: u64, _: TlbInvalidateAccessType, _: u16) {}
     }
 
     const BASE: u64 = 0x10_0000;

@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 
 use nvgpu::gsp::layout::{ConstantFact, StructLayout};
 use nvgpu::gsp::status::{NvStatus, NVSTATUSCODES_H};
-use nvgpu::gsp::{headers as gsp_headers, rm, rm_fifo, rm_intr, rpcs};
+use nvgpu::gsp::{headers as gsp_headers, rm, rm_fifo, rm_gmmu, rm_intr, rpcs};
 use nvgpu::hw::headers::OGKM_PINNED;
 use nvgpu::hw::Header;
 use tests::rm_c::{function_body, read_source as read, require_tree as tree, rm_flags, squash, try_compile_and_run};
@@ -36,11 +36,18 @@ fn struct_layouts() -> Vec<&'static StructLayout> {
         .chain(rm::STRUCT_LAYOUTS)
         .chain(rm_fifo::STRUCT_LAYOUTS)
         .chain(rm_intr::STRUCT_LAYOUTS)
+        .chain(rm_gmmu::STRUCT_LAYOUTS)
         .collect()
 }
 
 fn constants() -> Vec<&'static ConstantFact> {
-    rpcs::CONSTANTS.iter().chain(rm::CONSTANTS).chain(rm_fifo::CONSTANTS).chain(rm_intr::CONSTANTS).collect()
+    rpcs::CONSTANTS
+        .iter()
+        .chain(rm::CONSTANTS)
+        .chain(rm_fifo::CONSTANTS)
+        .chain(rm_intr::CONSTANTS)
+        .chain(rm_gmmu::CONSTANTS)
+        .collect()
 }
 
 fn cited_headers() -> Vec<Header> {

@@ -48,6 +48,9 @@ pub struct VaSpace {
     /// The root page directory, once bound.
     pub pdb: Option<PhysAddr>,
     pub big_page_size: u32,
+    /// Allocated with `NV_VASPACE_ALLOCATION_FLAGS_ENABLE_PAGE_FAULTING`: its contexts take
+    /// replayable faults.
+    pub page_faulting: bool,
 }
 
 /// A channel group.
@@ -77,6 +80,10 @@ pub struct Channel {
     pub error: Option<u32>,
     /// Stopped at a semaphore acquire: runs again whenever other work happens.
     pub blocked: bool,
+    /// Stopped at a launch stalled on replayable faults: runs again after a replay.
+    pub fault_stalled: bool,
+    /// A replay came since the channel stalled.
+    pub replay_released: bool,
     pub host: HostChannel,
     pub engines: crate::engines::ChannelEngines,
 }
@@ -88,6 +95,12 @@ impl Channel {
 
     pub fn token(&self) -> u32 {
         f::work_submit_token(self.runlist, self.host.chid)
+    }
+
+    /// Whether the GPU should run the channel again without a doorbell: blocked on a semaphore,
+    /// or released from a fault stall by a replay.
+    pub fn runnable(&self) -> bool {
+        self.error.is_none() && (self.blocked || (self.fault_stalled && self.replay_released))
     }
 
     /// (client, handle): how the GPU finds the channel again.
@@ -228,7 +241,8 @@ impl Fifo {
                 // Turing and later have 64 KiB big pages only.
                 return Err(NvStatus::NV_ERR_INVALID_ARGUMENT);
             }
-            self.vaspaces.push(VaSpace { client, handle, pdb: None, big_page_size: big });
+            let page_faulting = p.flags & f::NV_VASPACE_ALLOCATION_FLAGS_ENABLE_PAGE_FAULTING != 0;
+            self.vaspaces.push(VaSpace { client, handle, pdb: None, big_page_size: big, page_faulting });
         } else if class == KEPLER_CHANNEL_GROUP_A {
             need_parent(NV01_DEVICE_0)?;
             let p = NvChannelGroupAllocationParameters::read_from_bytes(params)
@@ -282,6 +296,8 @@ impl Fifo {
                 scheduled: false,
                 error: None,
                 blocked: false,
+                fault_stalled: false,
+                replay_released: false,
                 host: HostChannel::new(chid, p.gp_fifo_offset, entries, userd),
                 engines: crate::engines::ChannelEngines::new(family, classes.copy, classes.compute),
             });

@@ -227,6 +227,8 @@ pub(crate) struct GspCtx<'a> {
     pub machine: &'a mut Machine,
     pub gsp: &'a mut Falcon,
     pub config: &'a ModelConfig,
+    /// The replayable fault buffer physical RM programs (`REGISTER_FAULT_BUFFER`).
+    pub fault_buffer: &'a mut crate::fault_buffer::ReplayableFaultBuffer,
 }
 
 #[derive(Clone, Copy, Debug, Default)]

@@ -82,6 +82,11 @@ impl Objects {
         &self.objects
     }
 
+    /// Every live object.
+    pub fn live(&self) -> impl Iterator<Item = &RmObject> {
+        self.objects.iter()
+    }
+
     pub fn find(&self, client: u32, handle: u32) -> Option<&RmObject> {
         self.objects.iter().find(|o| o.client == client && o.handle == handle)
     }
@@ -135,6 +140,27 @@ impl Objects {
                     return NvStatus::NV_ERR_INVALID_ARGUMENT;
                 }
                 if self.objects.iter().any(|o| o.client == client && o.parent == parent && o.class == class) {
+                    return NvStatus::NV_ERR_STATE_IN_USE;
+                }
+                self.objects.push(RmObject { client, handle, parent, class });
+                NvStatus::NV_OK
+            }
+            nvgpu::hw::fault::MMU_FAULT_BUFFER => {
+                // The replayable fault buffer object (UVM allocates it without parameters under
+                // its subdevice). A GPU has one replayable buffer, so one object per GPU.
+                let Some(parent_object) = self.find(client, parent).copied() else {
+                    return NvStatus::NV_ERR_INVALID_OBJECT_PARENT;
+                };
+                if parent_object.class != NV20_SUBDEVICE_0 {
+                    return NvStatus::NV_ERR_INVALID_OBJECT_PARENT;
+                }
+                if handle == 0 || self.find(client, handle).is_some() {
+                    return NvStatus::NV_ERR_INSERT_DUPLICATE_NAME;
+                }
+                if !params.is_empty() {
+                    return NvStatus::NV_ERR_INVALID_PARAM_STRUCT;
+                }
+                if self.objects.iter().any(|o| o.class == class) {
                     return NvStatus::NV_ERR_STATE_IN_USE;
                 }
                 self.objects.push(RmObject { client, handle, parent, class });

@@ -454,7 +454,48 @@ fn free(session: &mut Session, function: u32, params: &[u8], ctx: &mut GspCtx<'_
     };
     let status = session.objects.free(request.params.h_root, request.params.h_object_old);
     session.fifo.retain_existing(&session.objects);
+    if !session.objects.live().any(|o| o.class == nvgpu::hw::fault::MMU_FAULT_BUFFER) {
+        // Freeing the MMU_FAULT_BUFFER object disables the replayable buffer.
+        ctx.fault_buffer.disable();
+    }
     (status, with_status(Some(RpcFunction::Free), params, status))
+}
+
+/// `NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER`: physical RM programs the replayable
+/// buffer over the pages RM's CPU side allocated, for a live `MMU_FAULT_BUFFER` object. The
+/// model's buffer is addressed physically from its first page, so the pages must be
+/// contiguous (`NV_ERR_NOT_SUPPORTED` otherwise); the buffer is in coherent system memory.
+fn register_fault_buffer(
+    objects: &super::objects::Objects,
+    params: &[u8],
+    ctx: &mut GspCtx<'_>,
+) -> Result<(), NvStatus> {
+    use nvgpu::gsp::rm_gmmu::{
+        Nv2080CtrlInternalGmmuRegisterFaultBufferParams as Params, FAULT_BUFFER_PAGE_BYTES,
+        NV2080_CTRL_INTERNAL_GMMU_FAULT_BUFFER_MAX_PAGES as MAX_PAGES,
+    };
+    let p = Params::read_from_bytes(params).map_err(|_| NvStatus::NV_ERR_INVALID_PARAM_STRUCT)?;
+    if objects.find(p.h_client, p.h_object).map(|o| o.class) != Some(nvgpu::hw::fault::MMU_FAULT_BUFFER) {
+        return Err(NvStatus::NV_ERR_INVALID_OBJECT_HANDLE);
+    }
+    let entry = nvgpu::hw::fault::NVC369_BUF_SIZE as u32;
+    let pages = u64::from(p.fault_buffer_size).div_ceil(FAULT_BUFFER_PAGE_BYTES) as usize;
+    if p.fault_buffer_size == 0 || p.fault_buffer_size % entry != 0 || pages > MAX_PAGES {
+        return Err(NvStatus::NV_ERR_INVALID_ARGUMENT);
+    }
+    let base = p.fault_buffer_pte_array[0];
+    if base % FAULT_BUFFER_PAGE_BYTES != 0 {
+        return Err(NvStatus::NV_ERR_INVALID_ARGUMENT);
+    }
+    let contiguous = p.fault_buffer_pte_array[..pages]
+        .iter()
+        .enumerate()
+        .all(|(i, &a)| a == base + i as u64 * FAULT_BUFFER_PAGE_BYTES);
+    if !contiguous {
+        return Err(NvStatus::NV_ERR_NOT_SUPPORTED);
+    }
+    let at = crate::engine_mem::PhysAddr { aperture: crate::engine_mem::PhysAperture::SystemCoherent, addr: base };
+    ctx.fault_buffer.program(at, p.fault_buffer_size / entry).map_err(|_| NvStatus::NV_ERR_INVALID_ARGUMENT)
 }
 
 /// The classes a device reports (`NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2`): the subdevice and the
@@ -557,6 +598,15 @@ fn control(session: &mut Session, function: u32, params: &[u8], ctx: &mut GspCtx
                 }
                 out.copy_from_slice(table.as_bytes());
                 NvStatus::NV_OK
+            }
+            (nvgpu::gsp::rm_gmmu::NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER, NV20_SUBDEVICE_0) => {
+                if request.h_client != INTERNAL_CLIENT {
+                    break 'status NvStatus::NV_ERR_NOT_SUPPORTED;
+                }
+                match register_fault_buffer(&session.objects, out, ctx) {
+                    Ok(()) => NvStatus::NV_OK,
+                    Err(status) => status,
+                }
             }
             (cmd, class) => {
                 let family = ctx.config.chipset.family();

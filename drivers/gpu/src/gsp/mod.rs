@@ -34,6 +34,7 @@ pub mod queue;
 pub mod radix3;
 pub mod rm;
 pub mod rm_fifo;
+pub mod rm_gmmu;
 pub mod rm_intr;
 pub mod rpc;
 pub mod rpcs;

@@ -80,6 +80,9 @@ pub const NV_VASPACE_ALLOCATION_INDEX_GPU_NEW: u32 = 0;
 /// `NV_VASPACE_ALLOCATION_FLAGS_IS_EXTERNALLY_OWNED` (`BIT(3)`): the client owns the page
 /// directory.
 pub const NV_VASPACE_ALLOCATION_FLAGS_IS_EXTERNALLY_OWNED: u32 = 1 << 3;
+/// `NV_VASPACE_ALLOCATION_FLAGS_ENABLE_PAGE_FAULTING` (`BIT(6)`): the VA space's contexts take
+/// replayable faults (UVM's VA spaces).
+pub const NV_VASPACE_ALLOCATION_FLAGS_ENABLE_PAGE_FAULTING: u32 = 1 << 6;
 /// `NV_VASPACE_BIG_PAGE_SIZE_64K`.
 pub const NV_VASPACE_BIG_PAGE_SIZE_64K: u32 = 64 * 1024;
 
@@ -529,6 +532,11 @@ pub const CONSTANTS: &[ConstantFact] = &[
         "NV_VASPACE_ALLOCATION_FLAGS_IS_EXTERNALLY_OWNED",
         headers::NVOS,
         NV_VASPACE_ALLOCATION_FLAGS_IS_EXTERNALLY_OWNED
+    ),
+    c_constant!(
+        "NV_VASPACE_ALLOCATION_FLAGS_ENABLE_PAGE_FAULTING",
+        headers::NVOS,
+        NV_VASPACE_ALLOCATION_FLAGS_ENABLE_PAGE_FAULTING
     ),
     c_constant!("NV_VASPACE_BIG_PAGE_SIZE_64K", headers::NVOS, NV_VASPACE_BIG_PAGE_SIZE_64K),
     c_constant!("ADDR_SYSMEM", headers::MEM_DESC, ADDR_SYSMEM),
