@@ -20,6 +20,7 @@ pub mod pmm;
 pub mod policy;
 pub mod processor;
 pub mod replayable;
+pub mod runtime;
 pub mod service;
 #[cfg(test)]
 mod service_tests;

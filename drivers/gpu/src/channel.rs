@@ -179,9 +179,22 @@ impl<M: PageTableMemory> GpuVaSpace<M> {
         format: MmuFormat,
         memory: M,
     ) -> Result<Self, ChannelError> {
+        Self::create_with_flags(rm, rpc, device, format, memory, 0)
+    }
+
+    /// [`Self::create`] with `NV_VASPACE_ALLOCATION_FLAGS_*` (e.g. `ENABLE_PAGE_FAULTING`).
+    pub fn create_with_flags<T: RpcChannel>(
+        rm: &mut RmClient,
+        rpc: &mut T,
+        device: Handle<Device>,
+        format: MmuFormat,
+        memory: M,
+        flags: u32,
+    ) -> Result<Self, ChannelError> {
         let params = NvVaspaceAllocationParameters {
             index: f::NV_VASPACE_ALLOCATION_INDEX_GPU_NEW,
             big_page_size: f::NV_VASPACE_BIG_PAGE_SIZE_64K,
+            flags,
             ..Default::default()
         };
         let handle: Handle<VaSpaceObject> = rm.alloc(rpc, device, f::FERMI_VASPACE_A, &params)?;
@@ -247,6 +260,17 @@ impl<M: PageTableMemory> GpuVaSpace<M> {
     /// Maps a DMA buffer (coherent system memory).
     pub fn map_dma(&mut self, buffer: &DmaBuffer, tlb: &mut impl TlbInvalidator) -> Result<GpuMapping, ChannelError> {
         self.map(buffer.bus_address(), buffer.len() as u64, Aperture::SystemCoherent, PteAttrs::default(), tlb)
+    }
+
+    /// Reserves `size` bytes of VA aligned to `align` with nothing mapped (the caller maps it:
+    /// unified memory's managed ranges).
+    pub fn reserve_va(&mut self, size: u64, align: u64) -> Result<u64, ChannelError> {
+        Ok(self.va.alloc(size, align)?)
+    }
+
+    /// Gives back a range from [`Self::reserve_va`] (its mappings must be gone).
+    pub fn release_va(&mut self, va: u64, size: u64) -> Result<(), ChannelError> {
+        Ok(self.va.free(va, size)?)
     }
 
     /// Unmaps and returns the VA range.

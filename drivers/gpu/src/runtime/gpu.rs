@@ -48,6 +48,9 @@ pub struct GpuConfig {
     /// QMDs declare: a multiple of 16 bytes
     /// ([`crate::compute::memory::LocalMemoryPlan`]).
     pub local_bytes_per_thread: u32,
+    /// The VA space takes replayable faults (`NV_VASPACE_ALLOCATION_FLAGS_ENABLE_PAGE_FAULTING`):
+    /// what unified memory (the `uvm` crate's managed buffers) needs.
+    pub page_faulting: bool,
 }
 
 impl Default for GpuConfig {
@@ -59,6 +62,7 @@ impl Default for GpuConfig {
             timeout_ms: 2_000,
             copy_engine: 0,
             local_bytes_per_thread: crate::compute::memory::DEFAULT_LOCAL_BYTES_PER_THREAD,
+            page_faulting: false,
         }
     }
 }
@@ -207,7 +211,19 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let device = rm.alloc_device(rpc, &Default::default())?;
         let subdevice = rm.alloc_subdevice(rpc, device, &Default::default())?;
         let family = chipset.family();
-        let mut vas = GpuVaSpace::create(rm, rpc, device, MmuFormat::for_family(family), DmaTableMemory::new(dma))?;
+        let flags = if config.page_faulting {
+            crate::gsp::rm_fifo::NV_VASPACE_ALLOCATION_FLAGS_ENABLE_PAGE_FAULTING
+        } else {
+            0
+        };
+        let mut vas = GpuVaSpace::create_with_flags(
+            rm,
+            rpc,
+            device,
+            MmuFormat::for_family(family),
+            DmaTableMemory::new(dma),
+            flags,
+        )?;
         let mut vram = VramAllocator::from_fb_regions(static_info.fb_regions(), &[])?;
         let mut tlb = RegisterTlbInvalidator::new(io, clock);
         let staging = dma.alloc(config.staging_bytes.max(4096))?;
@@ -302,8 +318,95 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
     }
 
     /// BAR0.
-    pub(super) fn io(&self) -> &'a R {
+    pub fn io(&self) -> &'a R {
         self.io
+    }
+
+    /// The DMA allocator (system memory the GPU reaches).
+    pub fn dma(&self) -> &'a A {
+        self.dma
+    }
+
+    /// The VRAM allocator, for memory managers above this API (unified memory's PMM).
+    pub fn vram_mut(&mut self) -> &mut VramAllocator {
+        &mut self.vram
+    }
+
+    /// The VA space, for memory managers above this API: they reserve VA ranges and write
+    /// their own mappings ([`GpuVaSpace::reserve_va`], its page tables, [`Self::tlb_invalidator`]).
+    pub fn va_space_mut(&mut self) -> &mut GpuVaSpace<DmaTableMemory<&'a A>> {
+        &mut self.vas
+    }
+
+    /// The TLB invalidator page-table updates use (BAR0 register invalidates).
+    pub fn tlb_invalidator(&self) -> RegisterTlbInvalidator<'a, R, C> {
+        self.tlb()
+    }
+
+    /// Allocates an RM object of `class` under the subdevice with `params` (e.g. the
+    /// replayable fault buffer, `MMU_FAULT_BUFFER`).
+    pub fn alloc_subdevice_object(
+        &mut self,
+        rpc: &mut impl RpcChannel,
+        class: u32,
+        params: &[u8],
+    ) -> Result<crate::gsp::rm::Handle<crate::gsp::rm::AnyObject>, RuntimeError> {
+        Ok(self.rm.alloc_raw(rpc, self.subdevice, class, params)?.0)
+    }
+
+    /// Frees an object from [`Self::alloc_subdevice_object`].
+    pub fn free_object(
+        &mut self,
+        rpc: &mut impl RpcChannel,
+        object: crate::gsp::rm::Handle<crate::gsp::rm::AnyObject>,
+    ) -> Result<(), RuntimeError> {
+        Ok(self.rm.free(rpc, object)?)
+    }
+
+    /// The RM client's handle.
+    pub fn client_handle(&self) -> u32 {
+        self.rm.handle().raw()
+    }
+
+    /// Pushes host methods (`MEM_OP` replays and cancels, semaphores) on the default stream's
+    /// channel, then waits for them to execute.
+    pub fn run_host_methods(
+        &mut self,
+        encode: impl FnOnce(&mut crate::host::PushBuffer) -> Result<(), RuntimeError>,
+    ) -> Result<(), RuntimeError> {
+        let timeout_ms = self.config.timeout_ms;
+        let clock = self.clock;
+        let io = self.io;
+        let state = self.stream_state(self.default_stream())?;
+        let mut pb = state.channel.pushbuffer();
+        encode(&mut pb)?;
+        let fence = state.channel.submit(io, &pb)?;
+        state.last = Some(fence);
+        state.channel.wait(fence, clock, timeout_ms, || {})?;
+        Ok(())
+    }
+
+    /// The host class of the default stream's channel (how its `MEM_OP` words are laid out).
+    pub fn default_stream_host_class(&mut self) -> Result<crate::host::HostClass, RuntimeError> {
+        Ok(self.stream_state(self.default_stream())?.channel.host_class())
+    }
+
+    /// Runs copy-engine work on the default stream and waits for it.
+    pub fn run_copies(
+        &mut self,
+        encode: impl FnOnce(&CeEncoder, &mut crate::host::PushBuffer) -> Result<(), RuntimeError>,
+    ) -> Result<(), RuntimeError> {
+        let timeout_ms = self.config.timeout_ms;
+        let clock = self.clock;
+        let io = self.io;
+        let state = self.stream_state(self.default_stream())?;
+        let ce = state.ce.ok_or_else(|| RuntimeError::WrongStream { what: "copy", kind: state.kind })?;
+        let mut pb = state.channel.pushbuffer();
+        encode(&ce, &mut pb)?;
+        let fence = state.channel.submit(io, &pb)?;
+        state.last = Some(fence);
+        state.channel.wait(fence, clock, timeout_ms, || {})?;
+        Ok(())
     }
 
     /// The clock waits are measured with.

@@ -248,6 +248,10 @@ impl Args {
     pub fn ptr<T: super::Pod>(self, buffer: &super::DeviceBuffer<T>) -> Self {
         self.push("pointer", &buffer.device_ptr().to_le_bytes())
     }
+    /// A pointer given as its GPU VA (memory this API does not own: managed buffers).
+    pub fn device_ptr(self, va: u64) -> Self {
+        self.push("pointer", &va.to_le_bytes())
+    }
     /// A by-value aggregate (a struct parameter), as its bytes.
     pub fn bytes(self, v: &[u8]) -> Self {
         self.push("bytes", v)

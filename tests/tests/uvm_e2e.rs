@@ -1,0 +1,180 @@
+//! Unified memory end to end on model GPUs of every family GSP-RM 535.261.03 runs on, booted
+//! with the real firmware: managed buffers (`uvm::runtime`) written by the CPU, used by a PTX
+//! kernel (clang-19, `payloads/vector_add.cu`) that takes replayable faults on every page it
+//! touches first, serviced by UVM's bottom half (fetch, coalesce, service per va_block,
+//! prefetch, eviction under a VRAM budget smaller than the working set, flush, replay with
+//! `MEM_OP` on a channel), the model resuming the stalled warps with their registers intact;
+//! the result read back by the CPU (GPU-resident pages migrated back), compared with a CPU
+//! computation byte for byte, and the statistics asserted. A kernel writing outside every
+//! managed buffer gets its fault cancelled precisely and a typed error naming the address and
+//! access, and the context's other work goes on.
+//!
+//! Missing real data is a failure, never a skip: run `scripts/fetch-real-data.sh` (as root).
+
+use nvgpu::chip::Chipset;
+use nvgpu::gsp::rm::InternalSubdevice;
+use nvgpu::runtime::{Args, Gpu, GpuConfig, LaunchConfig, Module, StreamKind};
+use sim::ModelConfig;
+use tests::model_boot::{pattern, with_booted, DoorbellSwitch};
+use tests::ptx_build::ptx;
+use uvm::runtime::{ManagedConfig, ManagedError, UnifiedMemory};
+use uvm::va_block::AccessType;
+
+fn arch_for(chip: Chipset) -> &'static str {
+    match chip {
+        Chipset::GA100 => "sm_80",
+        Chipset::GA102 => "sm_86",
+        Chipset::AD102 => "sm_89",
+        Chipset::TU102 => "sm_75",
+        _ => "sm_90",
+    }
+}
+
+/// What one run measured.
+#[derive(Debug)]
+struct Outcome {
+    stats: uvm::service::UvmStats,
+    model_errors: usize,
+}
+
+/// `c = a + b` over `n` u32s in managed memory, with `vram` bytes of VRAM for the context.
+fn vector_add(config: ModelConfig, n: usize, vram: u64, prefetch: bool) -> Outcome {
+    let chip = config.chipset;
+    let mut outcome = None;
+    with_booted(config, |model, arena, clock, boot| {
+        let info = *boot.static_info().expect("static info");
+        let rpc = boot.rpc().expect("rpc");
+        let bar = DoorbellSwitch::new(model);
+        let cfg = GpuConfig { runs_ptx: true, page_faulting: true, timeout_ms: 60_000, ..GpuConfig::default() };
+        let mut gpu = Gpu::new(rpc, &bar, arena, clock, &info, chip, cfg).expect("gpu");
+        let mut um = UnifiedMemory::new(
+            &mut gpu,
+            rpc,
+            InternalSubdevice::from_static_info(&info),
+            ManagedConfig { vram_bytes: vram, prefetch, ..ManagedConfig::default() },
+        )
+        .unwrap_or_else(|e| panic!("{chip:?}: managed memory: {e}\n{:?}", model.errors()));
+        let bytes = n * 4;
+        let a = um.alloc_managed(&mut gpu, bytes).expect("a");
+        let b = um.alloc_managed(&mut gpu, bytes).expect("b");
+        let c = um.alloc_managed(&mut gpu, bytes).expect("c");
+        let av = pattern(bytes, 1 + chip as u32);
+        let bv = pattern(bytes, 7 + chip as u32);
+        um.write(&mut gpu, a.va, &av).expect("CPU writes a");
+        um.write(&mut gpu, b.va, &bv).expect("CPU writes b");
+
+        let text = ptx("vector_add", arch_for(chip));
+        let module = Module::load(&mut gpu, text.as_bytes()).expect("module");
+        let f = module.function("vector_add_u32").expect("function");
+        let stream = gpu.create_stream(rpc, StreamKind::Compute).expect("stream");
+        let args = Args::new().device_ptr(a.va).device_ptr(b.va).device_ptr(c.va).u32(n as u32);
+        stream.launch(&mut gpu, &f, LaunchConfig::linear((n as u32).div_ceil(256), 256), &args).expect("launch");
+        um.synchronize(&mut gpu, &stream).unwrap_or_else(|e| panic!("{chip:?}: kernel: {e}\n{:?}", model.errors()));
+
+        let mut got = vec![0u8; bytes];
+        um.read(&mut gpu, c.va, &mut got).expect("CPU reads c");
+        let want: Vec<u8> = av
+            .chunks_exact(4)
+            .zip(bv.chunks_exact(4))
+            .flat_map(|(x, y)| {
+                u32::from_le_bytes(x.try_into().unwrap())
+                    .wrapping_add(u32::from_le_bytes(y.try_into().unwrap()))
+                    .to_le_bytes()
+            })
+            .collect();
+        if got != want {
+            let first = got.iter().zip(&want).position(|(x, y)| x != y).unwrap_or(0);
+            let wrong = got.chunks(4).zip(want.chunks(4)).filter(|(x, y)| x != y).count();
+            panic!(
+                "{chip:?}: c = a + b over {n} elements, byte for byte: {wrong} wrong, first at byte {first:#x} \
+                 (got {:02x?}, want {:02x?}); stats {:?}",
+                &got[first..first + 8],
+                &want[first..first + 8],
+                um.stats()
+            );
+        }
+        // The inputs are intact after their round trip to the GPU.
+        let mut back = vec![0u8; bytes];
+        um.read(&mut gpu, a.va, &mut back).expect("CPU reads a");
+        assert!(back == av, "{chip:?}: a survives migration");
+
+        // A kernel that writes outside every managed buffer: cancelled, a typed error.
+        // Far above everything the VA allocator hands out, in every MMU format's range.
+        let stray = 0x4000_0000_0000u64;
+        let stream2 = gpu.create_stream(rpc, StreamKind::Compute).expect("second stream");
+        let bad = Args::new().device_ptr(a.va).device_ptr(b.va).device_ptr(stray).u32(64);
+        stream2.launch(&mut gpu, &f, LaunchConfig::linear(1, 64), &bad).expect("launch");
+        match um.synchronize(&mut gpu, &stream2) {
+            Err(ManagedError::FatalFault { va, access, .. }) => {
+                assert_eq!(va, stray & !0xfff, "{chip:?}: the fault names the page");
+                assert_eq!(access, AccessType::Write, "{chip:?}: and the access");
+            }
+            other => panic!("{chip:?}: a stray write must be a fatal fault, got {other:?}"),
+        }
+        // The context goes on: managed memory still reads on the CPU.
+        um.read(&mut gpu, a.va, &mut back).expect("CPU reads a after the fatal fault");
+        assert!(back == av);
+
+        let stats = um.stats();
+        let errors = model.take_errors();
+        // The cancelled launch's channel error is the one model error expected.
+        let unexpected: Vec<_> = errors.iter().filter(|e| !matches!(e, sim::ModelError::ChannelError { .. })).collect();
+        assert!(unexpected.is_empty(), "{chip:?}: model errors: {unexpected:?}");
+        outcome = Some(Outcome { stats, model_errors: unexpected.len() });
+    });
+    outcome.expect("the run finished")
+}
+
+fn check_family(config: ModelConfig) {
+    let chip = config.chipset;
+    // 3 buffers of 3 MiB (9 MiB) through 4 MiB of VRAM: oversubscribed more than 2x.
+    let o = vector_add(config, (3 << 20) / 4, 4 << 20, true);
+    let s = o.stats;
+    assert_eq!(o.model_errors, 0);
+    assert!(s.gpu_faults > 0 && s.fault_batches > 0 && s.replays > 0, "{chip:?}: faults serviced: {s:?}");
+    assert!(s.migrated_to_gpu_bytes >= 2 * (3 << 20), "{chip:?}: a and b went to the GPU: {s:?}");
+    assert!(s.evictions > 0, "{chip:?}: the working set does not fit: {s:?}");
+    assert!(s.migrated_to_cpu_bytes >= 3 << 20, "{chip:?}: c came back to the CPU: {s:?}");
+    assert_eq!(s.cancels, 1, "{chip:?}: the stray write was cancelled: {s:?}");
+}
+
+#[test]
+fn tu102_runs_managed_kernels_with_replayable_faults() {
+    check_family(ModelConfig::rtx2080ti());
+}
+
+#[test]
+fn ga100_runs_managed_kernels_with_replayable_faults() {
+    check_family(ModelConfig::for_chipset(Chipset::GA100));
+}
+
+#[test]
+fn ga102_runs_managed_kernels_with_replayable_faults() {
+    check_family(ModelConfig::rtx3090());
+}
+
+#[test]
+fn ad102_runs_managed_kernels_with_replayable_faults() {
+    check_family(ModelConfig::rtx4090());
+}
+
+#[test]
+fn gh100_runs_managed_kernels_with_replayable_faults() {
+    check_family(ModelConfig::h200());
+}
+
+#[test]
+fn prefetch_cuts_the_faults_of_a_sequential_stream() {
+    // Fits in VRAM: no eviction, so the faults are the stream's own.
+    let with = vector_add(ModelConfig::h200(), (2 << 20) / 4, 16 << 20, true).stats;
+    let without = vector_add(ModelConfig::h200(), (2 << 20) / 4, 16 << 20, false).stats;
+    assert_eq!(with.evictions, 0);
+    assert!(with.prefetched_pages > 0, "{with:?}");
+    assert_eq!(without.prefetched_pages, 0, "{without:?}");
+    assert!(
+        with.gpu_faults * 4 < without.gpu_faults,
+        "prefetch: {} faults, without: {}",
+        with.gpu_faults,
+        without.gpu_faults
+    );
+}

@@ -1,0 +1,738 @@
+//! Managed memory for applications on the runtime's [`Gpu`] (the `cudaMallocManaged`
+//! equivalent): one UVM context over one GPU, with its replayable fault buffer set up through
+//! RM, GPU memory from a PMM over VRAM the context takes from the GPU's allocator, and system
+//! memory for CPU-resident pages in DMA memory.
+//!
+//! How it runs, as NVIDIA's UVM does on a GPU with replayable faults:
+//! - [`UnifiedMemory::new`] allocates `MMU_FAULT_BUFFER` (class `0xc369`) under the subdevice,
+//!   DMA memory for its entries, and registers the pages with
+//!   `NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER` (physical RM programs and enables the
+//!   buffer). The [`Gpu`] must have been opened with [`nvgpu::runtime::GpuConfig::page_faulting`].
+//! - [`UnifiedMemory::alloc_managed`] reserves a 2 MiB-aligned VA range with nothing mapped and
+//!   creates the managed va_range: pages arrive on first touch.
+//! - A kernel touching unmapped pages stalls on replayable faults; [`UnifiedMemory::synchronize`]
+//!   runs the bottom half ([`crate::replayable::service_replayable_faults`]: fetch, coalesce,
+//!   service per va_block with prefetch and thrashing, flush, replay with `MEM_OP` on the
+//!   default stream's channel) until the stream's work completes. Fatal faults are cancelled
+//!   precisely and come back as [`ManagedError::FatalFault`].
+//! - CPU access goes through [`UnifiedMemory::read`] / [`UnifiedMemory::write`]: each page is
+//!   serviced for the CPU first (migrated back from VRAM on the copy engine), as the kernel's
+//!   page-fault handler does for the unikernel's CPU code.
+//! - When the VRAM budget runs out, the PMM names its least recently used root chunk and its
+//!   pages are evicted to system memory.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+use nvgpu::ce::{CeAddress, CeAperture, MemsetPattern, Pipelining};
+use nvgpu::gsp::rm::{AnyObject, Handle, InternalSubdevice};
+use nvgpu::gsp::rpcs::RpcChannel;
+use nvgpu::hw::vm::{
+    NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_GET as GET, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_PUT as PUT,
+    NV_VIRTUAL_FUNCTION_PRIV_MMU_REPLAY_FAULT_BUFFER as REPLAYABLE, VF_BASE,
+};
+use nvgpu::hw::RegisterIo;
+use nvgpu::mm::format::PageSize;
+use nvgpu::mm::{PteAttrs, VramAllocation};
+use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer};
+use nvgpu::runtime::{Gpu, RuntimeError, Stream};
+
+use crate::fault::batch::ServiceConfig;
+use crate::fault::buffer::{FaultBufferMemory, FaultBufferRegisters, FetchConfig, ReplayableFaultBuffer};
+use crate::fault::entry::RawFaultEntry;
+use crate::gpu_mapping::GpuMapper;
+use crate::gpu_memory::GpuMemory;
+use crate::page_mask::{PAGE_SIZE, VA_BLOCK_SIZE};
+use crate::perf::prefetch::PrefetchConfig;
+use crate::pmm::{Pmm, SimpleRootSource};
+use crate::policy::{Advice, ProcessorTopology, VaPolicy};
+use crate::processor::ProcessorId;
+use crate::replayable::{
+    service_replayable_faults, BottomHalfState, CancelledFault, FaultingGpu, ReplayChannel, ReplayChannelError,
+};
+use crate::service::{
+    BackendError, Location, NoPrefetch, PageAccess, PageCopy, PrefetchPolicy, Prefetcher, UvmBackend, UvmContext,
+    UvmStats,
+};
+use crate::va_block::{AccessType, MappingTarget, Prot};
+
+/// The GPU's index in the context (one GPU).
+const GPU: u8 = 0;
+
+/// How a context is set up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ManagedConfig {
+    /// VRAM the context may hold, in bytes (rounded down to 2 MiB root chunks, at least one):
+    /// less than the working set runs oversubscribed.
+    pub vram_bytes: u64,
+    /// UVM's prefetch heuristic (`uvm_perf_prefetch_enable`).
+    pub prefetch: bool,
+    /// Entries of the replayable fault buffer (32 bytes each, at most 256 pages).
+    pub fault_buffer_entries: u32,
+    /// Bottom halves run while one stream is waited for before the wait is given up.
+    pub max_bottom_halves: u32,
+}
+
+impl Default for ManagedConfig {
+    fn default() -> Self {
+        ManagedConfig { vram_bytes: 64 << 20, prefetch: true, fault_buffer_entries: 1024, max_bottom_halves: 100_000 }
+    }
+}
+
+/// A managed buffer: `len` bytes at GPU VA `va`, the same address for every processor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ManagedBuffer {
+    pub va: u64,
+    pub len: usize,
+}
+
+impl ManagedBuffer {
+    /// The address kernels take.
+    pub fn device_ptr(&self) -> u64 {
+        self.va
+    }
+}
+
+/// Why managed memory failed.
+#[derive(Debug)]
+pub enum ManagedError {
+    Runtime(RuntimeError),
+    /// A kernel's access could not be serviced: cancelled precisely; the launch's channel was
+    /// stopped by the GPU.
+    FatalFault {
+        va: u64,
+        access: AccessType,
+        reason: &'static str,
+    },
+    /// Servicing failed (out of memory everywhere, a copy or mapping error).
+    Service(crate::service::ServiceError),
+    /// The bottom half failed (fault buffer protocol, replay channel).
+    BottomHalf(crate::replayable::BottomHalfError),
+    /// An address or length outside every managed buffer.
+    OutOfRange {
+        va: u64,
+        len: usize,
+    },
+    /// The stream neither completed nor faulted within the bottom halves allowed.
+    Stuck {
+        bottom_halves: u32,
+    },
+}
+
+impl fmt::Display for ManagedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Runtime(e) => write!(f, "{e}"),
+            Self::FatalFault { va, access, reason } => {
+                write!(f, "fatal GPU fault at {va:#x} ({}): {reason}", access_name(*access))
+            }
+            Self::Service(e) => write!(f, "unified memory: {e:?}"),
+            Self::BottomHalf(e) => write!(f, "replayable faults: {e}"),
+            Self::OutOfRange { va, len } => write!(f, "{len} bytes at {va:#x} are not managed memory"),
+            Self::Stuck { bottom_halves } => {
+                write!(f, "the stream did not complete after {bottom_halves} fault-servicing passes")
+            }
+        }
+    }
+}
+
+/// The access type as the fatal-fault line names it.
+pub fn access_name(a: AccessType) -> &'static str {
+    match a {
+        AccessType::Prefetch => "prefetch",
+        AccessType::Read => "read",
+        AccessType::Write => "write",
+        AccessType::AtomicWeak => "atomic (weak)",
+        AccessType::AtomicStrong => "atomic",
+    }
+}
+
+impl From<RuntimeError> for ManagedError {
+    fn from(e: RuntimeError) -> Self {
+        Self::Runtime(e)
+    }
+}
+
+/// The fault buffer's entries, in DMA memory.
+pub struct DmaEntries(DmaBuffer);
+
+impl FaultBufferMemory for DmaEntries {
+    fn read_entry(&self, index: u32) -> RawFaultEntry {
+        let at = index as usize * 32;
+        let mut e = [0u8; 32];
+        if let Some(s) = self.0.as_slice().get(at..at + 32) {
+            e.copy_from_slice(s);
+        }
+        e
+    }
+    fn clear_valid(&mut self, index: u32) {
+        let at = index as usize * 32;
+        if let Some(s) = self.0.as_mut_slice().get_mut(at..at + 32) {
+            let mut e = [0u8; 32];
+            e.copy_from_slice(s);
+            nvgpu::hw::fault::NVC369_BUF_ENTRY_VALID.set(&mut e, 0);
+            s.copy_from_slice(&e);
+        }
+    }
+}
+
+/// `GET`/`PUT` of the replayable buffer, through BAR0.
+pub struct BarRegisters<'a, R: RegisterIo + ?Sized>(&'a R);
+
+impl<R: RegisterIo + ?Sized> FaultBufferRegisters for BarRegisters<'_, R> {
+    fn read_put(&self) -> u32 {
+        self.0.read32(PUT::address(VF_BASE, REPLAYABLE))
+    }
+    fn read_get(&self) -> u32 {
+        self.0.read32(GET::address(VF_BASE, REPLAYABLE))
+    }
+    fn write_get(&mut self, raw: u32) {
+        self.0.write32(GET::address(VF_BASE, REPLAYABLE), raw)
+    }
+}
+
+/// System memory for CPU-resident pages: each managed buffer brings DMA memory of its size,
+/// whose 4 KiB pages join the context's pool of CPU pages (UVM places CPU pages anywhere; the
+/// block records where).
+struct Backing {
+    va: u64,
+    size: u64,
+    dma: DmaBuffer,
+}
+
+enum Prefetch {
+    On(Prefetcher),
+    Off(NoPrefetch),
+}
+
+impl PrefetchPolicy for Prefetch {
+    fn hint(
+        &mut self,
+        block: &crate::va_block::VaBlock,
+        dst: ProcessorId,
+        faulted: &crate::page_mask::PageMask,
+        preferred: Option<ProcessorId>,
+    ) -> crate::page_mask::PageMask {
+        match self {
+            Prefetch::On(p) => p.hint(block, dst, faulted, preferred),
+            Prefetch::Off(p) => p.hint(block, dst, faulted, preferred),
+        }
+    }
+}
+
+/// One UVM context on one GPU.
+pub struct UnifiedMemory<'a, R: RegisterIo + ?Sized> {
+    pub ctx: UvmContext,
+    memory: GpuMemory<SimpleRootSource>,
+    pool: Option<VramAllocation>,
+    backing: Vec<Backing>,
+    /// Free CPU pages (bus addresses in the backings).
+    cpu_free: Vec<u64>,
+    buffer: ReplayableFaultBuffer<DmaEntries, BarRegisters<'a, R>>,
+    fault_object: Handle<AnyObject>,
+    prefetch: Prefetch,
+    service: ServiceConfig,
+    bottom_half: BottomHalfState,
+    graphics_engine_base: u16,
+    config: ManagedConfig,
+    /// Faults cancelled so far, oldest first.
+    pub cancelled: Vec<CancelledFault>,
+}
+
+impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
+    /// Sets up managed memory on `gpu`: the VRAM pool, the replayable fault buffer (through
+    /// RM: `MMU_FAULT_BUFFER`, then registration on GSP-RM's `internal` subdevice).
+    pub fn new<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        gpu: &mut Gpu<'a, R, A, C>,
+        rpc: &mut impl RpcChannel,
+        internal: InternalSubdevice,
+        config: ManagedConfig,
+    ) -> Result<Self, ManagedError> {
+        if !gpu.config().page_faulting {
+            return Err(
+                RuntimeError::Unsupported { what: "managed memory on a GPU opened without page_faulting" }.into()
+            );
+        }
+        let roots = (config.vram_bytes / VA_BLOCK_SIZE).max(1);
+        let pool = gpu.vram_mut().alloc(roots * VA_BLOCK_SIZE, VA_BLOCK_SIZE).map_err(RuntimeError::from)?;
+        let base = pool.base();
+        let memory = GpuMemory::new(Pmm::new(SimpleRootSource::new(base, roots as usize), None));
+        let bytes = config.fault_buffer_entries.saturating_mul(32);
+        let entries = gpu.dma().alloc(bytes as usize).map_err(RuntimeError::from)?;
+        let undo = |gpu: &mut Gpu<'a, R, A, C>, entries: DmaBuffer, pool: VramAllocation| {
+            gpu.dma().free(entries);
+            let _ = gpu.vram_mut().free(pool);
+        };
+        let object = match gpu.alloc_subdevice_object(rpc, nvgpu::hw::fault::MMU_FAULT_BUFFER, &[]) {
+            Ok(o) => o,
+            Err(e) => {
+                undo(gpu, entries, pool);
+                return Err(e.into());
+            }
+        };
+        let registered =
+            nvgpu::gsp::rm_gmmu::register_params(gpu.client_handle(), object.raw(), entries.bus_address(), bytes)
+                .and_then(|mut p| nvgpu::gsp::rm_gmmu::register_fault_buffer(rpc, internal, &mut p));
+        if let Err(e) = registered {
+            let _ = gpu.free_object(rpc, object);
+            undo(gpu, entries, pool);
+            return Err(RuntimeError::Unsupported {
+                what: match e {
+                    nvgpu::gsp::rm_gmmu::RegisterFaultBufferError::BadSize { .. } => "a fault buffer of this size",
+                    nvgpu::gsp::rm_gmmu::RegisterFaultBufferError::Rm(_) => {
+                        "GSP-RM refused NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER"
+                    }
+                },
+            }
+            .into());
+        }
+        let buffer = ReplayableFaultBuffer::new(
+            DmaEntries(entries),
+            BarRegisters(gpu.io()),
+            config.fault_buffer_entries,
+            FetchConfig::default(),
+        )
+        .map_err(|e| ManagedError::BottomHalf(e.into()))?;
+        let service = ServiceConfig::default();
+        let prefetch = if config.prefetch {
+            Prefetch::On(Prefetcher::new(PrefetchConfig::default()))
+        } else {
+            Prefetch::Off(NoPrefetch)
+        };
+        let family = gpu.chipset().family();
+        let graphics_engine_base = match family {
+            nvgpu::hal::Family::Hopper | nvgpu::hal::Family::BlackwellGb10x | nvgpu::hal::Family::BlackwellGb20x => {
+                nvgpu::hw::fault::gh100::NV_PFAULT_MMU_ENG_ID_GRAPHICS
+            }
+            _ => nvgpu::hw::fault::tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
+        };
+        Ok(UnifiedMemory {
+            ctx: UvmContext::new(),
+            memory,
+            pool: Some(pool),
+            backing: Vec::new(),
+            cpu_free: Vec::new(),
+            buffer,
+            fault_object: object,
+            prefetch,
+            bottom_half: BottomHalfState::new(&service),
+            service,
+            graphics_engine_base,
+            config,
+            cancelled: Vec::new(),
+        })
+    }
+
+    /// The context's statistics.
+    pub fn stats(&self) -> UvmStats {
+        self.ctx.stats
+    }
+
+    /// A managed buffer of `len` bytes (rounded up to 4 KiB pages), resident nowhere until
+    /// first touched (then zero-filled).
+    pub fn alloc_managed<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        &mut self,
+        gpu: &mut Gpu<'a, R, A, C>,
+        len: usize,
+    ) -> Result<ManagedBuffer, ManagedError> {
+        let size = (len.max(1) as u64).next_multiple_of(PAGE_SIZE);
+        let va = gpu
+            .va_space_mut()
+            .reserve_va(size.next_multiple_of(VA_BLOCK_SIZE), VA_BLOCK_SIZE)
+            .map_err(RuntimeError::from)?;
+        let dma = match gpu.dma().alloc(size as usize) {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = gpu.va_space_mut().release_va(va, size.next_multiple_of(VA_BLOCK_SIZE));
+                return Err(RuntimeError::from(e).into());
+            }
+        };
+        if self.ctx.va_space.create_managed_range(va, size, VaPolicy::default()).is_err() {
+            gpu.dma().free(dma);
+            let _ = gpu.va_space_mut().release_va(va, size.next_multiple_of(VA_BLOCK_SIZE));
+            return Err(ManagedError::OutOfRange { va, len });
+        }
+        let bus = dma.bus_address();
+        self.cpu_free.extend((0..size / PAGE_SIZE).rev().map(|i| bus + i * PAGE_SIZE));
+        self.backing.push(Backing { va, size, dma });
+        Ok(ManagedBuffer { va, len })
+    }
+
+    /// `cudaMemAdvise` over `[va, va + len)`.
+    pub fn advise(&mut self, va: u64, len: usize, advice: Advice) -> Result<(), ManagedError> {
+        self.ctx.va_space.advise(va, len as u64, advice).map_err(|e| ManagedError::Service(e.into()))
+    }
+
+    /// `cudaMemPrefetchAsync` (waited for): migrates `[va, va + len)` to `to`.
+    pub fn prefetch<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        &mut self,
+        gpu: &mut Gpu<'a, R, A, C>,
+        va: u64,
+        len: usize,
+        to: ProcessorId,
+    ) -> Result<(), ManagedError> {
+        self.check_range(va, len)?;
+        let access = if to.is_cpu() { AccessType::Write } else { AccessType::Read };
+        self.for_pages(gpu, va, len, to, access)
+    }
+
+    fn check_range(&self, va: u64, len: usize) -> Result<(), ManagedError> {
+        let end = va.checked_add(len as u64).ok_or(ManagedError::OutOfRange { va, len })?;
+        if self.backing.iter().any(|b| va >= b.va && end <= b.va + b.size) {
+            Ok(())
+        } else {
+            Err(ManagedError::OutOfRange { va, len })
+        }
+    }
+
+    /// Services every page of `[va, va + len)` for `processor`, block by block.
+    fn for_pages<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        &mut self,
+        gpu: &mut Gpu<'a, R, A, C>,
+        va: u64,
+        len: usize,
+        processor: ProcessorId,
+        access: AccessType,
+    ) -> Result<(), ManagedError> {
+        let end = va + len as u64;
+        let mut at = va & !(PAGE_SIZE - 1);
+        let mut pages = Vec::new();
+        while at < end {
+            let block_end = ((at / VA_BLOCK_SIZE) + 1) * VA_BLOCK_SIZE;
+            pages.clear();
+            let mut p = at;
+            while p < end.min(block_end) {
+                pages.push(PageAccess { page: ((p % VA_BLOCK_SIZE) / PAGE_SIZE) as usize, access });
+                p += PAGE_SIZE;
+            }
+            let mut backend =
+                RuntimeBackend { gpu: &mut *gpu, memory: &mut self.memory, cpu_free: &mut self.cpu_free, error: None };
+            let r = self.ctx.service_block(processor, at, &pages, &mut self.prefetch, &mut backend);
+            if let Some(e) = backend.error.take() {
+                return Err(e.into());
+            }
+            r.map_err(ManagedError::Service)?;
+            at = block_end;
+        }
+        Ok(())
+    }
+
+    /// CPU reads `out.len()` bytes at `va`: pages resident on the GPU come back first (a CPU
+    /// fault each block, as the kernel's page-fault handler services them).
+    pub fn read<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        &mut self,
+        gpu: &mut Gpu<'a, R, A, C>,
+        va: u64,
+        out: &mut [u8],
+    ) -> Result<(), ManagedError> {
+        self.check_range(va, out.len())?;
+        self.ctx.stats.cpu_faults += 1;
+        self.for_pages(gpu, va, out.len(), ProcessorId::Cpu, AccessType::Read)?;
+        let len = out.len();
+        let mut done = 0;
+        while done < len {
+            let at = va + done as u64;
+            let n = ((PAGE_SIZE - at % PAGE_SIZE) as usize).min(len - done);
+            let (b, off) = self.cpu_page(at).ok_or(ManagedError::OutOfRange { va: at, len: n })?;
+            out[done..done + n].copy_from_slice(&self.backing[b].dma.as_slice()[off..off + n]);
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// CPU writes `data` at `va` (the pages become CPU-resident, other copies are dropped).
+    pub fn write<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        &mut self,
+        gpu: &mut Gpu<'a, R, A, C>,
+        va: u64,
+        data: &[u8],
+    ) -> Result<(), ManagedError> {
+        self.check_range(va, data.len())?;
+        self.ctx.stats.cpu_faults += 1;
+        self.for_pages(gpu, va, data.len(), ProcessorId::Cpu, AccessType::Write)?;
+        let len = data.len();
+        let mut done = 0;
+        while done < len {
+            let at = va + done as u64;
+            let n = ((PAGE_SIZE - at % PAGE_SIZE) as usize).min(len - done);
+            let (b, off) = self.cpu_page(at).ok_or(ManagedError::OutOfRange { va: at, len: n })?;
+            self.backing[b].dma.as_mut_slice()[off..off + n].copy_from_slice(&data[done..done + n]);
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Where the CPU copy of the byte at `va` is: (backing index, offset in it).
+    fn cpu_page(&self, va: u64) -> Option<(usize, usize)> {
+        let block = self.ctx.va_space.range(va)?.block(va)?;
+        let page = block.page_index(va).ok()?;
+        let phys = block.state(ProcessorId::Cpu)?.phys(page)? + va % PAGE_SIZE;
+        let b = self.backing.iter().position(|b| {
+            let bus = b.dma.bus_address();
+            phys >= bus && phys < bus + b.size
+        })?;
+        Some((b, (phys - self.backing[b].dma.bus_address()) as usize))
+    }
+
+    /// One bottom half: services what the fault buffer holds (nothing when it is empty).
+    pub fn service_faults<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        &mut self,
+        gpu: &mut Gpu<'a, R, A, C>,
+    ) -> Result<crate::replayable::BottomHalfReport, ManagedError> {
+        let pdb = gpu.va_space().tables().pdb().address;
+        let faulting = FaultingGpu { gpu: GPU, graphics_engine_base: self.graphics_engine_base };
+        let mut queue = ReplayQueue::default();
+        let (report, backend_error) = {
+            let Self { ctx, memory, cpu_free, buffer, prefetch, service, bottom_half, .. } = self;
+            let mut backend = RuntimeBackend { gpu: &mut *gpu, memory, cpu_free, error: None };
+            let r = service_replayable_faults(
+                buffer,
+                ctx,
+                faulting,
+                |instance| instance.address == pdb,
+                service,
+                bottom_half,
+                prefetch,
+                &mut backend,
+                &mut queue,
+            );
+            (r, backend.error.take())
+        };
+        if let Some(e) = backend_error {
+            return Err(e.into());
+        }
+        let report = report.map_err(ManagedError::BottomHalf)?;
+        // The cancels in order, then one replay for the bottom half (see `ReplayQueue`).
+        if !queue.cancels.is_empty() || queue.replays > 0 {
+            let class = gpu.default_stream_host_class()?;
+            let mut words: Vec<[u32; 4]> = Vec::new();
+            for c in &queue.cancels {
+                words.push(nvgpu::host::mem_op::cancel_va_words(class, c).map_err(|_| {
+                    ManagedError::Runtime(RuntimeError::Unsupported { what: "a cancel of this PDB or engine" })
+                })?);
+            }
+            if queue.replays > 0 {
+                words.push(nvgpu::host::mem_op::replay_words(nvgpu::host::mem_op::ReplayType::Start));
+            }
+            gpu.run_host_methods(|pb| {
+                for w in &words {
+                    pb.incr(0, nvgpu::hw::host::method::NVC46F_MEM_OP_A, w)
+                        .map_err(|e| RuntimeError::from(nvgpu::channel::ChannelError::from(e)))?;
+                }
+                Ok(())
+            })?;
+            let merged = queue.replays.saturating_sub(1);
+            self.ctx.stats.replays -= u64::from(merged);
+        }
+        self.cancelled.extend(report.cancelled.iter().copied());
+        Ok(report)
+    }
+
+    /// Waits for `stream`'s work, servicing replayable faults meanwhile. A cancelled fault ends
+    /// the wait with [`ManagedError::FatalFault`].
+    pub fn synchronize<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        &mut self,
+        gpu: &mut Gpu<'a, R, A, C>,
+        stream: &Stream,
+    ) -> Result<(), ManagedError> {
+        let cancelled_before = self.cancelled.len();
+        for _ in 0..self.config.max_bottom_halves {
+            if let Some(c) = self.cancelled.get(cancelled_before) {
+                return Err(ManagedError::FatalFault {
+                    va: c.fault.va,
+                    access: c.fault.access,
+                    reason: fatal_reason(c.fault.reason),
+                });
+            }
+            match stream.query(gpu) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(e) => return Err(e.into()),
+            }
+            let report = self.service_faults(gpu)?;
+            if report.fetched == 0 && report.malformed == 0 {
+                // Nothing to service and not done: the wait is the stream's own.
+                return stream.synchronize(gpu).map_err(ManagedError::from);
+            }
+        }
+        Err(ManagedError::Stuck { bottom_halves: self.config.max_bottom_halves })
+    }
+
+    /// Frees the buffers' system memory, the VRAM pool and the fault buffer.
+    pub fn destroy<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        mut self,
+        gpu: &mut Gpu<'a, R, A, C>,
+        rpc: &mut impl RpcChannel,
+    ) -> Result<(), ManagedError> {
+        for b in core::mem::take(&mut self.backing) {
+            let reserved = b.size.next_multiple_of(VA_BLOCK_SIZE);
+            let mut tlb = gpu.tlb_invalidator();
+            let _ = gpu.va_space_mut().tables_mut().unmap(b.va, reserved, &mut tlb);
+            let _ = gpu.va_space_mut().release_va(b.va, reserved);
+            gpu.dma().free(b.dma);
+        }
+        gpu.free_object(rpc, self.fault_object)?;
+        if let Some(pool) = self.pool.take() {
+            gpu.vram_mut().free(pool).map_err(RuntimeError::from)?;
+        }
+        Ok(())
+    }
+}
+
+/// Replays and cancels of one bottom half, issued when it returns: the service holds the GPU
+/// for its copies and mappings while it runs. Cancels go out in order, then one replay stands
+/// for the bottom half's replays (each batch's flush already consumed the buffer; the model
+/// runs the stalled work again when the replay executes, so replays issued between batches
+/// would only retry sooner).
+#[derive(Default)]
+struct ReplayQueue {
+    cancels: Vec<nvgpu::host::mem_op::CancelVa>,
+    replays: u32,
+}
+
+impl ReplayChannel for ReplayQueue {
+    fn replay(&mut self, _replay: nvgpu::host::mem_op::ReplayType) -> Result<(), ReplayChannelError> {
+        self.replays += 1;
+        Ok(())
+    }
+    fn cancel_va(&mut self, cancel: &nvgpu::host::mem_op::CancelVa) -> Result<(), ReplayChannelError> {
+        self.cancels.push(*cancel);
+        Ok(())
+    }
+}
+
+fn fatal_reason(r: crate::gpu_faults::FatalReason) -> &'static str {
+    use crate::gpu_faults::FatalReason;
+    match r {
+        FatalReason::NoRange => "the address is in no managed buffer",
+        _ => "the access is not permitted",
+    }
+}
+
+/// The machine under the service: the runtime's GPU (copy engine, page tables), the PMM and
+/// the buffers' system memory.
+struct RuntimeBackend<'g, 'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> {
+    gpu: &'g mut Gpu<'a, R, A, C>,
+    memory: &'g mut GpuMemory<SimpleRootSource>,
+    cpu_free: &'g mut Vec<u64>,
+    /// The first runtime error (kept: the service sees only [`BackendError`]).
+    error: Option<RuntimeError>,
+}
+
+impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> RuntimeBackend<'_, '_, R, A, C> {
+    fn address(l: Location) -> CeAddress {
+        let aperture = if l.processor.is_cpu() { CeAperture::CoherentSysmem } else { CeAperture::LocalFb };
+        CeAddress::Physical { aperture, addr: l.phys }
+    }
+
+    fn keep(&mut self, e: RuntimeError) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+}
+
+impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> ProcessorTopology
+    for RuntimeBackend<'_, '_, R, A, C>
+{
+    fn can_access(&self, from: ProcessorId, to: ProcessorId) -> bool {
+        // The GPU maps system memory; the CPU reaches VRAM only through migration.
+        from == to || (from == ProcessorId::Gpu(GPU) && to.is_cpu())
+    }
+    fn has_memory(&self, _p: ProcessorId) -> bool {
+        true
+    }
+}
+
+impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> UvmBackend
+    for RuntimeBackend<'_, '_, R, A, C>
+{
+    fn alloc(&mut self, processor: ProcessorId, size: u64, window: u64) -> Result<u64, BackendError> {
+        match processor {
+            ProcessorId::Cpu if size == PAGE_SIZE => self.cpu_free.pop().ok_or(BackendError::NoMemory { processor }),
+            ProcessorId::Cpu => Err(BackendError::NoMemory { processor }),
+            ProcessorId::Gpu(_) => self.memory.alloc(size, window).map_err(|_| BackendError::NoMemory { processor }),
+        }
+    }
+
+    fn free(&mut self, processor: ProcessorId, phys: u64, size: u64) {
+        match processor {
+            ProcessorId::Gpu(_) => {
+                let _ = self.memory.free(phys, size);
+            }
+            ProcessorId::Cpu => self.cpu_free.extend((0..size / PAGE_SIZE).map(|i| phys + i * PAGE_SIZE)),
+        }
+    }
+
+    fn copy(&mut self, copies: &[PageCopy]) -> Result<(), BackendError> {
+        if copies.is_empty() {
+            return Ok(());
+        }
+        let r = self.gpu.run_copies(|ce, pb| {
+            for c in copies {
+                ce.copy(pb, Self::address(c.src), Self::address(c.dst), c.bytes, Pipelining::NonPipelined)?;
+            }
+            Ok(())
+        });
+        r.map_err(|e| {
+            self.keep(e);
+            BackendError::CopyFailed { code: 0 }
+        })
+    }
+
+    fn zero(&mut self, dst: Location, bytes: u64) -> Result<(), BackendError> {
+        let r = self.gpu.run_copies(|ce, pb| {
+            ce.memset(pb, Self::address(dst), MemsetPattern::U8(0), bytes, Pipelining::NonPipelined)?;
+            Ok(())
+        });
+        r.map_err(|e| {
+            self.keep(e);
+            BackendError::CopyFailed { code: 0 }
+        })
+    }
+
+    fn map(
+        &mut self,
+        processor: ProcessorId,
+        va: u64,
+        size: u64,
+        page_size: PageSize,
+        target: MappingTarget,
+        prot: Prot,
+    ) -> Result<(), BackendError> {
+        let ProcessorId::Gpu(g) = processor else {
+            // CPU access goes through `read`/`write`, which service the pages first.
+            return Ok(());
+        };
+        let mut tlb = self.gpu.tlb_invalidator();
+        let mut mapper = GpuMapper {
+            gpu: g,
+            tables: self.gpu.va_space_mut().tables_mut(),
+            tlb: &mut tlb,
+            kind: PteAttrs::default().kind,
+            peer_id: &|_| None,
+        };
+        mapper.map(va, size, page_size, target, prot).map_err(|_| BackendError::MappingFailed { processor, va })
+    }
+
+    fn unmap(&mut self, processor: ProcessorId, va: u64, size: u64) -> Result<(), BackendError> {
+        let ProcessorId::Gpu(g) = processor else { return Ok(()) };
+        let mut tlb = self.gpu.tlb_invalidator();
+        let mut mapper = GpuMapper {
+            gpu: g,
+            tables: self.gpu.va_space_mut().tables_mut(),
+            tlb: &mut tlb,
+            kind: PteAttrs::default().kind,
+            peer_id: &|_| None,
+        };
+        mapper.unmap(va, size).map_err(|_| BackendError::MappingFailed { processor, va })
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.gpu.clock().now_ns()
+    }
+
+    fn eviction_victims(&mut self, _gpu: u8) -> Vec<u64> {
+        self.memory.eviction_victims()
+    }
+}
