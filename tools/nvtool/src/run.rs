@@ -7,9 +7,22 @@
 //! nvtool run PAYLOAD --kernel NAME --grid X,Y,Z --block X,Y,Z [--shared BYTES] [--chip gh100]
 //!            [--arg u32:7] [--arg i32:-1] [--arg u64:..] [--arg i64:-3] [--arg f32:2.5]
 //!            [--arg f64:0.1] [--arg in:FILE] [--arg out:BYTES:FILE] [--arg inout:FILE:OUTFILE]
+//!            [--arg managed:FILE] [--arg managed-out:BYTES:FILE] [--arg managed-inout:FILE:OUTFILE]
+//!            [--vram MIB] [--prefetch on|off] [--stats]
 //! ```
 //! Arguments go to the kernel in order. Exit status 0 when the kernel ran and every output was
-//! written; 1 with one line of reason otherwise; 2 on a usage error.
+//! written; 1 with one line of reason otherwise (a fatal GPU fault: `nvtool run: fatal GPU fault
+//! at 0x... (write): ...`); 2 on a usage error.
+//!
+//! Unified memory (`uvm::runtime`): `managed:FILE` is a managed buffer the CPU fills from FILE,
+//! `managed-out:BYTES:FILE` a zeroed one written to FILE afterwards, `managed-inout:FILE:OUTFILE`
+//! both. The kernel faults its pages in (replayable faults, serviced and replayed); the outputs
+//! are read back by the CPU (migrated back). `--vram MIB` is the model GPU's VRAM available to
+//! managed memory (less than the working set runs oversubscribed: evictions), `--prefetch`
+//! turns UVM's prefetch heuristic on (default) or off, and `--stats` prints the context's
+//! statistics as one JSON object on the last line of stdout, with the keys `gpu_faults`,
+//! `fault_batches`, `replays`, `migrated_to_gpu_bytes`, `migrated_to_cpu_bytes`,
+//! `prefetched_pages`, `evictions`, `thrashing_events`, `cancels`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,8 +30,9 @@ use std::process::ExitCode;
 use nvgpu::chip::Chipset;
 use nvgpu::runtime::{Args, DeviceBuffer, Gpu, GpuConfig, LaunchConfig, Module, StreamKind};
 use sim::ModelConfig;
+use uvm::runtime::{ManagedConfig, UnifiedMemory};
 
-pub const USAGE: &str = "nvtool run PAYLOAD --kernel NAME --grid X,Y,Z --block X,Y,Z [--shared BYTES] [--chip tu102|ga100|ga102|ad102|gh100] [--arg KIND:VALUE]...";
+pub const USAGE: &str = "nvtool run PAYLOAD --kernel NAME --grid X,Y,Z --block X,Y,Z [--shared BYTES] [--chip tu102|ga100|ga102|ad102|gh100] [--arg KIND:VALUE]... [--vram MIB] [--prefetch on|off] [--stats]";
 
 /// One kernel argument as given on the command line.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +49,18 @@ enum Arg {
     Out(usize, PathBuf),
     /// A device buffer initialised from the first file, written to the second afterwards.
     InOut(PathBuf, PathBuf),
+    /// A managed buffer initialised from a file.
+    Managed(PathBuf),
+    /// A zeroed managed buffer of this many bytes, written to the file afterwards.
+    ManagedOut(usize, PathBuf),
+    /// A managed buffer initialised from the first file, written to the second afterwards.
+    ManagedInOut(PathBuf, PathBuf),
+}
+
+impl Arg {
+    fn is_managed(&self) -> bool {
+        matches!(self, Arg::Managed(_) | Arg::ManagedOut(..) | Arg::ManagedInOut(..))
+    }
 }
 
 #[derive(Debug, PartialEq)]
@@ -46,6 +72,12 @@ struct Request {
     shared: u32,
     chip: Chipset,
     args: Vec<Arg>,
+    /// `--vram MIB`.
+    vram_mib: Option<u64>,
+    /// `--prefetch on|off`.
+    prefetch: bool,
+    /// `--stats`.
+    stats: bool,
 }
 
 fn dims(what: &str, v: &str) -> Result<[u32; 3], String> {
@@ -100,13 +132,34 @@ fn arg(spec: &str) -> Result<Arg, String> {
             }
             Arg::InOut(a.into(), b.into())
         }
-        _ => return Err(bad("kind must be u32, i32, u64, i64, f32, f64, in, out or inout")),
+        "managed" if !value.is_empty() => Arg::Managed(value.into()),
+        "managed-out" => {
+            let (bytes, file) = value.split_once(':').ok_or_else(|| bad("expected managed-out:BYTES:FILE"))?;
+            let bytes = bytes.parse().map_err(|_| bad("BYTES is not a number"))?;
+            if bytes == 0 || file.is_empty() {
+                return Err(bad("managed-out needs a size above 0 and a file"));
+            }
+            Arg::ManagedOut(bytes, file.into())
+        }
+        "managed-inout" => {
+            let (a, b) = value.split_once(':').ok_or_else(|| bad("expected managed-inout:FILE:OUTFILE"))?;
+            if a.is_empty() || b.is_empty() {
+                return Err(bad("managed-inout needs two files"));
+            }
+            Arg::ManagedInOut(a.into(), b.into())
+        }
+        _ => {
+            return Err(bad(
+                "kind must be u32, i32, u64, i64, f32, f64, in, out, inout, managed, managed-out or managed-inout",
+            ))
+        }
     })
 }
 
 fn parse(args: &[String]) -> Result<Request, String> {
     let mut payload = None;
     let (mut kernel, mut grid, mut block, mut shared, mut chipset) = (None, None, None, 0u32, Chipset::GH100);
+    let (mut vram_mib, mut prefetch, mut stats) = (None, true, false);
     let mut kernel_args = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -118,6 +171,21 @@ fn parse(args: &[String]) -> Result<Request, String> {
             "--shared" => shared = value("--shared")?.parse().map_err(|_| "--shared: not a number".to_string())?,
             "--chip" => chipset = chip(&value("--chip")?)?,
             "--arg" => kernel_args.push(arg(&value("--arg")?)?),
+            "--vram" => {
+                let v: u64 = value("--vram")?.parse().map_err(|_| "--vram: not a number of MiB".to_string())?;
+                if v < 2 {
+                    return Err("--vram: at least 2 MiB (one 2 MiB root chunk)".into());
+                }
+                vram_mib = Some(v);
+            }
+            "--prefetch" => {
+                prefetch = match value("--prefetch")?.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    other => return Err(format!("--prefetch takes on or off, got '{other}'")),
+                }
+            }
+            "--stats" => stats = true,
             s if s.starts_with("--") => return Err(format!("unknown option '{s}'")),
             s => {
                 if payload.replace(PathBuf::from(s)).is_some() {
@@ -134,6 +202,9 @@ fn parse(args: &[String]) -> Result<Request, String> {
         shared,
         chip: chipset,
         args: kernel_args,
+        vram_mib,
+        prefetch,
+        stats,
     })
 }
 
@@ -164,7 +235,7 @@ fn execute(r: &Request) -> Result<String, String> {
     let mut inputs: Vec<Option<Vec<u8>>> = Vec::new();
     for a in &r.args {
         inputs.push(match a {
-            Arg::In(f) | Arg::InOut(f, _) => Some(read(f)?),
+            Arg::In(f) | Arg::InOut(f, _) | Arg::Managed(f) | Arg::ManagedInOut(f, _) => Some(read(f)?),
             _ => None,
         });
     }
@@ -173,6 +244,7 @@ fn execute(r: &Request) -> Result<String, String> {
     sim::host_boot::with_booted(config, &root, |model, arena, clock, boot| -> Result<String, String> {
         let info = *boot.static_info().ok_or("GSP-RM gave no static information")?;
         let rpc = boot.rpc().ok_or("GSP-RM is not running")?;
+        let unified = r.stats || r.vram_mib.is_some() || r.args.iter().any(Arg::is_managed);
         let mut gpu = Gpu::new(
             rpc,
             model,
@@ -180,9 +252,21 @@ fn execute(r: &Request) -> Result<String, String> {
             clock,
             &info,
             r.chip,
-            GpuConfig { runs_ptx: true, timeout_ms: 600_000, ..GpuConfig::default() },
+            GpuConfig { runs_ptx: true, timeout_ms: 600_000, page_faulting: unified, ..GpuConfig::default() },
         )
         .map_err(|e| format!("opening the model GPU: {e}"))?;
+        let mut um = if unified {
+            let config = ManagedConfig {
+                vram_bytes: r.vram_mib.map_or(ManagedConfig::default().vram_bytes, |m| m << 20),
+                prefetch: r.prefetch,
+                ..ManagedConfig::default()
+            };
+            let internal = nvgpu::gsp::rm::InternalSubdevice::from_static_info(&info);
+            Some(UnifiedMemory::new(&mut gpu, rpc, internal, config).map_err(|e| format!("managed memory: {e}"))?)
+        } else {
+            None
+        };
+        let mut managed: Vec<uvm::runtime::ManagedBuffer> = Vec::new();
         let module = Module::load(&mut gpu, &payload).map_err(|e| format!("{}: {e}", r.payload.display()))?;
         let function = module.function(&r.kernel).map_err(|e| e.to_string())?;
         let mut buffers: Vec<DeviceBuffer<u8>> = Vec::new();
@@ -195,6 +279,21 @@ fn execute(r: &Request) -> Result<String, String> {
                 Arg::I64(v) => kernel_args.i64(*v),
                 Arg::F32(v) => kernel_args.f32(*v),
                 Arg::F64(v) => kernel_args.f64(*v),
+                Arg::Managed(_) | Arg::ManagedOut(..) | Arg::ManagedInOut(..) => {
+                    let um = um.as_mut().ok_or("managed memory is not set up")?;
+                    let (bytes, init) = match (a, input) {
+                        (Arg::ManagedOut(bytes, _), _) => (*bytes, None),
+                        (_, Some(data)) if !data.is_empty() => (data.len(), Some(data)),
+                        _ => return Err(format!("{a:?}: an empty input file")),
+                    };
+                    let buffer = um.alloc_managed(&mut gpu, bytes).map_err(|e| format!("managed buffer: {e}"))?;
+                    // A managed-out buffer stays resident nowhere: UVM zero-fills it on first touch.
+                    if let Some(data) = init {
+                        um.write(&mut gpu, buffer.va, data).map_err(|e| format!("filling a managed buffer: {e}"))?;
+                    }
+                    managed.push(buffer);
+                    kernel_args.device_ptr(buffer.va)
+                }
                 Arg::In(_) | Arg::InOut(..) | Arg::Out(..) => {
                     let buffer = match (a, input) {
                         (Arg::Out(bytes, _), _) => {
@@ -216,10 +315,31 @@ fn execute(r: &Request) -> Result<String, String> {
         let stream = gpu.create_stream(rpc, StreamKind::Compute).map_err(|e| format!("compute stream: {e}"))?;
         let cfg = LaunchConfig { grid: r.grid, block: r.block, shared_bytes: r.shared };
         stream.launch(&mut gpu, &function, cfg, &kernel_args).map_err(|e| format!("launch: {e}"))?;
-        stream.synchronize(&mut gpu).map_err(|e| format!("{} did not complete: {e}", r.kernel))?;
+        match um.as_mut() {
+            Some(um) => um.synchronize(&mut gpu, &stream).map_err(|e| match e {
+                fatal @ uvm::runtime::ManagedError::FatalFault { .. } => format!("{}: {fatal}", r.kernel),
+                e => format!("{} did not complete: {e}", r.kernel),
+            })?,
+            None => stream.synchronize(&mut gpu).map_err(|e| format!("{} did not complete: {e}", r.kernel))?,
+        }
         let mut written = Vec::new();
         let mut buffer_index = 0;
+        let mut managed_index = 0;
         for a in &r.args {
+            if a.is_managed() {
+                let buffer = managed[managed_index];
+                managed_index += 1;
+                let target = match a {
+                    Arg::ManagedOut(_, f) | Arg::ManagedInOut(_, f) => f,
+                    _ => continue,
+                };
+                let um = um.as_mut().ok_or("managed memory is not set up")?;
+                let mut bytes = vec![0u8; buffer.len];
+                um.read(&mut gpu, buffer.va, &mut bytes).map_err(|e| format!("reading back: {e}"))?;
+                std::fs::write(target, &bytes).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+                written.push(format!("{} ({} bytes)", target.display(), bytes.len()));
+                continue;
+            }
             if !matches!(a, Arg::In(_) | Arg::InOut(..) | Arg::Out(..)) {
                 continue;
             }
@@ -234,7 +354,7 @@ fn execute(r: &Request) -> Result<String, String> {
             std::fs::write(target, &bytes).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
             written.push(format!("{} ({} bytes)", target.display(), bytes.len()));
         }
-        let summary = format!(
+        let mut summary = format!(
             "{} ran on a model {:?}: grid {:?}, block {:?}{}",
             r.kernel,
             r.chip,
@@ -242,10 +362,33 @@ fn execute(r: &Request) -> Result<String, String> {
             r.block,
             if written.is_empty() { String::new() } else { format!("; wrote {}", written.join(", ")) }
         );
+        if let Some(um) = um.take() {
+            if r.stats {
+                summary.push('\n');
+                summary.push_str(&stats_json(&um.stats()));
+            }
+            let _ = um.destroy(&mut gpu, rpc);
+        }
         let _ = gpu.destroy_stream(rpc, stream);
         let _ = gpu.destroy(rpc);
         Ok(summary)
     })?
+}
+
+/// The statistics line of `--stats`: one JSON object, the issue's keys in its order.
+fn stats_json(s: &uvm::service::UvmStats) -> String {
+    let v = serde_json::json!({
+        "gpu_faults": s.gpu_faults,
+        "fault_batches": s.fault_batches,
+        "replays": s.replays,
+        "migrated_to_gpu_bytes": s.migrated_to_gpu_bytes,
+        "migrated_to_cpu_bytes": s.migrated_to_cpu_bytes,
+        "prefetched_pages": s.prefetched_pages,
+        "evictions": s.evictions,
+        "thrashing_events": s.thrashing_events,
+        "cancels": s.cancels,
+    });
+    v.to_string()
 }
 
 #[cfg(test)]

@@ -130,3 +130,102 @@ fn bad_requests_fail_with_a_reason() {
         assert!(stderr.contains(why), "{args:?}: {stderr}");
     }
 }
+
+/// Managed arguments, `--vram`, `--prefetch` and `--stats`: vector add over managed buffers
+/// four times the VRAM given, the output read back by the CPU, the statistics line parsed; a
+/// stray pointer is a fatal fault on one line with exit status 1.
+#[test]
+fn managed_buffers_with_vram_prefetch_and_stats() {
+    let n = 2 << 20; // u32s: 8 MiB per buffer, 24 MiB through 6 MiB of VRAM.
+    let a: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+    let b: Vec<u32> = (0..n as u32).map(|i| i ^ 0x5a5a_5a5a).collect();
+    let (fa, fb, fc) = (tmp("ma.bin"), tmp("mb.bin"), tmp("mc.out"));
+    std::fs::write(&fa, a.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    std::fs::write(&fb, b.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let add = ptx("vector_add", "sm_90");
+    let grid = (n / 256).to_string();
+    let count = format!("u32:{n}");
+    let run = |prefetch: &str| {
+        nvtool(&[
+            add.to_str().unwrap(),
+            "--kernel",
+            "vector_add_u32",
+            "--grid",
+            &grid,
+            "--block",
+            "256",
+            "--chip",
+            "gh100",
+            "--vram",
+            "6",
+            "--prefetch",
+            prefetch,
+            "--stats",
+            "--arg",
+            &format!("managed:{}", fa.display()),
+            "--arg",
+            &format!("managed-inout:{}:{}", fb.display(), tmp("mb.out").display()),
+            "--arg",
+            &format!("managed-out:{}:{}", n * 4, fc.display()),
+            "--arg",
+            &count,
+        ])
+    };
+    let mut faults = Vec::new();
+    for prefetch in ["on", "off"] {
+        let (ok, stdout, stderr) = run(prefetch);
+        assert!(ok, "prefetch {prefetch}: {stderr}");
+        let got: Vec<u32> =
+            std::fs::read(&fc).unwrap().chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got.len(), n);
+        for i in 0..n {
+            assert_eq!(got[i], a[i].wrapping_add(b[i]), "prefetch {prefetch}: element {i}");
+        }
+        let last = stdout.lines().last().expect("a stats line");
+        let stats: serde_json::Value = serde_json::from_str(last).expect("the last line is JSON");
+        for key in [
+            "gpu_faults",
+            "fault_batches",
+            "replays",
+            "migrated_to_gpu_bytes",
+            "migrated_to_cpu_bytes",
+            "prefetched_pages",
+            "evictions",
+            "thrashing_events",
+            "cancels",
+        ] {
+            assert!(stats[key].is_u64(), "{key} in {last}");
+        }
+        assert!(stats["evictions"].as_u64().unwrap() > 0, "oversubscribed: {last}");
+        assert!(stats["migrated_to_cpu_bytes"].as_u64().unwrap() >= (n * 4) as u64, "{last}");
+        assert_eq!(stats["cancels"], 0);
+        eprintln!("prefetch {prefetch}: {last}");
+        faults.push(stats["gpu_faults"].as_u64().unwrap());
+    }
+    assert!(faults[0] < faults[1], "prefetch on faults less: {faults:?}");
+
+    // A pointer into no managed buffer: exit 1, one line naming the fault.
+    let (ok, stdout, stderr) = nvtool(&[
+        add.to_str().unwrap(),
+        "--kernel",
+        "vector_add_u32",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--chip",
+        "gh100",
+        "--arg",
+        &format!("managed:{}", fa.display()),
+        "--arg",
+        &format!("managed:{}", fb.display()),
+        "--arg",
+        "u64:70368744177664",
+        "--arg",
+        "u32:32",
+    ]);
+    assert!(!ok, "{stdout}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("nvtool run:")).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].contains("fatal GPU fault at 0x400000000000 (write)"), "{stderr}");
+}
