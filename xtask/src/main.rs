@@ -350,12 +350,16 @@ fn cmd_test(mut args: Args) -> Result<()> {
         println!("== NVIDIA's PTX assembler and fatbin tools (PyPI wheels, for payload tests)");
         run_status(std::process::Command::new("bash").arg(&cuda_tools).current_dir(workspace_root()))?;
     }
+    // What this run could not check, repeated in the summary at the end.
+    let mut not_checked: Vec<&str> = Vec::new();
     let rustfmt = cargo().args(["fmt", "--version"]).output().is_ok_and(|o| o.status.success());
     if rustfmt {
         println!("== cargo fmt --all --check (rustfmt.toml)");
         run_status(cargo().args(["fmt", "--all", "--check"]))?;
     } else {
-        println!("== SKIPPED: formatting NOT checked: rustfmt is not installed (rustup component add rustfmt)");
+        let why = "formatting NOT checked: rustfmt is not installed (rustup component add rustfmt)";
+        println!("== SKIPPED: {why}");
+        not_checked.push(why);
     }
     println!("== cargo test --workspace");
     run_status(cargo().args(["test", "--workspace"]))?;
@@ -373,11 +377,20 @@ fn cmd_test(mut args: Args) -> Result<()> {
         println!("== header conformance for Blackwell and QMD facts (upstream trees present)");
         run_status(cargo().args(["test", "-p", "tests", "--test", "header_conformance", "--", "--ignored"]))?;
     } else {
-        println!("== Blackwell and QMD header facts NOT verified: their source trees are not in target/real-data (see scripts/fetch-real-data.sh)");
+        let why = "Blackwell and QMD header facts NOT verified: their source trees are not in target/real-data (see scripts/fetch-real-data.sh)";
+        println!("== {why}");
+        not_checked.push(why);
     }
     println!("== QEMU suite");
     resolve_suite_kernel(&mut opts, no_build)?;
-    suite::run(&opts)
+    let result = suite::run(&opts);
+    if !not_checked.is_empty() {
+        println!("== summary: {} check(s) SKIPPED in this run:", not_checked.len());
+        for why in &not_checked {
+            println!("==   SKIPPED: {why}");
+        }
+    }
+    result
 }
 
 fn cmd_bench_boot(mut args: Args) -> Result<()> {
