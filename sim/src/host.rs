@@ -493,9 +493,9 @@ impl HostChannel {
                     TlbInvalidatePdbAperture::SysMemCoherent => PhysAperture::SystemCoherent,
                     TlbInvalidatePdbAperture::SysMemNoncoherent => PhysAperture::SystemNonCoherent,
                 };
-                // The engine id is 7 bits before Hopper, 9 from Hopper (the bits above 6 are
-                // reserved before); the model takes what is there.
-                let engine = (self.mem_op[0] & 0x1ff) as u16;
+                // The engine id is 7 bits (6:0) before Hopper, 9 (8:0) from Hopper; bits 8:7 are
+                // otherwise unused in the cancel form, so Hopper's wider field reads both.
+                let engine = nvgpu::hw::host::hopper::NVC86F_MEM_OP_A(self.mem_op[0]).cancel_mmu_engine_id();
                 let pdb = PhysAddr { aperture, addr: pdb_page << 12 };
                 effects.cancel_va(pdb, va, c.access_type().ok()?, engine);
                 Some(())

@@ -299,13 +299,7 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         } else {
             Prefetch::Off(NoPrefetch)
         };
-        let family = gpu.chipset().family();
-        let graphics_engine_base = match family {
-            nvgpu::hal::Family::Hopper | nvgpu::hal::Family::BlackwellGb10x | nvgpu::hal::Family::BlackwellGb20x => {
-                nvgpu::hw::fault::gh100::NV_PFAULT_MMU_ENG_ID_GRAPHICS
-            }
-            _ => nvgpu::hw::fault::tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
-        };
+        let graphics_engine_base = nvgpu::hw::fault::graphics_engine_base(gpu.chipset().family());
         Ok(UnifiedMemory {
             ctx: UvmContext::new(),
             memory,
@@ -428,16 +422,7 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         self.check_range(va, out.len())?;
         self.ctx.stats.cpu_faults += 1;
         self.for_pages(gpu, va, out.len(), ProcessorId::Cpu, AccessType::Read)?;
-        let len = out.len();
-        let mut done = 0;
-        while done < len {
-            let at = va + done as u64;
-            let n = ((PAGE_SIZE - at % PAGE_SIZE) as usize).min(len - done);
-            let (b, off) = self.cpu_page(at).ok_or(ManagedError::OutOfRange { va: at, len: n })?;
-            out[done..done + n].copy_from_slice(&self.backing[b].dma.as_slice()[off..off + n]);
-            done += n;
-        }
-        Ok(())
+        self.each_cpu_span(va, out.len(), |dma, done, n| out[done..done + n].copy_from_slice(&dma[..n]))
     }
 
     /// CPU writes `data` at `va` (the pages become CPU-resident, other copies are dropped).
@@ -450,13 +435,23 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         self.check_range(va, data.len())?;
         self.ctx.stats.cpu_faults += 1;
         self.for_pages(gpu, va, data.len(), ProcessorId::Cpu, AccessType::Write)?;
-        let len = data.len();
+        self.each_cpu_span(va, data.len(), |dma, done, n| dma[..n].copy_from_slice(&data[done..done + n]))
+    }
+
+    /// Calls `f(bytes, done, n)` for each piece of `[va, va + len)` within one page, in order,
+    /// with the CPU copy of the piece (`bytes` starts at the piece) and its offset in the range.
+    fn each_cpu_span(
+        &mut self,
+        va: u64,
+        len: usize,
+        mut f: impl FnMut(&mut [u8], usize, usize),
+    ) -> Result<(), ManagedError> {
         let mut done = 0;
         while done < len {
             let at = va + done as u64;
             let n = ((PAGE_SIZE - at % PAGE_SIZE) as usize).min(len - done);
             let (b, off) = self.cpu_page(at).ok_or(ManagedError::OutOfRange { va: at, len: n })?;
-            self.backing[b].dma.as_mut_slice()[off..off + n].copy_from_slice(&data[done..done + n]);
+            f(&mut self.backing[b].dma.as_mut_slice()[off..off + n], done, n);
             done += n;
         }
         Ok(())
@@ -625,6 +620,17 @@ impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Runtim
         CeAddress::Physical { aperture, addr: l.phys }
     }
 
+    /// GPU `g`'s page tables as UVM maps them (no peers: one GPU).
+    fn with_mapper<T>(
+        &mut self,
+        g: u8,
+        f: impl FnOnce(&mut GpuMapper<'_, nvgpu::mm::DmaTableMemory<&A>, nvgpu::mm::RegisterTlbInvalidator<'_, R, C>>) -> T,
+    ) -> T {
+        let mut tlb = self.gpu.tlb_invalidator();
+        let tables = self.gpu.va_space_mut().tables_mut();
+        f(&mut GpuMapper { gpu: g, tables, tlb: &mut tlb, kind: PteAttrs::default().kind, peer_id: &|_| None })
+    }
+
     fn keep(&mut self, e: RuntimeError) {
         if self.error.is_none() {
             self.error = Some(e);
@@ -704,28 +710,13 @@ impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> UvmBac
             // CPU access goes through `read`/`write`, which service the pages first.
             return Ok(());
         };
-        let mut tlb = self.gpu.tlb_invalidator();
-        let mut mapper = GpuMapper {
-            gpu: g,
-            tables: self.gpu.va_space_mut().tables_mut(),
-            tlb: &mut tlb,
-            kind: PteAttrs::default().kind,
-            peer_id: &|_| None,
-        };
-        mapper.map(va, size, page_size, target, prot).map_err(|_| BackendError::MappingFailed { processor, va })
+        self.with_mapper(g, |m| m.map(va, size, page_size, target, prot))
+            .map_err(|_| BackendError::MappingFailed { processor, va })
     }
 
     fn unmap(&mut self, processor: ProcessorId, va: u64, size: u64) -> Result<(), BackendError> {
         let ProcessorId::Gpu(g) = processor else { return Ok(()) };
-        let mut tlb = self.gpu.tlb_invalidator();
-        let mut mapper = GpuMapper {
-            gpu: g,
-            tables: self.gpu.va_space_mut().tables_mut(),
-            tlb: &mut tlb,
-            kind: PteAttrs::default().kind,
-            peer_id: &|_| None,
-        };
-        mapper.unmap(va, size).map_err(|_| BackendError::MappingFailed { processor, va })
+        self.with_mapper(g, |m| m.unmap(va, size)).map_err(|_| BackendError::MappingFailed { processor, va })
     }
 
     fn now_ns(&self) -> u64 {

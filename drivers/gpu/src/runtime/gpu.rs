@@ -374,16 +374,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         &mut self,
         encode: impl FnOnce(&mut crate::host::PushBuffer) -> Result<(), RuntimeError>,
     ) -> Result<(), RuntimeError> {
-        let timeout_ms = self.config.timeout_ms;
-        let clock = self.clock;
-        let io = self.io;
-        let state = self.stream_state(self.default_stream())?;
-        let mut pb = state.channel.pushbuffer();
-        encode(&mut pb)?;
-        let fence = state.channel.submit(io, &pb)?;
-        state.last = Some(fence);
-        state.channel.wait(fence, clock, timeout_ms, || {})?;
-        Ok(())
+        self.on_default_stream(None, |_, pb| encode(pb))
     }
 
     /// The host class of the default stream's channel (how its `MEM_OP` words are laid out).
@@ -396,13 +387,29 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         &mut self,
         encode: impl FnOnce(&CeEncoder, &mut crate::host::PushBuffer) -> Result<(), RuntimeError>,
     ) -> Result<(), RuntimeError> {
+        self.on_default_stream(Some("copy"), |ce, pb| {
+            let ce = ce.ok_or(RuntimeError::WrongStream { what: "copy", kind: StreamKind::Copy })?;
+            encode(&ce, pb)
+        })
+    }
+
+    /// Pushes what `encode` writes on the default stream's channel, submits and waits (bounded
+    /// by `timeout_ms`; the error names the channel and fence). `needs_ce`: the operation that
+    /// needs the stream's copy engine.
+    fn on_default_stream(
+        &mut self,
+        needs_ce: Option<&'static str>,
+        encode: impl FnOnce(Option<CeEncoder>, &mut crate::host::PushBuffer) -> Result<(), RuntimeError>,
+    ) -> Result<(), RuntimeError> {
         let timeout_ms = self.config.timeout_ms;
         let clock = self.clock;
         let io = self.io;
         let state = self.stream_state(self.default_stream())?;
-        let ce = state.ce.ok_or_else(|| RuntimeError::WrongStream { what: "copy", kind: state.kind })?;
+        if let (Some(what), None) = (needs_ce, state.ce) {
+            return Err(RuntimeError::WrongStream { what, kind: state.kind });
+        }
         let mut pb = state.channel.pushbuffer();
-        encode(&ce, &mut pb)?;
+        encode(state.ce, &mut pb)?;
         let fence = state.channel.submit(io, &pb)?;
         state.last = Some(fence);
         state.channel.wait(fence, clock, timeout_ms, || {})?;
@@ -550,17 +557,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
 
     /// One copy on the default stream, waited for (the staging buffer is reused after it).
     fn staged_copy(&mut self, src: CeAddress, dst: CeAddress, bytes: usize) -> Result<(), RuntimeError> {
-        let timeout_ms = self.config.timeout_ms;
-        let clock = self.clock;
-        let io = self.io;
-        let state = self.stream_state(self.default_stream())?;
-        let ce = state.ce.ok_or_else(|| RuntimeError::WrongStream { what: "copy", kind: state.kind })?;
-        let mut pb = state.channel.pushbuffer();
-        ce.copy(&mut pb, src, dst, bytes as u64, Pipelining::NonPipelined)?;
-        let fence = state.channel.submit(io, &pb)?;
-        state.last = Some(fence);
-        state.channel.wait(fence, clock, timeout_ms, || {})?;
-        Ok(())
+        self.run_copies(|ce, pb| Ok(ce.copy(pb, src, dst, bytes as u64, Pipelining::NonPipelined)?))
     }
 
     // ------------------------------------------------------------------------------------------
