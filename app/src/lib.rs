@@ -11,6 +11,8 @@
 #![no_std]
 extern crate alloc;
 
+pub mod managed;
+
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -47,6 +49,8 @@ pub enum AppError {
     /// No boot module / file of this name.
     MissingPayload(String),
     Runtime(&'static str, RuntimeError),
+    /// Managed memory failed (a fatal GPU fault, servicing, the fault buffer).
+    Managed(&'static str, uvm::runtime::ManagedError),
 }
 
 impl core::fmt::Display for AppError {
@@ -54,6 +58,7 @@ impl core::fmt::Display for AppError {
         match self {
             AppError::MissingPayload(name) => write!(f, "payload {name} is not among the boot modules"),
             AppError::Runtime(example, e) => write!(f, "{example}: {e}"),
+            AppError::Managed(example, e) => write!(f, "{example}: {e}"),
         }
     }
 }

@@ -1,7 +1,10 @@
 //! The example application (`app`) on the first GPU whose GSP-RM came up: its own RM client
 //! through `nvgpu::runtime`, a compute stream, the kernels from the boot modules
 //! (`payload-NAME-ARCH.ptx`, compiled by clang-19 when the image was built), each result
-//! checked against the CPU reference and reported on the serial port with its time.
+//! checked against the CPU reference and reported on the serial port with its time; then the
+//! managed-memory example (`app::managed`), its CPU passes running over the managed buffer as
+//! ordinary memory through the kernel's page-fault handler ([`crate::managed::PageFaults`]),
+//! its UVM statistics reported as one JSON line.
 
 use crate::gpu::{BootModules, FrameDma, KernelClock};
 use nvgpu::platform::FirmwareSource;
@@ -22,6 +25,7 @@ pub fn run() -> bool {
         let config = GpuConfig {
             runs_ptx: matches!(bar0, crate::gpu::Bar0::Model(_)),
             client_index: 1,
+            page_faulting: true,
             timeout_ms: 120_000,
             ..GpuConfig::default()
         };
@@ -59,6 +63,39 @@ pub fn run() -> bool {
                 false
             }
         };
+        let internal = nvgpu::gsp::rm::InternalSubdevice::from_static_info(&info);
+        let mut cpu = crate::managed::PageFaults::default();
+        let modules = |name: &str| BootModules.get(name);
+        let managed_ok = match app::managed::run(&mut gpu, rpc, internal, stream, &modules, &mut cpu) {
+            Ok(out) => {
+                let r = &out.report;
+                let us = r.elapsed_ns / 1_000;
+                match &r.mismatch {
+                    None => log::info!(target: "app", "managed: ok, {} ({us} us)", r.work),
+                    Some(why) => log::error!(target: "app", "managed: WRONG RESULT, {}: {why}", r.work),
+                }
+                log::info!(
+                    target: "app",
+                    "managed: {} CPU page faults served through uvm, {} bytes migrated back from the GPU by them",
+                    cpu.faults,
+                    cpu.migrated_back
+                );
+                let (base, top) = crate::arch::gdt::ist_stack_bounds(crate::arch::gdt::IST_PAGE_FAULT);
+                log::info!(
+                    target: "app",
+                    "managed: the page-fault stack held at most {} of {} bytes",
+                    crate::arch::gdt::ist_stack_high_water(crate::arch::gdt::IST_PAGE_FAULT),
+                    top - base
+                );
+                log::info!(target: "app", "managed stats: {}", out.stats.to_json());
+                r.passed()
+            }
+            Err(e) => {
+                log::error!(target: "app", "{e}");
+                false
+            }
+        };
+        let ok = ok && managed_ok;
         let closed = gpu.destroy_stream(rpc, stream).and_then(|()| gpu.destroy(rpc));
         if let Err(e) = &closed {
             log::error!(target: "app", "closing the GPU: {e}");

@@ -20,13 +20,29 @@ use uvm::service::{BackendError, Location, NoPrefetch, PageAccess, PageCopy, Uvm
 use uvm::va_block::{AccessType, MappingTarget, Prot};
 
 use crate::mem::{frames, paging};
+use alloc::boxed::Box;
+use nvgpu::hw::RegisterIo;
+use nvgpu::platform::{Clock, DmaAllocator};
+use nvgpu::runtime::Gpu;
+use uvm::runtime::{CpuMappings, ManagedBuffer, ManagedError, UnifiedMemory};
 
 struct Managed {
     ctx: UvmContext,
-    next_va: u64,
 }
 
 static MANAGED: Mutex<Option<Managed>> = Mutex::new(None);
+
+/// The next free address of the window (2 MiB-aligned; addresses are not reused).
+static NEXT_VA: Mutex<u64> = Mutex::new(paging::MANAGED_BASE);
+
+/// `size` bytes of the window, 2 MiB-aligned.
+fn reserve_window(size: u64) -> Option<u64> {
+    let mut next = NEXT_VA.lock();
+    let va = *next;
+    let end = va.checked_add(size).filter(|&e| e <= paging::MANAGED_LIMIT)?;
+    *next = end.checked_next_multiple_of(VA_BLOCK_SIZE)?;
+    Some(va)
+}
 
 /// The CPU-only machine behind the service.
 struct CpuMachine;
@@ -108,7 +124,7 @@ impl UvmBackend for CpuMachine {
 pub fn init() {
     let mut m = MANAGED.lock();
     if m.is_none() {
-        *m = Some(Managed { ctx: UvmContext::new(), next_va: paging::MANAGED_BASE });
+        *m = Some(Managed { ctx: UvmContext::new() });
         crate::arch::idt::set_page_fault_service(page_fault);
     }
 }
@@ -120,10 +136,8 @@ pub fn alloc(size: u64) -> Result<u64, &'static str> {
     let mut guard = MANAGED.lock();
     let m = guard.as_mut().ok_or("managed memory not set up")?;
     let size = size.checked_next_multiple_of(PAGE_SIZE).ok_or("size overflows")?;
-    let va = m.next_va;
-    let end = va.checked_add(size).filter(|&e| e <= paging::MANAGED_LIMIT).ok_or("managed window exhausted")?;
+    let va = reserve_window(size).ok_or("managed window exhausted")?;
     m.ctx.va_space.create_managed_range(va, size, VaPolicy::default()).map_err(|_| "managed range refused")?;
-    m.next_va = end.next_multiple_of(VA_BLOCK_SIZE);
     Ok(va)
 }
 
@@ -144,10 +158,16 @@ fn page_fault(cr2: u64, error_code: u64) -> bool {
     if !(paging::MANAGED_BASE..paging::MANAGED_LIMIT).contains(&cr2) {
         return false;
     }
+    let write = error_code & crate::arch::idt::PF_ERROR_WRITE != 0;
+    if let Some(served) = serve_gpu_context(cr2, write) {
+        return served;
+    }
     // A fault while the service itself runs (or another CPU holds it) is not resolvable here.
     let Some(mut guard) = MANAGED.try_lock() else { return false };
     let Some(m) = guard.as_mut() else { return false };
-    let write = error_code & crate::arch::idt::PF_ERROR_WRITE != 0;
+    if m.ctx.va_space.range(cr2).is_none() {
+        return false;
+    }
     let access = if write { AccessType::AtomicStrong } else { AccessType::Read };
     let page = ((cr2 % VA_BLOCK_SIZE) / PAGE_SIZE) as usize;
     m.ctx.stats.cpu_faults += 1;
@@ -156,6 +176,139 @@ fn page_fault(cr2: u64, error_code: u64) -> bool {
         Err(e) => {
             log::error!(target: "uvm", "CPU fault at {cr2:#x} ({}): {e}", if write { "write" } else { "read" });
             false
+        }
+    }
+}
+
+/// Window addresses and PTEs for an application's GPU context ([`UnifiedMemory::set_cpu_mappings`]).
+/// System memory for CPU-resident pages is the runtime's DMA memory (frames: bus address =
+/// physical address).
+pub struct KernelCpuMappings;
+
+impl CpuMappings for KernelCpuMappings {
+    fn reserve(&mut self, size: u64) -> Option<u64> {
+        reserve_window(size)
+    }
+    fn map(&mut self, cpu_va: u64, bus: u64, writable: bool) -> bool {
+        paging::map_managed(cpu_va, bus, writable).is_ok()
+    }
+    fn unmap(&mut self, cpu_va: u64) {
+        paging::unmap_managed(cpu_va);
+    }
+    fn release(&mut self, _cpu_va: u64, _size: u64) {
+        // Window addresses are not reused (the window is 1 TiB); the pages are unmapped.
+    }
+}
+
+/// The CPU fault service of the GPU context whose buffers CPU code is running over: a
+/// type-erased `FnMut(address, write) -> served`, set by [`with_gpu_service`] for the length of
+/// one call and cleared before it returns.
+struct GpuService(*mut (dyn FnMut(u64, bool) -> bool + 'static));
+
+// SAFETY: the pointer is only dereferenced by the page-fault handler on the CPU running the
+// `with_gpu_service` call that set it (one CPU runs application code), while that call runs.
+unsafe impl Send for GpuService {}
+
+static GPU_SERVICE: Mutex<Option<GpuService>> = Mutex::new(None);
+
+/// Runs `body` with CPU faults in the managed window served by `service` first (`Some(served)`
+/// from [`serve_gpu_context`] while it runs). Not nested.
+fn with_gpu_service<T>(
+    service: &mut dyn FnMut(u64, bool) -> bool,
+    body: impl FnOnce() -> T,
+) -> Result<T, &'static str> {
+    init();
+    let raw: *mut (dyn FnMut(u64, bool) -> bool + '_) = service;
+    // SAFETY: only the trait object's lifetime is erased: the pointer is removed by `Clear`
+    // when this function returns or unwinds, before `service`'s borrow ends, so it is never
+    // used after `service` is gone.
+    let raw: *mut (dyn FnMut(u64, bool) -> bool + 'static) = unsafe { core::mem::transmute(raw) };
+    {
+        let mut slot = GPU_SERVICE.lock();
+        if slot.is_some() {
+            return Err("CPU access to managed memory is already in progress");
+        }
+        *slot = Some(GpuService(raw));
+    }
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            *GPU_SERVICE.lock() = None;
+        }
+    }
+    let _clear = Clear;
+    Ok(body())
+}
+
+/// `Some(served)` when a GPU context's service is set (the fault is its if the address is in
+/// one of its buffers), `None` otherwise.
+fn serve_gpu_context(cr2: u64, write: bool) -> Option<bool> {
+    // Held while the service runs: a fault inside it is not resolvable and stays fatal.
+    let guard = GPU_SERVICE.try_lock()?;
+    let service = guard.as_ref()?;
+    // SAFETY: set by `with_gpu_service`, which is still running (it clears the slot before it
+    // returns); its body does not use what the service borrows (see `PageFaults::in_place`),
+    // and the lock held here keeps the service from being entered twice.
+    let served = unsafe { (*service.0)(cr2, write) };
+    Some(served)
+}
+
+/// The application's CPU code over managed buffers as ordinary memory: the buffer is a slice
+/// at its window address, and each first touch of a page not mapped for the CPU is a page
+/// fault the context's service resolves. `faults` counts the page faults taken meanwhile,
+/// `migrated_back` the bytes they brought back from the GPU (the context migrates nothing else
+/// while CPU code runs).
+#[derive(Default)]
+pub struct PageFaults {
+    pub faults: usize,
+    pub migrated_back: u64,
+}
+
+impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> app::managed::CpuAccess<'a, R, A, C>
+    for PageFaults
+{
+    fn mappings(&mut self) -> Option<Box<dyn CpuMappings>> {
+        Some(Box::new(KernelCpuMappings))
+    }
+
+    fn in_place(
+        &mut self,
+        um: &mut UnifiedMemory<'a, R>,
+        gpu: &mut Gpu<'a, R, A, C>,
+        buf: &ManagedBuffer,
+        pass: &mut dyn FnMut(usize, &mut [u8]),
+    ) -> Result<(), ManagedError> {
+        let unmapped = || ManagedError::OutOfRange { va: buf.va, len: buf.len };
+        let cpu = um.cpu_address(buf).ok_or_else(unmapped)?;
+        let mut failure = None;
+        let migrated_before = um.stats().migrated_to_cpu_bytes;
+        let mut service = |addr: u64, write: bool| match um.cpu_fault(gpu, addr, write) {
+            Ok(served) => served,
+            Err(e) => {
+                log::error!(target: "uvm", "CPU fault at {addr:#x} ({}): {e}", if write { "write" } else { "read" });
+                failure.get_or_insert(e);
+                false
+            }
+        };
+        let before = crate::arch::idt::count(14);
+        let ran = with_gpu_service(&mut service, || {
+            // SAFETY: `[cpu, cpu + len)` is the buffer's range of the managed window, reserved
+            // for it alone; each page is either mapped to the CPU's copy or not present, and a
+            // touch of one not present faults and is resolved (the page mapped with its data)
+            // before the instruction is re-executed, as demand paging does. Nothing else
+            // writes these pages while `pass` runs: the GPU's work was waited for, and the
+            // service only fills pages the CPU has not touched yet.
+            let bytes = unsafe { core::slice::from_raw_parts_mut(cpu as *mut u8, buf.len) };
+            pass(0, bytes);
+        });
+        self.faults += crate::arch::idt::count(14) - before;
+        self.migrated_back += um.stats().migrated_to_cpu_bytes - migrated_before;
+        if ran.is_err() {
+            return Err(unmapped());
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 }

@@ -51,6 +51,53 @@ fn run(config: ModelConfig) {
     });
 }
 
+/// The managed-memory example (`app::managed`), CPU passes through the runtime: exact results,
+/// and the statistics of a buffer twice the context's VRAM stepped twice by a kernel.
+fn run_managed(config: ModelConfig) {
+    let chip = config.chipset;
+    let name = app::payload_name("managed", chip);
+    let arch = ["sm_75", "sm_80", "sm_90"].into_iter().find(|a| name.contains(a)).expect("arch");
+    let text = ptx_build::ptx("managed", arch).into_bytes();
+    with_booted(config, |model, arena, clock, boot| {
+        let static_info = *boot.static_info().expect("static info");
+        let rpc = boot.rpc().expect("rpc");
+        let cfg = GpuConfig { runs_ptx: true, page_faulting: true, timeout_ms: 60_000, ..GpuConfig::default() };
+        let mut gpu = Gpu::new(rpc, model, arena, clock, &static_info, chip, cfg).unwrap_or_else(|e| panic!("{e}"));
+        let stream = gpu.create_stream(rpc, StreamKind::Compute).expect("compute stream");
+        let lookup = |n: &str| (n == name).then_some(text.as_slice());
+        let internal = nvgpu::gsp::rm::InternalSubdevice::from_static_info(&static_info);
+        let out = app::managed::run(&mut gpu, rpc, internal, stream, &lookup, &mut app::managed::ThroughRuntime)
+            .unwrap_or_else(|e| panic!("{chip:?}: {e}\nmodel: {:?}", model.errors()));
+        assert!(out.report.passed(), "{chip:?}: {:?}", out.report.mismatch);
+        let s = out.stats;
+        let bytes = u64::from(app::managed::ELEMENTS) * 4;
+        assert!(bytes > 2 * app::managed::VRAM_BYTES - 4096, "the buffer is twice the VRAM");
+        // Two kernels each take the whole buffer to the GPU; it does not fit, so root chunks
+        // are evicted; the second and third CPU passes bring every page back.
+        assert!(s.gpu_faults > 0 && s.replays > 0, "{chip:?}: {s:?}");
+        assert!(s.migrated_to_gpu_bytes >= 2 * bytes.next_multiple_of(4096), "{chip:?}: {s:?}");
+        assert!(s.evictions >= 2, "{chip:?}: {s:?}");
+        assert!(s.migrated_to_cpu_bytes >= 2 * bytes.next_multiple_of(4096), "{chip:?}: {s:?}");
+        assert_eq!(s.cancels, 0, "{chip:?}: {s:?}");
+        gpu.destroy_stream(rpc, stream).expect("destroy stream");
+        gpu.destroy(rpc).expect("destroy");
+        assert_eq!(model.take_errors(), vec![], "{chip:?}");
+    });
+}
+
+#[test]
+fn every_family_runs_the_managed_memory_example() {
+    for config in [
+        ModelConfig::rtx2080ti(),
+        ModelConfig::for_chipset(nvgpu::chip::Chipset::GA100),
+        ModelConfig::rtx3090(),
+        ModelConfig::rtx4090(),
+        ModelConfig::h200(),
+    ] {
+        run_managed(config);
+    }
+}
+
 #[test]
 fn tu102_runs_the_example_application() {
     run(ModelConfig::rtx2080ti());

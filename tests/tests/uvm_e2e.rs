@@ -178,3 +178,123 @@ fn prefetch_cuts_the_faults_of_a_sequential_stream() {
         without.gpu_faults
     );
 }
+
+/// CPU page tables for managed memory as the unikernel keeps them, on the host: window
+/// addresses handed out in 2 MiB steps, 4 KiB PTEs (CPU address -> bus address, writable).
+#[derive(Clone, Default)]
+struct HostPageTables(std::rc::Rc<std::cell::RefCell<PageTableState>>);
+
+#[derive(Default)]
+struct PageTableState {
+    next: u64,
+    ptes: std::collections::BTreeMap<u64, (u64, bool)>,
+    released: Vec<(u64, u64)>,
+}
+
+const WINDOW: u64 = 0x7f00_0000_0000;
+
+impl uvm::runtime::CpuMappings for HostPageTables {
+    fn reserve(&mut self, size: u64) -> Option<u64> {
+        let mut s = self.0.borrow_mut();
+        let va = WINDOW + s.next;
+        s.next += size.next_multiple_of(2 << 20);
+        Some(va)
+    }
+    fn map(&mut self, cpu_va: u64, bus: u64, writable: bool) -> bool {
+        assert_eq!(cpu_va % 4096, 0, "CPU mappings are 4 KiB pages");
+        self.0.borrow_mut().ptes.insert(cpu_va, (bus, writable));
+        true
+    }
+    fn unmap(&mut self, cpu_va: u64) {
+        self.0.borrow_mut().ptes.remove(&cpu_va);
+    }
+    fn release(&mut self, cpu_va: u64, size: u64) {
+        self.0.borrow_mut().released.push((cpu_va, size));
+    }
+}
+
+/// A CPU running the application's passes through [`HostPageTables`]: a page without a PTE
+/// (or read-only, for the writes every pass may do) is a page fault, served by
+/// `UnifiedMemory::cpu_fault`; the bytes are then those of the frame the PTE names. A PTE
+/// left behind by a migration to the GPU would hand the CPU a stale frame and the example's
+/// checks would fail.
+struct SimulatedFaults<'m> {
+    tables: HostPageTables,
+    memory: &'m sim::DmaArena,
+    faults: usize,
+    migrated_back: u64,
+}
+
+impl<'a, 'm, R, A, C> app::managed::CpuAccess<'a, R, A, C> for SimulatedFaults<'m>
+where
+    R: nvgpu::hw::RegisterIo + ?Sized,
+    A: nvgpu::platform::DmaAllocator + ?Sized,
+    C: nvgpu::platform::Clock + ?Sized,
+{
+    fn mappings(&mut self) -> Option<Box<dyn uvm::runtime::CpuMappings>> {
+        Some(Box::new(self.tables.clone()))
+    }
+    fn in_place(
+        &mut self,
+        um: &mut UnifiedMemory<'a, R>,
+        gpu: &mut Gpu<'a, R, A, C>,
+        buf: &uvm::runtime::ManagedBuffer,
+        pass: &mut dyn FnMut(usize, &mut [u8]),
+    ) -> Result<(), ManagedError> {
+        use sim::SystemMemory;
+        let cpu = um.cpu_address(buf).expect("a CPU address");
+        let before = um.stats().migrated_to_cpu_bytes;
+        let mut page = vec![0u8; 4096];
+        for off in (0..buf.len).step_by(4096) {
+            let at = cpu + off as u64;
+            let pte = self.tables.0.borrow().ptes.get(&at).copied();
+            if !matches!(pte, Some((_, true))) {
+                self.faults += 1;
+                assert!(um.cpu_fault(gpu, at, true)?, "the fault at {at:#x} is the context's");
+            }
+            let (bus, writable) = self.tables.0.borrow().ptes[&at];
+            assert!(writable, "a write fault leaves the page writable");
+            let n = (buf.len - off).min(4096);
+            assert!(self.memory.read(bus, &mut page[..n]));
+            pass(off, &mut page[..n]);
+            assert!(self.memory.write(bus, &page[..n]));
+        }
+        self.migrated_back += um.stats().migrated_to_cpu_bytes - before;
+        Ok(())
+    }
+}
+
+#[test]
+fn cpu_page_tables_follow_migrations_and_cpu_faults_bring_pages_back() {
+    let config = ModelConfig::h200();
+    let chip = config.chipset;
+    let name = app::payload_name("managed", chip);
+    let text = ptx("managed", "sm_90").into_bytes();
+    with_booted(config, |model, arena, clock, boot| {
+        let info = *boot.static_info().expect("static info");
+        let rpc = boot.rpc().expect("rpc");
+        let cfg = GpuConfig { runs_ptx: true, page_faulting: true, timeout_ms: 60_000, ..GpuConfig::default() };
+        let mut gpu = Gpu::new(rpc, model, arena, clock, &info, chip, cfg).expect("gpu");
+        let stream = gpu.create_stream(rpc, StreamKind::Compute).expect("stream");
+        let lookup = |n: &str| (n == name).then_some(text.as_slice());
+        let tables = HostPageTables::default();
+        let mut cpu = SimulatedFaults { tables: tables.clone(), memory: arena, faults: 0, migrated_back: 0 };
+        let internal = InternalSubdevice::from_static_info(&info);
+        let out = app::managed::run(&mut gpu, rpc, internal, stream, &lookup, &mut cpu)
+            .unwrap_or_else(|e| panic!("{e}\n{:?}", model.errors()));
+        assert!(out.report.passed(), "{:?}", out.report.mismatch);
+        let pages = (u64::from(app::managed::ELEMENTS) * 4).div_ceil(4096);
+        // The first pass faults on every page (nothing is mapped yet); the later two find the
+        // pages the kernels left on the GPU unmapped, and bring them back by faulting.
+        assert!(cpu.faults as u64 > pages, "{} CPU faults over {pages} pages", cpu.faults);
+        assert!(cpu.migrated_back >= 2 * app::managed::VRAM_BYTES, "{} bytes came back", cpu.migrated_back);
+        assert_eq!(out.stats.cpu_faults, cpu.faults as u64);
+        let state = tables.0.borrow();
+        assert!(state.ptes.is_empty(), "{} CPU PTEs left after destroy", state.ptes.len());
+        assert_eq!(state.released, vec![(WINDOW, 6 << 20)], "the buffer's 3 blocks of window are given back");
+        drop(state);
+        gpu.destroy_stream(rpc, stream).expect("destroy stream");
+        gpu.destroy(rpc).expect("destroy");
+        assert_eq!(model.take_errors(), vec![]);
+    });
+}

@@ -56,6 +56,10 @@ use crate::service::{
 };
 use crate::va_block::{AccessType, MappingTarget, Prot};
 
+/// Naps a CPU access or prefetch waits out on a throttled block before it gives up (the
+/// throttle lasts one nap; a pin follows after a few).
+const MAX_THROTTLE_NAPS: u32 = 64;
+
 /// The GPU's index in the context (one GPU).
 const GPU: u8 = 0;
 
@@ -113,6 +117,11 @@ pub enum ManagedError {
         va: u64,
         len: usize,
     },
+    /// Thrashing kept throttling the processor on the block at `va` through `naps` naps.
+    Throttled {
+        va: u64,
+        naps: u32,
+    },
     /// The stream neither completed nor faulted within the bottom halves allowed.
     Stuck {
         bottom_halves: u32,
@@ -129,6 +138,9 @@ impl fmt::Display for ManagedError {
             Self::Service(e) => write!(f, "unified memory: {e:?}"),
             Self::BottomHalf(e) => write!(f, "replayable faults: {e}"),
             Self::OutOfRange { va, len } => write!(f, "{len} bytes at {va:#x} are not managed memory"),
+            Self::Throttled { va, naps } => {
+                write!(f, "thrashing throttled access to the block at {va:#x} through {naps} naps")
+            }
             Self::Stuck { bottom_halves } => {
                 write!(f, "the stream did not complete after {bottom_halves} fault-servicing passes")
             }
@@ -200,6 +212,45 @@ struct Backing {
     dma: DmaBuffer,
 }
 
+/// The CPU's page tables for managed memory, where the platform has them (the unikernel: a CPU
+/// access to a page not mapped there takes a page fault, which the kernel resolves with
+/// [`UnifiedMemory::cpu_fault`]). Without them, CPU code reaches managed memory through
+/// [`UnifiedMemory::read`], [`UnifiedMemory::write`] and [`UnifiedMemory::cpu_pages`].
+///
+/// Managed buffers keep one GPU VA for every GPU; their CPU address is the platform's choice
+/// (a unikernel's window for managed memory need not be where the GPU's VA space has room).
+pub trait CpuMappings {
+    /// CPU addresses for a managed range of `size` bytes (a multiple of 2 MiB): the address of
+    /// its first byte, 2 MiB-aligned, with nothing mapped.
+    fn reserve(&mut self, size: u64) -> Option<u64>;
+    /// Maps the 4 KiB page of system memory at bus address `bus` (DMA memory of the GPU's
+    /// allocator) at CPU address `cpu_va`, writable or read-only.
+    fn map(&mut self, cpu_va: u64, bus: u64, writable: bool) -> bool;
+    /// Removes the mapping at `cpu_va` if there is one, the CPU's TLB entry with it.
+    fn unmap(&mut self, cpu_va: u64);
+    /// Gives back what [`CpuMappings::reserve`] handed out (every page already unmapped).
+    fn release(&mut self, cpu_va: u64, size: u64);
+}
+
+/// Where each managed range is on the CPU, when the platform maps managed memory there.
+#[derive(Default)]
+struct CpuSide {
+    mappings: Option<alloc::boxed::Box<dyn CpuMappings>>,
+    /// (GPU VA, reserved size, CPU address), one per managed range.
+    ranges: Vec<(u64, u64, u64)>,
+}
+
+impl CpuSide {
+    /// The CPU address of managed VA `va`.
+    fn cpu_of(&self, va: u64) -> Option<u64> {
+        self.ranges.iter().find(|&&(v, size, _)| va >= v && va - v < size).map(|&(v, _, cpu)| cpu + (va - v))
+    }
+    /// The managed VA at CPU address `cpu`.
+    fn va_of(&self, cpu: u64) -> Option<u64> {
+        self.ranges.iter().find(|&&(_, size, c)| cpu >= c && cpu - c < size).map(|&(v, _, c)| v + (cpu - c))
+    }
+}
+
 enum Prefetch {
     On(Prefetcher),
     Off(NoPrefetch),
@@ -228,6 +279,7 @@ pub struct UnifiedMemory<'a, R: RegisterIo + ?Sized> {
     backing: Vec<Backing>,
     /// Free CPU pages (bus addresses in the backings).
     cpu_free: Vec<u64>,
+    cpu: CpuSide,
     buffer: ReplayableFaultBuffer<DmaEntries, BarRegisters<'a, R>>,
     fault_object: Handle<AnyObject>,
     prefetch: Prefetch,
@@ -306,6 +358,7 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
             pool: Some(pool),
             backing: Vec::new(),
             cpu_free: Vec::new(),
+            cpu: CpuSide::default(),
             buffer,
             fault_object: object,
             prefetch,
@@ -320,6 +373,59 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
     /// The context's statistics.
     pub fn stats(&self) -> UvmStats {
         self.ctx.stats
+    }
+
+    /// Maps managed memory in the CPU's page tables from now on (before the first
+    /// [`UnifiedMemory::alloc_managed`]: buffers made earlier have no CPU address).
+    pub fn set_cpu_mappings(&mut self, mappings: alloc::boxed::Box<dyn CpuMappings>) -> Result<(), ManagedError> {
+        if !self.backing.is_empty() {
+            return Err(RuntimeError::Unsupported { what: "CPU mappings set after managed buffers exist" }.into());
+        }
+        self.cpu.mappings = Some(mappings);
+        Ok(())
+    }
+
+    /// Where CPU code finds `buf` (with [`CpuMappings`] set): its first byte's CPU address.
+    pub fn cpu_address(&self, buf: &ManagedBuffer) -> Option<u64> {
+        self.cpu.cpu_of(buf.va)
+    }
+
+    /// The CPU page-fault service: a CPU access at CPU address `cpu_addr` (a write, or a read)
+    /// found no mapping. `Ok(false)` when the address is in no managed buffer of this context
+    /// (not this context's fault); `Ok(true)` when the page is now resident on the CPU and
+    /// mapped there (migrated back from the GPU on the copy engine when it was there), so the
+    /// faulting instruction can be re-executed. A write counts as ATOMIC_STRONG, as in UVM's
+    /// `uvm_va_block_cpu_fault`: the CPU copy becomes the only one.
+    pub fn cpu_fault<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        &mut self,
+        gpu: &mut Gpu<'a, R, A, C>,
+        cpu_addr: u64,
+        write: bool,
+    ) -> Result<bool, ManagedError> {
+        let Some(va) = self.cpu.va_of(cpu_addr) else { return Ok(false) };
+        if self.check_range(va, 1).is_err() {
+            return Ok(false);
+        }
+        self.ctx.stats.cpu_faults += 1;
+        let access = if write { AccessType::AtomicStrong } else { AccessType::Read };
+        self.for_pages(gpu, va & !(PAGE_SIZE - 1), 1, ProcessorId::Cpu, access)?;
+        Ok(true)
+    }
+
+    /// CPU code over `[va, va + len)` in place, without CPU page tables: the pages are serviced
+    /// for a CPU write (migrated back, other copies dropped), then `f(offset, bytes)` sees each
+    /// piece within one page, in order, as the CPU's copy of it.
+    pub fn cpu_pages<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        &mut self,
+        gpu: &mut Gpu<'a, R, A, C>,
+        va: u64,
+        len: usize,
+        mut f: impl FnMut(usize, &mut [u8]),
+    ) -> Result<(), ManagedError> {
+        self.check_range(va, len)?;
+        self.ctx.stats.cpu_faults += 1;
+        self.for_pages(gpu, va, len, ProcessorId::Cpu, AccessType::AtomicStrong)?;
+        self.each_cpu_span(va, len, |bytes, done, n| f(done, &mut bytes[..n]))
     }
 
     /// A managed buffer of `len` bytes (rounded up to 4 KiB pages), resident nowhere until
@@ -345,6 +451,18 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
             gpu.dma().free(dma);
             let _ = gpu.va_space_mut().release_va(va, size.next_multiple_of(VA_BLOCK_SIZE));
             return Err(ManagedError::OutOfRange { va, len });
+        }
+        if let Some(m) = self.cpu.mappings.as_mut() {
+            let reserved = size.next_multiple_of(VA_BLOCK_SIZE);
+            let Some(cpu) = m.reserve(reserved) else {
+                let _ = self.ctx.va_space.destroy_ranges(va, size);
+                gpu.dma().free(dma);
+                let _ = gpu.va_space_mut().release_va(va, reserved);
+                return Err(
+                    RuntimeError::Unsupported { what: "CPU addresses for a managed buffer of this size" }.into()
+                );
+            };
+            self.cpu.ranges.push((va, reserved, cpu));
         }
         let bus = dma.bus_address();
         self.cpu_free.extend((0..size / PAGE_SIZE).rev().map(|i| bus + i * PAGE_SIZE));
@@ -399,13 +517,34 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
                 pages.push(PageAccess { page: ((p % VA_BLOCK_SIZE) / PAGE_SIZE) as usize, access });
                 p += PAGE_SIZE;
             }
-            let mut backend =
-                RuntimeBackend { gpu: &mut *gpu, memory: &mut self.memory, cpu_free: &mut self.cpu_free, error: None };
-            let r = self.ctx.service_block(processor, at, &pages, &mut self.prefetch, &mut backend);
-            if let Some(e) = backend.error.take() {
-                return Err(e.into());
+            // Thrashing may throttle the processor on this block: as UVM's CPU fault path
+            // does, wait out the nap and service again (bounded).
+            let mut naps = 0;
+            loop {
+                let mut backend = RuntimeBackend {
+                    gpu: &mut *gpu,
+                    memory: &mut self.memory,
+                    cpu_free: &mut self.cpu_free,
+                    cpu: &mut self.cpu,
+                    error: None,
+                };
+                let r = self.ctx.service_block(processor, at, &pages, &mut self.prefetch, &mut backend);
+                if let Some(e) = backend.error.take() {
+                    return Err(e.into());
+                }
+                if r.map_err(ManagedError::Service)?.throttled == 0 {
+                    break;
+                }
+                naps += 1;
+                if naps > MAX_THROTTLE_NAPS {
+                    return Err(ManagedError::Throttled { va: at, naps: MAX_THROTTLE_NAPS });
+                }
+                let clock = gpu.clock();
+                let until = clock.now_ns().saturating_add(self.ctx.thrashing_config.nap_ns.max(1));
+                while clock.now_ns() < until {
+                    core::hint::spin_loop();
+                }
             }
-            r.map_err(ManagedError::Service)?;
             at = block_end;
         }
         Ok(())
@@ -478,8 +617,8 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         let faulting = FaultingGpu { gpu: GPU, graphics_engine_base: self.graphics_engine_base };
         let mut queue = ReplayQueue::default();
         let (report, backend_error) = {
-            let Self { ctx, memory, cpu_free, buffer, prefetch, service, bottom_half, .. } = self;
-            let mut backend = RuntimeBackend { gpu: &mut *gpu, memory, cpu_free, error: None };
+            let Self { ctx, memory, cpu_free, cpu, buffer, prefetch, service, bottom_half, .. } = self;
+            let mut backend = RuntimeBackend { gpu: &mut *gpu, memory, cpu_free, cpu, error: None };
             let r = service_replayable_faults(
                 buffer,
                 ctx,
@@ -564,6 +703,13 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
             let mut tlb = gpu.tlb_invalidator();
             let _ = gpu.va_space_mut().tables_mut().unmap(b.va, reserved, &mut tlb);
             let _ = gpu.va_space_mut().release_va(b.va, reserved);
+            let cpu = self.cpu.cpu_of(b.va);
+            if let (Some(m), Some(cpu)) = (self.cpu.mappings.as_mut(), cpu) {
+                for off in (0..reserved).step_by(PAGE_SIZE as usize) {
+                    m.unmap(cpu + off);
+                }
+                m.release(cpu, reserved);
+            }
             gpu.dma().free(b.dma);
         }
         gpu.free_object(rpc, self.fault_object)?;
@@ -610,6 +756,7 @@ struct RuntimeBackend<'g, 'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, 
     gpu: &'g mut Gpu<'a, R, A, C>,
     memory: &'g mut GpuMemory<SimpleRootSource>,
     cpu_free: &'g mut Vec<u64>,
+    cpu: &'g mut CpuSide,
     /// The first runtime error (kept: the service sees only [`BackendError`]).
     error: Option<RuntimeError>,
 }
@@ -707,7 +854,17 @@ impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> UvmBac
         prot: Prot,
     ) -> Result<(), BackendError> {
         let ProcessorId::Gpu(g) = processor else {
-            // CPU access goes through `read`/`write`, which service the pages first.
+            // Without CPU page tables, CPU access goes through `read`/`write`/`cpu_pages`,
+            // which service the pages first.
+            let Some(m) = self.cpu.mappings.as_mut() else { return Ok(()) };
+            let cpu = self.cpu.ranges.iter().find(|&&(v, n, _)| va >= v && va + size <= v + n);
+            let Some(&(v, _, cpu)) = cpu else { return Err(BackendError::MappingFailed { processor, va }) };
+            let writable = prot >= Prot::ReadWrite;
+            for off in (0..size).step_by(PAGE_SIZE as usize) {
+                if !m.map(cpu + (va - v) + off, target.phys + off, writable) {
+                    return Err(BackendError::MappingFailed { processor, va: va + off });
+                }
+            }
             return Ok(());
         };
         self.with_mapper(g, |m| m.map(va, size, page_size, target, prot))
@@ -715,7 +872,21 @@ impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> UvmBac
     }
 
     fn unmap(&mut self, processor: ProcessorId, va: u64, size: u64) -> Result<(), BackendError> {
-        let ProcessorId::Gpu(g) = processor else { return Ok(()) };
+        let ProcessorId::Gpu(g) = processor else {
+            if let Some(m) = self.cpu.mappings.as_mut() {
+                for off in (0..size).step_by(PAGE_SIZE as usize) {
+                    if let Some(cpu) = self
+                        .cpu
+                        .ranges
+                        .iter()
+                        .find_map(|&(v, n, c)| (va + off >= v && va + off < v + n).then_some(c + (va + off - v)))
+                    {
+                        m.unmap(cpu);
+                    }
+                }
+            }
+            return Ok(());
+        };
         self.with_mapper(g, |m| m.unmap(va, size)).map_err(|_| BackendError::MappingFailed { processor, va })
     }
 

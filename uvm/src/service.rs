@@ -123,6 +123,29 @@ pub struct UvmStats {
     pub cpu_faults: u64,
 }
 
+impl UvmStats {
+    /// The statistics as one JSON object: the keys `nvtool run --stats` prints (`gpu_faults`,
+    /// `fault_batches`, `replays`, `migrated_to_gpu_bytes`, `migrated_to_cpu_bytes`,
+    /// `prefetched_pages`, `evictions`, `thrashing_events`, `cancels`), then `cpu_faults`.
+    pub fn to_json(&self) -> alloc::string::String {
+        alloc::format!(
+            "{{\"gpu_faults\":{},\"fault_batches\":{},\"replays\":{},\"migrated_to_gpu_bytes\":{},\
+             \"migrated_to_cpu_bytes\":{},\"prefetched_pages\":{},\"evictions\":{},\"thrashing_events\":{},\
+             \"cancels\":{},\"cpu_faults\":{}}}",
+            self.gpu_faults,
+            self.fault_batches,
+            self.replays,
+            self.migrated_to_gpu_bytes,
+            self.migrated_to_cpu_bytes,
+            self.prefetched_pages,
+            self.evictions,
+            self.thrashing_events,
+            self.cancels,
+            self.cpu_faults
+        )
+    }
+}
+
 /// Servicing failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ServiceError {
@@ -928,4 +951,31 @@ fn rewrite_gpu_ptes(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod stats_json_tests {
+    use super::UvmStats;
+
+    #[test]
+    fn the_statistics_print_as_one_json_object_with_the_documented_keys() {
+        let s = UvmStats {
+            gpu_faults: 1,
+            fault_batches: 2,
+            replays: 3,
+            migrated_to_gpu_bytes: 4,
+            migrated_to_cpu_bytes: 5,
+            prefetched_pages: 6,
+            evictions: 7,
+            thrashing_events: 8,
+            cancels: 9,
+            cpu_faults: 10,
+        };
+        assert_eq!(
+            s.to_json(),
+            "{\"gpu_faults\":1,\"fault_batches\":2,\"replays\":3,\"migrated_to_gpu_bytes\":4,\
+             \"migrated_to_cpu_bytes\":5,\"prefetched_pages\":6,\"evictions\":7,\"thrashing_events\":8,\
+             \"cancels\":9,\"cpu_faults\":10}"
+        );
+    }
 }

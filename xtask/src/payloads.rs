@@ -9,7 +9,7 @@ use crate::iso::Module;
 use crate::util::{error, target_dir, workspace_root, Context, Result};
 
 /// The example application's sources.
-pub const APP_PAYLOADS: &[&str] = &["vector_add", "saxpy", "matmul", "reduce", "histogram", "mandelbrot"];
+pub const APP_PAYLOADS: &[&str] = &["vector_add", "saxpy", "matmul", "reduce", "histogram", "mandelbrot", "managed"];
 /// The PTX targets compiled.
 pub const ARCHES: &[&str] = &["sm_75", "sm_80", "sm_90"];
 

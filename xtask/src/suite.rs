@@ -496,9 +496,64 @@ fn judge_app(seen: &[String], code: Option<i32>, timed_out: bool) -> Outcome {
     if ok.len() != 6 || !seen.iter().any(|l| l.contains("app: 6 passed, 0 failed")) {
         return Outcome::Fail(format!("examples ok: {ok:?}; expected all six and `app: 6 passed, 0 failed`"));
     }
+    let managed = match judge_managed(seen) {
+        Ok(m) => m,
+        Err(why) => return Outcome::Fail(format!("managed-memory example: {why}")),
+    };
     Outcome::Pass(format!(
-        "6 examples match their CPU references; first result {} ms after entry",
+        "6 examples match their CPU references; first result {} ms after entry; {managed}",
         first_result_ms.map_or_else(|| "?".to_string(), |ms| ms.to_string())
+    ))
+}
+
+/// The managed-memory example: its result matched, CPU code took page faults that `uvm`
+/// served, and the statistics show GPU faults, evictions and pages migrated back to the CPU
+/// (a buffer twice the context's VRAM, read by CPU code after a kernel wrote it).
+fn judge_managed(seen: &[String]) -> std::result::Result<String, String> {
+    if !seen.iter().any(|l| l.contains("app: managed: ok")) {
+        return Err("no `app: managed: ok` line".into());
+    }
+    let (faults, back) = seen
+        .iter()
+        .find_map(|l| {
+            let rest = l.split("app: managed: ").nth(1)?;
+            let (n, rest) = rest.split_once(" CPU page faults served through uvm, ")?;
+            let b = rest.trim_end().strip_suffix(" bytes migrated back from the GPU by them")?;
+            Some((n.trim().parse::<u64>().ok()?, b.trim().parse::<u64>().ok()?))
+        })
+        .ok_or(
+            "no `app: managed: N CPU page faults served through uvm, B bytes migrated back from the GPU by them` line",
+        )?;
+    let json = seen
+        .iter()
+        .find_map(|l| l.split("app: managed stats: ").nth(1))
+        .ok_or("no `app: managed stats: {...}` line")?;
+    let stats: serde_json::Value =
+        serde_json::from_str(json.trim()).map_err(|e| format!("the statistics are not JSON ({e}): {json}"))?;
+    let get = |k: &str| stats.get(k).and_then(serde_json::Value::as_u64);
+    let mut problems = Vec::new();
+    if faults == 0 {
+        problems.push("CPU code took no page fault on managed memory".to_string());
+    }
+    if back == 0 {
+        problems.push("CPU page faults brought no GPU-resident page back".to_string());
+    }
+    for key in ["gpu_faults", "replays", "evictions", "migrated_to_gpu_bytes", "migrated_to_cpu_bytes", "cpu_faults"] {
+        match get(key) {
+            Some(0) => problems.push(format!("{key} is 0")),
+            None => problems.push(format!("{key} is missing")),
+            Some(_) => {}
+        }
+    }
+    if get("cancels") != Some(0) {
+        problems.push("cancels is not 0".into());
+    }
+    if !problems.is_empty() {
+        return Err(format!("{}: {json}", problems.join(", ")));
+    }
+    Ok(format!(
+        "managed memory: {faults} CPU page faults brought {back} bytes back from the GPU, {} evictions",
+        get("evictions").unwrap_or(0)
     ))
 }
 

@@ -33,6 +33,19 @@ pub fn ist_stack_bounds(ist: u16) -> (u64, u64) {
     (base, base + IST_STACK_SIZE as u64)
 }
 
+/// The most bytes IST stack `ist` has held since boot, as far as it can be told: the stacks
+/// start zeroed (.bss) and grow down, so this counts from the top to the lowest byte that is
+/// no longer zero (a zero written there and never overwritten reads as unused).
+pub fn ist_stack_high_water(ist: u16) -> usize {
+    let (base, top) = ist_stack_bounds(ist);
+    let len = (top - base) as usize;
+    // SAFETY: reads of a static the CPU writes only while this IST's vector is handled; a
+    // handler running now (the caller may be one) writes above what it reads as used, and a
+    // torn value only shifts the estimate.
+    let bytes = unsafe { core::slice::from_raw_parts(base as *const u8, len) };
+    len - bytes.iter().position(|&b| b != 0).unwrap_or(len)
+}
+
 pub fn init() {
     let tss = TSS.call_once(|| {
         let mut tss = TaskStateSegment::new();
