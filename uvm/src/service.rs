@@ -387,6 +387,9 @@ impl UvmContext {
             e.1.insert(page, access);
         }
         if by_dest.is_empty() {
+            // Every page was already mapped or throttled: nothing to move, but the throttles
+            // count (the bottom half limits its throttled batches by them).
+            self.throttled_faults += result.throttled as u64;
             return Ok(result);
         }
         // Prefetch only when everything goes to one place.

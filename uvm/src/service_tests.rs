@@ -549,6 +549,37 @@ fn a_page_that_ping_pongs_is_pinned_and_mapped_remotely_instead_of_migrated_agai
     std::println!("ping-pong 800 accesses: {plain_moves} migrations plain, {moves} with thrashing detection ({throttled} throttled faults)");
 }
 
+#[test]
+fn faults_throttled_by_thrashing_are_counted_even_when_nothing_else_moves() {
+    // A fast ping-pong on one page: once it thrashes, the processor outside the throttling
+    // period is throttled, and its service has nothing else to do. Each throttle is counted in
+    // `throttled_faults` (the bottom half ends after UVM's limit of throttled batches by it).
+    let mut m = Machine::new(1, 64 * MB2);
+    let mut ctx = UvmContext::new();
+    ctx.va_space.register_gpu(0).unwrap();
+    ctx.va_space.create_managed_range(0, MB2, VaPolicy::default()).unwrap();
+    let va = 0x7000;
+    let page = ((va % MB2) / PAGE_SIZE) as usize;
+    let (mut reported, mut only_throttled) = (0u64, 0u32);
+    for i in 0..40u64 {
+        for (p, write) in [(G0, Some(tag(i))), (CPU, None)] {
+            let mut tries = 0;
+            while let Err(access) = m.access(p, va, write) {
+                tries += 1;
+                assert!(tries < 5000, "{p} access to {va:#x} never completed");
+                let r = ctx.service_block(p, va, &[PageAccess { page, access }], &mut NoPrefetch, &mut m).unwrap();
+                reported += r.throttled as u64;
+                if r.throttled > 0 && r.migrated_pages == 0 {
+                    only_throttled += 1;
+                }
+            }
+        }
+    }
+    assert!(ctx.stats.thrashing_events >= 1, "{:?}", ctx.stats);
+    assert!(only_throttled > 0, "some services throttled their only page");
+    assert_eq!(ctx.throttled_faults, reported, "every throttle is counted");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The whole replayable path against the GPU model's fault buffer: the model writes packets as
 // the hardware does, the driver side fetches, coalesces, services, flushes and replays, and the
