@@ -71,6 +71,19 @@ fn flags(arch: &str) -> Vec<String> {
 }
 
 /// PTX text of `payloads/<name>.cu` for `arch`, compiled now or taken from the cache.
+/// The SM a model GPU of `chip` is (the newest PTX target it runs), for tests that compile for
+/// the chip itself rather than for the family's oldest SM as the application does.
+pub fn native_arch(chip: nvgpu::chip::Chipset) -> &'static str {
+    use nvgpu::chip::Chipset;
+    match chip {
+        Chipset::GA100 => "sm_80",
+        Chipset::GA102 => "sm_86",
+        Chipset::AD102 => "sm_89",
+        Chipset::TU102 => "sm_75",
+        _ => "sm_90",
+    }
+}
+
 pub fn ptx(name: &str, arch: &str) -> String {
     ptx_with(name, arch, &[])
 }

@@ -65,12 +65,16 @@ impl core::fmt::Display for AppError {
 
 /// The payload module name of `kernel_file` for `chip`.
 pub fn payload_name(kernel_file: &str, chip: Chipset) -> String {
-    let arch = match chip.family() {
+    format!("payload-{kernel_file}-{}.ptx", payload_arch(chip))
+}
+
+/// The PTX target the payloads for `chip` are built for (the oldest SM of its family).
+pub fn payload_arch(chip: Chipset) -> &'static str {
+    match chip.family() {
         Family::Turing => "sm_75",
         Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => "sm_90",
         _ => "sm_80",
-    };
-    format!("payload-{kernel_file}-{arch}.ptx")
+    }
 }
 
 /// Every example, in order.

@@ -303,8 +303,8 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> ap
         });
         self.faults += crate::arch::idt::count(14) - before;
         self.migrated_back += um.stats().migrated_to_cpu_bytes - migrated_before;
-        if ran.is_err() {
-            return Err(unmapped());
+        if let Err(what) = ran {
+            return Err(nvgpu::runtime::RuntimeError::Unsupported { what }.into());
         }
         match failure {
             Some(e) => Err(e),

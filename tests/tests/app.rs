@@ -17,8 +17,7 @@ fn run(config: ModelConfig) {
     let mut files: HashMap<String, Vec<u8>> = HashMap::new();
     for file in ["vector_add", "saxpy", "matmul", "reduce", "histogram", "mandelbrot"] {
         let name = app::payload_name(file, chip);
-        let arch = ["sm_75", "sm_80", "sm_90"].into_iter().find(|a| name.contains(a)).expect("arch");
-        files.insert(name, ptx_build::ptx(file, arch).into_bytes());
+        files.insert(name, ptx_build::ptx(file, app::payload_arch(chip)).into_bytes());
     }
     with_booted(config, |model, arena, clock, boot| {
         let static_info = *boot.static_info().expect("static info");
@@ -56,8 +55,7 @@ fn run(config: ModelConfig) {
 fn run_managed(config: ModelConfig) {
     let chip = config.chipset;
     let name = app::payload_name("managed", chip);
-    let arch = ["sm_75", "sm_80", "sm_90"].into_iter().find(|a| name.contains(a)).expect("arch");
-    let text = ptx_build::ptx("managed", arch).into_bytes();
+    let text = ptx_build::ptx("managed", app::payload_arch(chip)).into_bytes();
     with_booted(config, |model, arena, clock, boot| {
         let static_info = *boot.static_info().expect("static info");
         let rpc = boot.rpc().expect("rpc");

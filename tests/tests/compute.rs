@@ -186,16 +186,6 @@ fn params(parts: &[&[u8]]) -> Vec<u8> {
     out
 }
 
-fn arch_for(chip: Chipset) -> &'static str {
-    match chip {
-        Chipset::GA100 => "sm_80",
-        Chipset::GA102 => "sm_86",
-        Chipset::AD102 => "sm_89",
-        Chipset::TU102 => "sm_75",
-        _ => "sm_90",
-    }
-}
-
 fn run(config: ModelConfig) {
     let chip = config.chipset;
     let family = chip.family();
@@ -245,7 +235,7 @@ fn run(config: ModelConfig) {
             "{chip:?}"
         );
 
-        let arch = arch_for(chip);
+        let arch = tests::ptx_build::native_arch(chip);
 
         // vector_add_u32 on VRAM buffers, n not a multiple of the block.
         let ptx = ptx_build::ptx("vector_add", arch);

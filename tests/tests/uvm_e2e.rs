@@ -20,16 +20,6 @@ use tests::ptx_build::ptx;
 use uvm::runtime::{ManagedConfig, ManagedError, UnifiedMemory};
 use uvm::va_block::AccessType;
 
-fn arch_for(chip: Chipset) -> &'static str {
-    match chip {
-        Chipset::GA100 => "sm_80",
-        Chipset::GA102 => "sm_86",
-        Chipset::AD102 => "sm_89",
-        Chipset::TU102 => "sm_75",
-        _ => "sm_90",
-    }
-}
-
 /// What one run measured.
 #[derive(Debug)]
 struct Outcome {
@@ -63,7 +53,7 @@ fn vector_add(config: ModelConfig, n: usize, vram: u64, prefetch: bool) -> Outco
         um.write(&mut gpu, a.va, &av).expect("CPU writes a");
         um.write(&mut gpu, b.va, &bv).expect("CPU writes b");
 
-        let text = ptx("vector_add", arch_for(chip));
+        let text = ptx("vector_add", tests::ptx_build::native_arch(chip));
         let module = Module::load(&mut gpu, text.as_bytes()).expect("module");
         let f = module.function("vector_add_u32").expect("function");
         let stream = gpu.create_stream(rpc, StreamKind::Compute).expect("stream");
@@ -269,7 +259,7 @@ fn cpu_page_tables_follow_migrations_and_cpu_faults_bring_pages_back() {
     let config = ModelConfig::h200();
     let chip = config.chipset;
     let name = app::payload_name("managed", chip);
-    let text = ptx("managed", "sm_90").into_bytes();
+    let text = ptx("managed", app::payload_arch(chip)).into_bytes();
     with_booted(config, |model, arena, clock, boot| {
         let info = *boot.static_info().expect("static info");
         let rpc = boot.rpc().expect("rpc");

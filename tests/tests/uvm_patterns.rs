@@ -37,16 +37,6 @@ const PAGE: usize = PAGE_SIZE as usize;
 /// Threads per CTA of every launch here.
 const CTA: u32 = 256;
 
-fn arch_for(chip: Chipset) -> &'static str {
-    match chip {
-        Chipset::GA100 => "sm_80",
-        Chipset::GA102 => "sm_86",
-        Chipset::AD102 => "sm_89",
-        Chipset::TU102 => "sm_75",
-        _ => "sm_90",
-    }
-}
-
 /// One booted model GPU with a managed-memory context, the payload module and a stream.
 struct Env<'e, 'b, 'm> {
     chip: Chipset,
@@ -125,7 +115,7 @@ fn session<T>(config: ModelConfig, managed: ManagedConfig, f: impl FnOnce(&mut E
         let mut gpu = Gpu::new(rpc, &bar, arena, clock, &info, chip, cfg).expect("gpu");
         let mut um = UnifiedMemory::new(&mut gpu, rpc, InternalSubdevice::from_static_info(&info), managed)
             .unwrap_or_else(|e| panic!("{chip:?}: managed memory: {e}\n{:?}", model.errors()));
-        let text = ptx("uvm_patterns", arch_for(chip));
+        let text = ptx("uvm_patterns", tests::ptx_build::native_arch(chip));
         let module = Module::load(&mut gpu, text.as_bytes()).expect("module");
         let stream = gpu.create_stream(rpc, StreamKind::Compute).expect("stream");
         let mut env = Env { chip, model, clock, gpu: &mut gpu, um: &mut um, module: &module, stream: &stream };

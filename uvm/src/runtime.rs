@@ -856,12 +856,12 @@ impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> UvmBac
         let ProcessorId::Gpu(g) = processor else {
             // Without CPU page tables, CPU access goes through `read`/`write`/`cpu_pages`,
             // which service the pages first.
+            let cpu = self.cpu.cpu_of(va);
             let Some(m) = self.cpu.mappings.as_mut() else { return Ok(()) };
-            let cpu = self.cpu.ranges.iter().find(|&&(v, n, _)| va >= v && va + size <= v + n);
-            let Some(&(v, _, cpu)) = cpu else { return Err(BackendError::MappingFailed { processor, va }) };
+            let Some(cpu) = cpu else { return Err(BackendError::MappingFailed { processor, va }) };
             let writable = prot >= Prot::ReadWrite;
             for off in (0..size).step_by(PAGE_SIZE as usize) {
-                if !m.map(cpu + (va - v) + off, target.phys + off, writable) {
+                if !m.map(cpu + off, target.phys + off, writable) {
                     return Err(BackendError::MappingFailed { processor, va: va + off });
                 }
             }
@@ -873,16 +873,11 @@ impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> UvmBac
 
     fn unmap(&mut self, processor: ProcessorId, va: u64, size: u64) -> Result<(), BackendError> {
         let ProcessorId::Gpu(g) = processor else {
+            // The service unmaps within one block, so within one managed range.
+            let Some(cpu) = self.cpu.cpu_of(va) else { return Ok(()) };
             if let Some(m) = self.cpu.mappings.as_mut() {
                 for off in (0..size).step_by(PAGE_SIZE as usize) {
-                    if let Some(cpu) = self
-                        .cpu
-                        .ranges
-                        .iter()
-                        .find_map(|&(v, n, c)| (va + off >= v && va + off < v + n).then_some(c + (va + off - v)))
-                    {
-                        m.unmap(cpu);
-                    }
+                    m.unmap(cpu + off);
                 }
             }
             return Ok(());
