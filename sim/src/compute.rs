@@ -234,9 +234,10 @@ impl ComputeEngine {
         }
     }
 
-    /// Cancels the stalled accesses to the 4 KiB page holding `va`; whether there were any.
-    pub fn cancel_va(&mut self, va: u64) -> bool {
-        self.pending.as_mut().is_some_and(|p| p.state.cancel(va, 4096))
+    /// Cancels the stalled accesses of the types `covers` accepts to the 4 KiB page holding
+    /// `va`; whether there were any.
+    pub fn cancel_va(&mut self, va: u64, covers: &dyn Fn(crate::engine_mem::AccessType) -> bool) -> bool {
+        self.pending.as_mut().is_some_and(|p| p.state.cancel(va, 4096, covers))
     }
 
     /// One method; `Some` when it launched a grid.

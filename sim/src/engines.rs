@@ -50,12 +50,12 @@ impl ChannelEngines {
         self.compute(subchannel).map_or(&[], |c| c.stalled())
     }
 
-    /// Cancels the stalled accesses to the 4 KiB page at `va` in every stalled launch; whether
-    /// any was there.
-    pub fn cancel_va(&mut self, va: u64) -> bool {
+    /// Cancels the stalled accesses of the types `covers` accepts to the 4 KiB page at `va` in
+    /// every stalled launch; whether any was there.
+    pub fn cancel_va(&mut self, va: u64, covers: &dyn Fn(crate::engine_mem::AccessType) -> bool) -> bool {
         let mut hit = false;
         for (_, c) in self.compute.iter_mut() {
-            hit |= c.cancel_va(va);
+            hit |= c.cancel_va(va, covers);
         }
         hit
     }

@@ -19,6 +19,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use nvgpu::hw::fault::{self as pkt, FaultAccessType, FaultType, NVC369_BUF_SIZE};
+use nvgpu::hw::host::TlbInvalidateAccessType;
 use nvgpu::hw::vm::{
     FaultBufferAddrMode, FaultBufferAperture, PrfFilter, NV_PFB_PRI_MMU_FAULT_BUFFER_LO as LO_LAYOUT,
     NV_PFB_PRI_MMU_FAULT_BUFFER_SIZE as SIZE_LAYOUT, NV_PFB_PRI_MMU_PAGE_FAULT_CTRL as CTRL_LAYOUT,
@@ -68,8 +69,10 @@ pub enum FaultBufferError {
     GetBeyondPut { get: u32, old_get: u32, put: u32, size: u32 },
     /// A replay while the buffer still holds unread entries (software did not fetch or flush).
     ReplayWithoutFlush { get: u32, put: u32 },
-    /// A cancel that matches no outstanding fault.
+    /// A cancel that matches no outstanding fault (of the access types it names).
     CancelOfNoFault { va: u64 },
+    /// A cancel with the reserved `ACCESS_TYPE` `VIRT_RSVRVD`.
+    CancelAccessTypeReserved { va: u64 },
     /// The buffer is programmed with a virtual address or a size the model does not accept.
     BadSetup { what: &'static str, value: u32 },
     /// Writing a packet to the buffer's memory failed (not backed).
@@ -90,6 +93,9 @@ impl fmt::Display for FaultBufferError {
             }
             FaultBufferError::CancelOfNoFault { va } => {
                 write!(f, "fault cancel at VA {va:#x}, where no fault is outstanding")
+            }
+            FaultBufferError::CancelAccessTypeReserved { va } => {
+                write!(f, "fault cancel at VA {va:#x} with the reserved ACCESS_TYPE VIRT_RSVRVD")
             }
             FaultBufferError::BadSetup { what, value } => {
                 write!(f, "replayable fault buffer {what} {value:#010x} not accepted")
@@ -332,17 +338,54 @@ impl ReplayableFaultBuffer {
         Ok(core::mem::take(&mut self.outstanding))
     }
 
-    /// A precise cancel (`CANCEL_VA_GLOBAL`) of the outstanding faults on the page of `va` in
-    /// the context at `instance`; returns the cancelled faults.
-    pub fn cancel_va(&mut self, instance: PhysAddr, va: u64) -> Result<Vec<Outstanding>, FaultBufferError> {
+    /// A precise cancel (`CANCEL_VA_GLOBAL`) of the outstanding faults of the access types
+    /// `mode` names on the page of `va` in the context at `instance`; returns the cancelled
+    /// faults. The others stay outstanding for the next replay.
+    pub fn cancel_va(
+        &mut self,
+        instance: PhysAddr,
+        va: u64,
+        mode: TlbInvalidateAccessType,
+    ) -> Result<Vec<Outstanding>, FaultBufferError> {
+        if mode == TlbInvalidateAccessType::VirtRsvrvd {
+            return Err(FaultBufferError::CancelAccessTypeReserved { va });
+        }
         let page = va & !0xfff;
-        let (gone, keep): (Vec<Outstanding>, Vec<Outstanding>) =
-            self.outstanding.iter().partition(|o| o.record.va & !0xfff == page && o.record.instance == instance);
+        let (gone, keep): (Vec<Outstanding>, Vec<Outstanding>) = self.outstanding.iter().partition(|o| {
+            o.record.va & !0xfff == page && o.record.instance == instance && cancel_covers(mode, o.record.access)
+        });
         if gone.is_empty() {
             return Err(FaultBufferError::CancelOfNoFault { va });
         }
         self.outstanding = keep;
         Ok(gone)
+    }
+}
+
+/// Whether a cancel with `ACCESS_TYPE` `mode` applies to a fault of access type `access`, as
+/// `clc46f.h` names the values: `VIRT_READ`, `VIRT_WRITE`, `VIRT_ATOMIC_STRONG`,
+/// `VIRT_ATOMIC_WEAK` each one kind; `VIRT_ATOMIC_ALL` both atomics; `VIRT_WRITE_AND_ATOMIC`
+/// writes and both atomics; `VIRT_ALL` every access, prefetches included. The reserved value
+/// covers nothing (the cancel itself is refused). A physical access counts as its virtual kind.
+pub fn cancel_covers(mode: TlbInvalidateAccessType, access: FaultAccessType) -> bool {
+    use FaultAccessType as A;
+    use TlbInvalidateAccessType as M;
+    let (read, write, strong, weak) = match access {
+        A::VirtRead | A::PhysRead => (true, false, false, false),
+        A::VirtWrite | A::PhysWrite => (false, true, false, false),
+        A::VirtAtomicStrong | A::PhysAtomic => (false, false, true, false),
+        A::VirtAtomicWeak => (false, false, false, true),
+        A::VirtPrefetch | A::PhysPrefetch => (false, false, false, false),
+    };
+    match mode {
+        M::VirtRead => read,
+        M::VirtWrite => write,
+        M::VirtAtomicStrong => strong,
+        M::VirtAtomicWeak => weak,
+        M::VirtAtomicAll => strong || weak,
+        M::VirtWriteAndAtomic => write || strong || weak,
+        M::VirtAll => true,
+        M::VirtRsvrvd => false,
     }
 }
 
@@ -461,11 +504,31 @@ mod tests {
         assert_eq!(fb.replay().err(), Some(FaultBufferError::ReplayWithoutFlush { get: 0, put: 3 }));
         fb.access(GET::address(VF_BASE, REPLAYABLE), Some(GET::from_raw(0).with(GET::PTR, 3).raw())).unwrap();
         let inst = fault(0).instance;
-        assert_eq!(fb.cancel_va(inst, 0x4123).unwrap().len(), 2, "both faults on the page");
-        assert_eq!(fb.cancel_va(inst, 0x4000).err(), Some(FaultBufferError::CancelOfNoFault { va: 0x4000 }));
+        let all = TlbInvalidateAccessType::VirtAll;
+        // The faults are writes: a cancel of reads only, or of atomics only, matches none.
+        for mode in [TlbInvalidateAccessType::VirtRead, TlbInvalidateAccessType::VirtAtomicAll] {
+            assert_eq!(fb.cancel_va(inst, 0x4123, mode).err(), Some(FaultBufferError::CancelOfNoFault { va: 0x4123 }));
+        }
+        assert_eq!(
+            fb.cancel_va(inst, 0x4123, TlbInvalidateAccessType::VirtRsvrvd).err(),
+            Some(FaultBufferError::CancelAccessTypeReserved { va: 0x4123 })
+        );
+        let read = FaultRecord { access: FaultAccessType::VirtRead, ..fault(0x4200) };
+        fb.report(read, &mut mem).unwrap();
+        fb.access(GET::address(VF_BASE, REPLAYABLE), Some(GET::from_raw(0).with(GET::PTR, 4).raw())).unwrap();
+        let gone = fb.cancel_va(inst, 0x4123, TlbInvalidateAccessType::VirtWriteAndAtomic).unwrap();
+        assert_eq!(gone.len(), 2, "both writes on the page, not the read");
+        assert_eq!(
+            fb.cancel_va(inst, 0x4000, TlbInvalidateAccessType::VirtWrite).err(),
+            Some(FaultBufferError::CancelOfNoFault { va: 0x4000 })
+        );
         let retried = fb.replay().unwrap();
-        assert_eq!(retried.len(), 1);
-        assert_eq!(retried[0].record.va, 0x6000);
+        let mut vas: Vec<u64> = retried.iter().map(|o| o.record.va).collect();
+        vas.sort();
+        assert_eq!(vas, [0x4200, 0x6000], "the read on the cancelled page is replayed");
+        fb.report(fault(0x7000), &mut mem).unwrap();
+        fb.access(GET::address(VF_BASE, REPLAYABLE), Some(GET::from_raw(0).with(GET::PTR, 5).raw())).unwrap();
+        assert_eq!(fb.cancel_va(inst, 0x7fff, all).unwrap().len(), 1);
         assert!(fb.outstanding().is_empty());
         // Prefetch faults are dropped when the filter says SEND_NONE.
         let ctrl = CTRL_LAYOUT::from_raw(0).with(CTRL_LAYOUT::PRF_FILTER, PrfFilter::SendNone);
@@ -473,6 +536,7 @@ mod tests {
         let prefetch = FaultRecord { access: FaultAccessType::VirtPrefetch, ..fault(0x8000) };
         assert_eq!(fb.report(prefetch, &mut mem), Ok(Delivery::Filtered));
         assert!(ReplayableFaultBuffer::claims(GET::address(VF_BASE, REPLAYABLE)));
+        let _ = retried;
         assert!(!ReplayableFaultBuffer::claims(GET::address(VF_BASE, 0)), "the non-replayable buffer is RM's");
     }
 }

@@ -870,8 +870,8 @@ fn replayable_record(
     stalled: &crate::ptx::StalledAccess,
     now: u64,
 ) -> crate::fault_buffer::FaultRecord {
-    use crate::engine_mem::{AccessType, FaultKind};
-    use nvgpu::hw::fault::{FaultAccessType, FaultType};
+    use crate::engine_mem::FaultKind;
+    use nvgpu::hw::fault::FaultType;
     let fault_type = match stalled.fault.kind {
         FaultKind::InvalidPde => FaultType::Pde,
         FaultKind::InvalidPte => FaultType::Pte,
@@ -881,12 +881,7 @@ fn replayable_record(
         FaultKind::VaLimitViolation => FaultType::VaLimitViolation,
         _ => FaultType::Pde,
     };
-    let access = match stalled.fault.access {
-        AccessType::Read => FaultAccessType::VirtRead,
-        AccessType::Write => FaultAccessType::VirtWrite,
-        AccessType::Atomic => FaultAccessType::VirtAtomicStrong,
-        AccessType::Prefetch => FaultAccessType::VirtPrefetch,
-    };
+    let access = crate::mmu::fault_access_type(stalled.fault.access);
     let per_gpc = crate::compute::MODEL_TPC_MASK_PER_GPC.count_ones();
     let cta = stalled.cta[0] as u64 + stalled.cta[1] as u64 * 7 + stalled.cta[2] as u64 * 13;
     let tpc = (cta % u64::from(crate::compute::MODEL_TPCS)) as u32;
@@ -931,7 +926,7 @@ struct HostTime<'s, 'a> {
 #[derive(Clone, Copy, Debug)]
 enum FaultOp {
     Replay,
-    Cancel { pdb: crate::engine_mem::PhysAddr, va: u64 },
+    Cancel { pdb: crate::engine_mem::PhysAddr, va: u64, access: nvgpu::hw::host::TlbInvalidateAccessType },
 }
 
 impl crate::host::HostEffects for HostTime<'_, '_> {
@@ -948,10 +943,10 @@ impl crate::host::HostEffects for HostTime<'_, '_> {
         &mut self,
         pdb: crate::engine_mem::PhysAddr,
         va: u64,
-        _access: nvgpu::hw::host::TlbInvalidateAccessType,
+        access: nvgpu::hw::host::TlbInvalidateAccessType,
         _mmu_engine_id: u16,
     ) {
-        self.ops.push(FaultOp::Cancel { pdb, va });
+        self.ops.push(FaultOp::Cancel { pdb, va, access });
     }
 }
 
@@ -979,12 +974,14 @@ impl ModelGpu {
                     }
                     Err(e) => log.record(ModelError::FaultBuffer(e)),
                 },
-                FaultOp::Cancel { pdb, va } => match fault_buffer.cancel_va(pdb, va) {
+                FaultOp::Cancel { pdb, va, access } => match fault_buffer.cancel_va(pdb, va, access) {
                     Ok(_) => {
                         let spaces: Vec<(u32, u32)> =
                             fifo.vaspaces.iter().filter(|v| v.pdb == Some(pdb)).map(|v| (v.client, v.handle)).collect();
                         for ch in fifo.channels.iter_mut().filter(|c| spaces.contains(&(c.client, c.vaspace))) {
-                            ch.engines.cancel_va(va);
+                            let covers =
+                                |a| crate::fault_buffer::cancel_covers(access, crate::mmu::fault_access_type(a));
+                            ch.engines.cancel_va(va, &covers);
                         }
                     }
                     Err(e) => log.record(ModelError::FaultBuffer(e)),

@@ -442,7 +442,8 @@ impl FaultLog {
     }
 }
 
-fn fault_access_type(access: AccessType) -> FaultAccessType {
+/// The packet's `ACCESS_TYPE` of an engine's virtual access.
+pub(crate) fn fault_access_type(access: AccessType) -> FaultAccessType {
     match access {
         AccessType::Read => FaultAccessType::VirtRead,
         AccessType::Write => FaultAccessType::VirtWrite,

@@ -262,11 +262,12 @@ impl PrefetchPolicy for Prefetch {
         block: &crate::va_block::VaBlock,
         dst: ProcessorId,
         faulted: &crate::page_mask::PageMask,
+        thrashing: &crate::page_mask::PageMask,
         preferred: Option<ProcessorId>,
     ) -> crate::page_mask::PageMask {
         match self {
-            Prefetch::On(p) => p.hint(block, dst, faulted, preferred),
-            Prefetch::Off(p) => p.hint(block, dst, faulted, preferred),
+            Prefetch::On(p) => p.hint(block, dst, faulted, thrashing, preferred),
+            Prefetch::Off(p) => p.hint(block, dst, faulted, thrashing, preferred),
         }
     }
 }
@@ -613,6 +614,8 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         &mut self,
         gpu: &mut Gpu<'a, R, A, C>,
     ) -> Result<crate::replayable::BottomHalfReport, ManagedError> {
+        // UVM's unpin worker: pins whose time passed are dropped before the batch is judged.
+        self.ctx.unpin_expired(gpu.clock().now_ns());
         let pdb = gpu.va_space().tables().pdb().address;
         let faulting = FaultingGpu { gpu: GPU, graphics_engine_base: self.graphics_engine_base };
         let mut queue = ReplayQueue::default();

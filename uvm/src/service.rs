@@ -237,12 +237,15 @@ pub struct BlockServiceResult {
 
 /// Decides which extra pages move with a fault (the prefetch heuristic plugs in here).
 pub trait PrefetchPolicy {
-    /// Extra pages of `block` to migrate to `destination` along with `faulted`.
+    /// Extra pages of `block` to migrate to `destination` along with `faulted`; `thrashing`
+    /// are the block's pages thrashing detection has marked, which never move as a prefetch
+    /// (UVM hands `uvm_perf_thrashing_get_thrashing_pages` to the prefetcher).
     fn hint(
         &mut self,
         block: &VaBlock,
         destination: ProcessorId,
         faulted: &PageMask,
+        thrashing: &PageMask,
         preferred_location: Option<ProcessorId>,
     ) -> PageMask;
 }
@@ -251,7 +254,7 @@ pub trait PrefetchPolicy {
 pub struct NoPrefetch;
 
 impl PrefetchPolicy for NoPrefetch {
-    fn hint(&mut self, _: &VaBlock, _: ProcessorId, _: &PageMask, _: Option<ProcessorId>) -> PageMask {
+    fn hint(&mut self, _: &VaBlock, _: ProcessorId, _: &PageMask, _: &PageMask, _: Option<ProcessorId>) -> PageMask {
         PageMask::new()
     }
 }
@@ -275,6 +278,7 @@ impl PrefetchPolicy for Prefetcher {
         block: &VaBlock,
         destination: ProcessorId,
         faulted: &PageMask,
+        thrashing: &PageMask,
         preferred_location: Option<ProcessorId>,
     ) -> PageMask {
         use crate::perf::prefetch::{compute_prefetch_hint, PrefetchRequest};
@@ -286,7 +290,7 @@ impl PrefetchPolicy for Prefetcher {
             destinations: crate::processor::ProcessorMask::of(destination),
             faulted,
             resident_at_destination: &resident,
-            thrashing: &PageMask::new(),
+            thrashing,
             resident_nowhere: block.resident_processors().is_empty(),
             preferred_location,
             cpu_mapped: &cpu_mapped,
@@ -308,6 +312,8 @@ pub struct UvmContext {
     thrashing: BTreeMap<u64, BlockThrashing>,
     /// Faults skipped because thrashing throttled their processor.
     pub throttled_faults: u64,
+    /// Pinned pages whose pin expired (UVM's `uvm_perf_thrashing_pin` time, 150 ms).
+    pub unpinned_pages: u64,
 }
 
 impl Default for UvmContext {
@@ -326,7 +332,34 @@ impl UvmContext {
             thrashing_config: ThrashingConfig::default(),
             thrashing: BTreeMap::new(),
             throttled_faults: 0,
+            unpinned_pages: 0,
         }
+    }
+
+    /// Unpins every page whose pin expired by `now_ns`, in every block, as UVM's delayed unpin
+    /// work does (`thrashing_unpin_pages`): the pages' thrashing state is forgotten, so their
+    /// next fault is serviced afresh (it may migrate them). Their mappings stay as they are.
+    /// Returns how many pages were unpinned.
+    pub fn unpin_expired(&mut self, now_ns: u64) -> u64 {
+        let horizon = now_ns.saturating_add(thrashing::UNPIN_GRANULARITY_NS);
+        let mut unpinned = 0;
+        for bt in self.thrashing.values_mut() {
+            if bt.next_unpin_deadline().is_some_and(|d| d <= horizon) {
+                unpinned += bt.unpin_expired(now_ns).count() as u64;
+            }
+        }
+        self.unpinned_pages += unpinned;
+        unpinned
+    }
+
+    /// The earliest time a pinned page's pin expires, for the caller's timer.
+    pub fn next_unpin_deadline(&self) -> Option<u64> {
+        self.thrashing.values().filter_map(BlockThrashing::next_unpin_deadline).min()
+    }
+
+    /// The pages of the block at `block_start` that thrashing detection keeps pinned.
+    pub fn pinned_pages(&self, block_start: u64) -> PageMask {
+        self.thrashing.get(&block_start).map(BlockThrashing::pinned_pages).unwrap_or_default()
     }
 
     /// Services `pages` of the block holding `va` for `processor`
@@ -360,6 +393,11 @@ impl UvmContext {
         let now = backend.now_ns();
         let cfg = self.thrashing_config;
         let bt = self.thrashing.entry(start).or_default();
+        // Pins that expired are dropped before the faults are judged (UVM's unpin worker runs
+        // on its own timer; here the caller's calls to `unpin_expired` and every service do).
+        if bt.next_unpin_deadline().is_some_and(|d| d <= now.saturating_add(thrashing::UNPIN_GRANULARITY_NS)) {
+            self.unpinned_pages += bt.unpin_expired(now).count() as u64;
+        }
         let topology: &dyn thrashing::TopologyMasks = &*backend;
         let mut by_dest: BTreeMap<ProcessorId, (PageMask, BTreeMap<PageIndex, AccessType>)> = BTreeMap::new();
         for (&page, &access) in &wanted {
@@ -392,11 +430,13 @@ impl UvmContext {
             self.throttled_faults += result.throttled as u64;
             return Ok(result);
         }
-        // Prefetch only when everything goes to one place.
+        // Prefetch only when everything goes to one place; the prefetcher leaves thrashing pages
+        // out of its regions.
         if by_dest.len() == 1 {
             if let Some((&dest, (mask, accesses))) = by_dest.iter_mut().next() {
+                let thrashing_pages = bt.thrashing_pages();
                 let extra = prefetch
-                    .hint(block, dest, mask, policy.preferred_location)
+                    .hint(block, dest, mask, &thrashing_pages, policy.preferred_location)
                     .and(&PageMask::from_region(region))
                     .andnot(mask)
                     .andnot(&block.resident(dest));

@@ -518,6 +518,12 @@ fn touch_patiently(
 }
 
 fn ping_pong(thrashing: bool) -> (UvmStats, u64, Option<Location>) {
+    let (ctx, m) = ping_ponged(thrashing);
+    (ctx.stats, ctx.throttled_faults, m.translate(G0, 0x7000, Prot::ReadOnly))
+}
+
+/// GPU0 and the CPU take turns writing and reading the page at 0x7000, 200 rounds.
+fn ping_ponged(thrashing: bool) -> (UvmContext, Machine) {
     let mut m = Machine::new(1, 64 * MB2);
     let mut ctx = UvmContext::new();
     ctx.thrashing_config.enabled = thrashing;
@@ -530,7 +536,43 @@ fn ping_pong(thrashing: bool) -> (UvmStats, u64, Option<Location>) {
         touch_patiently(&mut ctx, &mut m, CPU, va, Some(tag(2 * i + 1)));
         assert_eq!(touch_patiently(&mut ctx, &mut m, G0, va, None), tag(2 * i + 1));
     }
-    (ctx.stats, ctx.throttled_faults, m.translate(G0, 0x7000, Prot::ReadOnly))
+    (ctx, m)
+}
+
+#[test]
+fn a_pinned_page_is_never_prefetched_and_its_pin_expires_after_the_pin_time() {
+    use crate::perf::thrashing::{LAPSE_USEC_DEFAULT, PIN_DEFAULT};
+    const PINNED: usize = 7;
+    let (mut ctx, mut m) = ping_ponged(true);
+    assert!(ctx.pinned_pages(0).test(PINNED), "the ping-pong pinned its page");
+    let deadline = ctx.next_unpin_deadline().expect("a pin deadline");
+    // GPU0 streams over the first 64 pages with UVM's prefetcher: the pages around the
+    // pinned one move in large regions, the thrashing page does not move as a prefetch.
+    let mut prefetcher = Prefetcher::default();
+    let before = ctx.stats.prefetched_pages;
+    for page in (0..64u64).filter(|&p| p != PINNED as u64) {
+        let va = page * PAGE_SIZE;
+        while let Err(access) = m.access(G0, va, None) {
+            ctx.service_block(G0, va, &[PageAccess { page: page as usize, access }], &mut prefetcher, &mut m).unwrap();
+        }
+    }
+    assert!(ctx.stats.prefetched_pages > before, "the stream was prefetched");
+    let block = ctx.va_space.range(0).and_then(|r| r.block(0)).expect("block");
+    assert!(block.resident(G0).test(PINNED + 1) && block.resident(G0).test(PINNED - 1));
+    assert!(!block.resident(G0).test(PINNED), "a thrashing page is not prefetched");
+    assert!(block.resident(CPU).test(PINNED));
+    // Before the pin time nothing expires; after it the page is forgotten.
+    assert!(deadline > m.now_ns());
+    let pin_ns = u64::from(PIN_DEFAULT) * u64::from(LAPSE_USEC_DEFAULT) * 1_000;
+    assert_eq!(pin_ns, 150_000_000, "UVM pins for 150 ms");
+    assert!(deadline - m.now_ns() <= pin_ns);
+    assert_eq!(ctx.unpin_expired(m.now_ns()), 0);
+    assert!(ctx.pinned_pages(0).test(PINNED));
+    m.now.set(deadline);
+    assert_eq!(ctx.unpin_expired(m.now_ns()), 1);
+    assert!(ctx.pinned_pages(0).is_empty());
+    assert_eq!(ctx.next_unpin_deadline(), None);
+    assert_eq!(ctx.unpinned_pages, 1);
 }
 
 #[test]
@@ -734,7 +776,7 @@ mod model_faults {
         }
         fn cancel_va(&mut self, cancel: &CancelVa) -> Result<(), ReplayChannelError> {
             let instance = PhysAddr { aperture: PhysAperture::Video, addr: cancel.pdb };
-            match self.model.fb.borrow_mut().cancel_va(instance, cancel.va) {
+            match self.model.fb.borrow_mut().cancel_va(instance, cancel.va, cancel.mode.access_type()) {
                 Ok(_) => {
                     self.cancelled.push(cancel.va);
                     Ok(())

@@ -389,14 +389,19 @@ impl LaunchState {
     /// `va`, as the fault buffer's CANCEL does: the kernel is killed, so the next [`Self::run`]
     /// fails with [`ExecError::Fault`] of the first such thread (and every run after it too);
     /// nothing runs again. Returns whether any stalled access was on that page (if none, nothing
-    /// changes).
-    pub fn cancel(&mut self, va: u64, page_size: u64) -> bool {
+    /// changes). `covers` says which access types the cancel applies to (its `ACCESS_TYPE`):
+    /// accesses it does not cover stay stalled for the next replay.
+    pub fn cancel(&mut self, va: u64, page_size: u64, covers: impl Fn(crate::engine_mem::AccessType) -> bool) -> bool {
         if self.ended.is_some() || !self.in_cta {
             return false;
         }
         let size = page_size.max(1);
         let page = va & !(size - 1);
-        let hit = self.cta.state.iter().position(|s| matches!(s, State::Faulted(f) if f.va.wrapping_sub(page) < size));
+        let hit = self
+            .cta
+            .state
+            .iter()
+            .position(|s| matches!(s, State::Faulted(f) if f.va.wrapping_sub(page) < size && covers(f.access)));
         if let Some(t) = hit {
             self.cancelled.get_or_insert(t as u32);
         }

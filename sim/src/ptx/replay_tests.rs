@@ -208,9 +208,11 @@ fn cancel_ends_the_launch_with_the_fault() {
     let mut l = start_launch(&m, "vadd", &LaunchConfig::linear(1, 64), &p, &Limits::default()).unwrap();
     assert_eq!(stalled(l.run(&m, &mut mem)).len(), 64);
     // Nothing is stalled on another page: no effect.
-    assert!(!l.cancel(B, 0x1000));
+    assert!(!l.cancel(B, 0x1000, |_| true));
+    // The stalled accesses are writes: a cancel of reads only leaves them stalled.
+    assert!(!l.cancel(C + 0x10, 0x1000, |a| a == AccessType::Read));
     assert!(!l.is_finished());
-    assert!(l.cancel(C + 0x10, 0x1000));
+    assert!(l.cancel(C + 0x10, 0x1000, |a| a == AccessType::Write));
     mem.map(C, 0x1000);
     let want = PtxError::Exec {
         error: ExecError::Fault(MmuFault { va: C, access: AccessType::Write, kind: FaultKind::InvalidPte }),

@@ -24,7 +24,8 @@
 //!
 //! Not modelled: UVM's tools events and procfs files (the counters are kept in
 //! [`ThrashingStats`] instead), and the delayed work that unpins: the caller calls
-//! [`BlockThrashing::unpin_expired`] when [`BlockThrashing::next_unpin_deadline`] passes.
+//! [`BlockThrashing::unpin_expired`] when [`BlockThrashing::next_unpin_deadline`] passes
+//! (`UvmContext` does so before every block service and in its own `unpin_expired`).
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -740,8 +741,9 @@ impl BlockThrashing {
     }
 
     /// Unpins and forgets the pages whose pin expired by `now_ns` (within
-    /// [`UNPIN_GRANULARITY_NS`]), as UVM's unpin worker does, and returns them: the caller must
-    /// unmap the remote mappings of these pages so the next access faults and migrates.
+    /// [`UNPIN_GRANULARITY_NS`]), as UVM's unpin worker does (`thrashing_unpin_pages` resets
+    /// the page), and returns them. Mappings are not this module's: UVM leaves them as they
+    /// are, and the page's next fault is judged as a first one.
     pub fn unpin_expired(&mut self, now_ns: u64) -> PageMask {
         let mut unpinned = PageMask::new();
         let Some(pages) = self.pages.as_mut() else { return unpinned };

@@ -45,6 +45,11 @@ pub enum CancelVaMode {
 }
 
 impl CancelVaMode {
+    /// The `MEM_OP_C` `TLB_INVALIDATE_ACCESS_TYPE` this mode writes.
+    pub const fn access_type(self) -> TlbInvalidateAccessType {
+        self.field()
+    }
+
     const fn field(self) -> TlbInvalidateAccessType {
         match self {
             CancelVaMode::All => TlbInvalidateAccessType::VirtAll,
