@@ -130,6 +130,9 @@ pub struct ReplayableFaultBuffer {
     pub delivered: u64,
     /// Faults dropped by overflow.
     pub dropped: u64,
+    /// The buffer asks for its interrupt: a packet was written, or GET was written while
+    /// entries remain (how Turing+ re-raises for faults that arrived during service).
+    notify: bool,
 }
 
 impl ReplayableFaultBuffer {
@@ -265,7 +268,16 @@ impl ReplayableFaultBuffer {
             return Err(FaultBufferError::GetBeyondPut { get: new_get, old_get: self.get, put: self.put, size });
         }
         self.get = new_get;
+        if self.get != self.put {
+            self.notify = true;
+        }
         Ok(0)
+    }
+
+    /// Whether the buffer raised its interrupt since the last call (the GPU then sets the
+    /// replayable-fault vector's leaf bit).
+    pub fn take_notify(&mut self) -> bool {
+        core::mem::take(&mut self.notify)
     }
 
     /// Physical address of entry `index`.
@@ -325,6 +337,7 @@ impl ReplayableFaultBuffer {
         self.put = (self.put + 1) % size;
         self.delivered += 1;
         self.outstanding.push(Outstanding { record });
+        self.notify = true;
         Ok(Delivery::Written { index })
     }
 
@@ -492,6 +505,21 @@ mod tests {
         assert_eq!(fb.report(fault(0xb000), &mut mem), Ok(Delivery::Written { index: 3 }));
         assert_eq!(fb.report(fault(0xc000), &mut mem), Ok(Delivery::Written { index: 0 }));
         assert_eq!(fb.dropped, 2);
+    }
+
+    #[test]
+    fn the_interrupt_is_asked_for_by_each_packet_and_by_a_get_that_leaves_entries() {
+        let mut fb = setup(8);
+        let mut mem = Sys::default();
+        assert!(!fb.take_notify());
+        fb.report(fault(0x4000), &mut mem).unwrap();
+        fb.report(fault(0x5000), &mut mem).unwrap();
+        assert!(fb.take_notify());
+        assert!(!fb.take_notify(), "taken once");
+        fb.access(GET::address(VF_BASE, REPLAYABLE), Some(GET::from_raw(0).with(GET::PTR, 1).raw())).unwrap();
+        assert!(fb.take_notify(), "GET written with an entry left: raised again");
+        fb.access(GET::address(VF_BASE, REPLAYABLE), Some(GET::from_raw(0).with(GET::PTR, 2).raw())).unwrap();
+        assert!(!fb.take_notify(), "GET caught up with PUT: nothing to raise");
     }
 
     #[test]

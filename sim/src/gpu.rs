@@ -637,10 +637,14 @@ impl ModelGpu {
         }
 
         if crate::fault_buffer::ReplayableFaultBuffer::claims(offset) {
-            return state.fault_buffer.access(offset, write).unwrap_or_else(|error| {
+            let value = state.fault_buffer.access(offset, write).unwrap_or_else(|error| {
                 state.log.record(ModelError::FaultBuffer(error));
                 0
             });
+            if state.fault_buffer.take_notify() {
+                state.intr.raise(crate::intr::REPLAYABLE_FAULT_VECTOR);
+            }
+            return value;
         }
 
         if crate::intr::InterruptTree::claims(offset) {
@@ -812,6 +816,9 @@ impl ModelGpu {
             }
             if raised {
                 *replayable_faults += 1;
+            }
+            if fault_buffer.take_notify() {
+                intr.raise(crate::intr::REPLAYABLE_FAULT_VECTOR);
             }
         }
         // NON_STALL_INTERRUPT and copy launches with an interrupt raise the engine's

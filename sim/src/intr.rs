@@ -18,8 +18,9 @@
 use nvgpu::gsp::rm_fifo as f;
 use nvgpu::gsp::rm_intr::{
     Nv2080CtrlInternalIntrGetKernelTableEntry as TableEntry, Nv2080CtrlInternalIntrGetKernelTableParams as TableParams,
-    Nv2080IntrCategorySubtreeMap as SubtreeMap, MC_ENGINE_IDX_CE0, MC_ENGINE_IDX_GR0, NV2080_INTR_CATEGORY_ENUM_COUNT,
-    NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION, NV2080_INTR_INVALID_SUBTREE, NV_INTR_VECTOR_INVALID,
+    Nv2080IntrCategorySubtreeMap as SubtreeMap, MC_ENGINE_IDX_CE0, MC_ENGINE_IDX_GR0, MC_ENGINE_IDX_REPLAYABLE_FAULT,
+    NV2080_INTR_CATEGORY_ENUM_COUNT, NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION,
+    NV2080_INTR_CATEGORY_UVM_OWNED, NV2080_INTR_INVALID_SUBTREE, NV_INTR_VECTOR_INVALID,
 };
 use nvgpu::hw::intr::{
     leaf_subtree, vector_bit, vector_leaf, NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF as LEAF,
@@ -42,13 +43,19 @@ pub fn nonstall_vector(engine_type: u32) -> Option<u32> {
     }
 }
 
+/// The vector the model's GSP-RM gives the replayable fault buffer: the first of subtree 1,
+/// the subtree RM gives `NV2080_INTR_CATEGORY_UVM_OWNED` (`NV_CPU_INTR_UVM_SUBTREE_START`,
+/// `dev_vm_addendum.h`). A model assignment, reported by [`kernel_table`].
+pub const REPLAYABLE_FAULT_VECTOR: u32 = 64;
+
 /// The model GSP-RM's answer to `NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE`: a record for
 /// graphics (`MC_ENGINE_IDX_GR0`) and each of the model's `copy_engines` copy engines
 /// (`MC_ENGINE_IDX_CE(n)`) with its [`nonstall_vector`], and the notification category's
-/// subtree (0).
+/// subtree (0), then the replayable fault buffer's record (`MC_ENGINE_IDX_REPLAYABLE_FAULT`,
+/// `vectorStall` [`REPLAYABLE_FAULT_VECTOR`]) and the UVM-owned category's subtree (1).
 ///
-/// Where the model differs from GSP-RM: it raises no stall interrupts, so every `vectorStall` is
-/// `NV_INTR_VECTOR_INVALID` and every category but `ESCHED_DRIVEN_ENGINE_NOTIFICATION` is
+/// Where the model differs from GSP-RM: it raises no engine stall interrupts, so the engines'
+/// `vectorStall` is `NV_INTR_VECTOR_INVALID` and the other categories are
 /// `NV2080_INTR_INVALID_SUBTREE`; `pmcIntrMask` is 0 (none in the legacy tree), as for engines
 /// that report through the CPU_INTR tree.
 pub fn kernel_table(copy_engines: u32) -> TableParams {
@@ -66,11 +73,23 @@ pub fn kernel_table(copy_engines: u32) -> TableParams {
         };
         len += 1;
     }
+    if let Some(slot) = params.table.get_mut(len as usize) {
+        *slot = TableEntry {
+            engine_idx: MC_ENGINE_IDX_REPLAYABLE_FAULT,
+            pmc_intr_mask: 0,
+            vector_stall: REPLAYABLE_FAULT_VECTOR,
+            vector_non_stall: NV_INTR_VECTOR_INVALID,
+            ..Default::default()
+        };
+        len += 1;
+    }
     params.table_len = len;
     let invalid = SubtreeMap { subtree_start: NV2080_INTR_INVALID_SUBTREE, subtree_end: NV2080_INTR_INVALID_SUBTREE };
     params.subtree_map = [invalid; NV2080_INTR_CATEGORY_ENUM_COUNT];
     params.subtree_map[NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION] =
         SubtreeMap { subtree_start: 0, subtree_end: 0 };
+    let uvm = leaf_subtree(vector_leaf(REPLAYABLE_FAULT_VECTOR)) as u8;
+    params.subtree_map[NV2080_INTR_CATEGORY_UVM_OWNED] = SubtreeMap { subtree_start: uvm, subtree_end: uvm };
     params
 }
 
@@ -199,18 +218,24 @@ mod tests {
     }
 
     #[test]
-    fn kernel_table_names_graphics_and_each_copy_engine() {
+    fn kernel_table_names_graphics_each_copy_engine_and_the_replayable_fault_buffer() {
         let t = kernel_table(2);
-        assert_eq!(t.table_len, 3);
+        assert_eq!(t.table_len, 4);
         let rows: alloc::vec::Vec<(u16, u32, u32)> =
-            t.table[..3].iter().map(|e| (e.engine_idx, e.vector_stall, e.vector_non_stall)).collect();
+            t.table[..4].iter().map(|e| (e.engine_idx, e.vector_stall, e.vector_non_stall)).collect();
         let none = NV_INTR_VECTOR_INVALID;
         assert_eq!(
             rows,
-            [(MC_ENGINE_IDX_GR0, none, 0), (MC_ENGINE_IDX_CE0, none, 1), (MC_ENGINE_IDX_CE0 + 1, none, 2)]
+            [
+                (MC_ENGINE_IDX_GR0, none, 0),
+                (MC_ENGINE_IDX_CE0, none, 1),
+                (MC_ENGINE_IDX_CE0 + 1, none, 2),
+                (MC_ENGINE_IDX_REPLAYABLE_FAULT, REPLAYABLE_FAULT_VECTOR, none)
+            ]
         );
         assert_eq!(t.subtree_map[NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION], SubtreeMap::default());
+        assert_eq!(t.subtree_map[NV2080_INTR_CATEGORY_UVM_OWNED], SubtreeMap { subtree_start: 1, subtree_end: 1 });
         assert_eq!(t.subtree_map[0].subtree_start, NV2080_INTR_INVALID_SUBTREE);
-        assert_eq!(kernel_table(99).table_len, 11, "MC_ENGINE_IDX_CE0..=CE9 at most");
+        assert_eq!(kernel_table(99).table_len, 12, "MC_ENGINE_IDX_CE0..=CE9 at most, and the fault buffer");
     }
 }

@@ -56,6 +56,7 @@ fn cited_headers() -> Vec<Header> {
         .chain(rm::headers::ALL)
         .chain(rm_fifo::headers::ALL)
         .chain(rm_intr::headers::ALL)
+        .chain(rm_gmmu::page_headers::ALL)
         .copied()
         .collect();
     all.push(NVSTATUSCODES_H);

@@ -59,7 +59,15 @@ fn vector_add(config: ModelConfig, n: usize, vram: u64, prefetch: bool) -> Outco
         let stream = gpu.create_stream(rpc, StreamKind::Compute).expect("stream");
         let args = Args::new().device_ptr(a.va).device_ptr(b.va).device_ptr(c.va).u32(n as u32);
         stream.launch(&mut gpu, &f, LaunchConfig::linear((n as u32).div_ceil(256), 256), &args).expect("launch");
+        let raised = model.interrupts_raised();
         um.synchronize(&mut gpu, &stream).unwrap_or_else(|e| panic!("{chip:?}: kernel: {e}\n{:?}", model.errors()));
+        // The faults came through the replayable fault interrupt, on the vector GSP-RM's table
+        // names, and each interrupt ran one bottom half; none is left pending.
+        assert_eq!(um.fault_interrupt_vector(), sim::intr::REPLAYABLE_FAULT_VECTOR);
+        assert!(um.fault_interrupts > 0, "{chip:?}: no replayable fault interrupt was taken");
+        assert!(model.interrupts_raised() - raised >= um.fault_interrupts, "{chip:?}: the GPU raised each one");
+        assert!(um.stats().fault_batches >= um.fault_interrupts);
+        assert!(!um.fault_interrupt_pending(&gpu), "{chip:?}: the last bottom half cleared the interrupt");
 
         let mut got = vec![0u8; bytes];
         um.read(&mut gpu, c.va, &mut got).expect("CPU reads c");

@@ -11,7 +11,9 @@
 //! - a 4x oversubscribed stream of three inputs and one output;
 //! - a CPU/GPU ping-pong on one page: thrashing detected, the GPU throttled, then the page
 //!   pinned in CPU memory and mapped remotely, migrations stopping;
-//! - a 2 MiB block faulted all at once: one migration, one 2 MiB chunk, one 2 MiB PTE.
+//! - a 2 MiB block faulted all at once: one migration, one 2 MiB chunk, one 2 MiB PTE;
+//! - the same work 4x oversubscribed and fitting in VRAM (the throughput ratio is a figure of
+//!   `cargo xtask bench`).
 //!
 //! Every run also asserts that the model recorded nothing real hardware would reject.
 //!
@@ -643,4 +645,62 @@ fn a_2mib_block_streamed_in_order_arrives_in_growing_prefetches() {
     assert_eq!(without.gpu_faults, 2 * 512, "{without:?}");
     assert!(with.gpu_faults <= 2 * 8, "two buffers in a few growing steps each: {with:?}");
     assert_eq!(with.gpu_faults + with.prefetched_pages, 2 * 512, "each page faulted or prefetched, once: {with:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Oversubscription's cost: the same work through a VRAM budget a quarter of its size and
+// through one it fits in. Correct either way (asserted); the throughput ratio is a figure
+// `cargo xtask bench` reports (UVM_BENCH_RUNS runs each, median), never an assertion.
+
+/// `out = a + 3b + 5c` over four 4 MiB buffers with `vram` bytes of VRAM; the host time of the
+/// kernel with its fault service, and the statistics.
+fn mix3_timed(vram: usize) -> (std::time::Duration, UvmStats) {
+    let config = ModelConfig::h200();
+    let chip = config.chipset;
+    session(config, managed(vram, true), |env| {
+        let len = 4 * MIB;
+        let n = len / 4;
+        let (a, b, c) = (random_words(n, 11), random_words(n, 12), random_words(n, 13));
+        let (ba, bb, bc, bo) = (env.alloc(len), env.alloc(len), env.alloc(len), env.alloc(len));
+        env.write(ba, &a);
+        env.write(bb, &b);
+        env.write(bc, &c);
+        let args = Args::new().device_ptr(ba.va).device_ptr(bb.va).device_ptr(bc.va).device_ptr(bo.va).u32(n as u32);
+        let started = std::time::Instant::now();
+        env.run("mix3_u32", n as u32, &args);
+        let took = started.elapsed();
+        let s = env.stats();
+        let got = env.read(bo);
+        let want: Vec<u32> =
+            (0..n).map(|i| a[i].wrapping_add(b[i].wrapping_mul(3)).wrapping_add(c[i].wrapping_mul(5))).collect();
+        check(chip, "out = a + 3b + 5c", &got, &want, s);
+        (took, s)
+    })
+}
+
+#[test]
+fn four_times_oversubscribed_work_against_the_same_work_fitting_in_vram() {
+    let runs: usize = std::env::var("UVM_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+    let median = |vram: usize| {
+        let mut samples: Vec<(std::time::Duration, UvmStats)> = (0..runs).map(|_| mix3_timed(vram)).collect();
+        samples.sort_by_key(|(t, _)| *t);
+        samples[samples.len() / 2]
+    };
+    let (fit_t, fit) = median(32 * MIB);
+    let (over_t, over) = median(4 * MIB);
+    assert_eq!(fit.evictions, 0, "16 MiB in 32 MiB of VRAM fits: {fit:?}");
+    assert!(over.evictions > 0, "16 MiB through 4 MiB is oversubscribed 4x: {over:?}");
+    assert_eq!(fit.migrated_to_cpu_bytes, 0, "{fit:?}");
+    let mib_s = |t: std::time::Duration| 16.0 / t.as_secs_f64();
+    println!(
+        "uvm oversubscription (GH100 model, 16 MiB of mix3, median of {runs}): fitting {:.1} MiB/s, \
+         4x oversubscribed {:.1} MiB/s, ratio {:.2}; {} evictions, {} bytes back to the CPU, {} vs {} bytes to the GPU",
+        mib_s(fit_t),
+        mib_s(over_t),
+        mib_s(over_t) / mib_s(fit_t),
+        over.evictions,
+        over.migrated_to_cpu_bytes,
+        over.migrated_to_gpu_bytes,
+        fit.migrated_to_gpu_bytes,
+    );
 }

@@ -26,12 +26,14 @@ use core::fmt;
 
 use nvgpu::ce::{CeAddress, CeAperture, MemsetPattern, Pipelining};
 use nvgpu::gsp::rm::{AnyObject, Handle, InternalSubdevice};
+use nvgpu::gsp::rm_intr::KernelIntrTable;
 use nvgpu::gsp::rpcs::RpcChannel;
 use nvgpu::hw::vm::{
     NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_GET as GET, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_PUT as PUT,
     NV_VIRTUAL_FUNCTION_PRIV_MMU_REPLAY_FAULT_BUFFER as REPLAYABLE, VF_BASE,
 };
 use nvgpu::hw::RegisterIo;
+use nvgpu::intr::VectorControl;
 use nvgpu::mm::format::PageSize;
 use nvgpu::mm::{PteAttrs, VramAllocation};
 use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer};
@@ -287,9 +289,13 @@ pub struct UnifiedMemory<'a, R: RegisterIo + ?Sized> {
     service: ServiceConfig,
     bottom_half: BottomHalfState,
     graphics_engine_base: u16,
+    /// The replayable fault buffer's interrupt vector, from GSP-RM's interrupt table.
+    fault_interrupt: VectorControl,
     config: ManagedConfig,
     /// Faults cancelled so far, oldest first.
     pub cancelled: Vec<CancelledFault>,
+    /// Replayable fault interrupts taken (each ran one bottom half).
+    pub fault_interrupts: u64,
 }
 
 impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
@@ -315,6 +321,15 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         let undo = |gpu: &mut Gpu<'a, R, A, C>, entries: DmaBuffer, pool: VramAllocation| {
             gpu.dma().free(entries);
             let _ = gpu.vram_mut().free(pool);
+        };
+        // The vector RM would hand UVM for the buffer (its table's MC_ENGINE_IDX_REPLAYABLE_FAULT).
+        let vector = KernelIntrTable::query(rpc, internal).ok().and_then(|t| t.replayable_fault_vector());
+        let Some(fault_interrupt) = vector.and_then(|v| VectorControl::new(v).ok()) else {
+            undo(gpu, entries, pool);
+            return Err(RuntimeError::Unsupported {
+                what: "a GPU whose GSP-RM interrupt table names no replayable-fault vector",
+            }
+            .into());
         };
         let object = match gpu.alloc_subdevice_object(rpc, nvgpu::hw::fault::MMU_FAULT_BUFFER, &[]) {
             Ok(o) => o,
@@ -353,6 +368,7 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
             Prefetch::Off(NoPrefetch)
         };
         let graphics_engine_base = nvgpu::hw::fault::graphics_engine_base(gpu.chipset().family());
+        fault_interrupt.enable(gpu.io());
         Ok(UnifiedMemory {
             ctx: UvmContext::new(),
             memory,
@@ -366,8 +382,10 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
             bottom_half: BottomHalfState::new(&service),
             service,
             graphics_engine_base,
+            fault_interrupt,
             config,
             cancelled: Vec::new(),
+            fault_interrupts: 0,
         })
     }
 
@@ -609,6 +627,34 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         Some((b, (phys - self.backing[b].dma.bus_address()) as usize))
     }
 
+    /// Whether the replayable fault interrupt is pending (the top half's check).
+    pub fn fault_interrupt_pending<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(&self, gpu: &Gpu<'a, R, A, C>) -> bool {
+        self.fault_interrupt.pending(gpu.io())
+    }
+
+    /// The replayable fault buffer's interrupt vector.
+    pub fn fault_interrupt_vector(&self) -> u32 {
+        self.fault_interrupt.vector()
+    }
+
+    /// The top and bottom halves of the replayable fault interrupt, as UVM runs them on Turing
+    /// and later: the vector is disabled, the bottom half services what the buffer holds, then
+    /// the vector is enabled again, its pending bit cleared and GET written again, so that
+    /// faults that arrived during the service raise it anew.
+    pub fn service_fault_interrupt<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
+        &mut self,
+        gpu: &mut Gpu<'a, R, A, C>,
+    ) -> Result<crate::replayable::BottomHalfReport, ManagedError> {
+        let io = gpu.io();
+        self.fault_interrupts += 1;
+        self.fault_interrupt.disable(io);
+        let report = self.service_faults(gpu);
+        self.fault_interrupt.enable(io);
+        self.fault_interrupt.clear(io);
+        self.buffer.rewrite_get();
+        report
+    }
+
     /// One bottom half: services what the fault buffer holds (nothing when it is empty).
     pub fn service_faults<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
         &mut self,
@@ -665,8 +711,10 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         Ok(report)
     }
 
-    /// Waits for `stream`'s work, servicing replayable faults meanwhile. A cancelled fault ends
-    /// the wait with [`ManagedError::FatalFault`].
+    /// Waits for `stream`'s work, servicing replayable faults whenever their interrupt is
+    /// pending. A cancelled fault ends the wait with [`ManagedError::FatalFault`]. The wait
+    /// for the stream or the interrupt is bounded by the GPU's `timeout_ms`, after which the
+    /// stream's own bounded wait names the fence it waited for.
     pub fn synchronize<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
         &mut self,
         gpu: &mut Gpu<'a, R, A, C>,
@@ -681,16 +729,26 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
                     reason: fatal_reason(c.fault.reason),
                 });
             }
-            match stream.query(gpu) {
-                Ok(true) => return Ok(()),
-                Ok(false) => {}
-                Err(e) => return Err(e.into()),
+            // Until the work is done or the fault interrupt is pending (the CPU has no GPU
+            // interrupt line yet, so the line is read where an ISR would be entered).
+            let started = gpu.clock().now_ns();
+            let timeout_ns = gpu.config().timeout_ms.saturating_mul(1_000_000);
+            loop {
+                match stream.query(gpu) {
+                    Ok(true) => return Ok(()),
+                    Ok(false) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                if self.fault_interrupt_pending(gpu) {
+                    break;
+                }
+                if gpu.clock().now_ns().saturating_sub(started) >= timeout_ns {
+                    // Neither came: the stream's own wait reports the fence it waited for.
+                    return stream.synchronize(gpu).map_err(ManagedError::from);
+                }
+                core::hint::spin_loop();
             }
-            let report = self.service_faults(gpu)?;
-            if report.fetched == 0 && report.malformed == 0 {
-                // Nothing to service and not done: the wait is the stream's own.
-                return stream.synchronize(gpu).map_err(ManagedError::from);
-            }
+            self.service_fault_interrupt(gpu)?;
         }
         Err(ManagedError::Stuck { bottom_halves: self.config.max_bottom_halves })
     }
@@ -715,6 +773,7 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
             }
             gpu.dma().free(b.dma);
         }
+        self.fault_interrupt.disable(gpu.io());
         gpu.free_object(rpc, self.fault_object)?;
         if let Some(pool) = self.pool.take() {
             gpu.vram_mut().free(pool).map_err(RuntimeError::from)?;

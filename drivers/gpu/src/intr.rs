@@ -133,6 +133,54 @@ impl Interrupts {
     }
 }
 
+/// One vector driven the way UVM drives the replayable fault buffer's on Turing and later
+/// (`uvm_gpu_isr.c`, `uvm_turing_fault_buffer.c`, with the leaf register and bit RM hands it
+/// from `kgmmuGetFaultRegisterMappings_TU102`): the top half sees the leaf bit pending and
+/// disables the vector; the bottom half, when done, enables it again and clears the bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VectorControl {
+    vector: u32,
+}
+
+impl VectorControl {
+    pub fn new(vector: u32) -> Result<Self, VectorOutOfRange> {
+        if vector_leaf(vector) >= LEAVES {
+            return Err(VectorOutOfRange { vector });
+        }
+        Ok(VectorControl { vector })
+    }
+
+    pub fn vector(&self) -> u32 {
+        self.vector
+    }
+
+    fn bit(&self) -> u32 {
+        1 << vector_bit(self.vector)
+    }
+
+    /// Enables the vector's leaf bit and its subtree.
+    pub fn enable(&self, io: &(impl RegisterIo + ?Sized)) {
+        let leaf = vector_leaf(self.vector);
+        LEAF_EN_SET::default().with(LEAF_EN_SET::VALUE, self.bit()).write(io, VF_BASE, leaf);
+        TOP_EN_SET::default().with(TOP_EN_SET::VALUE, 1 << leaf_subtree(leaf)).write(io, VF_BASE, 0);
+    }
+
+    /// Disables the vector's leaf bit (the subtree stays enabled: other vectors share it).
+    pub fn disable(&self, io: &(impl RegisterIo + ?Sized)) {
+        LEAF_EN_CLEAR::default().with(LEAF_EN_CLEAR::VALUE, self.bit()).write(io, VF_BASE, vector_leaf(self.vector));
+    }
+
+    /// Whether the vector's leaf bit is pending (enabled or not).
+    pub fn pending(&self, io: &(impl RegisterIo + ?Sized)) -> bool {
+        LEAF::read(io, VF_BASE, vector_leaf(self.vector)).value() & self.bit() != 0
+    }
+
+    /// Clears the pending bit (write one to clear).
+    pub fn clear(&self, io: &(impl RegisterIo + ?Sized)) {
+        LEAF::default().with(LEAF::VALUE, self.bit()).write(io, VF_BASE, vector_leaf(self.vector));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +251,23 @@ mod tests {
         assert_eq!(io.read32(LEAF_EN_SET::address(VF_BASE, 0)), 0, "vector 3 belongs to an engine not serviced here");
         io.0.borrow_mut().insert(LEAF::address(VF_BASE, 0), 1 << 3);
         assert!(intr.service(&io).is_empty(), "not enabled, not reported");
+    }
+
+    #[test]
+    fn a_vector_control_enables_its_leaf_bit_and_subtree_and_clears_its_bit() {
+        let io = Tree::default();
+        let v = VectorControl::new(64 + 5).unwrap();
+        v.enable(&io);
+        assert_eq!(io.read32(LEAF_EN_SET::address(VF_BASE, 2)), 1 << 5);
+        assert_eq!(io.read32(TOP_EN_SET::address(VF_BASE, 0)), 1 << 1, "vectors 64..127 are subtree 1");
+        assert!(!v.pending(&io));
+        io.0.borrow_mut().insert(LEAF::address(VF_BASE, 2), 1 << 5 | 1 << 9);
+        assert!(v.pending(&io));
+        v.clear(&io);
+        assert!(!v.pending(&io));
+        assert_eq!(io.read32(LEAF::address(VF_BASE, 2)), 1 << 9, "other bits of the leaf stay");
+        v.disable(&io);
+        assert_eq!(io.read32(LEAF_EN_CLEAR::address(VF_BASE, 2)), 1 << 5);
+        assert_eq!(VectorControl::new(256).err(), Some(VectorOutOfRange { vector: 256 }));
     }
 }

@@ -277,6 +277,14 @@ impl<M: FaultBufferMemory, R: FaultBufferRegisters> ReplayableFaultBuffer<M, R> 
         }
     }
 
+    /// Writes the cached GET again, whether or not it moved: after the bottom half clears the
+    /// fault interrupt, this makes the GPU raise it again for entries that arrived meanwhile
+    /// (`uvm_hal_turing_enable_replayable_faults` writes GET for that).
+    pub fn rewrite_get(&mut self) {
+        let value = GetReg::default().with(GetReg::PTR, self.cached_get);
+        self.registers.write_get(value.raw());
+    }
+
     /// Clears a pending overflow now, rewriting the current GET first (for a caller that
     /// consumed nothing but wants faults flowing again).
     pub fn clear_overflow(&mut self) {

@@ -48,6 +48,9 @@ pub const NV2080_CTRL_INTERNAL_INTR_MAX_TABLE_SIZE: usize = 128;
 pub const NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE: usize = 1;
 /// `NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION`: engine notifications (non-stall).
 pub const NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION: usize = 2;
+/// `NV2080_INTR_CATEGORY_UVM_OWNED`: interrupts UVM services itself (the replayable fault
+/// buffer's).
+pub const NV2080_INTR_CATEGORY_UVM_OWNED: usize = 5;
 /// `NV2080_INTR_CATEGORY_ENUM_COUNT`: entries of `subtreeMap`.
 pub const NV2080_INTR_CATEGORY_ENUM_COUNT: usize = 7;
 /// `NV2080_INTR_INVALID_SUBTREE` (`NV_U8_MAX`): a category without subtrees.
@@ -59,6 +62,11 @@ pub const MC_ENGINE_IDX_CE0: u16 = 15;
 pub const MC_ENGINE_IDX_CE_MAX: u16 = 24;
 /// `MC_ENGINE_IDX_GR0` (= `MC_ENGINE_IDX_GR`).
 pub const MC_ENGINE_IDX_GR0: u16 = 82;
+/// `MC_ENGINE_IDX_REPLAYABLE_FAULT`: the replayable fault buffer's notification. RM takes its
+/// vector from the table's `vectorStall` (`intrGetVectorFromEngineId(..., NV_FALSE)` in
+/// `kgmmuGetFaultRegisterMappings_TU102`, `kern_gmmu_tu102.c`) and hands UVM the leaf register
+/// and bit of it.
+pub const MC_ENGINE_IDX_REPLAYABLE_FAULT: u16 = 58;
 
 /// `NV_INTR_VECTOR_INVALID` (`NV_U32_MAX`): no vector.
 pub const NV_INTR_VECTOR_INVALID: u32 = u32::MAX;
@@ -221,6 +229,13 @@ impl KernelIntrTable {
         self.entries.iter().find(|e| e.mc_engine_idx == mc_engine_idx)
     }
 
+    /// The replayable fault buffer's vector (`MC_ENGINE_IDX_REPLAYABLE_FAULT`'s `vectorStall`,
+    /// as `intrStateInit_TU102` caches `replayableFaultIntrVector` without confidential
+    /// computing), `None` where the table has no such record.
+    pub fn replayable_fault_vector(&self) -> Option<u32> {
+        self.entry(MC_ENGINE_IDX_REPLAYABLE_FAULT)?.vector_stall
+    }
+
     /// `(NV2080_ENGINE_TYPE, non-stall vector)` of every graphics and copy engine that has a
     /// non-stall vector, in table order.
     pub fn notification_vectors(&self) -> Vec<(u32, u32)> {
@@ -267,11 +282,13 @@ pub const CONSTANTS: &[ConstantFact] = &[
         headers::CTRL2080INTERNAL,
         NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION
     ),
+    c_constant!("NV2080_INTR_CATEGORY_UVM_OWNED", headers::CTRL2080INTERNAL, NV2080_INTR_CATEGORY_UVM_OWNED),
     c_constant!("NV2080_INTR_CATEGORY_ENUM_COUNT", headers::CTRL2080INTERNAL, NV2080_INTR_CATEGORY_ENUM_COUNT),
     c_constant!("NV2080_INTR_INVALID_SUBTREE", headers::CTRL2080INTERNAL, NV2080_INTR_INVALID_SUBTREE),
     c_constant!("MC_ENGINE_IDX_CE0", headers::ENGINE_IDX, MC_ENGINE_IDX_CE0),
     c_constant!("MC_ENGINE_IDX_CE_MAX", headers::ENGINE_IDX, MC_ENGINE_IDX_CE_MAX),
     c_constant!("MC_ENGINE_IDX_GR0", headers::ENGINE_IDX, MC_ENGINE_IDX_GR0),
+    c_constant!("MC_ENGINE_IDX_REPLAYABLE_FAULT", headers::ENGINE_IDX, MC_ENGINE_IDX_REPLAYABLE_FAULT),
     c_constant!("NV_INTR_VECTOR_INVALID", headers::DEV_CTRL_DEFINES, NV_INTR_VECTOR_INVALID),
 ];
 
