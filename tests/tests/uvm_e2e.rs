@@ -130,6 +130,8 @@ fn check_family(config: ModelConfig) {
     let s = o.stats;
     assert_eq!(o.model_errors, 0);
     assert!(s.gpu_faults > 0 && s.fault_batches > 0 && s.replays > 0, "{chip:?}: faults serviced: {s:?}");
+    // BATCH_FLUSH: each batch is flushed and replayed on the channel before the next is fetched.
+    assert_eq!(s.replays, s.fault_batches, "{chip:?}: one replay per batch: {s:?}");
     assert!(s.migrated_to_gpu_bytes >= 2 * (3 << 20), "{chip:?}: a and b went to the GPU: {s:?}");
     assert!(s.evictions > 0, "{chip:?}: the working set does not fit: {s:?}");
     assert!(s.migrated_to_cpu_bytes >= 3 << 20, "{chip:?}: c came back to the CPU: {s:?}");

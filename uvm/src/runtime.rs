@@ -664,10 +664,10 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         self.ctx.unpin_expired(gpu.clock().now_ns());
         let pdb = gpu.va_space().tables().pdb().address;
         let faulting = FaultingGpu { gpu: GPU, graphics_engine_base: self.graphics_engine_base };
-        let mut queue = ReplayQueue::default();
         let (report, backend_error) = {
             let Self { ctx, memory, cpu_free, cpu, buffer, prefetch, service, bottom_half, .. } = self;
-            let mut backend = RuntimeBackend { gpu: &mut *gpu, memory, cpu_free, cpu, error: None };
+            let shared =
+                core::cell::RefCell::new(RuntimeBackend { gpu: &mut *gpu, memory, cpu_free, cpu, error: None });
             let r = service_replayable_faults(
                 buffer,
                 ctx,
@@ -676,37 +676,15 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
                 service,
                 bottom_half,
                 prefetch,
-                &mut backend,
-                &mut queue,
+                &mut Shared(&shared),
+                &mut Shared(&shared),
             );
-            (r, backend.error.take())
+            (r, shared.into_inner().error)
         };
         if let Some(e) = backend_error {
             return Err(e.into());
         }
         let report = report.map_err(ManagedError::BottomHalf)?;
-        // The cancels in order, then one replay for the bottom half (see `ReplayQueue`).
-        if !queue.cancels.is_empty() || queue.replays > 0 {
-            let class = gpu.default_stream_host_class()?;
-            let mut words: Vec<[u32; 4]> = Vec::new();
-            for c in &queue.cancels {
-                words.push(nvgpu::host::mem_op::cancel_va_words(class, c).map_err(|_| {
-                    ManagedError::Runtime(RuntimeError::Unsupported { what: "a cancel of this PDB or engine" })
-                })?);
-            }
-            if queue.replays > 0 {
-                words.push(nvgpu::host::mem_op::replay_words(nvgpu::host::mem_op::ReplayType::Start));
-            }
-            gpu.run_host_methods(|pb| {
-                for w in &words {
-                    pb.incr(0, nvgpu::hw::host::method::NVC46F_MEM_OP_A, w)
-                        .map_err(|e| RuntimeError::from(nvgpu::channel::ChannelError::from(e)))?;
-                }
-                Ok(())
-            })?;
-            let merged = queue.replays.saturating_sub(1);
-            self.ctx.stats.replays -= u64::from(merged);
-        }
         self.cancelled.extend(report.cancelled.iter().copied());
         Ok(report)
     }
@@ -782,25 +760,92 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
     }
 }
 
-/// Replays and cancels of one bottom half, issued when it returns: the service holds the GPU
-/// for its copies and mappings while it runs. Cancels go out in order, then one replay stands
-/// for the bottom half's replays (each batch's flush already consumed the buffer; the model
-/// runs the stalled work again when the replay executes, so replays issued between batches
-/// would only retry sooner).
-#[derive(Default)]
-struct ReplayQueue {
-    cancels: Vec<nvgpu::host::mem_op::CancelVa>,
-    replays: u32,
+/// The bottom half's machine, shared by its two users: the service (copies, mappings, memory)
+/// and the replay channel (replays and cancels pushed on the GPU as the bottom half issues
+/// them, batch by batch, as UVM's BATCH_FLUSH policy does). They take turns, never nest.
+struct Shared<'c, B>(&'c core::cell::RefCell<B>);
+
+impl<B: ProcessorTopology> ProcessorTopology for Shared<'_, B> {
+    fn can_access(&self, from: ProcessorId, to: ProcessorId) -> bool {
+        self.0.borrow().can_access(from, to)
+    }
+    fn has_memory(&self, p: ProcessorId) -> bool {
+        self.0.borrow().has_memory(p)
+    }
+    fn has_nvlink(&self, a: ProcessorId, b: ProcessorId) -> bool {
+        self.0.borrow().has_nvlink(a, b)
+    }
+    fn has_native_atomics(&self, from: ProcessorId, to: ProcessorId) -> bool {
+        self.0.borrow().has_native_atomics(from, to)
+    }
 }
 
-impl ReplayChannel for ReplayQueue {
-    fn replay(&mut self, _replay: nvgpu::host::mem_op::ReplayType) -> Result<(), ReplayChannelError> {
-        self.replays += 1;
-        Ok(())
+impl<B: UvmBackend> UvmBackend for Shared<'_, B> {
+    fn alloc(&mut self, processor: ProcessorId, size: u64, window: u64) -> Result<u64, BackendError> {
+        self.0.borrow_mut().alloc(processor, size, window)
+    }
+    fn free(&mut self, processor: ProcessorId, phys: u64, size: u64) {
+        self.0.borrow_mut().free(processor, phys, size)
+    }
+    fn copy(&mut self, copies: &[PageCopy]) -> Result<(), BackendError> {
+        self.0.borrow_mut().copy(copies)
+    }
+    fn zero(&mut self, dst: Location, bytes: u64) -> Result<(), BackendError> {
+        self.0.borrow_mut().zero(dst, bytes)
+    }
+    fn map(
+        &mut self,
+        processor: ProcessorId,
+        va: u64,
+        size: u64,
+        page_size: PageSize,
+        target: MappingTarget,
+        prot: Prot,
+    ) -> Result<(), BackendError> {
+        self.0.borrow_mut().map(processor, va, size, page_size, target, prot)
+    }
+    fn unmap(&mut self, processor: ProcessorId, va: u64, size: u64) -> Result<(), BackendError> {
+        self.0.borrow_mut().unmap(processor, va, size)
+    }
+    fn now_ns(&self) -> u64 {
+        self.0.borrow().now_ns()
+    }
+    fn eviction_victims(&mut self, gpu: u8) -> Vec<u64> {
+        self.0.borrow_mut().eviction_victims(gpu)
+    }
+}
+
+/// Replays and cancels pushed at once as `MEM_OP` methods on the GPU's default stream channel
+/// (a replay goes after the batch's flush; a cancel names its PDB, engine and access type).
+impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> ReplayChannel
+    for Shared<'_, RuntimeBackend<'_, '_, R, A, C>>
+{
+    fn replay(&mut self, replay: nvgpu::host::mem_op::ReplayType) -> Result<(), ReplayChannelError> {
+        self.push(nvgpu::host::mem_op::replay_words(replay), "the replay's MEM_OP push failed")
     }
     fn cancel_va(&mut self, cancel: &nvgpu::host::mem_op::CancelVa) -> Result<(), ReplayChannelError> {
-        self.cancels.push(*cancel);
-        Ok(())
+        let class = self.0.borrow_mut().gpu.default_stream_host_class();
+        let class = class.map_err(|e| {
+            self.0.borrow_mut().keep(e);
+            ReplayChannelError { what: "no channel for the cancel" }
+        })?;
+        let words = nvgpu::host::mem_op::cancel_va_words(class, cancel)
+            .map_err(|_| ReplayChannelError { what: "a cancel of this PDB or engine" })?;
+        self.push(words, "the cancel's MEM_OP push failed")
+    }
+}
+
+impl<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Shared<'_, RuntimeBackend<'_, '_, R, A, C>> {
+    fn push(&mut self, words: [u32; 4], what: &'static str) -> Result<(), ReplayChannelError> {
+        let mut b = self.0.borrow_mut();
+        let r = b.gpu.run_host_methods(|pb| {
+            pb.incr(0, nvgpu::hw::host::method::NVC46F_MEM_OP_A, &words)
+                .map_err(|e| RuntimeError::from(nvgpu::channel::ChannelError::from(e)))
+        });
+        r.map_err(|e| {
+            b.keep(e);
+            ReplayChannelError { what }
+        })
     }
 }
 
