@@ -43,7 +43,8 @@ Commands:
                   --append WORDS   extra kernel command line words
                   --kernel PATH    use this ELF instead of building   --no-build
   bench         every measured figure the README quotes: unified memory (faults per MiB with and
-                without prefetch, thrashing, callgrind instructions per serviced fault), launch and
+                without prefetch, thrashing, 4x oversubscribed against fitting throughput, callgrind
+                instructions per serviced fault), launch and
                 submission cost, the PTX interpreter's rate, then bench-boot with its defaults
   bench-boot    time QEMU start to exit on the PVH path
                   --runs N (5)  --machine q35|pc  --append WORDS (default: test)  --mem SIZE  --cpus N
@@ -435,6 +436,23 @@ fn cmd_bench(mut args: Args) -> Result<()> {
         "prefetch_cuts_the_faults",
         "ping_pongs",
     ]))?;
+    println!("== unified memory: 4x oversubscribed throughput against the same work fitting in VRAM (median of 5)");
+    run_status(
+        cargo()
+            .args([
+                "test",
+                "--release",
+                "-p",
+                "tests",
+                "--test",
+                "uvm_patterns",
+                "--",
+                "--nocapture",
+                "--test-threads=1",
+                "four_times_oversubscribed_work_against_the_same_work_fitting_in_vram",
+            ])
+            .env("UVM_BENCH_RUNS", "5"),
+    )?;
     println!("== unified memory: instructions per serviced fault at batch 256 (callgrind)");
     run_status(
         std::process::Command::new("bash")
