@@ -235,6 +235,56 @@ pub struct BlockServiceResult {
     pub throttled: usize,
 }
 
+/// The strongest access asked of each page of a block, as one mask per access type (a page is
+/// in at most one of them).
+#[derive(Clone, Default)]
+struct PageAccesses {
+    /// Indexed by `AccessType as usize` (PREFETCH < READ < WRITE < ATOMIC_WEAK < ATOMIC_STRONG).
+    masks: [PageMask; 5],
+    any: PageMask,
+}
+
+impl PageAccesses {
+    /// Records `access` on `page`, keeping the stronger of it and what the page had.
+    fn insert(&mut self, page: PageIndex, access: AccessType) {
+        let a = access as usize;
+        if self.any.test(page) {
+            if self.masks.iter().skip(a + 1).any(|m| m.test(page)) {
+                return;
+            }
+            for m in self.masks.iter_mut().take(a) {
+                m.clear(page);
+            }
+        }
+        self.any.set(page);
+        self.masks[a].set(page);
+    }
+
+    fn get(&self, page: PageIndex) -> Option<AccessType> {
+        if !self.any.test(page) {
+            return None;
+        }
+        const ALL: [AccessType; 5] = [
+            AccessType::Prefetch,
+            AccessType::Read,
+            AccessType::Write,
+            AccessType::AtomicWeak,
+            AccessType::AtomicStrong,
+        ];
+        ALL.into_iter().zip(&self.masks).find(|(_, m)| m.test(page)).map(|(a, _)| a)
+    }
+
+    /// The pages in order, each with its access.
+    fn iter(&self) -> impl Iterator<Item = (PageIndex, AccessType)> + '_ {
+        self.any.iter().filter_map(|p| Some((p, self.get(p)?)))
+    }
+
+    /// Whether no page asks for more than `access`.
+    fn all_at_most(&self, access: AccessType) -> bool {
+        self.masks.iter().skip(access as usize + 1).all(PageMask::is_empty)
+    }
+}
+
 /// Decides which extra pages move with a fault (the prefetch heuristic plugs in here).
 pub trait PrefetchPolicy {
     /// Extra pages of `block` to migrate to `destination` along with `faulted`; `thrashing`
@@ -380,15 +430,12 @@ impl UvmContext {
         let mut result = BlockServiceResult::default();
 
         // Pages per destination, with the strongest access asked for each page.
-        let mut wanted: BTreeMap<PageIndex, AccessType> = BTreeMap::new();
+        let mut wanted = PageAccesses::default();
         for pa in pages {
             if !region.contains(pa.page) {
                 return Err(ServiceError::NoRange { va: block.page_address(pa.page) });
             }
-            let e = wanted.entry(pa.page).or_insert(pa.access);
-            if pa.access > *e {
-                *e = pa.access;
-            }
+            wanted.insert(pa.page, pa.access);
         }
         let now = backend.now_ns();
         let cfg = self.thrashing_config;
@@ -399,8 +446,8 @@ impl UvmContext {
             self.unpinned_pages += bt.unpin_expired(now).count() as u64;
         }
         let topology: &dyn thrashing::TopologyMasks = &*backend;
-        let mut by_dest: BTreeMap<ProcessorId, (PageMask, BTreeMap<PageIndex, AccessType>)> = BTreeMap::new();
-        for (&page, &access) in &wanted {
+        let mut by_dest: BTreeMap<ProcessorId, (PageMask, PageAccesses)> = BTreeMap::new();
+        for (page, access) in wanted.iter() {
             if block.prot(processor, page) >= access.required_prot() && access != AccessType::Prefetch {
                 result.already_mapped += 1;
                 continue;
@@ -449,7 +496,7 @@ impl UvmContext {
         }
 
         for (dest, (mask, accesses)) in by_dest {
-            let duplicate = policy.read_duplication && accesses.values().all(|&a| a <= AccessType::Read);
+            let duplicate = policy.read_duplication && accesses.all_at_most(AccessType::Read);
             let before = self.block_at(start)?.resident(dest);
             let moved = self.migrate_block_pages(start, dest, &mask, duplicate, backend)?;
             result.migrated_pages += moved;
@@ -458,7 +505,7 @@ impl UvmContext {
             let block = self.block_at(start)?;
             let mut map_ro = PageMask::new();
             let mut map_rw = PageMask::new();
-            for (&page, &access) in &accesses {
+            for (page, access) in accesses.iter() {
                 let duplicated = block.residency_of(page).count() > 1;
                 let prot = if duplicated { Prot::ReadOnly } else { Prot::ReadWriteAtomic };
                 let prot = if access.required_prot() > prot { access.required_prot() } else { prot };
@@ -490,7 +537,7 @@ impl UvmContext {
         start: u64,
         dest: ProcessorId,
         moved: &PageMask,
-        accesses: &BTreeMap<PageIndex, AccessType>,
+        accesses: &PageAccesses,
         duplicate: bool,
         now: u64,
     ) {
@@ -499,7 +546,7 @@ impl UvmContext {
         let before = bt.stats().thrashing_detected;
         for r in moved.regions() {
             for page in r.pages() {
-                let cause = match accesses.get(&page) {
+                let cause = match accesses.get(page) {
                     Some(AccessType::Prefetch) => MigrationCause::Prefetch,
                     _ => MigrationCause::ReplayableFault,
                 };

@@ -177,44 +177,47 @@ impl FaultEntry {
     /// Decodes a packet. A packet with `VALID` clear still decodes (the caller decides whether
     /// it was ready); fields that hardware never writes that way are errors.
     pub fn decode(raw: &RawFaultEntry) -> Result<FaultEntry, FaultEntryError> {
-        let en = NVC369_BUF_ENTRY_REPLAYABLE_FAULT_EN.get(raw);
+        let words = nvgpu::hw::fault::packet_words(raw);
+        let raw = &words;
+        let en = NVC369_BUF_ENTRY_REPLAYABLE_FAULT_EN.get_words(raw);
         if en != 1 {
             return Err(FaultEntryError::ReplayableFaultEnUnset);
         }
-        let type_raw = NVC369_BUF_ENTRY_FAULT_TYPE.get(raw) as u32;
+        let type_raw = NVC369_BUF_ENTRY_FAULT_TYPE.get_words(raw) as u32;
         let fault_type = FaultType::from_raw(type_raw).ok_or(FaultEntryError::UnknownFaultType { value: type_raw })?;
-        let access_raw = NVC369_BUF_ENTRY_ACCESS_TYPE.get(raw) as u32;
+        let access_raw = NVC369_BUF_ENTRY_ACCESS_TYPE.get_words(raw) as u32;
         let hw_access_type =
             FaultAccessType::from_raw(access_raw).ok_or(FaultEntryError::UnknownAccessType { value: access_raw })?;
-        let aperture_raw = NVC369_BUF_ENTRY_INST_APERTURE.get(raw) as u32;
+        let aperture_raw = NVC369_BUF_ENTRY_INST_APERTURE.get_words(raw) as u32;
         let aperture = match aperture_raw {
             NVC369_BUF_ENTRY_INST_APERTURE_VID_MEM => Aperture::VidMem,
             NVC369_BUF_ENTRY_INST_APERTURE_SYS_MEM_COHERENT => Aperture::SysMemCoherent,
             NVC369_BUF_ENTRY_INST_APERTURE_SYS_MEM_NONCOHERENT => Aperture::SysMemNoncoherent,
             value => return Err(FaultEntryError::UnknownInstanceAperture { value }),
         };
-        let client_type = if NVC369_BUF_ENTRY_MMU_CLIENT_TYPE.get(raw) == MmuClientType::Hub as u64 {
+        let client_type = if NVC369_BUF_ENTRY_MMU_CLIENT_TYPE.get_words(raw) == MmuClientType::Hub as u64 {
             MmuClientType::Hub
         } else {
             MmuClientType::Gpc
         };
         // INST and ADDR hold bits 63:12; shifting back keeps them and clears the low 12.
-        let va = NVC369_BUF_ENTRY_ADDR.get(raw) << 12;
+        let va = NVC369_BUF_ENTRY_ADDR.get_words(raw) << 12;
         Ok(FaultEntry {
-            instance: InstancePtr { address: NVC369_BUF_ENTRY_INST.get(raw) << 12, aperture },
+            instance: InstancePtr { address: NVC369_BUF_ENTRY_INST.get_words(raw) << 12, aperture },
             va: va & !(PAGE_SIZE - 1),
-            addr_phys_aperture: NVC369_BUF_ENTRY_ADDR_PHYS_APERTURE.get(raw) as u8,
-            timestamp: NVC369_BUF_ENTRY_TIMESTAMP.get(raw),
-            engine_id: NVC369_BUF_ENTRY_ENGINE_ID.get(raw) as u16,
+            addr_phys_aperture: NVC369_BUF_ENTRY_ADDR_PHYS_APERTURE.get_words(raw) as u8,
+            timestamp: NVC369_BUF_ENTRY_TIMESTAMP.get_words(raw),
+            engine_id: NVC369_BUF_ENTRY_ENGINE_ID.get_words(raw) as u16,
             fault_type,
             hw_access_type,
             access: FaultAccess::from_hw(hw_access_type),
-            client: NVC369_BUF_ENTRY_CLIENT.get(raw) as u8,
+            client: NVC369_BUF_ENTRY_CLIENT.get_words(raw) as u8,
             client_type,
-            gpc: NVC369_BUF_ENTRY_GPC_ID.get(raw) as u8,
-            replayable: NVC369_BUF_ENTRY_REPLAYABLE_FAULT.get(raw) == u64::from(NVC369_BUF_ENTRY_REPLAYABLE_FAULT_TRUE),
-            protected_mode: NVC369_BUF_ENTRY_PROTECTED_MODE.get(raw) == 1,
-            valid: is_valid(raw),
+            gpc: NVC369_BUF_ENTRY_GPC_ID.get_words(raw) as u8,
+            replayable: NVC369_BUF_ENTRY_REPLAYABLE_FAULT.get_words(raw)
+                == u64::from(NVC369_BUF_ENTRY_REPLAYABLE_FAULT_TRUE),
+            protected_mode: NVC369_BUF_ENTRY_PROTECTED_MODE.get_words(raw) == 1,
+            valid: NVC369_BUF_ENTRY_VALID.get_words(raw) == u64::from(NVC369_BUF_ENTRY_VALID_TRUE),
         })
     }
 

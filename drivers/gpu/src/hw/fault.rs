@@ -163,19 +163,30 @@ impl PacketField {
 
     /// Reads the field.
     pub fn get(&self, entry: &[u8; NVC369_BUF_SIZE]) -> u64 {
-        // The two little-endian 64-bit words holding the field (no field spans more).
-        let word = |i: usize| -> u64 {
-            let mut w = [0u8; 8];
-            if let Some(bytes) = entry.get(8 * i..8 * i + 8) {
-                w.copy_from_slice(bytes);
-            }
-            u64::from_le_bytes(w)
-        };
+        self.get_words(&packet_words(entry))
+    }
+
+    /// Reads the field from the packet's little-endian 64-bit words ([`packet_words`]), for a
+    /// decoder that reads many fields of one packet.
+    pub fn get_words(&self, words: &[u64; NVC369_BUF_SIZE / 8]) -> u64 {
+        // The two words holding the field (no field spans more).
         let (_, _, mask) = self.span();
         let i = (self.lo / 64) as usize;
+        let word = |i: usize| words.get(i).copied().unwrap_or(0);
         let raw = u128::from(word(i)) | (u128::from(word(i + 1)) << 64);
         ((raw >> (self.lo % 64)) & mask) as u64
     }
+}
+
+/// A packet as its four little-endian 64-bit words.
+pub fn packet_words(entry: &[u8; NVC369_BUF_SIZE]) -> [u64; NVC369_BUF_SIZE / 8] {
+    let mut words = [0u64; NVC369_BUF_SIZE / 8];
+    for (w, bytes) in words.iter_mut().zip(entry.chunks_exact(8)) {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(bytes);
+        *w = u64::from_le_bytes(b);
+    }
+    words
 }
 
 pub const NVC369_BUF_ENTRY_INST_APERTURE: PacketField = PacketField::new("NVC369_BUF_ENTRY_INST_APERTURE", 9, 8);
