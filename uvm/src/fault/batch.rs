@@ -250,14 +250,16 @@ impl FaultBatch {
         &self,
         mut va_space_of: impl FnMut(InstancePtr, u8) -> Option<V>,
     ) -> ServiceOrder<V> {
-        let mut by_instance: Vec<usize> = self.representatives().map(|(i, _)| i).collect();
-        by_instance.sort_by_key(|&i| self.faults[i].instance_key());
+        // Sorted on keys taken out once; the index breaks ties, so the unstable sort orders as
+        // a stable one would.
+        let mut by_instance: Vec<((InstancePtr, u8), usize)> =
+            self.representatives().map(|(i, f)| (f.instance_key(), i)).collect();
+        by_instance.sort_unstable();
 
         let mut order = Vec::with_capacity(by_instance.len());
         let mut unresolved = Vec::new();
         let mut cached: Option<((InstancePtr, u8), Option<V>)> = None;
-        for i in by_instance {
-            let key = self.faults[i].instance_key();
+        for (key, i) in by_instance {
             let va_space = match cached {
                 Some((k, v)) if k == key => v,
                 _ => {
@@ -271,10 +273,17 @@ impl FaultBatch {
                 None => unresolved.push(i),
             }
         }
-        order.sort_by(|a, b| {
-            let (fa, fb) = (&self.faults[a.index].entry, &self.faults[b.index].entry);
-            a.va_space.cmp(&b.va_space).then(fa.va.cmp(&fb.va)).then(fb.access.cmp(&fa.access))
-        });
+        // By va_space, address, most intrusive access first; ties keep the instance order.
+        let mut keyed: Vec<((V, u64, core::cmp::Reverse<_>, usize), ServiceFault<V>)> = order
+            .iter()
+            .enumerate()
+            .map(|(pos, f)| {
+                let e = &self.faults[f.index].entry;
+                ((f.va_space, e.va, core::cmp::Reverse(e.access), pos), *f)
+            })
+            .collect();
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let order: Vec<ServiceFault<V>> = keyed.into_iter().map(|(_, f)| f).collect();
 
         // Duplicates as UVM counts them while servicing: the instances a representative stands
         // for beyond itself, and every instance of a representative at the page of the one
