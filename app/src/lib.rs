@@ -343,7 +343,8 @@ fn histogram<R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized
     for &d in &data {
         want[d as usize] += 1;
     }
-    for buf in [dbins] {
+    {
+        let buf = dbins;
         rt!(EX, buf.free(ctx.gpu));
     }
     rt!(EX, dd.free(ctx.gpu));

@@ -239,7 +239,7 @@ pub fn fill_boot_info(info: &mut BootInfo, data: &LoaderData<'_>, layout: ImageL
             height: fb.height as usize,
             pixel_format,
             bytes_per_pixel,
-            stride: if bytes_per_pixel == 0 { 0 } else { fb.pitch as usize / bytes_per_pixel },
+            stride: (fb.pitch as usize).checked_div(bytes_per_pixel).unwrap_or(0),
         };
         // SAFETY: the loader described this framebuffer; `FrameBuffer::new` only records the
         // address, and the kernel maps it (write-combining) before touching it.

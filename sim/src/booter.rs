@@ -545,6 +545,7 @@ pub(crate) struct PeerGsp {
 
 /// What a booter run changes outside SEC2.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // one effect per booter run: size does not matter
 pub(crate) enum BooterEffect {
     /// WPR2 = [lo, hi] in 4 KiB units.
     SetWpr2 { lo_4k: u32, hi_4k: u32 },

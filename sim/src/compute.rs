@@ -476,7 +476,8 @@ impl ComputeEngine {
     }
 }
 
-/// A launch as it started.
+/// A launch as it started (one at a time: its size does not matter).
+#[allow(clippy::large_enum_variant)]
 enum Started {
     Completed(ComputeLaunch),
     Resumable(Pending),

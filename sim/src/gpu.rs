@@ -768,7 +768,7 @@ impl ModelGpu {
         if ch.error.is_some() {
             return false;
         }
-        let Some(pdb) = pdb.and_then(|p| crate::mmu::table_address(p)) else {
+        let Some(pdb) = pdb.and_then(crate::mmu::table_address) else {
             log.record(ModelError::Doorbell {
                 token: ch.token(),
                 reason: "the channel's VA space has no page directory",
@@ -852,9 +852,8 @@ impl ModelGpu {
                 status: f::RC_NOTIFIER_STATUS,
             };
             let n = zerocopy::IntoBytes::as_bytes(&n);
-            let _ = space.0.borrow_mut().mem.write_phys(at, &n);
+            let _ = space.0.borrow_mut().mem.write_phys(at, n);
         }
-        drop(space);
         state.log.record(ModelError::ChannelError { chid, xid });
         self.with_gsp(state, |gsp_rm, ctx| gsp_rm.post_channel_error(engine_type, runlist, chid, xid, &text, ctx));
         true

@@ -408,6 +408,7 @@ impl HostChannel {
         Ok(Stop::Finished)
     }
 
+    #[allow(clippy::too_many_arguments)] // the host's whole view of one method
     fn host_method(
         &mut self,
         subchannel: u8,
@@ -482,8 +483,14 @@ impl HostChannel {
         let c = NVC46F_MEM_OP_C(c);
         match c.replay().ok()? {
             TlbInvalidateReplay::None => Some(()),
-            TlbInvalidateReplay::Start => Some(effects.replay(false)),
-            TlbInvalidateReplay::StartAckAll => Some(effects.replay(true)),
+            TlbInvalidateReplay::Start => {
+                effects.replay(false);
+                Some(())
+            }
+            TlbInvalidateReplay::StartAckAll => {
+                effects.replay(true);
+                Some(())
+            }
             TlbInvalidateReplay::CancelVaGlobal => {
                 let a = NVC46F_MEM_OP_A(a);
                 let va = (u64::from(NVC46F_MEM_OP_B(b).target_addr_hi()) << 32) | (u64::from(a.target_addr_lo()) << 12);
@@ -514,7 +521,7 @@ impl HostChannel {
         let exec = NVC46F_SEM_EXECUTE(data);
         let wide = exec.payload_size_64bit();
         let va = self.sem_addr;
-        if wide && va % 8 != 0 {
+        if wide && !va.is_multiple_of(8) {
             return Err(None);
         }
         let Ok(op) = exec.operation() else { return Err(None) };
@@ -528,7 +535,7 @@ impl HostChannel {
             } else {
                 n
             };
-            if exec.release_timestamp() && va % 16 != 0 {
+            if exec.release_timestamp() && !va.is_multiple_of(16) {
                 return Err(None);
             }
             vm.write(va, &bytes[..len]).map_err(|f| Some(HostError::Fault(f)))?;

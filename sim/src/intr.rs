@@ -144,7 +144,7 @@ impl InterruptTree {
         ];
         arrays.into_iter().find_map(|(first, count)| {
             let index = offset.checked_sub(first)? / 4;
-            (offset % 4 == 0 && index < count).then_some((first, index as usize))
+            (offset.is_multiple_of(4) && index < count).then_some((first, index as usize))
         })
     }
 

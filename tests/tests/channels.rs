@@ -295,6 +295,6 @@ fn pushbuffer_ring_wraps_and_never_overwrites_live_segments() {
             assert!(accepted < 100, "submit never refused");
         };
         assert!(matches!(err, ChannelError::Timeout { .. }), "{err}");
-        assert!(accepted >= 1 && accepted <= 4, "{accepted} segments of 205 words fit a 1024-word ring");
+        assert!((1..=4).contains(&accepted), "{accepted} segments of 205 words fit a 1024-word ring");
     });
 }

@@ -302,10 +302,10 @@ fn run(config: ModelConfig) {
         let p = params(&[&din.to_le_bytes(), &dout.to_le_bytes(), &n.to_le_bytes()]);
         rig.launch(&ptx, "reduce_sum_u32", [grid, 1, 1], [block, 1, 1], 4 * block, &p).expect("launch");
         let got = u32s(&rig.read(dout, 4 * grid as usize));
-        for g in 0..grid as usize {
+        for (g, got_g) in got.iter().enumerate() {
             let lo = g * block as usize;
             let want = v[lo..(lo + block as usize).min(n as usize)].iter().fold(0u32, |s, x| s.wrapping_add(*x));
-            assert_eq!(got[g], want, "{chip:?} reduce cta {g}");
+            assert_eq!(*got_g, want, "{chip:?} reduce cta {g}");
         }
 
         // Histogram with shared-memory atomics.
@@ -344,7 +344,8 @@ fn run(config: ModelConfig) {
         // QMDs the model refuses (each stops the channel, so each is the last launch here):
         // on Ampere and later a shared-memory configuration too small for the CTA; on Turing a
         // local size smaller than the kernel's `.local` array.
-        let (edit, expect): (Box<dyn FnOnce(&mut Launch)>, &str) = if family == nvgpu::hal::Family::Turing {
+        type Edit = Box<dyn FnOnce(&mut Launch)>;
+        let (edit, expect): (Edit, &str) = if family == nvgpu::hal::Family::Turing {
             (Box::new(|l: &mut Launch| l.local_bytes_per_thread = 16), "SHADER_LOCAL_MEMORY_LOW_SIZE")
         } else {
             // 48 KiB of dynamic shared memory with the minimum configuration of 8 KiB (3).

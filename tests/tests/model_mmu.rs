@@ -237,7 +237,7 @@ fn new_gpu(chip: Chipset) -> (ModelGpu, DmaArena, u64) {
     gpu.set_system_memory(Box::new(arena.clone()));
     let data = arena.alloc(16 * KIB as usize).unwrap();
     let bus = data.bus_address();
-    std::mem::forget(data); // stays allocated for the GPU
+    let _ = data; // a handle: the buffer stays allocated for the GPU (nothing frees it)
     (gpu, arena, bus)
 }
 

@@ -12,8 +12,11 @@ use kernel::pci::{
 
 /// Flat 4 KiB per function; BARs answer sizing through a per-dword writable mask.
 struct Ecam {
-    functions: RefCell<BTreeMap<PciAddress, (Vec<u32>, Vec<u32>)>>,
+    /// Per function: its configuration dwords and their writable masks.
+    functions: RefCell<BTreeMap<PciAddress, FunctionSpace>>,
 }
+
+type FunctionSpace = (Vec<u32>, Vec<u32>);
 
 impl Ecam {
     fn function(&self, address: PciAddress, regs: &[(u16, u32, u32)]) {

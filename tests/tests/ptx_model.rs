@@ -264,10 +264,10 @@ fn shared_memory_reductions() {
             cfg.dynamic_shared = 4 * block;
             launch_cfg(&mut gpu, &m, "reduce_sum_u32", cfg, &[U64(din), U64(dout), U32(n)]);
             let got = gpu.u32s(dout, grid as usize);
-            for g in 0..grid as usize {
+            for (g, got_g) in got.iter().enumerate() {
                 let lo = g * block as usize;
                 let want = v[lo..(lo + block as usize).min(n as usize)].iter().fold(0u32, |s, x| s.wrapping_add(*x));
-                assert_eq!(got[g], want, "{arch} u32 n={n} block={block} cta {g}");
+                assert_eq!(*got_g, want, "{arch} u32 n={n} block={block} cta {g}");
             }
 
             if block <= 256 {
@@ -276,7 +276,7 @@ fn shared_memory_reductions() {
                 let dout = gpu.zeros(4 * grid as usize);
                 launch(&mut gpu, &m, "reduce_sum_f32", grid, block, &[U64(din), U64(dout), U32(n)]);
                 let got = gpu.f32s(dout, grid as usize);
-                for g in 0..grid as usize {
+                for (g, got_g) in got.iter().enumerate() {
                     // The same tree as the kernel: s = block/2, /4, ... 1.
                     let mut s: Vec<f32> =
                         (0..block as usize).map(|t| f.get(g * block as usize + t).copied().unwrap_or(0.0)).collect();
@@ -287,7 +287,7 @@ fn shared_memory_reductions() {
                         }
                         half /= 2;
                     }
-                    assert_eq!(got[g].to_bits(), s[0].to_bits(), "{arch} f32 n={n} block={block} cta {g}");
+                    assert_eq!(got_g.to_bits(), s[0].to_bits(), "{arch} f32 n={n} block={block} cta {g}");
                 }
             }
         }
@@ -319,7 +319,8 @@ fn histogram_with_shared_and_global_atomics() {
         for &(n, grid, block) in &[(10_000u32, 4u32, 256u32), (999, 3, 100), (5, 1, 32), (70_000, 8, 1024)] {
             let mut rng = Rng(n as u64 * 3);
             // A skewed distribution: many collisions on a few bins.
-            let data: Vec<u8> = (0..n).map(|_| if rng.u32() % 4 == 0 { 7 } else { (rng.u32() % 256) as u8 }).collect();
+            let data: Vec<u8> =
+                (0..n).map(|_| if rng.u32().is_multiple_of(4) { 7 } else { (rng.u32() % 256) as u8 }).collect();
             let mut want = [0u32; 256];
             for d in &data {
                 want[*d as usize] += 1;
@@ -375,7 +376,9 @@ fn mandelbrot_iteration_counts() {
                     let (mut x, mut y, mut it) = (0.0f32, 0.0f32, 0);
                     while it < max_iter {
                         let y2 = y * y;
-                        if !(x.mul_add(x, y2) <= 4.0) {
+                        // NaN is outside too, as the PTX's `setp.le` then `@!p bra` has it.
+                        let inside = x.mul_add(x, y2) <= 4.0;
+                        if !inside {
                             break;
                         }
                         let xt = cx + (x * x - y2);
@@ -689,7 +692,7 @@ fn integer_operations() {
         let mut b: Vec<i32> = vec![2, 2, -2, -2, 5, -1, 3, 0, 31, 37];
         for _ in 0..200 {
             a.push(rng.u32() as i32);
-            b.push(if rng.u32() % 5 == 0 { (rng.u32() % 40) as i32 } else { rng.u32() as i32 });
+            b.push(if rng.u32().is_multiple_of(5) { (rng.u32() % 40) as i32 } else { rng.u32() as i32 });
         }
         let n = a.len() as u32;
         let mut gpu = Gpu::new(1 << 20);
@@ -704,7 +707,7 @@ fn integer_operations() {
             let want: [u32; 16] = [
                 if y != 0 { x.wrapping_div(y) as u32 } else { 0 },
                 if y != 0 { x.wrapping_rem(y) as u32 } else { 0 },
-                if uy != 0 { ux / uy } else { 0 },
+                ux.checked_div(uy).unwrap_or(0),
                 if uy != 0 { ux % uy } else { 0 },
                 x.min(y) as u32,
                 ux.max(uy),
@@ -726,7 +729,7 @@ fn integer_operations() {
         let mut b64: Vec<i64> = vec![-2, 2, 3, 7, 0, -3];
         for _ in 0..100 {
             a64.push(rng.next() as i64);
-            b64.push(if rng.u32() % 3 == 0 { (rng.next() >> 40) as i64 } else { rng.next() as i64 });
+            b64.push(if rng.u32().is_multiple_of(3) { (rng.next() >> 40) as i64 } else { rng.next() as i64 });
         }
         let n = a64.len() as u32;
         let (da, db) = (gpu.alloc(&bytes_i64(&a64)), gpu.alloc(&bytes_i64(&b64)));
@@ -753,7 +756,8 @@ fn votes_ballots_and_shuffles() {
         for &(n, block) in &[(64u32, 32u32), (200, 96), (100, 48), (37, 64), (1000, 1024)] {
             let grid = n.div_ceil(block);
             let mut rng = Rng(n as u64 * 17 + block as u64);
-            let v_in: Vec<u32> = (0..n).map(|_| if rng.u32() % 3 == 0 { 150 } else { rng.u32() % 200 }).collect();
+            let v_in: Vec<u32> =
+                (0..n).map(|_| if rng.u32().is_multiple_of(3) { 150 } else { rng.u32() % 200 }).collect();
             let mut gpu = Gpu::new(1 << 20);
             let din = gpu.alloc(&bytes_u32(&v_in));
             let dout = gpu.zeros(32 * n as usize);
@@ -992,7 +996,7 @@ fn damaged_real_ptx_never_panics() {
             let mut damaged = chars.clone();
             let at = (rng.next() % chars.len() as u64) as usize;
             let c = replacements[(rng.next() % replacements.len() as u64) as usize];
-            if rng.u32() % 4 == 0 {
+            if rng.u32().is_multiple_of(4) {
                 damaged.remove(at);
             } else {
                 damaged[at] = c;

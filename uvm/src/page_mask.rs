@@ -280,7 +280,7 @@ impl PageMask {
                 // Set pages from `page` to the end of its word, at most.
                 let run = if word == 0 { 64 - page % 64 } else { (word.trailing_zeros() as usize).min(64 - page % 64) };
                 page += run;
-                if run == 0 || page >= end || page % 64 != 0 {
+                if run == 0 || page >= end || !page.is_multiple_of(64) {
                     break;
                 }
             }

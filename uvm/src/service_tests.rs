@@ -125,7 +125,7 @@ impl ProcessorTopology for Machine {
         from == to || to == CPU || (self.peers && !from.is_cpu())
     }
     fn has_memory(&self, p: ProcessorId) -> bool {
-        p.gpu().map_or(true, |g| g < self.gpus)
+        p.gpu().is_none_or(|g| g < self.gpus)
     }
 }
 

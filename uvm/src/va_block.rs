@@ -294,7 +294,7 @@ impl VaBlock {
     /// A block over `[start, end)`: 4 KiB-aligned, non-empty, inside one 2 MiB window.
     pub fn new(start: u64, end: u64) -> Result<Self, VaBlockError> {
         let bad = VaBlockError::BadBounds { start, end };
-        if start % PAGE_SIZE != 0 || end % PAGE_SIZE != 0 || end <= start {
+        if !start.is_multiple_of(PAGE_SIZE) || !end.is_multiple_of(PAGE_SIZE) || end <= start {
             return Err(bad);
         }
         let base = start & !(VA_BLOCK_SIZE - 1);
@@ -579,7 +579,7 @@ impl VaBlock {
     /// Splits the block at `va` (page-aligned, strictly inside): this block keeps `[start, va)`,
     /// the returned one gets `[va, end)` with the state of its pages.
     pub fn split(&mut self, va: u64) -> Result<VaBlock, VaBlockError> {
-        if va % PAGE_SIZE != 0 || va <= self.start || va >= self.end {
+        if !va.is_multiple_of(PAGE_SIZE) || va <= self.start || va >= self.end {
             return Err(VaBlockError::OutOfBlock { va, start: self.start, end: self.end });
         }
         let mut upper = self.clone();
@@ -703,7 +703,7 @@ mod tests {
         })
         .unwrap();
         let l = b.compute_pte_layout(0);
-        assert_eq!(l.big, u32::MAX & !(1 << 1));
+        assert_eq!(l.big, !(1 << 1));
         assert_eq!(l.small.count(), 16);
         assert_eq!(l.page_size_of(20), Some(PageSize::Size4K));
         assert_eq!(l.page_size_of(0), Some(PageSize::Size64K));
@@ -756,7 +756,7 @@ mod tests {
         map_gpu_contiguous(&mut b, 0, &all, 0, Prot::ReadWrite);
         let l = b.compute_pte_layout(0);
         assert!(!l.is_2m);
-        assert_eq!(l.big, u32::MAX & !1);
+        assert_eq!(l.big, !1u32);
         assert_eq!(l.small, PageMask::from_region(PageRegion::new(8, 16)));
     }
 

@@ -113,10 +113,10 @@ impl VaRange {
         }
         let base = va & !(VA_BLOCK_SIZE - 1);
         let (s, e) = self.block_bounds(va);
-        if !self.blocks.contains_key(&base) {
-            self.blocks.insert(base, VaBlock::new(s, e)?);
+        match self.blocks.entry(base) {
+            alloc::collections::btree_map::Entry::Occupied(b) => Ok(b.into_mut()),
+            alloc::collections::btree_map::Entry::Vacant(slot) => Ok(slot.insert(VaBlock::new(s, e)?)),
         }
-        self.blocks.get_mut(&base).ok_or(VaSpaceError::NoRange { va })
     }
 
     /// Blocks created so far, in address order.
@@ -196,7 +196,7 @@ impl VaSpace {
     ) -> Result<&mut VaRange, VaSpaceError> {
         let bad = VaSpaceError::BadRange { start, size };
         let end = start.checked_add(size).ok_or(bad)?;
-        if size == 0 || start % PAGE_SIZE != 0 || size % PAGE_SIZE != 0 {
+        if size == 0 || !start.is_multiple_of(PAGE_SIZE) || !size.is_multiple_of(PAGE_SIZE) {
             return Err(bad);
         }
         if let Some(p) = policy.preferred_location {
@@ -267,7 +267,7 @@ impl VaSpace {
     pub fn advise(&mut self, start: u64, size: u64, advice: Advice) -> Result<(), VaSpaceError> {
         let bad = VaSpaceError::BadRange { start, size };
         let end = start.checked_add(size).ok_or(bad)?;
-        if size == 0 || start % PAGE_SIZE != 0 || size % PAGE_SIZE != 0 {
+        if size == 0 || !start.is_multiple_of(PAGE_SIZE) || !size.is_multiple_of(PAGE_SIZE) {
             return Err(bad);
         }
         match advice {
@@ -318,7 +318,7 @@ impl VaSpace {
 /// Whether the boundary between two adjacent ranges splits one 2 MiB window (their blocks
 /// would have to merge: ranges stay apart then).
 fn straddles(_a: &VaRange, b: &VaRange) -> bool {
-    b.start % VA_BLOCK_SIZE != 0
+    !b.start.is_multiple_of(VA_BLOCK_SIZE)
 }
 
 #[cfg(test)]

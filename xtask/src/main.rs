@@ -362,6 +362,15 @@ fn cmd_test(mut args: Args) -> Result<()> {
         println!("== SKIPPED: {why}");
         not_checked.push(why);
     }
+    let clippy = cargo().args(["clippy", "--version"]).output().is_ok_and(|o| o.status.success());
+    if clippy {
+        println!("== cargo clippy --workspace --all-targets -- -D warnings");
+        run_status(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    } else {
+        let why = "lints NOT checked: clippy is not installed (rustup component add clippy)";
+        println!("== SKIPPED: {why}");
+        not_checked.push(why);
+    }
     println!("== cargo test --workspace");
     run_status(cargo().args(["test", "--workspace"]))?;
     // Facts cited from releases Debian does not carry (Blackwell, QMD layouts) are checked by

@@ -43,11 +43,11 @@ fn newc_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8]) {
     }
     out.extend_from_slice(name.as_bytes());
     out.push(0);
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push(0);
     }
     out.extend_from_slice(data);
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push(0);
     }
 }
@@ -71,23 +71,6 @@ pub fn pvh_initrd(modules: &[Module], name: &str) -> Result<PathBuf> {
     let path = xtask_dir()?.join(format!("{name}.initrd.cpio"));
     fs::write(&path, cpio_newc(&files)).with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn newc_archive_layout() {
-        let a = cpio_newc(&[("kernel.sym".into(), b"0000000000200000 T _start\n".to_vec())]);
-        assert!(a.starts_with(b"070701"));
-        // filesize field (7th) of the first entry
-        assert_eq!(&a[6 + 6 * 8..6 + 7 * 8], b"0000001a");
-        assert_eq!(&a[110..121], b"kernel.sym\0");
-        assert_eq!(a.len() % 4, 0);
-        let trailer = a.windows(10).position(|w| w == b"TRAILER!!!").unwrap();
-        assert!(trailer > 110 + 12 + 26);
-    }
 }
 
 /// The firmware a boot of model (or real) GPUs of `chips` needs, as boot modules named the way
@@ -150,5 +133,22 @@ fn collect_firmware(root: &Path, dir: &Path, out: &mut std::collections::BTreeMa
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newc_archive_layout() {
+        let a = cpio_newc(&[("kernel.sym".into(), b"0000000000200000 T _start\n".to_vec())]);
+        assert!(a.starts_with(b"070701"));
+        // filesize field (7th) of the first entry
+        assert_eq!(&a[6 + 6 * 8..6 + 7 * 8], b"0000001a");
+        assert_eq!(&a[110..121], b"kernel.sym\0");
+        assert_eq!(a.len() % 4, 0);
+        let trailer = a.windows(10).position(|w| w == b"TRAILER!!!").unwrap();
+        assert!(trailer > 110 + 12 + 26);
     }
 }

@@ -242,9 +242,9 @@ impl<M: PageTableMemory> GpuVaSpace<M> {
         tlb: &mut impl TlbInvalidator,
     ) -> Result<GpuMapping, ChannelError> {
         let size = size.next_multiple_of(4096);
-        let align = if size >= 2 << 20 && pa % (2 << 20) == 0 {
+        let align = if size >= 2 << 20 && pa.is_multiple_of(2 << 20) {
             2 << 20
-        } else if size >= 64 << 10 && pa % (64 << 10) == 0 {
+        } else if size >= 64 << 10 && pa.is_multiple_of(64 << 10) {
             64 << 10
         } else {
             4096

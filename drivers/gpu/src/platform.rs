@@ -94,7 +94,7 @@ impl DmaBuffer {
     /// writes (semaphores, USERD, notifiers) must be read afresh each time. `None` when out of
     /// range or misaligned.
     pub fn read_volatile_u32(&self, offset: usize) -> Option<u32> {
-        if offset % 4 != 0 || offset.checked_add(4)? > self.len {
+        if !offset.is_multiple_of(4) || offset.checked_add(4)? > self.len {
             return None;
         }
         // SAFETY: in bounds and 4-byte aligned (allocations are at least 4-byte aligned, see
@@ -105,7 +105,7 @@ impl DmaBuffer {
     /// Writes `value` little-endian at `offset` with a volatile store (the device reads it:
     /// GPPut, GPFIFO entries). `false` when out of range or misaligned.
     pub fn write_volatile_u32(&mut self, offset: usize, value: u32) -> bool {
-        if offset % 4 != 0 || offset.checked_add(4).is_none_or(|end| end > self.len) {
+        if !offset.is_multiple_of(4) || offset.checked_add(4).is_none_or(|end| end > self.len) {
             return false;
         }
         // SAFETY: in bounds and aligned as above; `&mut self` gives exclusive CPU access.

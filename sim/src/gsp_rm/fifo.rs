@@ -175,7 +175,7 @@ fn mem_desc(d: &f::NvMemoryDescParams, align: u64) -> Result<PhysAddr, NvStatus>
         ADDR_FBMEM => PhysAperture::Video,
         _ => return Err(NvStatus::NV_ERR_INVALID_ARGUMENT),
     };
-    if d.size == 0 || d.base % align != 0 {
+    if d.size == 0 || !d.base.is_multiple_of(align) {
         return Err(NvStatus::NV_ERR_INVALID_ARGUMENT);
     }
     Ok(PhysAddr { aperture, addr: d.base })

@@ -47,6 +47,7 @@ const SAVE_TAG: [u8; 8] = *b"GSPSRSAV";
 
 /// Where the chip is in a suspend/resume.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // one per chip
 pub(crate) enum SrState {
     /// No suspend in progress.
     #[default]

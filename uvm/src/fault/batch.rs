@@ -274,7 +274,7 @@ impl FaultBatch {
             }
         }
         // By va_space, address, most intrusive access first; ties keep the instance order.
-        let mut keyed: Vec<((V, u64, core::cmp::Reverse<_>, usize), ServiceFault<V>)> = order
+        let mut keyed: Vec<(OrderKey<V>, ServiceFault<V>)> = order
             .iter()
             .enumerate()
             .map(|(pos, f)| {
@@ -282,7 +282,7 @@ impl FaultBatch {
                 ((f.va_space, e.va, core::cmp::Reverse(e.access), pos), *f)
             })
             .collect();
-        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        keyed.sort_unstable_by_key(|&(key, _)| key);
         let order: Vec<ServiceFault<V>> = keyed.into_iter().map(|(_, f)| f).collect();
 
         // Duplicates as UVM counts them while servicing: the instances a representative stands
@@ -299,6 +299,10 @@ impl FaultBatch {
         ServiceOrder { order, unresolved, num_duplicates }
     }
 }
+
+/// A representative's place in the service order: va_space, address, the access (most
+/// intrusive first), then its place in the instance order.
+type OrderKey<V> = (V, u64, core::cmp::Reverse<crate::fault::entry::FaultAccess>, usize);
 
 /// Merges fault `index` into `target`; returns whether `index` became the representative.
 fn merge(faults: &mut [BatchFault], index: usize, target: usize) -> bool {

@@ -11,13 +11,12 @@ use alloc::vec::Vec;
 
 fn writes(pb: &PushBuffer) -> Vec<(u32, u32)> {
     decode(pb.words())
-        .map(|m| {
+        .flat_map(|m| {
             let m = m.unwrap();
             assert_eq!(m.kind, MethodKind::Incr);
             assert_eq!(m.subchannel, 4);
             m.writes().collect::<Vec<_>>()
         })
-        .flatten()
         .collect()
 }
 

@@ -144,7 +144,7 @@ pub fn push_launch<S: PushStorage>(
     subchannel: u8,
     qmd_va: u64,
 ) -> Result<(), LaunchError> {
-    if qmd_va % QMD_ALIGN != 0 || qmd_va >> 8 > u64::from(u32::MAX) {
+    if !qmd_va.is_multiple_of(QMD_ALIGN) || qmd_va >> 8 > u64::from(u32::MAX) {
         return Err(LaunchError::Qmd(QmdError::Misaligned {
             field: "SEND_PCAS_A_QMD_ADDRESS_SHIFTED8",
             value: qmd_va,

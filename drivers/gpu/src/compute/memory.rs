@@ -106,7 +106,7 @@ impl LocalMemoryPlan {
             return Err(MemoryConfigError::NoSmInfo { tpcs, max_warps_per_sm });
         }
         if bytes_per_thread == 0
-            || bytes_per_thread % LOCAL_BYTES_GRANULE != 0
+            || !bytes_per_thread.is_multiple_of(LOCAL_BYTES_GRANULE)
             || bytes_per_thread > MAX_LOCAL_BYTES_PER_THREAD
         {
             return Err(MemoryConfigError::BadLocalSize { bytes_per_thread });

@@ -80,7 +80,7 @@ impl Qmd {
     pub fn set(&mut self, semantic: Semantic, index: u32, value: u64) -> Result<(), QmdError> {
         let (field, lo) = self.pos(semantic, index)?;
         let align = 1u64 << field.shift;
-        if value % align != 0 {
+        if !value.is_multiple_of(align) {
             return Err(QmdError::Misaligned { field: field.name, value, align });
         }
         let stored = value >> field.shift;
@@ -104,7 +104,7 @@ impl Qmd {
     pub fn set_address(&mut self, lower: Semantic, upper: Semantic, index: u32, address: u64) -> Result<(), QmdError> {
         let (lo_field, _) = self.pos(lower, index)?;
         let shift = lo_field.shift;
-        if address % (1 << shift) != 0 {
+        if !address.is_multiple_of(1 << shift) {
             return Err(QmdError::Misaligned { field: lo_field.name, value: address, align: 1 << shift });
         }
         let shifted = address >> shift;
@@ -243,7 +243,7 @@ impl QmdTemplate {
             patch.put(out, value.into()).ok_or(QmdError::BadIndex { field: "grid", index: 0 })?;
         }
         let shift = self.const0_shift;
-        if const0 % (1 << shift) != 0 {
+        if !const0.is_multiple_of(1 << shift) {
             return Err(QmdError::Misaligned { field: "constant bank 0", value: const0, align: 1 << shift });
         }
         let shifted = const0 >> shift;

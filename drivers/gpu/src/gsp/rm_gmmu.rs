@@ -98,7 +98,7 @@ pub fn register_params(
 ) -> Result<Nv2080CtrlInternalGmmuRegisterFaultBufferParams, RegisterFaultBufferError> {
     let entry = crate::hw::fault::NVC369_BUF_SIZE as u32;
     let pages = u64::from(bytes).div_ceil(FAULT_BUFFER_PAGE_BYTES) as usize;
-    if bytes == 0 || bytes % entry != 0 || pages > NV2080_CTRL_INTERNAL_GMMU_FAULT_BUFFER_MAX_PAGES {
+    if bytes == 0 || !bytes.is_multiple_of(entry) || pages > NV2080_CTRL_INTERNAL_GMMU_FAULT_BUFFER_MAX_PAGES {
         return Err(RegisterFaultBufferError::BadSize { bytes });
     }
     let mut p = Nv2080CtrlInternalGmmuRegisterFaultBufferParams {

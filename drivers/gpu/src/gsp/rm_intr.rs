@@ -309,8 +309,8 @@ mod tests {
     use super::*;
 
     fn params(records: &[(u16, u32, u32)]) -> Nv2080CtrlInternalIntrGetKernelTableParams {
-        let mut p = Nv2080CtrlInternalIntrGetKernelTableParams::default();
-        p.table_len = records.len() as u32;
+        let mut p =
+            Nv2080CtrlInternalIntrGetKernelTableParams { table_len: records.len() as u32, ..Default::default() };
         for (slot, &(engine_idx, stall, non_stall)) in p.table.iter_mut().zip(records) {
             *slot = Nv2080CtrlInternalIntrGetKernelTableEntry {
                 engine_idx,

@@ -115,7 +115,7 @@ impl GspFwSRMeta {
             return Err(SrMetaError::BadRevision { revision: self.revision });
         }
         let address = self.sysmem_addr_of_suspend_resume_data;
-        if address == 0 || address % 0x1000 != 0 {
+        if address == 0 || !address.is_multiple_of(0x1000) {
             return Err(SrMetaError::BadAddress { address });
         }
         if self.size_of_suspend_resume_data != wpr_size || wpr_size == 0 {

@@ -163,7 +163,7 @@ impl<'a, R: RegisterIo + ?Sized> Bar1<'a, R> {
         if bar1_pde_base == 0 {
             return Err(Bar1Error::NoPageDirectory);
         }
-        if bar1_pde_base % BAR1_PDB_ALIGNMENT != 0 {
+        if !bar1_pde_base.is_multiple_of(BAR1_PDB_ALIGNMENT) {
             return Err(Bar1Error::MisalignedPageDirectory { address: bar1_pde_base });
         }
         if tables_from.is_free(bar1_pde_base) {
@@ -212,7 +212,7 @@ impl<'a, R: RegisterIo + ?Sized> Bar1<'a, R> {
         let align = [PageSize::Size2M, PageSize::Size64K, PageSize::Size4K]
             .into_iter()
             .map(PageSize::bytes)
-            .find(|&p| vram % p == 0 && size >= p)
+            .find(|&p| vram.is_multiple_of(p) && size >= p)
             .unwrap_or(PageSize::Size4K.bytes());
         self.map_inner(vram, size, align, None, tlb)
     }

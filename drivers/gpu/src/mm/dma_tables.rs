@@ -26,7 +26,7 @@ impl<A: DmaAllocator> DmaTableMemory<A> {
 
     /// Buffer and offset of the word at `at`.
     fn locate(&self, at: TableAddress) -> Option<(u64, usize)> {
-        if at.aperture != TableAperture::SystemCoherent || at.address % 8 != 0 {
+        if at.aperture != TableAperture::SystemCoherent || !at.address.is_multiple_of(8) {
             return None;
         }
         let (&bus, buffer) = self.tables.range(..=at.address).next_back()?;

@@ -209,7 +209,7 @@ impl<'a, R: RegisterIo + ?Sized> VramTableMemory<'a, R> {
     pub fn adopt_table(&mut self, table: TableAddress, bytes: u64) -> Result<(), TableMemoryError> {
         let bad = TableMemoryError::BadAddress { at: table };
         let end = table.address.checked_add(bytes).ok_or(bad)?;
-        if table.aperture != TableAperture::Video || table.address % 8 != 0 || bytes == 0 {
+        if table.aperture != TableAperture::Video || !table.address.is_multiple_of(8) || bytes == 0 {
             return Err(bad);
         }
         let overlaps_own = self.tables.values().any(|t| t.base() < end && table.address < t.base() + t.size());
@@ -223,7 +223,7 @@ impl<'a, R: RegisterIo + ?Sized> VramTableMemory<'a, R> {
 
     fn check(&self, at: TableAddress) -> Result<u64, TableMemoryError> {
         let bad = TableMemoryError::BadAddress { at };
-        if at.aperture != TableAperture::Video || at.address % 8 != 0 {
+        if at.aperture != TableAperture::Video || !at.address.is_multiple_of(8) {
             return Err(bad);
         }
         let end = at.address.checked_add(8).ok_or(bad)?;

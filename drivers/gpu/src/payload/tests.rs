@@ -24,7 +24,7 @@ fn tiny_cubin(machine: u16, abi_version: u8, e_flags: u32) -> Vec<u8> {
     elf[58..60].copy_from_slice(&64u16.to_le_bytes()); // e_shentsize
     let strtab_off = elf.len() as u64;
     elf.extend_from_slice(shstrtab);
-    while elf.len() % 8 != 0 {
+    while !elf.len().is_multiple_of(8) {
         elf.push(0);
     }
     let shoff = elf.len() as u64;
@@ -43,7 +43,7 @@ fn tiny_cubin(machine: u16, abi_version: u8, e_flags: u32) -> Vec<u8> {
 
 fn entry(kind: u16, sm: u32, flags: u64, name: &[u8], stored: &[u8], uncompressed: u64) -> Vec<u8> {
     let mut payload = stored.to_vec();
-    while payload.len() % 8 != 0 {
+    while !payload.len().is_multiple_of(8) {
         payload.push(0);
     }
     let mut h = vec![0u8; 0x50];

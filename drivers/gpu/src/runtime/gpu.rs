@@ -284,7 +284,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let ce = match kind {
             StreamKind::Copy => {
                 let class = CeClass::from_class_number(channel.engine_class())
-                    .ok_or_else(|| RuntimeError::Unsupported { what: "this copy engine class" })?;
+                    .ok_or(RuntimeError::Unsupported { what: "this copy engine class" })?;
                 Some(CeEncoder::new(class, ENGINE_SUBCHANNEL))
             }
             StreamKind::Compute => None,
@@ -447,7 +447,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
     /// allows. The contents are whatever VRAM held: write or memset before reading.
     pub fn alloc<T: Pod>(&mut self, len: usize) -> Result<DeviceBuffer<T>, RuntimeError> {
         let elem = core::mem::size_of::<T>();
-        let bytes = len.checked_mul(elem).ok_or_else(|| RuntimeError::TooLarge { len, elem })?;
+        let bytes = len.checked_mul(elem).ok_or(RuntimeError::TooLarge { len, elem })?;
         let bytes = u64::try_from(bytes).map_err(|_| RuntimeError::TooLarge { len, elem })?;
         let vram = self.vram.alloc(bytes, page_alignment(bytes))?;
         let mut tlb = self.tlb();
@@ -533,7 +533,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         for (i, piece) in bytes.chunks(chunk).enumerate() {
             let staging = self.staging.as_mut_slice().get_mut(..piece.len());
             staging
-                .ok_or_else(|| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?
+                .ok_or(RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?
                 .copy_from_slice(piece);
             let offset = (i * chunk) as u64;
             self.staged_copy(CeAddress::Virtual(self.staging_map.va), CeAddress::Virtual(va + offset), piece.len())?;
@@ -549,7 +549,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
             self.staged_copy(CeAddress::Virtual(va + offset), CeAddress::Virtual(self.staging_map.va), piece.len())?;
             let staging = self.staging.as_slice().get(..piece.len());
             piece.copy_from_slice(
-                staging.ok_or_else(|| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?,
+                staging.ok_or(RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?,
             );
         }
         Ok(())
@@ -617,7 +617,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         }
         let waited = stream.synchronize(self);
         let state = self.streams.get_mut(stream.index as usize).and_then(Option::take);
-        let state = state.ok_or_else(|| RuntimeError::NoSuchStream { index: stream.index })?;
+        let state = state.ok_or(RuntimeError::NoSuchStream { index: stream.index })?;
         let mut tlb = self.tlb();
         if let Some(area) = state.launch {
             area.free(self.dma, &mut self.vas, &mut self.vram, &mut tlb)?;
@@ -721,7 +721,7 @@ impl Stream {
     {
         let io = gpu.io;
         let state = gpu.stream_state(*self)?;
-        let ce = state.ce.ok_or_else(|| RuntimeError::WrongStream { what, kind: state.kind })?;
+        let ce = state.ce.ok_or(RuntimeError::WrongStream { what, kind: state.kind })?;
         let mut pb = state.channel.pushbuffer();
         encode(&ce, &mut pb)?;
         state.last = Some(state.channel.submit(io, &pb)?);

@@ -167,10 +167,8 @@ impl Stream {
         C: Clock + ?Sized,
     {
         let state = gpu.stream_state(*self)?;
-        let area = state
-            .launch
-            .as_ref()
-            .ok_or_else(|| RuntimeError::WrongStream { what: "have local memory", kind: state.kind })?;
+        let area =
+            state.launch.as_ref().ok_or(RuntimeError::WrongStream { what: "have local memory", kind: state.kind })?;
         Ok((area.local_map.va, area.local.size(), area.plan))
     }
 
@@ -203,10 +201,8 @@ impl Stream {
         if state.kind != StreamKind::Compute {
             return Err(RuntimeError::WrongStream { what: "launch kernels", kind: state.kind });
         }
-        let area = state
-            .launch
-            .as_mut()
-            .ok_or_else(|| RuntimeError::WrongStream { what: "launch kernels", kind: state.kind })?;
+        let area =
+            state.launch.as_mut().ok_or(RuntimeError::WrongStream { what: "launch kernels", kind: state.kind })?;
         let slot = area.next;
         area.next = (slot + 1) % SLOTS;
         if let Some(previous) = area.used_by[slot].take() {
@@ -215,7 +211,7 @@ impl Stream {
         let area = state
             .launch
             .as_mut()
-            .ok_or_else(|| RuntimeError::WrongStream { what: "launch kernels", kind: StreamKind::Compute })?;
+            .ok_or(RuntimeError::WrongStream { what: "launch kernels", kind: StreamKind::Compute })?;
         let slot_va = area.map.va + (slot * SLOT_BYTES) as u64;
         let const0_va = slot_va + QMD_BYTES as u64;
         let template = match area.templates.iter().position(|(k, _)| *k == key) {
@@ -272,7 +268,7 @@ impl Stream {
         if area.methods.is_none() {
             area.methods = Some(LaunchMethods::encode(family, state.channel.host_class(), area.map.va)?);
         }
-        let methods = area.methods.as_ref().ok_or_else(|| RuntimeError::BadLaunch { what: "the launch methods" })?;
+        let methods = area.methods.as_ref().ok_or(RuntimeError::BadLaunch { what: "the launch methods" })?;
         let mut method_words = methods.words;
         method_words[methods.address_at] =
             u32::try_from(slot_va >> 8).map_err(|_| RuntimeError::BadLaunch { what: "the QMD address" })?;

@@ -310,7 +310,7 @@ impl Function<'_> {
         let size = self.info.param_size as usize;
         let block = block
             .get_mut(..size)
-            .ok_or_else(|| RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" })?;
+            .ok_or(RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" })?;
         block.fill(0);
         Ok(params::pack_into(&self.info.name, &self.info.params, args, block)?)
     }
