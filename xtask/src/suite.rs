@@ -44,6 +44,9 @@ pub struct Case {
     pub append: &'static str,
     /// Model chips whose GSP firmware travels as boot modules (PVH only).
     pub firmware: &'static [&'static str],
+    /// The in-kernel tests this case exists for: each must run and pass here; skipped or
+    /// missing fails the case (elsewhere they may skip for want of the machine they check).
+    pub ktests: &'static [&'static str],
     pub expect: Expect,
 }
 
@@ -82,6 +85,7 @@ const fn case(name: &'static str, machine: Machine, boot: BootPath) -> Case {
         timeout,
         append: "",
         firmware: &[],
+        ktests: &[],
         expect: Expect::TestsPass,
     }
 }
@@ -91,14 +95,43 @@ pub fn all_cases() -> Vec<Case> {
     use BootPath::*;
     use Machine::*;
     vec![
-        Case { append: "expect-clock=hpet expect-apic=xapic", ..case("pvh-q35", Q35, Pvh) },
-        case("pvh-pc", Pc, Pvh),
+        Case {
+            append: "expect-clock=hpet expect-apic=xapic",
+            ktests: &[
+                "clock_source_is_the_one_the_machine_offers",
+                "apic_mode_is_the_one_the_cpu_offers",
+                "pit_irq0_arrives_through_the_io_apic_with_madt_overrides",
+            ],
+            ..case("pvh-q35", Q35, Pvh)
+        },
+        Case { ktests: &["pit_irq0_arrives_through_the_io_apic_with_madt_overrides"], ..case("pvh-pc", Pc, Pvh) },
         case("grub-bios-q35", Q35, GrubBios),
         case("grub-uefi-q35", Q35, GrubUefi),
-        Case { cpus: 4, append: "expect-cpus=4", ..case("pvh-q35-smp4", Q35, Pvh) },
-        Case { memory: "256M", append: "expect-mem-mib=256", ..case("pvh-q35-mem256m", Q35, Pvh) },
-        Case { memory: "4G", append: "expect-mem-mib=4096", ..case("pvh-q35-mem4g", Q35, Pvh) },
-        Case { cpu: Some("max"), cpus: 2, append: "expect-apic=x2apic", ..case("pvh-q35-cpu-max", Q35, Pvh) },
+        Case {
+            cpus: 4,
+            append: "expect-cpus=4",
+            ktests: &["madt_cpu_count_matches_the_machine"],
+            ..case("pvh-q35-smp4", Q35, Pvh)
+        },
+        Case {
+            memory: "256M",
+            append: "expect-mem-mib=256",
+            ktests: &["usable_memory_matches_the_machine"],
+            ..case("pvh-q35-mem256m", Q35, Pvh)
+        },
+        Case {
+            memory: "4G",
+            append: "expect-mem-mib=4096",
+            ktests: &["usable_memory_matches_the_machine"],
+            ..case("pvh-q35-mem4g", Q35, Pvh)
+        },
+        Case {
+            cpu: Some("max"),
+            cpus: 2,
+            append: "expect-apic=x2apic",
+            ktests: &["apic_mode_is_the_one_the_cpu_offers"],
+            ..case("pvh-q35-cpu-max", Q35, Pvh)
+        },
         Case {
             extra: &[
                 "-device",
@@ -109,11 +142,13 @@ pub fn all_cases() -> Vec<Case> {
                 "nvme,serial=xtask0,drive=nvme0",
             ],
             requires: &["e1000e", "nvme"],
+            ktests: &["e1000e_interrupt_arrives_by_msi", "msix_table_entries_program_through_the_bar"],
             ..case("pvh-q35-pci-devices", Q35, Pvh)
         },
         Case {
             extra: &["-device", "pcie-root-port,id=rp1,bus=pcie.0,chassis=1", "-device", "e1000e,bus=rp1"],
             requires: &["pcie-root-port", "e1000e"],
+            ktests: &["e1000e_interrupt_arrives_by_msi", "msix_table_entries_program_through_the_bar"],
             ..case("pvh-q35-root-port", Q35, Pvh)
         },
         Case {
@@ -126,19 +161,36 @@ pub fn all_cases() -> Vec<Case> {
                 "e1000e,bus=rp2",
             ],
             requires: &["pxb-pcie", "pcie-root-port", "e1000e"],
+            ktests: &["e1000e_interrupt_arrives_by_msi", "msix_table_entries_program_through_the_bar"],
             ..case("pvh-q35-pxb", Q35, Pvh)
         },
-        Case { extra: &["-machine", "hpet=off"], append: "expect-clock=pit", ..case("pvh-q35-no-hpet", Q35, Pvh) },
-        Case { extra: &["-machine", "acpi=off"], append: "expect-clock=pit", ..case("pvh-pc-no-acpi", Pc, Pvh) },
+        Case {
+            extra: &["-machine", "hpet=off"],
+            append: "expect-clock=pit",
+            ktests: &["clock_source_is_the_one_the_machine_offers"],
+            ..case("pvh-q35-no-hpet", Q35, Pvh)
+        },
+        Case {
+            extra: &["-machine", "acpi=off"],
+            append: "expect-clock=pit",
+            ktests: &["clock_source_is_the_one_the_machine_offers"],
+            ..case("pvh-pc-no-acpi", Pc, Pvh)
+        },
         Case {
             append: "gpu=model:gh100,model:ad102,model:ga102,model:tu102",
             memory: "1G",
+            ktests: &["gpus_from_the_command_line_are_identified", "model_gpus_saw_no_unmodelled_or_rejected_accesses"],
             ..case("pvh-q35-four-model-gpus", Q35, Pvh)
         },
         Case {
             append: "gpu=model:tu102,model:ga100,model:ga102,model:ad102,model:gh100",
             firmware: &["tu102", "ga100", "ga102", "ad102", "gh100"],
             memory: "3G",
+            ktests: &[
+                "gsp_rm_boots_on_every_gpu_whose_firmware_is_given",
+                "rm_objects_allocate_and_free_children_first_on_live_gsp",
+                "gsp_suspend_and_resume_keep_rm_objects_alive",
+            ],
             ..case("pvh-q35-gsp-boot", Q35, Pvh)
         },
         Case { append: "fault=pagefault", expect: Expect::PageFaultReport, ..case("pvh-q35-fault-report", Q35, Pvh) },
@@ -440,6 +492,7 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
             problems.push(why.clone());
         }
     }
+    problems.extend(required_ktest_problems(&seen, case.ktests));
     let pci_summary = if opts.pci_check {
         match pci_verdict {
             Some(Ok(n)) => format!(", {n} PCI functions match QEMU"),
@@ -471,6 +524,26 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
     } else {
         Ok(Outcome::Fail(problems.join("; ")))
     }
+}
+
+/// What is wrong with the ktests a case exists for: each must have run and passed
+/// (`ktest NAME ... ok (T ms)`); one that was skipped, failed or never ran is named with what the log
+/// says of it.
+fn required_ktest_problems(seen: &[String], names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .filter_map(|name| {
+            let marker = format!("ktest {name} ... ");
+            let Some(rest) = seen.iter().find_map(|l| l.split_once(marker.as_str()).map(|(_, r)| r.trim())) else {
+                return Some(format!("ktest {name}, which this case exists for, did not run"));
+            };
+            if rest == "ok" || rest.starts_with("ok (") {
+                None
+            } else {
+                Some(format!("ktest {name}, which this case exists for, did not pass: {rest}"))
+            }
+        })
+        .collect()
 }
 
 /// A deliberate #PF must end the run with exit 35 and a report naming the vector, the faulting
@@ -605,6 +678,46 @@ fn check_pci(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_case_fails_when_a_ktest_it_exists_for_was_skipped_failed_or_absent() {
+        let log: Vec<String> = [
+            "[  5 ms] INFO  ktest usable_memory_matches_the_machine ... ok (3 ms)",
+            "[  5 ms] INFO  ktest apic_mode_is_the_one_the_cpu_offers_twice ... ok (1 ms)",
+            "[  6 ms] INFO  ktest madt_cpu_count_matches_the_machine ... skipped: no expect-cpus= on the command line",
+            "[  7 ms] INFO  ktest clock_source_is_the_one_the_machine_offers ... FAILED: hpet",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert!(required_ktest_problems(&log, &["usable_memory_matches_the_machine"]).is_empty());
+        let p = required_ktest_problems(
+            &log,
+            &[
+                "madt_cpu_count_matches_the_machine",
+                "clock_source_is_the_one_the_machine_offers",
+                "apic_mode_is_the_one_the_cpu_offers",
+            ],
+        );
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert!(p[0].contains("did not pass: skipped: no expect-cpus="), "{p:?}");
+        assert!(p[1].contains("did not pass: FAILED"), "{p:?}");
+        assert!(p[2].contains("did not run"), "{p:?}");
+        // Every case that sets up a machine for a ktest names it.
+        for c in all_cases() {
+            let needs = |word: &str, ktest: &str| {
+                if c.append.contains(word) {
+                    assert!(c.ktests.contains(&ktest), "{} sets {word} but does not require {ktest}", c.name);
+                }
+            };
+            needs("expect-clock=", "clock_source_is_the_one_the_machine_offers");
+            needs("expect-apic=", "apic_mode_is_the_one_the_cpu_offers");
+            needs("expect-cpus=", "madt_cpu_count_matches_the_machine");
+            needs("expect-mem-mib=", "usable_memory_matches_the_machine");
+            if !c.firmware.is_empty() && c.expect == Expect::TestsPass {
+                assert!(c.ktests.contains(&"gsp_rm_boots_on_every_gpu_whose_firmware_is_given"), "{}", c.name);
+            }
+        }
+    }
 
     #[test]
     fn cases_cover_every_boot_path_and_the_pci_shapes() {
