@@ -20,7 +20,7 @@ use nvgpu::gsp::rm_intr::{
     Nv2080CtrlInternalIntrGetKernelTableEntry as TableEntry, Nv2080CtrlInternalIntrGetKernelTableParams as TableParams,
     Nv2080IntrCategorySubtreeMap as SubtreeMap, MC_ENGINE_IDX_CE0, MC_ENGINE_IDX_GR0, MC_ENGINE_IDX_REPLAYABLE_FAULT,
     NV2080_INTR_CATEGORY_ENUM_COUNT, NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION,
-    NV2080_INTR_CATEGORY_UVM_OWNED, NV2080_INTR_INVALID_SUBTREE, NV_INTR_VECTOR_INVALID,
+    NV2080_INTR_CATEGORY_UVM_OWNED, NV2080_INTR_INVALID_SUBTREE, NV_CPU_INTR_UVM_SUBTREE_START, NV_INTR_VECTOR_INVALID,
 };
 use nvgpu::hw::intr::{
     leaf_subtree, vector_bit, vector_leaf, NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF as LEAF,
@@ -88,7 +88,8 @@ pub fn kernel_table(copy_engines: u32) -> TableParams {
     params.subtree_map = [invalid; NV2080_INTR_CATEGORY_ENUM_COUNT];
     params.subtree_map[NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION] =
         SubtreeMap { subtree_start: 0, subtree_end: 0 };
-    let uvm = leaf_subtree(vector_leaf(REPLAYABLE_FAULT_VECTOR)) as u8;
+    let uvm = NV_CPU_INTR_UVM_SUBTREE_START;
+    debug_assert_eq!(u32::from(uvm), leaf_subtree(vector_leaf(REPLAYABLE_FAULT_VECTOR)));
     params.subtree_map[NV2080_INTR_CATEGORY_UVM_OWNED] = SubtreeMap { subtree_start: uvm, subtree_end: uvm };
     params
 }

@@ -118,6 +118,8 @@ const PRELUDE: &str = r#"
 #include "ctrl/ctrl2080/ctrl2080internal.h"
 #include "gpu/intr/engine_idx.h"
 #include "dev_ctrl_defines.h"
+#include "published/turing/tu102/dev_vm.h"
+#include "published/turing/tu102/dev_vm_addendum.h"
 #include <stdio.h>
 #include <stddef.h>
 "#;

@@ -128,6 +128,12 @@ pub enum ManagedError {
     Stuck {
         bottom_halves: u32,
     },
+    /// Neither the stream's work completed nor the replayable fault interrupt (`vector`) came
+    /// within the GPU's `timeout_ms`.
+    WaitTimeout {
+        vector: u32,
+        timeout_ms: u64,
+    },
 }
 
 impl fmt::Display for ManagedError {
@@ -146,6 +152,11 @@ impl fmt::Display for ManagedError {
             Self::Stuck { bottom_halves } => {
                 write!(f, "the stream did not complete after {bottom_halves} fault-servicing passes")
             }
+            Self::WaitTimeout { vector, timeout_ms } => write!(
+                f,
+                "timed out after {timeout_ms} ms waiting for the stream's work to complete or for the \
+                 replayable fault interrupt (vector {vector})"
+            ),
         }
     }
 }
@@ -323,11 +334,23 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
             let _ = gpu.vram_mut().free(pool);
         };
         // The vector RM would hand UVM for the buffer (its table's MC_ENGINE_IDX_REPLAYABLE_FAULT).
-        let vector = KernelIntrTable::query(rpc, internal).ok().and_then(|t| t.replayable_fault_vector());
-        let Some(fault_interrupt) = vector.and_then(|v| VectorControl::new(v).ok()) else {
+        let table = match KernelIntrTable::query(rpc, internal) {
+            Ok(t) => t,
+            Err(e) => {
+                undo(gpu, entries, pool);
+                return Err(match e {
+                    nvgpu::gsp::rm_intr::IntrTableError::Rm(e) => RuntimeError::from(e).into(),
+                    nvgpu::gsp::rm_intr::IntrTableError::TableLen { .. } => RuntimeError::Unsupported {
+                        what: "a GSP-RM interrupt table longer than NV2080_CTRL_INTERNAL_INTR_MAX_TABLE_SIZE",
+                    }
+                    .into(),
+                });
+            }
+        };
+        let Some(fault_interrupt) = table.replayable_fault_vector().and_then(|v| VectorControl::new(v).ok()) else {
             undo(gpu, entries, pool);
             return Err(RuntimeError::Unsupported {
-                what: "a GPU whose GSP-RM interrupt table names no replayable-fault vector",
+                what: "a GPU whose GSP-RM interrupt table names no usable replayable-fault vector",
             }
             .into());
         };
@@ -690,9 +713,9 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
     }
 
     /// Waits for `stream`'s work, servicing replayable faults whenever their interrupt is
-    /// pending. A cancelled fault ends the wait with [`ManagedError::FatalFault`]. The wait
-    /// for the stream or the interrupt is bounded by the GPU's `timeout_ms`, after which the
-    /// stream's own bounded wait names the fence it waited for.
+    /// pending. A cancelled fault ends the wait with [`ManagedError::FatalFault`]. Each wait
+    /// for the stream or the interrupt is bounded by the GPU's `timeout_ms`
+    /// ([`ManagedError::WaitTimeout`]).
     pub fn synchronize<A: DmaAllocator + ?Sized, C: Clock + ?Sized>(
         &mut self,
         gpu: &mut Gpu<'a, R, A, C>,
@@ -721,8 +744,10 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
                     break;
                 }
                 if gpu.clock().now_ns().saturating_sub(started) >= timeout_ns {
-                    // Neither came: the stream's own wait reports the fence it waited for.
-                    return stream.synchronize(gpu).map_err(ManagedError::from);
+                    return Err(ManagedError::WaitTimeout {
+                        vector: self.fault_interrupt.vector(),
+                        timeout_ms: gpu.config().timeout_ms,
+                    });
                 }
                 core::hint::spin_loop();
             }

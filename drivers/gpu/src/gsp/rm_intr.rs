@@ -34,6 +34,8 @@ pub mod headers {
         ENGINE_IDX = "src/nvidia/inc/kernel/gpu/intr/engine_idx.h";
         /// `NV_INTR_VECTOR_INVALID`.
         DEV_CTRL_DEFINES = "src/nvidia/arch/nvalloc/common/inc/dev_ctrl_defines.h";
+        /// `NV_CPU_INTR_UVM_SUBTREE_START`.
+        DEV_VM_ADDENDUM = "src/common/inc/swref/published/turing/tu102/dev_vm_addendum.h";
     }
 }
 
@@ -51,6 +53,9 @@ pub const NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION: usize = 2;
 /// `NV2080_INTR_CATEGORY_UVM_OWNED`: interrupts UVM services itself (the replayable fault
 /// buffer's).
 pub const NV2080_INTR_CATEGORY_UVM_OWNED: usize = 5;
+/// `NV_CPU_INTR_UVM_SUBTREE_START` (= `_LAST`): the CPU_INTR top-level subtree RM gives
+/// `NV2080_INTR_CATEGORY_UVM_OWNED` (`intrInitSubtreeMap_TU102`).
+pub const NV_CPU_INTR_UVM_SUBTREE_START: u8 = 1;
 /// `NV2080_INTR_CATEGORY_ENUM_COUNT`: entries of `subtreeMap`.
 pub const NV2080_INTR_CATEGORY_ENUM_COUNT: usize = 7;
 /// `NV2080_INTR_INVALID_SUBTREE` (`NV_U8_MAX`): a category without subtrees.
@@ -290,6 +295,7 @@ pub const CONSTANTS: &[ConstantFact] = &[
     c_constant!("MC_ENGINE_IDX_GR0", headers::ENGINE_IDX, MC_ENGINE_IDX_GR0),
     c_constant!("MC_ENGINE_IDX_REPLAYABLE_FAULT", headers::ENGINE_IDX, MC_ENGINE_IDX_REPLAYABLE_FAULT),
     c_constant!("NV_INTR_VECTOR_INVALID", headers::DEV_CTRL_DEFINES, NV_INTR_VECTOR_INVALID),
+    c_constant!("NV_CPU_INTR_UVM_SUBTREE_START", headers::DEV_VM_ADDENDUM, NV_CPU_INTR_UVM_SUBTREE_START),
 ];
 
 /// Values NVIDIA spells as expressions: C expressions and what they evaluate to.
