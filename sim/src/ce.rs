@@ -80,6 +80,22 @@ pub enum CeError {
     AddressOverflow { offset: u64, pitch: u32, lines: u32 },
     /// The semaphore address is not aligned to what the release writes.
     SemaphoreMisaligned { va: u64, alignment: u64 },
+    /// One launch would move more than [`MAX_LAUNCH_BYTES`]: hardware would do it (lines of
+    /// pitch 0 rewrite the same bytes), the model refuses rather than spend minutes in a doorbell.
+    LaunchTooLarge { bytes: u128 },
+}
+
+/// Most bytes one `LAUNCH_DMA` may write in the model (all lines together). No driver path moves
+/// more than a 2 MiB block per launch; the largest test copies 64 MiB.
+pub const MAX_LAUNCH_BYTES: u64 = 1 << 30;
+
+/// Refuses a launch of `lines` lines of `line_bytes` bytes beyond [`MAX_LAUNCH_BYTES`].
+fn check_launch_size(lines: u32, line_bytes: u64) -> Result<(), CeError> {
+    let bytes = u128::from(lines) * u128::from(line_bytes);
+    if bytes > u128::from(MAX_LAUNCH_BYTES) {
+        return Err(CeError::LaunchTooLarge { bytes });
+    }
+    Ok(())
 }
 
 impl fmt::Display for CeError {
@@ -102,6 +118,10 @@ impl fmt::Display for CeError {
             Self::SemaphoreMisaligned { va, alignment } => {
                 write!(f, "copy engine: semaphore {va:#x} is not {alignment}-byte aligned")
             }
+            Self::LaunchTooLarge { bytes } => write!(
+                f,
+                "copy engine: one launch of {bytes} bytes is more than the model's {MAX_LAUNCH_BYTES} bytes per launch"
+            ),
         }
     }
 }
@@ -473,6 +493,7 @@ impl CopyEngine {
         }
         let src = self.side("NVC5B5_SET_SRC_PHYS_MODE", l.src_type(), self.src_phys_mode)?;
         let len = self.line_length as u64;
+        check_launch_size(lines, len)?;
         let mut written = 0;
         for line in 0..lines as u64 {
             let s = line_start(src_addr, line, self.pitch_in, lines, len)?;
@@ -537,6 +558,7 @@ impl CopyEngine {
         let src_elem = size * n_src;
         let per_chunk = CHUNK_BYTES / dst_elem.max(src_elem);
         let elements = self.line_length as u64;
+        check_launch_size(lines, elements * dst_elem.max(src_elem) as u64)?;
         let consts = [self.remap_const[0].to_le_bytes(), self.remap_const[1].to_le_bytes()];
         let component = |s: RemapSource, src_el: &[u8], out: &mut [u8]| match s {
             RemapSource::SrcX | RemapSource::SrcY | RemapSource::SrcZ | RemapSource::SrcW => {

@@ -652,7 +652,8 @@ fn raw(task: &LogTask, ring: &Ring<'_>, floor: u64, put: u64, lost: u64, out: &m
     out.push(LogLine { log: task.name, kind: LogLineKind::Raw, timestamp: None, text: header });
     let mut n = start;
     while n < put {
-        let end = (n + RAW_QWORDS_PER_LINE as u64).min(put);
+        // `put` is GSP-RM's word: near u64::MAX, a plain add would overflow.
+        let end = n.saturating_add(RAW_QWORDS_PER_LINE as u64).min(put);
         let mut text = alloc::format!("qwords {n}..{end}:");
         for q in n..end {
             let _ = write!(text, " {:#018x}", ring.entry(q));
@@ -970,6 +971,19 @@ mod tests {
         let lines = logs.drain_to_vec(&[&buffer]);
         assert!(lines[0].text.contains("overwritten"), "{}", lines[0]);
         assert_eq!(lines.len(), 1 + (RAW_QWORDS_PER_DRAIN as usize) / RAW_QWORDS_PER_LINE);
+        // Found by the `gsp_log` fuzz target: five new qwords ending just below u64::MAX made
+        // the last line's end overflow.
+        let mut fresh = GspLogs::new(&GSP_RM_LOG_TASKS[2..], None);
+        buffer[..8].copy_from_slice(&(u64::MAX - 6).to_le_bytes());
+        fresh.drain_to_vec(&[&buffer]);
+        buffer[..8].copy_from_slice(&(u64::MAX - 1).to_le_bytes());
+        let lines = fresh.drain_to_vec(&[&buffer]);
+        assert_eq!(lines.len(), 3, "{lines:#?}");
+        assert!(
+            lines[2].text.starts_with(&alloc::format!("qwords {}..{}:", u64::MAX - 2, u64::MAX - 1)),
+            "{}",
+            lines[2]
+        );
         // Too small a buffer, or none.
         let lines = logs.drain_to_vec(&[&buffer[..8]]);
         assert_eq!(lines[0].kind, LogLineKind::Error);
