@@ -1,5 +1,7 @@
 //! Shared helpers for the integration tests in `tests/tests/`.
 
+pub mod fuzz;
+pub mod fuzz_seeds;
 pub mod model_boot;
 pub mod ptx_build;
 pub mod rm_c;

@@ -72,6 +72,15 @@ impl Args {
     }
 
     /// Rejects whatever no one took.
+    /// Takes the words that are not options (do not start with `-`), in order. Call it after
+    /// every option that takes a value has been taken.
+    pub fn positionals(&mut self) -> Vec<String> {
+        let (positional, options): (Vec<String>, Vec<String>) =
+            std::mem::take(&mut self.words).into_iter().partition(|w| !w.starts_with('-'));
+        self.words = options;
+        positional
+    }
+
     pub fn finish(self) -> Result<Vec<String>> {
         if let Some(unknown) = self.words.first() {
             return Err(error(format!("unknown argument '{unknown}' (see --help)")));

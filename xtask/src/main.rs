@@ -5,6 +5,7 @@ mod args;
 mod bench;
 mod deps;
 mod extract;
+mod fuzz;
 mod iso;
 mod kernel;
 mod klog;
@@ -51,6 +52,9 @@ Commands:
                   --timeout SECS (120)  --kernel PATH  --no-build  -- extra QEMU args
   extract-firmware  the 535.261.03 boot ucodes from NVIDIA's g_bindata_*.c into
                 target/real-data/extracted-535.261.03 (see `cargo xtask extract-firmware --help`)
+  fuzz          coverage-guided fuzzing (libFuzzer) of every parser that takes outside bytes:
+                one line per target, `fuzz TARGET: N execs, N crashes`; fails on any crash
+                  --seconds N (60 per target)   TARGET... (default: every target in fuzz/fuzz_targets)
   selftest      check xtask itself: the suite on a fake kernel (xtask/fake-kernel), and that a
                 failing kernel is caught
 ";
@@ -115,6 +119,7 @@ fn main() -> ExitCode {
         "bench-boot" => cmd_bench_boot(args).map(|()| ExitCode::SUCCESS),
         "bench" => cmd_bench(args).map(|()| ExitCode::SUCCESS),
         "selftest" => cmd_selftest(args).map(|()| ExitCode::SUCCESS),
+        "fuzz" => cmd_fuzz(args).map(|()| ExitCode::SUCCESS),
         "extract-firmware" => extract::cmd_extract_firmware(args).map(|()| ExitCode::SUCCESS),
         "" | "help" | "-h" | "--help" => {
             print!("{USAGE}");
@@ -391,6 +396,10 @@ fn cmd_test(mut args: Args) -> Result<()> {
         println!("== {why}");
         not_checked.push(why);
     }
+    println!(
+        "== fuzzing: every target for {FUZZ_SECONDS_IN_TEST} s (cargo xtask fuzz --seconds {FUZZ_SECONDS_IN_TEST})"
+    );
+    fuzz::run(&fuzz::Options { seconds: FUZZ_SECONDS_IN_TEST, targets: Vec::new() })?;
     println!("== QEMU suite");
     resolve_suite_kernel(&mut opts, no_build)?;
     let result = suite::run(&opts);
@@ -489,6 +498,20 @@ fn cmd_bench(mut args: Args) -> Result<()> {
 
 /// Checks the harness itself on the fake kernel: every suite case must pass, and a kernel that
 /// reports a failing test must fail its case.
+/// Seconds each fuzz target runs in `cargo xtask test`.
+const FUZZ_SECONDS_IN_TEST: u64 = 10;
+
+fn cmd_fuzz(mut args: Args) -> Result<()> {
+    if wants_help(&mut args) {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let seconds = args.number::<u64>("--seconds")?.unwrap_or(60);
+    let targets = args.positionals();
+    args.finish()?;
+    fuzz::run(&fuzz::Options { seconds, targets }).map(|_| ())
+}
+
 fn cmd_selftest(mut args: Args) -> Result<()> {
     if wants_help(&mut args) {
         print!("{USAGE}");
