@@ -14,7 +14,11 @@
  *   - exits through isa-debug-exit (port 0xf4): 0x10 (pass) or, with `fake-fail` on the command
  *     line, a failing test line and 0x11.
  * With `fake-pci-extra` on the command line it also reports a PCI function that does not exist,
- * which the harness's PCI cross-check must catch.
+ * which the harness's PCI cross-check must catch. Each `fake-ktest=NAME` word adds a passing
+ * test line `ktest NAME ... ok (1 ms)` (the selftest passes the ktests each case exists for).
+ * A command line starting with `app ` prints the example application's report instead of the
+ * tests (every example ok, the managed-memory lines) and exits 0x10; `fault=pagefault` prints a
+ * page-fault exception report and exits 0x11, as the kernel does.
  *
  * Written in assembly so that it needs nothing but the C toolchain the kernel build already uses.
  */
@@ -135,15 +139,55 @@ main:
     mov esi, offset msg_ready
     call puts
     mov esi, [cmdline]
+    mov edi, offset word_pagefault
+    call contains
+    test eax, eax
+    jz 8f
+    mov esi, offset msg_fault_report
+    call puts
+    mov eax, 0x11
+    jmp exit
+8:  mov esi, [cmdline]
+    cmp dword ptr [esi], 0x20707061     /* "app " */
+    jne 9f
+    mov esi, offset msg_app
+    call puts
+    mov eax, 0x10
+    jmp exit
+9:  call count_ktests
+    mov esi, offset msg_running
+    call puts
+    mov eax, [extra_ktests]
+    add eax, 2
+    call put_dec
+    mov esi, offset msg_tests
+    call puts
+    mov esi, [cmdline]
     mov edi, offset word_fail
     call contains
     test eax, eax
     jnz 5f
     mov esi, offset msg_tests_pass
     call puts
+    call print_ktests
+    mov esi, offset msg_result
+    call puts
+    mov eax, [extra_ktests]
+    add eax, 2
+    call put_dec
+    mov esi, offset msg_passed
+    call puts
     mov eax, 0x10
     jmp exit
 5:  mov esi, offset msg_tests_fail
+    call puts
+    call print_ktests
+    mov esi, offset msg_result
+    call puts
+    mov eax, [extra_ktests]
+    inc eax
+    call put_dec
+    mov esi, offset msg_failed_one
     call puts
     mov eax, 0x11
 exit:
@@ -152,6 +196,47 @@ exit:
 6:  cli
     hlt
     jmp 6b
+
+/* count_ktests: the number of `fake-ktest=` words in the command line, into extra_ktests. */
+count_ktests:
+    mov dword ptr [extra_ktests], 0
+    mov esi, [cmdline]
+1:  mov edi, offset word_ktest
+    call find
+    test eax, eax
+    jz 2f
+    inc dword ptr [extra_ktests]
+    mov esi, eax
+    jmp 1b
+2:  ret
+
+/* print_ktests: `ktest NAME ... ok (1 ms)` for each `fake-ktest=NAME` word. */
+print_ktests:
+    mov esi, [cmdline]
+1:  mov edi, offset word_ktest
+    call find
+    test eax, eax
+    jz 4f
+    push eax
+    mov esi, offset msg_ktest
+    call puts
+    pop esi
+2:  mov al, [esi]
+    test al, al
+    jz 3f
+    cmp al, ' '
+    je 3f
+    push esi
+    call putc
+    pop esi
+    inc esi
+    jmp 2b
+3:  push esi
+    mov esi, offset msg_ktest_ok
+    call puts
+    pop esi
+    jmp 1b
+4:  ret
 
 /* Brute-force scan of every bus, device and function through the configuration ports. */
 pci_scan:
@@ -354,6 +439,30 @@ contains:
     pop ebx
     ret
 
+/* find: EAX = the address just past the first occurrence in the NUL-terminated string at ESI
+   of the one at EDI, or 0. */
+find:
+    push ebx
+1:  xor ecx, ecx
+2:  mov al, [edi + ecx]
+    test al, al
+    jz 4f
+    mov bl, [esi + ecx]
+    cmp al, bl
+    jne 3f
+    inc ecx
+    jmp 2b
+3:  cmp byte ptr [esi], 0
+    je 5f
+    inc esi
+    jmp 1b
+4:  lea eax, [esi + ecx]
+    pop ebx
+    ret
+5:  xor eax, eax
+    pop ebx
+    ret
+
     .section .rodata
 hex_digits:         .ascii "0123456789abcdef"
 empty:              .asciz ""
@@ -370,19 +479,41 @@ msg_functions:      .asciz " functions"
 msg_waiting:        .asciz "; waiting for host"
 msg_host_answered:  .asciz "[       0 ms] INFO  pci: host answered"
 msg_ready:          .asciz "[       1 ms] INFO  platform ready in 1 ms\r\n"
-msg_tests_pass:     .ascii "[       1 ms] INFO  ktest: running 2 tests\r\n"
-                    .ascii "[       1 ms] INFO  ktest fake::serial ... ok\r\n"
-                    .ascii "[       1 ms] INFO  ktest fake::pci_scan ... ok\r\n"
-                    .asciz "[       1 ms] INFO  ktest result: 2 passed, 0 failed\r\n"
-msg_tests_fail:     .ascii "[       1 ms] INFO  ktest: running 2 tests\r\n"
-                    .ascii "[       1 ms] INFO  ktest fake::serial ... ok\r\n"
-                    .ascii "[       1 ms] ERROR ktest fake::pci_scan ... FAILED: asked to fail\r\n"
-                    .asciz "[       1 ms] INFO  ktest result: 1 passed, 1 failed\r\n"
+word_ktest:         .asciz "fake-ktest="
+word_pagefault:     .asciz "fault=pagefault"
+msg_running:        .asciz "[       1 ms] INFO  ktest: running "
+msg_tests:          .asciz " tests\r\n"
+msg_ktest:          .asciz "[       1 ms] INFO  ktest "
+msg_ktest_ok:       .asciz " ... ok (1 ms)\r\n"
+msg_result:         .asciz "[       1 ms] INFO  ktest result: "
+msg_passed:         .asciz " passed, 0 failed\r\n"
+msg_tests_pass:     .ascii "[       1 ms] INFO  ktest fake::serial ... ok\r\n"
+                    .asciz "[       1 ms] INFO  ktest fake::pci_scan ... ok\r\n"
+msg_fault_report:   .ascii "[       1 ms] ERROR EXCEPTION vector 14 (#PF page fault), error code 0x0\r\n"
+                    .ascii "[       1 ms] ERROR   cr2 0xffff90000badf000 (page not present on read data access)\r\n"
+                    .ascii "[       1 ms] ERROR   rip 0x0000000000200000 rsp 0x0000000000300000 rflags 0x2\r\n"
+                    .ascii "[       1 ms] ERROR   rax 0x0000000000000000 rbx 0x0000000000000000\r\n"
+                    .ascii "[       1 ms] ERROR   backtrace:\r\n"
+                    .asciz "[       1 ms] ERROR     0x0000000000200000 kernel::kernel_main+0x10 (fake)\r\n"
+msg_app:            .ascii "[      10 ms] INFO  app: vector_add: ok (fake)\r\n"
+                    .ascii "[      11 ms] INFO  app: saxpy: ok (fake)\r\n"
+                    .ascii "[      12 ms] INFO  app: matmul: ok (fake)\r\n"
+                    .ascii "[      13 ms] INFO  app: reduce: ok (fake)\r\n"
+                    .ascii "[      14 ms] INFO  app: histogram: ok (fake)\r\n"
+                    .ascii "[      15 ms] INFO  app: mandelbrot: ok (fake)\r\n"
+                    .ascii "[      16 ms] INFO  app: managed: ok (fake)\r\n"
+                    .ascii "[      16 ms] INFO  app: managed: 3 CPU page faults served through uvm, 12288 bytes migrated back from the GPU by them\r\n"
+                    .ascii "[      16 ms] INFO  app: managed stats: {\"gpu_faults\":1,\"replays\":1,\"cancels\":0,\"evictions\":1,\"migrated_to_gpu_bytes\":4096,\"migrated_to_cpu_bytes\":12288,\"cpu_faults\":3}\r\n"
+                    .asciz "[      17 ms] INFO  app: 6 passed, 0 failed\r\n"
+msg_tests_fail:     .ascii "[       1 ms] INFO  ktest fake::serial ... ok\r\n"
+                    .asciz "[       1 ms] ERROR ktest fake::pci_scan ... FAILED: asked to fail\r\n"
+msg_failed_one:     .asciz " passed, 1 failed\r\n"
 
     .bss
     .balign 16
 cmdline:        .long 0
 functions:      .long 0
+extra_ktests:   .long 0
 vendor_device:  .long 0
 class_code:     .long 0
     .balign 16

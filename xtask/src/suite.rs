@@ -240,6 +240,10 @@ pub struct Options {
     pub only: Vec<String>,
     /// Logs and images go under target/qemu-logs/<prefix><case>.*
     pub log_prefix: String,
+    /// The kernel is the selftest's fake (`xtask/fake-kernel`): each case's command line also
+    /// names the ktests the case exists for (`fake-ktest=NAME`), which the fake then reports as
+    /// passed, so the check that they ran is exercised.
+    pub fake_ktests: bool,
 }
 
 impl Options {
@@ -357,6 +361,13 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
     let logs = logs_dir()?;
     let stem = format!("{}{}", opts.log_prefix, case.name);
     let cmdline = match case.expect {
+        Expect::TestsPass if opts.fake_ktests => {
+            if case.boot != BootPath::Pvh && !case.ktests.is_empty() {
+                return Err(error("ktests a case exists for are only given to the fake kernel on the PVH path"));
+            }
+            let named: Vec<String> = case.ktests.iter().map(|k| format!("fake-ktest={k}")).collect();
+            format!("{} {} {}", opts.cmdline(), case.append, named.join(" "))
+        }
         Expect::TestsPass => format!("{} {}", opts.cmdline(), case.append),
         // A fault case boots without `test` and without the handshake: it must fault first.
         Expect::PageFaultReport => case.append.to_string(),
@@ -744,6 +755,7 @@ mod tests {
             timeout: None,
             only: vec![],
             log_prefix: String::new(),
+            fake_ktests: false,
         };
         assert_eq!(opts.cmdline(), "test pci-handshake log=debug gpu=none");
         opts.pci_check = false;
