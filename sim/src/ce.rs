@@ -87,15 +87,16 @@ pub enum CeError {
 
 /// Most bytes one `LAUNCH_DMA` may write in the model (all lines together). No driver path moves
 /// more than a 2 MiB block per launch; the largest test copies 64 MiB.
-pub const MAX_LAUNCH_BYTES: u64 = 1 << 30;
+pub const MAX_LAUNCH_BYTES: u64 = 256 << 20;
 
-/// Refuses a launch of `lines` lines of `line_bytes` bytes beyond [`MAX_LAUNCH_BYTES`].
-fn check_launch_size(lines: u32, line_bytes: u64) -> Result<(), CeError> {
+/// Refuses a launch of `lines` lines of `line_bytes` bytes beyond [`MAX_LAUNCH_BYTES`]. `false`:
+/// the launch moves nothing (lines of length 0), and the caller skips its lines.
+fn check_launch_size(lines: u32, line_bytes: u64) -> Result<bool, CeError> {
     let bytes = u128::from(lines) * u128::from(line_bytes);
     if bytes > u128::from(MAX_LAUNCH_BYTES) {
         return Err(CeError::LaunchTooLarge { bytes });
     }
-    Ok(())
+    Ok(bytes > 0)
 }
 
 impl fmt::Display for CeError {
@@ -493,7 +494,9 @@ impl CopyEngine {
         }
         let src = self.side("NVC5B5_SET_SRC_PHYS_MODE", l.src_type(), self.src_phys_mode)?;
         let len = self.line_length as u64;
-        check_launch_size(lines, len)?;
+        if !check_launch_size(lines, len)? {
+            return Ok(0);
+        }
         let mut written = 0;
         for line in 0..lines as u64 {
             let s = line_start(src_addr, line, self.pitch_in, lines, len)?;
@@ -558,7 +561,9 @@ impl CopyEngine {
         let src_elem = size * n_src;
         let per_chunk = CHUNK_BYTES / dst_elem.max(src_elem);
         let elements = self.line_length as u64;
-        check_launch_size(lines, elements * dst_elem.max(src_elem) as u64)?;
+        if !check_launch_size(lines, elements * dst_elem.max(src_elem) as u64)? {
+            return Ok(0);
+        }
         let consts = [self.remap_const[0].to_le_bytes(), self.remap_const[1].to_le_bytes()];
         let component = |s: RemapSource, src_el: &[u8], out: &mut [u8]| match s {
             RemapSource::SrcX | RemapSource::SrcY | RemapSource::SrcZ | RemapSource::SrcW => {

@@ -118,8 +118,20 @@ fn build(targets: &[String], triple: &str) -> Result<PathBuf> {
     Ok(build_dir.join(triple).join("release"))
 }
 
+/// The inputs libFuzzer left for crashes, timeouts, out-of-memory and leaks (not `slow-unit-*`:
+/// those only ran longer than the others).
 fn artifacts(dir: &Path) -> BTreeSet<PathBuf> {
-    std::fs::read_dir(dir).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default()
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                    ["crash-", "timeout-", "oom-", "leak-"].iter().any(|k| name.starts_with(k))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// `stat::number_of_executed_units: N` of libFuzzer's final statistics (or the last `#N` status

@@ -224,7 +224,10 @@ fn a_launch_beyond_the_models_limit_is_refused_not_run() {
     // Pitches 0, 0x800 bytes a line, 0xffff_ffff lines: 8 TiB over the same 2 KiB.
     let m = [(0x410, 0), (0x414, 0), (0x418, 0x800), (0x41c, u32::MAX), (LAUNCH_DMA, COPY | 1 << 9)];
     assert_eq!(run(&mut ce, &mut mem, &m), Err(CeError::LaunchTooLarge { bytes: 0x800 * u128::from(u32::MAX) }));
-    // At the limit it still runs: 512 Ki lines of 2 KiB.
+    // At the limit it still runs: 128 Ki lines of 2 KiB.
     let m = [(0x41c, (MAX_LAUNCH_BYTES / 0x800) as u32), (LAUNCH_DMA, COPY | 1 << 9)];
     assert_eq!(run(&mut ce, &mut mem, &m).unwrap().unwrap().bytes_written, MAX_LAUNCH_BYTES);
+    // Also found by the fuzzer: 4 Gi lines of length 0 move nothing, and take no time.
+    let m = [(0x418, 0), (0x41c, u32::MAX), (LAUNCH_DMA, COPY | 1 << 9)];
+    assert_eq!(run(&mut ce, &mut mem, &m).unwrap().unwrap().bytes_written, 0);
 }
