@@ -215,6 +215,9 @@ pub fn parse_loader<'m>(
 
 /// Fills a BootInfo from parsed loader data; `regions` must be the storage the BootInfo's
 /// memory map will point at.
+// `bootloader_api::info::FrameBuffer::new` is an `unsafe fn` (it records an address the kernel will
+// map); the only unsafe of the boot crate outside its assembly trampoline.
+#[allow(unsafe_code)]
 pub fn fill_boot_info(info: &mut BootInfo, data: &LoaderData<'_>, layout: ImageLayout) {
     info.rsdp_addr = data.rsdp.into();
     info.kernel_addr = layout.kernel_start;

@@ -4,6 +4,9 @@
 //! display/3D functions found on PCI, and, when there are none, model GPUs from `sim/` chosen
 //! on the command line (`gpu=model:gh100,model:ad102`; default one GH100; `gpu=none`).
 
+// unsafe here: BAR0 as volatile MMIO and DMA buffers over physical frames (to move behind mem/).
+#![allow(unsafe_code)]
+
 use crate::mem::paging::{self, CacheType};
 use crate::mem::wc::WcWindow;
 use crate::mem::{frames, PHYS_OFFSET};
@@ -32,14 +35,14 @@ pub struct MmioBar0 {
 
 impl RegisterIo for MmioBar0 {
     fn read32(&self, offset: u32) -> u32 {
-        if offset as u64 + 4 > self.len || offset % 4 != 0 {
+        if offset as u64 + 4 > self.len || !offset.is_multiple_of(4) {
             return 0xFFFF_FFFF;
         }
         // SAFETY: BAR0 is mapped UC for `len` bytes at `virt`; the offset is in range and aligned.
         unsafe { core::ptr::read_volatile((self.virt + offset as u64) as *const u32) }
     }
     fn write32(&self, offset: u32, value: u32) {
-        if offset as u64 + 4 > self.len || offset % 4 != 0 {
+        if offset as u64 + 4 > self.len || !offset.is_multiple_of(4) {
             return;
         }
         // SAFETY: as in read32.
@@ -176,7 +179,7 @@ static ALIGNED: Mutex<Vec<(String, &'static [u8])>> = Mutex::new(Vec::new());
 impl FirmwareSource for BootModules {
     fn get(&self, name: &str) -> Option<&[u8]> {
         let data = crate::boot_extras().module(name)?.data;
-        if data.as_ptr() as usize % 8 == 0 {
+        if (data.as_ptr() as usize).is_multiple_of(8) {
             return Some(data);
         }
         let mut cache = ALIGNED.lock();

@@ -2,6 +2,9 @@
 //! memory through the kernel's RAM mapping (bus address = physical address, as `FrameDma`
 //! hands out), so the driver's DMA goes through the same boundary as on real hardware.
 
+// unsafe here: the model reads and writes system memory through the RAM mapping.
+#![allow(unsafe_code)]
+
 use crate::mem::paging;
 use crate::mem::PHYS_OFFSET;
 use alloc::boxed::Box;

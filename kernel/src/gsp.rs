@@ -6,6 +6,9 @@
 //! A booted GSP keeps using the DMA memory its boot laid out, so each session lives for the
 //! kernel's lifetime (`SESSIONS`): nothing here is ever freed while GSP-RM runs.
 
+// unsafe here: `Send` for the GSP sessions, which live in a lock.
+#![allow(unsafe_code)]
+
 use crate::gpu::{Bar0, FrameDma, KernelClock};
 use alloc::boxed::Box;
 use alloc::string::String;

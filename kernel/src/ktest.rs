@@ -4,6 +4,9 @@
 //! A test that needs hardware the machine lacks returns `Err("SKIP: why")`: reported as
 //! skipped, never as passed.
 
+// unsafe here: the bounds of the `.ktests` linker section.
+#![allow(unsafe_code)]
+
 use alloc::string::String;
 
 #[repr(C)]

@@ -22,27 +22,30 @@ mod serial;
 mod time;
 
 use bootloader_api::BootInfo;
-use core::sync::atomic::{AtomicUsize, Ordering};
+// The boot trampoline (32-bit entry, page tables, long mode): assembly, unsafe by nature.
+#[allow(unsafe_code)]
+mod trampoline {
+    core::arch::global_asm!(include_str!("../../boot/src/entry.S"), options(att_syntax));
+}
 
-core::arch::global_asm!(include_str!("../../boot/src/entry.S"), options(att_syntax));
-
-static EXTRAS: AtomicUsize = AtomicUsize::new(0);
+static EXTRAS: spin::Once<&'static boot::BootExtras> = spin::Once::new();
 
 /// The loader information BootInfo has no field for: command line, modules by name.
 pub fn boot_extras() -> &'static boot::BootExtras {
-    let p = EXTRAS.load(Ordering::Acquire);
-    // SAFETY: set once in `_boot_entry64` from a 'static reference before anything calls this.
-    unsafe { &*(p as *const boot::BootExtras) }
+    // Set in `_boot_entry64` before `kernel_main`, which is where every caller runs from.
+    EXTRAS.get().copied().expect("boot extras are recorded at entry, before kernel_main")
 }
 
-/// Called by the trampoline in `entry.S` in long mode on the boot stack.
+/// Called by the trampoline in `entry.S` in long mode on the boot stack (an exported symbol:
+/// `unsafe_code` flags `no_mangle`).
+#[allow(unsafe_code)]
 #[unsafe(no_mangle)]
 extern "C" fn _boot_entry64(protocol: u32, magic: u32, info: u32) -> ! {
     time::mark_entry();
     serial::init();
     match arch::handoff::handoff(protocol, magic, info) {
         Ok((boot_info, extras)) => {
-            EXTRAS.store(extras as *const _ as usize, Ordering::Release);
+            EXTRAS.call_once(|| extras);
             kernel_main(boot_info)
         }
         Err(e) => {
@@ -62,8 +65,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     // Deliberate faults, for the harness to check the exception report end to end.
     match cmdline.value("fault") {
         Some("pagefault") => {
-            // SAFETY: none: this is meant to fault, and the report ends the run.
-            let v = unsafe { core::ptr::read_volatile(0xffff_9000_0bad_f000 as *const u64) };
+            let v = arch::read_unmapped_for_the_fault_report();
             log::error!(target: "kernel", "read of an unmapped address returned {v:#x}");
         }
         Some("panic") => panic!("panic requested on the command line"),

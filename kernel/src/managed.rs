@@ -11,6 +11,9 @@
 //! faulting code holds the heap or frame-allocator lock (managed memory is the application's,
 //! not the allocator's, so it does not).
 
+// unsafe here: the page-fault hook's service pointer and the CPU's view of managed pages.
+#![allow(unsafe_code)]
+
 use nvgpu::mm::format::PageSize;
 use spin::Mutex;
 use uvm::page_mask::{PAGE_SIZE, VA_BLOCK_SIZE};

@@ -2,6 +2,9 @@
 //! what it found (time source, I/O APICs, CPUs). Parsing itself is `kernel::acpi` (host-tested
 //! against real server tables).
 
+// unsafe here: slices of physical memory (the RAM mapping) for the ACPI parser.
+#![allow(unsafe_code)]
+
 use crate::arch::{apic, ioapic};
 use crate::mem::paging::{self, CacheType};
 use crate::mem::PHYS_OFFSET;

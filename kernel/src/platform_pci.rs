@@ -3,6 +3,9 @@
 //! enable bit 31 | bus 23:16 | device 15:11 | function 10:8 | register 7:2), the scan of every
 //! root range, and the one-line-per-function log that scripts compare with QEMU and lspci.
 
+// unsafe here: ECAM configuration space as volatile MMIO.
+#![allow(unsafe_code)]
+
 use crate::arch::port;
 use crate::mem::paging::{self, CacheType};
 use crate::mem::wc::WcWindow;
@@ -162,12 +165,8 @@ pub fn scan(d: &crate::platform_acpi::Discovered, handshake: bool) {
     let access = ACCESS.call_once(|| access);
     let functions = pci::enumerate(access.get(), &roots);
     for f in &functions {
-        for (i, line) in pci::describe(f).iter().enumerate() {
-            if i == 0 {
-                log::info!(target: "pci", "{line}");
-            } else {
-                log::info!(target: "pci", "{line}");
-            }
+        for line in pci::describe(f) {
+            log::info!(target: "pci", "{line}");
         }
     }
     let n = functions.len();

@@ -2,6 +2,9 @@
 //! functions the compiler emits calls to (compiler_builtins leaves them out on linux-gnu), the
 //! unwinding personality the precompiled `core` references, and the panic handler.
 
+// unsafe here: the freestanding runtime: the memory functions the compiler calls, the panic handler.
+#![allow(unsafe_code)]
+
 use core::arch::asm;
 
 // SAFETY (for the four functions below): callers (compiler-generated code and `core`) uphold

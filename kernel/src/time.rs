@@ -4,6 +4,9 @@
 //! the main counter at 0x0F0), or, without an HPET, against PIT channel 2 (Intel 8254: 1.193182
 //! MHz input; port 0x61 bit 0 gates channel 2, bit 5 reads its output).
 
+// unsafe here: the HPET's registers, read and written as MMIO.
+#![allow(unsafe_code)]
+
 use crate::arch::{self, port};
 use crate::mem::paging::{self, CacheType};
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};

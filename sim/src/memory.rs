@@ -6,6 +6,10 @@
 //! memory; host tests use [`DmaArena`], which is both: the driver allocates from it, the model
 //! reads and writes the same bytes by bus address.
 
+// The device side of the DMA boundary on the host: `DmaArena` allocates the memory it lends out
+// as `DmaBuffer`s and reaches it by raw pointer, as the kernel's physical memory is reached.
+#![allow(unsafe_code)]
+
 use alloc::alloc::{alloc_zeroed, dealloc, Layout};
 use alloc::sync::Arc;
 use alloc::vec::Vec;

@@ -373,6 +373,21 @@ fn cmd_test(mut args: Args) -> Result<()> {
     if clippy {
         println!("== cargo clippy --workspace --all-targets -- -D warnings");
         run_status(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+        // The kernel binary needs the `image` feature, which workspace builds leave out.
+        println!("== cargo clippy -p kernel --release --features image --bin kernel -- -D warnings");
+        run_status(cargo().args([
+            "clippy",
+            "-p",
+            "kernel",
+            "--release",
+            "--features",
+            "image",
+            "--bin",
+            "kernel",
+            "--",
+            "-D",
+            "warnings",
+        ]))?;
     } else {
         let why = "lints NOT checked: clippy is not installed (rustup component add clippy)";
         println!("== SKIPPED: {why}");

@@ -318,6 +318,8 @@ pub struct QemuProcess {
     exited: Option<ExitStatus>,
 }
 
+// Two libc calls (prctl, kill) that std does not wrap: the only unsafe in the host tools.
+#[allow(unsafe_code)]
 impl QemuProcess {
     pub fn spawn(mut cmd: Command) -> Result<Self> {
         // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe and touches no memory of ours;
@@ -362,6 +364,7 @@ impl QemuProcess {
     }
 }
 
+#[allow(unsafe_code)]
 impl Drop for QemuProcess {
     fn drop(&mut self) {
         if matches!(self.try_wait(), Ok(Some(_))) {

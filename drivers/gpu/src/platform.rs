@@ -2,6 +2,9 @@
 //! with bounded waits, and firmware by name. The kernel implements them for real hardware
 //! (frames as DMA memory, the TSC clock, boot modules); host tests and the in-kernel GPU model
 //! implement them in software. The driver never touches the machine any other way.
+// The DMA boundary: memory a device shares with the CPU is reached through raw pointers only
+// here, behind `DmaBuffer`'s bounds-checked accessors.
+#![allow(unsafe_code)]
 
 use core::fmt;
 
@@ -69,6 +72,11 @@ impl DmaBuffer {
     pub unsafe fn new(cpu: *mut u8, bus: u64, len: usize) -> Self {
         DmaBuffer { cpu, bus, len }
     }
+    /// A buffer over memory that lives for ever and that nothing else can reach (leaked host
+    /// memory standing in for DMA memory in tests and tools), seen by the device at `bus`.
+    pub fn from_static(memory: &'static mut [u8], bus: u64) -> Self {
+        DmaBuffer { cpu: memory.as_mut_ptr(), bus, len: memory.len() }
+    }
     pub fn bus_address(&self) -> u64 {
         self.bus
     }
@@ -110,6 +118,50 @@ impl DmaBuffer {
         }
         // SAFETY: in bounds and aligned as above; `&mut self` gives exclusive CPU access.
         unsafe { core::ptr::write_volatile(self.cpu.add(offset).cast::<u32>(), value.to_le()) };
+        true
+    }
+
+    /// Whether `offset..offset + len` lies inside the buffer.
+    fn holds(&self, offset: usize, len: usize) -> bool {
+        offset.checked_add(len).is_some_and(|end| end <= self.len)
+    }
+
+    /// Fills `out` from `offset` with volatile byte loads (memory the device changes at any
+    /// time: nothing holds a reference into it). `false` when out of range.
+    pub fn read_volatile_bytes(&self, offset: usize, out: &mut [u8]) -> bool {
+        if !self.holds(offset, out.len()) {
+            return false;
+        }
+        for (i, b) in out.iter_mut().enumerate() {
+            // SAFETY: `offset + i < offset + out.len() <= self.len`, and `new`'s contract makes
+            // the memory valid for reads.
+            *b = unsafe { core::ptr::read_volatile(self.cpu.add(offset + i)) };
+        }
+        true
+    }
+
+    /// Writes `data` at `offset` with volatile byte stores. `false` when out of range.
+    pub fn write_volatile_bytes(&mut self, offset: usize, data: &[u8]) -> bool {
+        if !self.holds(offset, data.len()) {
+            return false;
+        }
+        for (i, b) in data.iter().enumerate() {
+            // SAFETY: in bounds as in `read_volatile_bytes`; `&mut self` gives exclusive CPU
+            // access.
+            unsafe { core::ptr::write_volatile(self.cpu.add(offset + i), *b) };
+        }
+        true
+    }
+
+    /// Writes `len` bytes of `value` at `offset` with volatile stores. `false` when out of range.
+    pub fn fill_volatile(&mut self, offset: usize, len: usize, value: u8) -> bool {
+        if !self.holds(offset, len) {
+            return false;
+        }
+        for i in 0..len {
+            // SAFETY: as in `write_volatile_bytes`.
+            unsafe { core::ptr::write_volatile(self.cpu.add(offset + i), value) };
+        }
         true
     }
 }

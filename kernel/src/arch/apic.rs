@@ -188,7 +188,7 @@ pub fn alloc_vectors(count: u8) -> Result<u8, VectorsExhausted> {
     let mut v = VECTORS.lock();
     let mut start = FIRST_DYNAMIC_VECTOR as u16;
     while start + count as u16 - 1 <= LAST_DYNAMIC_VECTOR as u16 {
-        if start % count as u16 == 0 {
+        if start.is_multiple_of(count as u16) {
             let free = (start..start + count as u16).all(|x| v[x as usize / 64] & (1 << (x % 64)) == 0);
             if free {
                 for x in start..start + count as u16 {

@@ -54,7 +54,7 @@ pub fn print(rip: u64, rbp: u64) {
         // A frame pointer must be aligned and mapped; stop at the chain's end (0, set by the
         // trampoline) or at anything that does not look like one.
         if frame == 0
-            || frame % 8 != 0
+            || !frame.is_multiple_of(8)
             || crate::mem::paging::translate(frame).is_none()
             || crate::mem::paging::translate(frame + 8).is_none()
         {

@@ -311,7 +311,7 @@ ktest!(usable_memory_matches_the_machine, || {
         return Err("SKIP: no expect-mem-mib= on the command line".into());
     };
     let expected: u64 = expected.parse().map_err(|_| "expect-mem-mib is not a number")?;
-    let total_mib = frames::stats().total_frames * 4096 >> 20;
+    let total_mib = (frames::stats().total_frames * 4096) >> 20;
     // Firmware keeps a little (BIOS areas, ACPI, the loader); 90% of RAM must be usable.
     kassert!(
         total_mib <= expected && total_mib * 10 >= expected * 9,

@@ -1,5 +1,8 @@
 //! Physical frames, page tables, the MMIO mapping API (uncached and write-combined) and the heap.
 
+// unsafe here: physical frames, page tables, the MMIO mapping API and the heap.
+#![allow(unsafe_code)]
+
 pub mod frames;
 pub mod heap;
 pub mod paging;

@@ -355,7 +355,10 @@ pub fn map_fresh(virt: u64, len: u64) -> Result<(), MapError> {
 /// Maps the 4 KiB frame `phys` at `virt` in the managed window (write-back, not executable,
 /// read-only unless `writable`).
 pub fn map_managed(virt: u64, phys: u64, writable: bool) -> Result<(), MapError> {
-    if !(MANAGED_BASE..MANAGED_LIMIT).contains(&virt) || virt % PAGE_SIZE != 0 || phys % PAGE_SIZE != 0 {
+    if !(MANAGED_BASE..MANAGED_LIMIT).contains(&virt)
+        || !virt.is_multiple_of(PAGE_SIZE)
+        || !phys.is_multiple_of(PAGE_SIZE)
+    {
         return Err(MapError::OutOfVirtualSpace { size: PAGE_SIZE });
     }
     let _guard = MAP_LOCK.lock();

@@ -69,6 +69,9 @@ pub(crate) fn read16<A: ConfigAccess + ?Sized>(access: &A, address: PciAddress, 
 /// friends can be used on top of the same mechanism.
 pub struct PciTypesAccess<'a, A: ConfigAccess + ?Sized>(pub &'a A);
 
+// `pci_types` declares `read`/`write` as `unsafe fn`; this implementation does nothing unsafe
+// (the `ConfigAccess` underneath is safe to call).
+#[allow(unsafe_code)]
 impl<A: ConfigAccess + ?Sized> ConfigRegionAccess for PciTypesAccess<'_, A> {
     unsafe fn read(&self, address: PciAddress, offset: u16) -> u32 {
         self.0.read32(address, offset & !3)

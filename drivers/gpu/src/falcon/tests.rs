@@ -561,8 +561,7 @@ fn dmem_pio_writes_with_aincw_and_reads_back_with_aincr() {
 fn dma_buffer(fake: &FakeFalcon, bus: u64, contents: &[u8]) -> DmaBuffer {
     let memory: &'static mut [u8] = Vec::leak(contents.to_vec());
     *fake.sysmem.borrow_mut() = Some((bus, contents.to_vec()));
-    // SAFETY: the leaked memory lives forever and is used by this buffer alone.
-    unsafe { DmaBuffer::new(memory.as_mut_ptr(), bus, memory.len()) }
+    DmaBuffer::from_static(memory, bus)
 }
 
 #[test]

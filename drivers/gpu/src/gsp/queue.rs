@@ -258,56 +258,26 @@ impl GspMessage {
 struct Shared(DmaBuffer);
 
 impl Shared {
-    fn span(&self, offset: usize, len: usize, align: usize) -> Result<*mut u8, TransportError> {
-        match offset.checked_add(len) {
-            Some(end) if end <= self.0.len() && offset.is_multiple_of(align) => {
-                // SAFETY: `offset + len <= self.0.len()`, so the result stays inside the buffer
-                // `DmaBuffer::new` vouches for.
-                Ok(unsafe { self.0.cpu_ptr().add(offset) })
-            }
-            _ => Err(TransportError::OutOfBounds { offset, len }),
-        }
-    }
-
     fn read_u32(&self, offset: usize) -> Result<u32, TransportError> {
-        let p = self.span(offset, 4, 4)?;
-        // SAFETY: `span` checked bounds; the buffer is 4 KiB aligned and `offset` 4-aligned, so
-        // the pointer is aligned for `u32`. Volatile: GSP-RM writes this word concurrently.
-        Ok(u32::from_le(unsafe { core::ptr::read_volatile(p as *const u32) }))
+        self.0.read_volatile_u32(offset).ok_or(TransportError::OutOfBounds { offset, len: 4 })
     }
 
     fn write_u32(&mut self, offset: usize, value: u32) -> Result<(), TransportError> {
-        let p = self.span(offset, 4, 4)?;
-        // SAFETY: as in `read_u32`; `&mut self` makes this the only CPU-side writer.
-        unsafe { core::ptr::write_volatile(p as *mut u32, value.to_le()) };
-        Ok(())
+        self.0.write_volatile_u32(offset, value).then_some(()).ok_or(TransportError::OutOfBounds { offset, len: 4 })
     }
 
     fn read_bytes(&self, offset: usize, out: &mut [u8]) -> Result<(), TransportError> {
-        let p = self.span(offset, out.len(), 1)?;
-        for (i, b) in out.iter_mut().enumerate() {
-            // SAFETY: `i < out.len()`, and `span` checked `offset + out.len()` is in bounds.
-            *b = unsafe { core::ptr::read_volatile(p.add(i)) };
-        }
-        Ok(())
+        let len = out.len();
+        self.0.read_volatile_bytes(offset, out).then_some(()).ok_or(TransportError::OutOfBounds { offset, len })
     }
 
     fn write_bytes(&mut self, offset: usize, data: &[u8]) -> Result<(), TransportError> {
-        let p = self.span(offset, data.len(), 1)?;
-        for (i, b) in data.iter().enumerate() {
-            // SAFETY: as in `read_bytes`; `&mut self` makes this the only CPU-side writer.
-            unsafe { core::ptr::write_volatile(p.add(i), *b) };
-        }
-        Ok(())
+        let len = data.len();
+        self.0.write_volatile_bytes(offset, data).then_some(()).ok_or(TransportError::OutOfBounds { offset, len })
     }
 
     fn fill(&mut self, offset: usize, len: usize, value: u8) -> Result<(), TransportError> {
-        let p = self.span(offset, len, 1)?;
-        for i in 0..len {
-            // SAFETY: as in `write_bytes`.
-            unsafe { core::ptr::write_volatile(p.add(i), value) };
-        }
-        Ok(())
+        self.0.fill_volatile(offset, len, value).then_some(()).ok_or(TransportError::OutOfBounds { offset, len })
     }
 }
 
@@ -753,6 +723,9 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
 /// queue protocol from the other side (written from `msgq.c`'s rules, independently of the
 /// driver code above).
 #[cfg(test)]
+// Test memory standing in for DMA memory: allocated and reached by raw pointer, as the kernel's
+// DMA allocator would.
+#[allow(unsafe_code)]
 pub(crate) mod fake {
     use super::*;
     use crate::gsp::msgq::seal_element;
