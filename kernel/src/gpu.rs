@@ -7,7 +7,7 @@
 // unsafe here: BAR0 as volatile MMIO and DMA buffers over physical frames (to move behind mem/).
 #![allow(unsafe_code)]
 
-use crate::mem::paging::{self, CacheType};
+use crate::mem::mmio::Mmio;
 use crate::mem::wc::WcWindow;
 use crate::mem::{frames, PHYS_OFFSET};
 use crate::platform_pci;
@@ -27,26 +27,16 @@ const NVIDIA: u16 = 0x10de;
 /// BAR0 (the register space) of every NVIDIA GPU since Tesla is 16 MiB.
 const BAR0_SIZE: u64 = 16 << 20;
 
-/// BAR0 mapped uncached.
-pub struct MmioBar0 {
-    virt: u64,
-    len: u64,
-}
+/// BAR0 mapped uncached. Outside the BAR (or misaligned) a read returns all ones, as a PCI
+/// master abort would, and a write is dropped.
+pub struct MmioBar0(Mmio);
 
 impl RegisterIo for MmioBar0 {
     fn read32(&self, offset: u32) -> u32 {
-        if offset as u64 + 4 > self.len || !offset.is_multiple_of(4) {
-            return 0xFFFF_FFFF;
-        }
-        // SAFETY: BAR0 is mapped UC for `len` bytes at `virt`; the offset is in range and aligned.
-        unsafe { core::ptr::read_volatile((self.virt + offset as u64) as *const u32) }
+        self.0.read32(u64::from(offset)).unwrap_or(0xFFFF_FFFF)
     }
     fn write32(&self, offset: u32, value: u32) {
-        if offset as u64 + 4 > self.len || !offset.is_multiple_of(4) {
-            return;
-        }
-        // SAFETY: as in read32.
-        unsafe { core::ptr::write_volatile((self.virt + offset as u64) as *mut u32, value) }
+        self.0.write32(u64::from(offset), value);
     }
 }
 
@@ -287,9 +277,8 @@ fn claim(f: &PciFunction) -> Result<MmioBar0, String> {
     }
     pci::enable(access, f.address, Decode { memory: true, io: false, bus_master: true })
         .map_err(|e| alloc::format!("enabling decode: {e:?}"))?;
-    let virt = paging::map_mmio(bar0.address, BAR0_SIZE, CacheType::Uncached)
-        .map_err(|e| alloc::format!("mapping BAR0: {e}"))?;
-    Ok(MmioBar0 { virt, len: BAR0_SIZE })
+    let bar = Mmio::map(bar0.address, BAR0_SIZE).map_err(|e| alloc::format!("mapping BAR0: {e}"))?;
+    Ok(MmioBar0(bar))
 }
 
 fn bring_up_one(

@@ -19,6 +19,8 @@ pub struct KTest {
 macro_rules! ktest {
     ($name:ident, $body:expr) => {
         const _: () = {
+            // The `.ktests` section is walked by `run_all`; `unsafe_code` flags `link_section`.
+            #[allow(unsafe_code)]
             #[unsafe(link_section = ".ktests")]
             #[used]
             static TEST: $crate::ktest::KTest = $crate::ktest::KTest { name: stringify!($name), run: $body };

@@ -3,11 +3,8 @@
 //! enable bit 31 | bus 23:16 | device 15:11 | function 10:8 | register 7:2), the scan of every
 //! root range, and the one-line-per-function log that scripts compare with QEMU and lspci.
 
-// unsafe here: ECAM configuration space as volatile MMIO.
-#![allow(unsafe_code)]
-
 use crate::arch::port;
-use crate::mem::paging::{self, CacheType};
+use crate::mem::mmio::Mmio;
 use crate::mem::wc::WcWindow;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -51,35 +48,31 @@ fn port_address(a: PciAddress, offset: u16) -> u32 {
 /// ECAM (PCI Firmware spec 3.2, section 4.1.2 / PCIe base spec 7.2.2): function config space at
 /// base + (bus - bus_start) << 20 | device << 15 | function << 12, 4 KiB each.
 pub struct EcamAccess {
-    windows: Vec<(RootRange, u64)>,
+    windows: Vec<(RootRange, Mmio)>,
 }
 
 impl EcamAccess {
-    fn locate(&self, a: PciAddress, offset: u16) -> Option<*mut u32> {
+    /// The window holding `a`'s configuration space and the offset of its dword `offset`.
+    fn locate(&self, a: PciAddress, offset: u16) -> Option<(&Mmio, u64)> {
         if offset >= 4096 {
             return None;
         }
-        let (range, virt) = self.windows.iter().find(|(r, _)| r.contains(a.segment(), a.bus()))?;
+        let (range, window) = self.windows.iter().find(|(r, _)| r.contains(a.segment(), a.bus()))?;
         let off = ((a.bus() - range.bus_start) as u64) << 20
             | (a.device() as u64) << 15
             | (a.function() as u64) << 12
             | (offset as u64 & 0xFFC);
-        Some((virt + off) as *mut u32)
+        Some((window, off))
     }
 }
 
 impl ConfigAccess for EcamAccess {
     fn read32(&self, a: PciAddress, offset: u16) -> u32 {
-        match self.locate(a, offset) {
-            // SAFETY: the window is mapped UC for its whole bus range (see `scan`).
-            Some(p) => unsafe { core::ptr::read_volatile(p) },
-            None => 0xFFFF_FFFF,
-        }
+        self.locate(a, offset).and_then(|(window, off)| window.read32(off)).unwrap_or(0xFFFF_FFFF)
     }
     fn write32(&self, a: PciAddress, offset: u16, value: u32) {
-        if let Some(p) = self.locate(a, offset) {
-            // SAFETY: as in read32.
-            unsafe { core::ptr::write_volatile(p, value) }
+        if let Some((window, off)) = self.locate(a, offset) {
+            window.write32(off, value);
         }
     }
     fn extended_space(&self, a: PciAddress) -> bool {
@@ -143,8 +136,8 @@ fn make_access(d: &crate::platform_acpi::Discovered) -> (Access, Vec<RootRange>)
         // The MCFG base is the address of bus 0; the window starts at bus_start.
         let base = s.base_address + ((s.bus_start as u64) << 20);
         let len = ((s.bus_end as u64 - s.bus_start as u64) + 1) << 20;
-        match paging::map_mmio(base, len, CacheType::Uncached) {
-            Ok(virt) => windows.push((range, virt)),
+        match Mmio::map(base, len) {
+            Ok(window) => windows.push((range, window)),
             Err(e) => {
                 log::warn!(target: "pci", "cannot map ECAM window {base:#x}+{len:#x}: {e}; skipping segment {}", s.segment)
             }

@@ -4,16 +4,14 @@
 //! the main counter at 0x0F0), or, without an HPET, against PIT channel 2 (Intel 8254: 1.193182
 //! MHz input; port 0x61 bit 0 gates channel 2, bit 5 reads its output).
 
-// unsafe here: the HPET's registers, read and written as MMIO.
-#![allow(unsafe_code)]
-
 use crate::arch::{self, port};
-use crate::mem::paging::{self, CacheType};
+use crate::mem::mmio::Mmio;
+use crate::mem::paging;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 static ENTRY_TSC: AtomicU64 = AtomicU64::new(0);
 static TSC_PER_MS: AtomicU64 = AtomicU64::new(0);
-static HPET_VIRT: AtomicU64 = AtomicU64::new(0);
+static HPET: spin::Once<Mmio> = spin::Once::new();
 static HPET_PERIOD_FS: AtomicU64 = AtomicU64::new(0);
 static SOURCE: AtomicU8 = AtomicU8::new(0);
 
@@ -62,16 +60,15 @@ pub fn source() -> Option<Calibration> {
     }
 }
 
+/// An HPET register (0 before the HPET is mapped).
 fn hpet_read(reg: u64) -> u64 {
-    let base = HPET_VIRT.load(Ordering::Relaxed);
-    // SAFETY: the HPET block is mapped UC at `base`; registers are 64-bit aligned.
-    unsafe { core::ptr::read_volatile((base + reg) as *const u64) }
+    HPET.get().and_then(|hpet| hpet.read64(reg)).unwrap_or(0)
 }
 
 fn hpet_write(reg: u64, value: u64) {
-    let base = HPET_VIRT.load(Ordering::Relaxed);
-    // SAFETY: as in hpet_read.
-    unsafe { core::ptr::write_volatile((base + reg) as *mut u64, value) }
+    if let Some(hpet) = HPET.get() {
+        hpet.write64(reg, value);
+    }
 }
 
 /// The HPET main counter in nanoseconds (None without an HPET).
@@ -104,8 +101,11 @@ impl core::fmt::Display for TimeError {
 
 /// Enables the HPET at `phys` and calibrates the TSC against it over ~10 ms.
 pub fn calibrate_with_hpet(phys: u64) -> Result<(), TimeError> {
-    let virt = paging::map_mmio(phys, 0x400, CacheType::Uncached).map_err(TimeError::Map)?;
-    HPET_VIRT.store(virt, Ordering::Relaxed);
+    let mapped = Mmio::map(phys, 0x400).map_err(TimeError::Map)?;
+    let hpet = *HPET.call_once(|| mapped);
+    if hpet != mapped {
+        log::warn!(target: "time", "HPET already mapped; calibrating with the first one");
+    }
     let cap = hpet_read(HPET_GCAP_ID);
     let period = cap >> 32;
     if period == 0 || period > 100_000_000 {

@@ -2,6 +2,7 @@
 //! default NIC on q35), and MSI-X table programming through the BAR mapping.
 
 use crate::arch::{apic, idt};
+use crate::mem::mmio::Mmio;
 use crate::mem::paging::{self, CacheType};
 use crate::platform_pci;
 use crate::{kassert, ktest};
@@ -39,13 +40,11 @@ ktest!(e1000e_interrupt_arrives_by_msi, || {
     let bar0 = f.bars[0].ok_or("e1000e has no BAR0")?;
     pci::enable(access, f.address, Decode { memory: true, io: false, bus_master: true })
         .map_err(|e| alloc::format!("{e:?}"))?;
-    let regs = paging::map_mmio(bar0.address, 0x20000, CacheType::Uncached).map_err(|e| alloc::format!("{e}"))?;
+    let regs = Mmio::map(bar0.address, 0x20000).map_err(|e| alloc::format!("{e}"))?;
     let w = |off: u64, v: u32| {
-        // SAFETY: BAR0 of the e1000e is mapped UC above; these are its 32-bit registers.
-        unsafe { core::ptr::write_volatile((regs + off) as *mut u32, v) }
+        regs.write32(off, v);
     };
-    // SAFETY: as above.
-    let r = |off: u64| unsafe { core::ptr::read_volatile((regs + off) as *const u32) };
+    let r = |off: u64| regs.read32(off).unwrap_or(0xFFFF_FFFF);
     let vector = apic::alloc_vectors(1).map_err(|_| "no vector")?;
     idt::set_handler(vector, |_| {
         MSI_HITS.fetch_add(1, Ordering::SeqCst);
@@ -74,24 +73,18 @@ ktest!(msix_table_entries_program_through_the_bar, || {
     let access = platform_pci::access().ok_or("no config access")?;
     let layout = pci::msix_layout(f).map_err(|e| alloc::format!("{e:?}"))?;
     let bar = f.bars.iter().flatten().find(|b| b.index == layout.table.bar).ok_or("MSI-X table BAR missing")?;
-    let table = paging::map_mmio(
-        bar.address + layout.table.offset,
-        layout.entries as u64 * MsixTableEntry::SIZE,
-        CacheType::Uncached,
-    )
-    .map_err(|e| alloc::format!("{e}"))?;
+    let table = Mmio::map(bar.address + layout.table.offset, layout.entries as u64 * MsixTableEntry::SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
     pci::msix_set_control(access, f, MsixControl { enable: true, function_mask: true })
         .map_err(|e| alloc::format!("{e:?}"))?;
     let vector = apic::alloc_vectors(1).map_err(|_| "no vector")?;
     let (addr, data) = apic::msi_message(vector, apic::id());
     let entry = MsixTableEntry { address: addr, data, masked: true };
+    // Entry 0, in dword stores as the spec requires.
     for (i, dw) in entry.to_dwords().iter().enumerate() {
-        // SAFETY: entry 0 of the table mapped above; dword stores as the spec requires.
-        unsafe { core::ptr::write_volatile((table + 4 * i as u64) as *mut u32, *dw) };
+        table.write32(4 * i as u64, *dw);
     }
-    // SAFETY: as above.
-    let back: [u32; 4] =
-        core::array::from_fn(|i| unsafe { core::ptr::read_volatile((table + 4 * i as u64) as *const u32) });
+    let back: [u32; 4] = core::array::from_fn(|i| table.read32(4 * i as u64).unwrap_or(0xFFFF_FFFF));
     pci::msix_set_control(access, f, MsixControl { enable: false, function_mask: false })
         .map_err(|e| alloc::format!("{e:?}"))?;
     apic::free_vectors(vector, 1);

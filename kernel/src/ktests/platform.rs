@@ -1,5 +1,8 @@
 //! Platform tests: memory, paging and PAT, heap growth, exceptions, interrupts, timers.
 
+// unsafe here: these tests fault, trap and read physical memory on purpose.
+#![allow(unsafe_code)]
+
 use crate::arch::{self, apic, idt};
 use crate::mem::paging::{self, CacheType};
 use crate::mem::{frames, heap, PHYS_OFFSET};

@@ -5,6 +5,7 @@
 
 pub mod frames;
 pub mod heap;
+pub mod mmio;
 pub mod paging;
 pub mod wc;
 
