@@ -2,8 +2,10 @@
 //! the RPC history, within its timeout; and a fault on one GPU leaves another working.
 //!
 //! The boot is the driver's (`nvgpu::gsp::boot::GspBoot`) with the real Debian firmware
-//! (535.261.03) on GA102 and AD102 models, and on GA100 where its flow differs (no FWSEC, the
-//! booter loaded by PIO, no `FALCON_OS`). Time is virtual ([`VirtualClock`]): every wait ends
+//! (535.261.03) on one model chip of every family it runs, each boot flow among them: TU102
+//! (FWSEC through NVIDIA's generic falcon bootloader), GA100 (no FWSEC, the booter loaded by PIO,
+//! no `FALCON_OS`), GA102 and AD102, and GH100 (the FSP chain of trust and the GSP-FMC, no
+//! booter). Blackwell is left out: 535.261.03 does not run it. Time is virtual ([`VirtualClock`]): every wait ends
 //! after the same number of polls on every run, and a 30 s bound takes a fraction of a second.
 //!
 //! | fault | where | error |
@@ -13,10 +15,10 @@
 //! | `FailCommands` | before boot | step `GET_GSP_STATIC_INFO`: the status by name |
 //! | `FailCommands` | after boot | `RmError::Alloc` / `RmError::Control`: class or command, handles, status |
 //! | `CorruptNextMessage` | before / after boot | bad checksum, the record left in the queue, history |
-//! | `BooterHalts` | boot | step "booter_load on SEC2" with `MAILBOX0` |
+//! | `BooterHalts` | boot | step "booter_load on SEC2" with `MAILBOX0`; on GH100 the FSP chain-of-trust step, the GSP-FMC's code in the GSP's `MAILBOX0` |
 //! | `StopRiscv` | at GSP-RM start / in the INIT_DONE wait / after boot | the step or RPC, and GSP-RM's error word from `NV_PGSP_MAILBOX(0)` |
 //!
-//! With two model GPUs (GA102 and AD102, or two GA102s), each fault on one leaves the other
+//! With two model GPUs (GA102 and AD102, two GA102s, GH100 and TU102), each fault on one leaves the other
 //! booting and serving RM allocs and controls. Every error prints as one line naming the chip,
 //! the step or RPC, the cause and (RPC errors) the history; `BootError` may add GSP-RM's LIBOS
 //! log lines after it. `RmError::Alloc`/`Control` name neither the chip nor the history (the
@@ -31,11 +33,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use nvgpu::chip::Chipset;
-use nvgpu::firmware::{module_name_for_path, FirmwareBundle};
+use nvgpu::firmware::FirmwareBundle;
 use nvgpu::gsp::boot::booter::{Booter, BooterError};
+use nvgpu::gsp::boot::fsp::{FmcImages, FspError};
 use nvgpu::gsp::boot::{
     BootConfig, BootError, BootErrorKind, BootInputs, BootStep, GspBoot, GspErrorReport, INIT_DONE_TIMEOUT_MS,
 };
+use nvgpu::gsp::fwsec_frts::GenericBootloader;
 use nvgpu::gsp::history::{Direction, RpcHistoryEntry, RpcName, RpcOutcome};
 use nvgpu::gsp::msgq::ElementError;
 use nvgpu::gsp::queue::{QueueHeadDoorbell, TransportError};
@@ -44,10 +48,11 @@ use nvgpu::gsp::rpc::{RpcEvent, RpcFunction};
 use nvgpu::gsp::rpcs::{GspRpc, LogEvents, RpcError, RpcErrorKind, RPC_REPLY_TIMEOUT_MS};
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hw::RegisterIo;
-use nvgpu::platform::{Clock, FirmwareSource};
+use nvgpu::platform::Clock;
 use nvgpu::vbios::Vbios;
 use sim::gsp_rm::payloads::{NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2, NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS_SIZE};
 use sim::{BootSequencer, DmaArena, GspFault, GspRmError, GspRmStatus, ModelConfig, ModelError, ModelGpu};
+use tests::model_boot::FirmwareFiles;
 
 // ---------------------------------------------------------------------------------------------
 // Virtual time, firmware, boards.
@@ -101,37 +106,25 @@ fn read(path: &Path) -> Vec<u8> {
     })
 }
 
-/// Firmware by flat module name, as the kernel finds boot modules.
-struct DebianFiles(HashMap<String, Vec<u8>>);
-
-impl FirmwareSource for DebianFiles {
-    fn get(&self, name: &str) -> Option<&[u8]> {
-        self.0.get(name).map(Vec::as_slice)
-    }
+/// What `chip` boots with: the Debian firmware bundle (GSP-RM is 38 MB), NVIDIA's generic falcon
+/// bootloader (Turing's FWSEC) and the GSP-FMC images (Hopper's FSP chain of trust), read once
+/// per test process.
+struct Firmware {
+    bundle: FirmwareBundle<'static>,
+    generic_bootloader: Option<GenericBootloader<'static>>,
+    fmc: Option<FmcImages<'static>>,
 }
 
-/// The Debian firmware bundle of `chip`, read once per test process (GSP-RM is 38 MB).
-fn firmware(chip: Chipset) -> &'static FirmwareBundle<'static> {
-    static BUNDLES: OnceLock<Mutex<HashMap<Chipset, &'static FirmwareBundle<'static>>>> = OnceLock::new();
-    let mut bundles = BUNDLES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    bundles.entry(chip).or_insert_with(|| {
-        let mut files = HashMap::new();
-        let gsp_name = chip.gsp_firmware_file().expect("chip has GSP-RM firmware");
-        let gsp = data_root().join("firmware-nvidia-gsp/lib/firmware/nvidia/535.261.03").join(gsp_name);
-        files.insert(gsp_name.to_string(), read(&gsp));
-        let ucode_chip =
-            nvgpu::firmware::boot_image_chip(chip, nvgpu::firmware::BootImage::BooterLoad).expect("chip has booters");
-        for image in ["booter_load", "booter_unload", "bootloader"] {
-            let path = data_root()
-                .join("firmware-nvidia-graphics/lib/firmware/nvidia")
-                .join(ucode_chip)
-                .join("gsp")
-                .join(format!("{image}-535.113.01.bin"));
-            let module = module_name_for_path(path.to_str().expect("utf-8 path")).expect("module name");
-            files.insert(module, read(&path));
-        }
-        let files: &'static DebianFiles = Box::leak(Box::new(DebianFiles(files)));
-        Box::leak(Box::new(FirmwareBundle::load(files, chip).expect("Debian firmware bundle")))
+fn firmware(chip: Chipset) -> &'static Firmware {
+    static FIRMWARE: OnceLock<Mutex<HashMap<Chipset, &'static Firmware>>> = OnceLock::new();
+    let mut all = FIRMWARE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    all.entry(chip).or_insert_with(|| {
+        let files: &'static FirmwareFiles = Box::leak(Box::new(tests::model_boot::firmware_files(chip)));
+        Box::leak(Box::new(Firmware {
+            bundle: FirmwareBundle::load(files, chip).expect("Debian firmware bundle"),
+            generic_bootloader: FirmwareBundle::generic_bootloader(files, chip).expect("generic bootloader"),
+            fmc: FirmwareBundle::fmc_images(files, chip).expect("GSP-FMC images"),
+        }))
     })
 }
 
@@ -180,10 +173,10 @@ impl Board {
             clock: &self.clock,
             dma: &self.arena,
             chipset: self.chip(),
-            firmware: firmware(self.chip()),
+            firmware: &firmware(self.chip()).bundle,
             vbios: Some(&self.vbios),
-            generic_bootloader: None,
-            fmc: None,
+            generic_bootloader: firmware(self.chip()).generic_bootloader,
+            fmc: firmware(self.chip()).fmc,
         };
         GspBoot::new(inputs, config, QueueHeadDoorbell(&self.model))
     }
@@ -242,13 +235,23 @@ impl RegisterIo for Tap<'_> {
     }
 }
 
-/// GA102 and AD102 (the same flow), and GA100 (its own).
-fn boot_flow_chips() -> [ModelConfig; 3] {
-    [ModelConfig::rtx3090(), ModelConfig::rtx4090(), ModelConfig::for_chipset(Chipset::GA100)]
+/// One chip of every family 535.261.03 runs, each boot flow among them: TU102 (FWSEC through
+/// NVIDIA's generic falcon bootloader, then the booter), GA100 (no FWSEC, the booter by PIO, no
+/// FALCON_OS), GA102 and AD102 (FWSEC, the booter), GH100 (the FSP and the GSP-FMC; no booter).
+/// Blackwell is not here: 535.261.03 does not run it.
+fn boot_flow_chips() -> [ModelConfig; 5] {
+    [
+        ModelConfig::rtx2080ti(),
+        ModelConfig::for_chipset(Chipset::GA100),
+        ModelConfig::rtx3090(),
+        ModelConfig::rtx4090(),
+        ModelConfig::h200(),
+    ]
 }
 
-fn ga10x_and_ada() -> [ModelConfig; 2] {
-    [ModelConfig::rtx3090(), ModelConfig::rtx4090()]
+/// Faults after boot are GSP-RM's, whatever the boot flow was: every family.
+fn every_family() -> [ModelConfig; 5] {
+    boot_flow_chips()
 }
 
 /// `text` is one line holding every piece.
@@ -363,10 +366,15 @@ fn a_gsp_rm_that_never_answers_before_boot_times_out_waiting_for_init_done() {
         assert_eq!(rpc.gpu, Some(chip));
         assert_eq!(error.gsp_error, None, "GSP-RM runs, it just does not answer");
         assert_eq!(board.model.gsp_rm_status(), GspRmStatus::Running { init_done: false });
-        // GA100's own flow: no FWSEC, no FALCON_OS; GA10x and Ada run both.
-        let ga100 = chip == Chipset::GA100;
-        assert_eq!(ran.contains(&BootStep::FwsecFrts), !ga100, "{ran:?}");
-        assert_eq!(ran.contains(&BootStep::ProgramFalconOs), !ga100, "{ran:?}");
+        // Each family's flow: FWSEC-FRTS from the VBIOS on Turing (through the generic
+        // bootloader), GA10x and Ada; none on GA100 or on Hopper, whose FSP does FRTS. FALCON_OS
+        // on GA10x and Ada only. The FSP chain of trust on Hopper only.
+        let fwsec = matches!(chip, Chipset::TU102 | Chipset::GA102 | Chipset::AD102);
+        let falcon_os = matches!(chip, Chipset::GA102 | Chipset::AD102);
+        assert_eq!(ran.contains(&BootStep::FwsecFrts), fwsec, "{chip:?}: {ran:?}");
+        assert_eq!(ran.contains(&BootStep::ProgramFalconOs), falcon_os, "{chip:?}: {ran:?}");
+        assert_eq!(ran.contains(&BootStep::FspChainOfTrust), chip == Chipset::GH100, "{chip:?}: {ran:?}");
+        assert_eq!(ran.contains(&BootStep::BooterLoad), chip != Chipset::GH100, "{chip:?}: {ran:?}");
 
         assert_boot_error_line(
             &error,
@@ -395,7 +403,7 @@ fn the_init_done_wait_is_bounded_by_rms_compute_timeout() {
 
 #[test]
 fn a_gsp_rm_that_stops_answering_after_boot_times_out_naming_the_rpc_with_history() {
-    for config in ga10x_and_ada() {
+    for config in every_family() {
         let board = Board::new(config, BootSequencer::None);
         let chip = board.chip();
         let mut boot = board.booted();
@@ -485,7 +493,7 @@ fn a_gsp_rm_that_stops_answering_after_boot_times_out_naming_the_rpc_with_histor
 
 #[test]
 fn a_failing_status_after_boot_is_an_rm_error_naming_the_call_and_the_status() {
-    for config in ga10x_and_ada() {
+    for config in every_family() {
         let board = Board::new(config, BootSequencer::None);
         let mut boot = board.booted();
         let rpc = boot.rpc().expect("RPC client");
@@ -615,7 +623,7 @@ fn a_corrupted_message_during_boot_is_a_checksum_error_and_stays_in_the_queue() 
 
 #[test]
 fn a_corrupted_reply_after_boot_is_a_checksum_error_naming_the_rpc_and_stays_in_the_queue() {
-    for config in ga10x_and_ada() {
+    for config in every_family() {
         let board = Board::new(config, BootSequencer::None);
         let chip = board.chip();
         let mut boot = board.booted();
@@ -674,6 +682,24 @@ fn a_booter_halting_early_fails_booter_load_with_its_mailbox() {
         let mailbox0 = 0xdead_0001;
         board.model.inject(GspFault::BooterHalts { mailbox0 });
         let Failed { error, ran, .. } = fail(&board, board.boot());
+        if chip == Chipset::GH100 {
+            // Hopper has no booter: the GSP-FMC the FSP starts is what fails, its code in the GSP's
+            // MAILBOX0.
+            assert_eq!(error.step, BootStep::FspChainOfTrust, "{error}");
+            assert!(
+                matches!(error.kind, BootErrorKind::Fsp(FspError::FmcError { mailbox0: m }) if m == mailbox0),
+                "{error}"
+            );
+            assert!(!ran.contains(&BootStep::RiscvActive));
+            assert_eq!(board.model.gsp_rm_status(), GspRmStatus::Off);
+            assert_boot_error_line(
+                &error,
+                &["GH100 GSP boot, step ", "GSP-FMC reported error 0xdead0001 in GSP MAILBOX0"],
+            );
+            let errors = board.model.take_errors();
+            assert_eq!(errors, vec![ModelError::GspRm(GspRmError::Fmc(sim::BooterError::Injected { mailbox0 }))]);
+            continue;
+        }
         assert_eq!(error.step, BootStep::BooterLoad);
         assert!(
             matches!(error.kind, BootErrorKind::Booter(BooterError::Failed { booter: Booter::Load, mailbox0: m, .. }) if m == mailbox0),
@@ -706,7 +732,7 @@ fn gsp_rm_stopping_at_its_start_fails_riscv_active_with_its_error_word() {
         assert_boot_error_line(
             &error,
             &[
-                &format!("{chip:?} GSP boot, step \"GSP RISC-V active\": the GSP RISC-V core is not active after booter_load"),
+                &format!("{chip:?} GSP boot, step \"GSP RISC-V active\": the GSP RISC-V core is not active after its start (booter_load; on Hopper, the GSP-FMC)"),
                 &format!(
                     "; GSP-RM task {} raised error code {:#x} for reason {:#x} at 0x0 (NV_PGSP_MAILBOX(0) {:#010x})",
                     report.task(),
@@ -769,7 +795,9 @@ fn gsp_rm_stopping_during_the_init_done_wait_times_out_naming_init_done_and_its_
 
 #[test]
 fn gsp_rm_stopping_before_its_core_resume_fails_the_sequencer_naming_the_resume_and_its_error_word() {
-    for config in ga10x_and_ada() {
+    // CORE_RESUME goes through SEC2: Hopper has none, and GSP-RM sends it the registers-only
+    // script (the INIT_DONE-wait test above covers a stop there).
+    for config in every_family().into_iter().filter(|c| c.chipset != Chipset::GH100) {
         let (Failed { error, elapsed_ns, .. }, board) = stop_during_init_done(config, BootSequencer::WithCoreResume);
         let chip = board.chip();
         assert_eq!(error.step, BootStep::WaitInitDone);
@@ -793,7 +821,7 @@ fn gsp_rm_stopping_before_its_core_resume_fails_the_sequencer_naming_the_resume_
 
 #[test]
 fn gsp_rm_stopping_after_boot_times_out_the_rpc_and_the_boot_sees_its_error_word() {
-    for config in ga10x_and_ada() {
+    for config in every_family() {
         let board = Board::new(config, BootSequencer::None);
         let chip = board.chip();
         let mut boot = board.booted();
@@ -873,6 +901,8 @@ fn a_fault_during_one_gpus_boot_leaves_another_booting_and_serving_rm() {
         (ModelConfig::rtx3090(), ModelConfig::rtx4090()),
         (ModelConfig::rtx4090(), ModelConfig::rtx3090()),
         (ModelConfig::rtx3090(), ModelConfig::rtx3090()),
+        (ModelConfig::h200(), ModelConfig::rtx2080ti()),
+        (ModelConfig::rtx2080ti(), ModelConfig::h200()),
     ] {
         for fault in BOOT_FAULTS {
             let a = Board::new(faulty.clone(), BootSequencer::None);
@@ -897,9 +927,11 @@ fn a_fault_during_one_gpus_boot_leaves_another_booting_and_serving_rm() {
 
 #[test]
 fn a_fault_on_one_running_gpu_leaves_another_serving_rm() {
-    for (faulty, healthy) in
-        [(ModelConfig::rtx3090(), ModelConfig::rtx4090()), (ModelConfig::rtx3090(), ModelConfig::rtx3090())]
-    {
+    for (faulty, healthy) in [
+        (ModelConfig::rtx3090(), ModelConfig::rtx4090()),
+        (ModelConfig::rtx3090(), ModelConfig::rtx3090()),
+        (ModelConfig::h200(), ModelConfig::rtx2080ti()),
+    ] {
         for fault in RUNTIME_FAULTS {
             let a = Board::new(faulty.clone(), BootSequencer::None);
             let b = Board::new(healthy.clone(), BootSequencer::None);

@@ -309,7 +309,9 @@ impl fmt::Display for BootErrorKind {
             Self::Fwsec(e) => e.fmt(f),
             Self::Booter(e) => e.fmt(f),
             Self::Falcon(e) => e.fmt(f),
-            Self::RiscvNotActive => write!(f, "the GSP RISC-V core is not active after booter_load"),
+            Self::RiscvNotActive => {
+                write!(f, "the GSP RISC-V core is not active after its start (booter_load; on Hopper, the GSP-FMC)")
+            }
             Self::Transport(e) => e.fmt(f),
             Self::Rpc(e) => e.fmt(f),
             Self::InitFailed { rpc_result } => {
