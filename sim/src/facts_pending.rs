@@ -1,4 +1,6 @@
-//! Hardware and format facts the model needs that `nvgpu` does not export yet.
+//! Hardware and format facts the model needs that `nvgpu` does not export yet. Those `nvgpu`
+//! already declares (24 of them: ROM and BIT format constants, FWSEC command values, header
+//! paths) are re-exported from there, not declared again.
 //!
 //! Each one is defined here once, under NVIDIA's name, with the file of open-gpu-kernel-modules
 //! 535.261.03 that defines it, so the lead can move it into `nvgpu::hw` (registers, constants)
@@ -10,6 +12,23 @@
 //! against NVIDIA's headers and say so.
 
 use nvgpu::hw::{headers::OGKM_PINNED, FactValue, Header, HeaderFact};
+
+// Declared once in nvgpu; re-exported here for the model's modules that import this file.
+pub use nvgpu::falcon::regs::LR10_DEV_SOE_IP;
+pub use nvgpu::gsp::boot::facts_pending::GA100_DEV_FUSE;
+pub use nvgpu::gsp::fwsec_frts::{
+    FWSECLIC_FRTS_REGION_DESC_VERSION, FWSECLIC_FRTS_REGION_MEDIA_FB, FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K,
+    FWSECLIC_READ_VBIOS_DESC_VERSION, FWSECLIC_READ_VBIOS_STRUCT_FLAGS, NV_VBIOS_FWSECLIC_SB_ERR_CODE_MASK,
+    NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15,
+};
+pub use nvgpu::hw::headers::{
+    GA102_DEV_FALCON_SECOND_PRI, GH100_DEV_FSP_PRI, KERNEL_GSP_FRTS_TU102, TU102_DEV_FBIF_V4,
+};
+pub use nvgpu::vbios::{
+    BIT_HEADER_V1_00_SIZE, BIT_TOKEN_V1_00_SIZE_6, FALCON_UCODE_TABLE_HDR_V1_VERSION, NV_PCI_DATA_EXT_REV_10,
+    NV_PCI_DATA_EXT_REV_11, NV_PCI_DATA_EXT_SIG, PCI_DATA_STRUCT_SIGNATURE, PCI_DATA_STRUCT_SIGNATURE_NV,
+    PCI_EXP_ROM_SIGNATURE_NV, PCI_LAST_IMAGE, PCI_ROM_IMAGE_BLOCK_SIZE,
+};
 
 const fn pinned(path: &'static str) -> Header {
     Header { release: OGKM_PINNED, path }
@@ -23,25 +42,14 @@ pub const FLCNRETVAL: Header = pinned("src/nvidia/arch/nvalloc/common/inc/flcnre
 pub const PCI_EXP_TABLE: Header = pinned("src/nvidia/inc/kernel/platform/pci_exp_table.h");
 /// `src/nvidia/src/kernel/gpu/gsp/kernel_gsp_fwsec.c`.
 pub const KERNEL_GSP_FWSEC: Header = pinned("src/nvidia/src/kernel/gpu/gsp/kernel_gsp_fwsec.c");
-/// `src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_frts_tu102.c`.
-pub const KERNEL_GSP_FRTS_TU102: Header = pinned("src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_frts_tu102.c");
 /// `src/common/nvswitch/kernel/inc/rom_nvswitch.h` (BIOSDATA layouts).
 pub const ROM_NVSWITCH: Header = pinned("src/common/nvswitch/kernel/inc/rom_nvswitch.h");
 /// `turing/tu102/dev_fuse.h`.
 pub const TU102_DEV_FUSE: Header = pinned("src/common/inc/swref/published/turing/tu102/dev_fuse.h");
-/// `ampere/ga100/dev_fuse.h` (RM reads it on GA100, GA10x and Ada).
-pub const GA100_DEV_FUSE: Header = pinned("src/common/inc/swref/published/ampere/ga100/dev_fuse.h");
 /// `hopper/gh100/dev_fuse.h`.
 pub const GH100_DEV_FUSE: Header = pinned("src/common/inc/swref/published/hopper/gh100/dev_fuse.h");
-/// `ampere/ga102/dev_falcon_second_pri.h` (the boot ROM's registers, at the RISC-V base).
-pub const GA102_DEV_FALCON_SECOND_PRI: Header =
-    pinned("src/common/inc/swref/published/ampere/ga102/dev_falcon_second_pri.h");
-/// `hopper/gh100/dev_fsp_pri.h`.
-pub const GH100_DEV_FSP_PRI: Header = pinned("src/common/inc/swref/published/hopper/gh100/dev_fsp_pri.h");
 /// `src/nvidia/arch/nvalloc/common/inc/fsp/fsp_emem_channels.h`.
 pub const FSP_EMEM_CHANNELS: Header = pinned("src/nvidia/arch/nvalloc/common/inc/fsp/fsp_emem_channels.h");
-/// `turing/tu102/dev_fbif_v4.h`.
-pub const TU102_DEV_FBIF_V4: Header = pinned("src/common/inc/swref/published/turing/tu102/dev_fbif_v4.h");
 /// `src/nvidia/src/kernel/gpu/gsp/arch/ampere/kernel_gsp_ga100.c` (fuse version reading).
 pub const KERNEL_GSP_GA100: Header = pinned("src/nvidia/src/kernel/gpu/gsp/arch/ampere/kernel_gsp_ga100.c");
 
@@ -62,42 +70,20 @@ pub const FLCN_CSB_PRIV_PRI_ERROR_MASK: u32 = 0xFFFF_0000;
 // ---------------------------------------------------------------------------------------------
 // PCI expansion ROM (`pci_exp_table.h`); the parser keeps these private in `vbios::pci_rom`.
 
-/// NVIDIA's alternative ROM signature "NV" (bytes 56 4E).
-pub const PCI_EXP_ROM_SIGNATURE_NV: u16 = 0x4E56;
 /// Where the ROM header keeps the 16-bit pointer to the PCI data structure.
 pub const OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR: usize = 0x18;
-/// "PCIR".
-pub const PCI_DATA_STRUCT_SIGNATURE: u32 = 0x5249_4350;
-/// "NPDS", NVIDIA's alternative PCI data structure signature.
-pub const PCI_DATA_STRUCT_SIGNATURE_NV: u32 = 0x5344_504E;
-/// Last-image bit of the PCIR (and NPDE) last-image byte (`NVBIT(7)`).
-pub const PCI_LAST_IMAGE: u8 = 0x80;
-/// Image lengths count 512-byte blocks.
-pub const PCI_ROM_IMAGE_BLOCK_SIZE: u32 = 512;
-/// "NPDE", NVIDIA's PCI data extension.
-pub const NV_PCI_DATA_EXT_SIG: u32 = 0x4544_504E;
-/// NPDE revision 1.0 (no private last-image byte when its length is 0x0A or less).
-pub const NV_PCI_DATA_EXT_REV_10: u16 = 0x100;
-/// NPDE revision 1.1.
-pub const NV_PCI_DATA_EXT_REV_11: u16 = 0x101;
 /// Offset of the NPDE's private last-image byte.
 pub const OFFSETOF_PCI_DATA_EXT_STRUCT_LAST_IMAGE: usize = 0xA;
 
 // ---------------------------------------------------------------------------------------------
 // BIT and falcon ucode table (`kernel_gsp_fwsec.c`, `rom_nvswitch.h`).
 
-/// Size of `BIT_HEADER_V1_00` (format "1w1d1w4b").
-pub const BIT_HEADER_V1_00_SIZE: u8 = 12;
-/// Size of `BIT_TOKEN_V1_00` (format "2b2w").
-pub const BIT_TOKEN_V1_00_SIZE_6: u8 = 6;
 /// Size of `BIT_DATA_BIOSDATA_V2` (format "1d2b3w2d4b3w3b1d", `rom_nvswitch.h`).
 pub const BIT_DATA_BIOSDATA_V2_SIZE: u16 = 37;
 /// `BIT_DATA_FALCON_DATA_V2_SIZE_4`.
 pub const BIT_DATA_FALCON_DATA_V2_SIZE_4: u16 = 4;
 /// The falcon data token version whose table RM reads (`BIT_DATA_FALCON_DATA_V2`).
 pub const BIT_DATA_FALCON_DATA_VERSION_2: u8 = 2;
-/// `FALCON_UCODE_TABLE_HDR_V1_VERSION`.
-pub const FALCON_UCODE_TABLE_HDR_V1_VERSION: u8 = 1;
 /// `FALCON_UCODE_TABLE_HDR_V1_SIZE_6`.
 pub const FALCON_UCODE_TABLE_HDR_V1_SIZE_6: u8 = 6;
 /// `FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6`.
@@ -131,27 +117,13 @@ pub const FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE: u8 = 8;
 pub const FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION: u16 = 3;
 /// `sizeof(FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3)`.
 pub const FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE: u16 = 64;
-/// `FWSECLIC_READ_VBIOS_DESC.version` as RM fills it.
-pub const FWSECLIC_READ_VBIOS_DESC_VERSION: u32 = 1;
 /// `sizeof(FWSECLIC_READ_VBIOS_DESC)`: u32, u32, u64, u32, u32 with natural alignment.
 pub const FWSECLIC_READ_VBIOS_DESC_SIZE: u32 = 24;
-/// `FWSECLIC_READ_VBIOS_STRUCT_FLAGS`.
-pub const FWSECLIC_READ_VBIOS_STRUCT_FLAGS: u32 = 2;
-/// `FWSECLIC_FRTS_REGION_DESC.version` as RM fills it.
-pub const FWSECLIC_FRTS_REGION_DESC_VERSION: u32 = 1;
 /// `sizeof(FWSECLIC_FRTS_REGION_DESC)`: five u32.
 pub const FWSECLIC_FRTS_REGION_DESC_SIZE: u32 = 20;
-/// `FWSECLIC_FRTS_REGION_MEDIA_FB`.
-pub const FWSECLIC_FRTS_REGION_MEDIA_FB: u32 = 2;
-/// `FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K`.
-pub const FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K: u32 = 0x100;
 /// Bytes of `FWSECLIC_FRTS_CMD` that carry fields: the two descriptors back to back (RM's C
 /// struct is 48 bytes with tail padding after them; Nova's packed one is 44).
 pub const FWSECLIC_FRTS_CMD_FIELDS_SIZE: u32 = FWSECLIC_READ_VBIOS_DESC_SIZE + FWSECLIC_FRTS_REGION_DESC_SIZE;
-/// Scratch index of FWSEC's SB result.
-pub const NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15: u32 = 0x15;
-/// Low bit of `NV_VBIOS_FWSECLIC_SB_ERR_CODE` (15:0).
-pub const NV_VBIOS_FWSECLIC_SB_ERR_CODE_MASK: u32 = 0xFFFF;
 
 // ---------------------------------------------------------------------------------------------
 // Fuses.
@@ -197,8 +169,6 @@ pub const NV_PFALCON_FBIF_TRANSCFG__SIZE_1: u32 = 8;
 /// `nvswitch/lr10/dev_soe_ip.h`: the same FBIF block; no `dev_fbif_v4.h` names it). The driver's
 /// `nvgpu::falcon::regs` declares the same fact; both should move to `hw::falcon`.
 pub const NV_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM: u32 = 0x2;
-/// `nvswitch/lr10/dev_soe_ip.h`.
-pub const LR10_DEV_SOE_IP: Header = pinned("src/common/inc/swref/published/nvswitch/lr10/dev_soe_ip.h");
 /// `NV_PFSP_EMEMC__SIZE_1`: the FSP's EMEM ports.
 pub const NV_PFSP_EMEMC__SIZE_1: u32 = 8;
 /// `FSP_EMEM_CHANNEL_RM_SIZE`: bytes of RM's channel in the FSP's EMEM.

@@ -31,13 +31,20 @@ pub use bit::{
     token_name, BiosVersion, BitTable, BitToken, BIT_HEADER_ID, BIT_HEADER_SIGNATURE, BIT_TOKEN_BIOSDATA,
     BIT_TOKEN_FALCON_DATA,
 };
+/// Format constants of the ROM, for the model's VBIOS builder (one declaration each, here).
+pub use bit::{BIT_HEADER_V1_00_SIZE, BIT_TOKEN_V1_00_SIZE_6};
 pub use error::{Result, VbiosError};
+pub use falcon_ucode::FALCON_UCODE_TABLE_HDR_V1_VERSION;
 pub use falcon_ucode::{FalconUcodeEntry, FalconUcodeTable, APPID_FIRMWARE_SEC_LIC, APPID_FWSEC_DBG, APPID_FWSEC_PROD};
 pub use fwsec::{
     AppInterfaceEntry, AppInterfaceTable, DmemMapper, FalconUcodeDescV2, FalconUcodeDescV3, Fwsec, FwsecDescriptor,
     FwsecKind, APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB, DMEMMAPPER_SIGNATURE, FWSEC_SIGNATURE_SIZE,
 };
 pub use pci_rom::{CodeType, IfrHeader, Npde, RomImage, MAX_IMAGES, PCI_EXP_ROM_SIGNATURE, PCI_VENDOR_ID_NVIDIA};
+pub use pci_rom::{
+    NV_PCI_DATA_EXT_REV_10, NV_PCI_DATA_EXT_REV_11, NV_PCI_DATA_EXT_SIG, PCI_DATA_STRUCT_SIGNATURE,
+    PCI_DATA_STRUCT_SIGNATURE_NV, PCI_EXP_ROM_SIGNATURE_NV, PCI_LAST_IMAGE, PCI_ROM_IMAGE_BLOCK_SIZE,
+};
 pub use source::{Bar0Read, NV_PROM_DATA_BASE, PROM_WINDOW_SIZE};
 
 use source::{read_bytes, PromSource, RomSource, SliceSource};
