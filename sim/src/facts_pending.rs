@@ -14,13 +14,13 @@
 use nvgpu::hw::{headers::OGKM_PINNED, FactValue, Header, HeaderFact};
 
 // Declared once in nvgpu; re-exported here for the model's modules that import this file.
-pub use nvgpu::falcon::regs::LR10_DEV_SOE_IP;
-pub use nvgpu::gsp::boot::facts_pending::GA100_DEV_FUSE;
 pub use nvgpu::gsp::fwsec_frts::{
     FWSECLIC_FRTS_REGION_DESC_VERSION, FWSECLIC_FRTS_REGION_MEDIA_FB, FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K,
     FWSECLIC_READ_VBIOS_DESC_VERSION, FWSECLIC_READ_VBIOS_STRUCT_FLAGS, NV_VBIOS_FWSECLIC_SB_ERR_CODE_MASK,
     NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15,
 };
+pub use nvgpu::hw::boot::GA100_DEV_FUSE;
+pub use nvgpu::hw::falcon2::LR10_DEV_SOE_IP;
 pub use nvgpu::hw::headers::{
     GA102_DEV_FALCON_SECOND_PRI, GH100_DEV_FSP_PRI, KERNEL_GSP_FRTS_TU102, TU102_DEV_FBIF_V4,
 };

@@ -750,7 +750,7 @@ fn nvidia_file(path: &str) -> String {
 fn the_boots_pending_facts_match_nvidias_headers() {
     use nvgpu::hw::FactValue;
     let mut checked = 0;
-    for table in nvgpu::gsp::boot::facts_pending::FACT_TABLES {
+    for table in nvgpu::hw::boot::FACT_TABLES {
         for group in table.iter() {
             for facts in group.iter() {
                 for fact in facts.iter() {

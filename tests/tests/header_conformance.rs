@@ -400,17 +400,9 @@ fn driver_facts() -> impl Iterator<Item = &'static HeaderFact> {
     hw::all_facts()
         .chain(chip::facts())
         .chain(hal::facts())
-        // Facts the falcon driver and the model declare next to their use (boot ROM registers,
-        // PCI ROM signatures, FWSEC command layout, ...): checked the same way.
-        .chain(nvgpu::falcon::regs::facts())
+        // Facts the model still declares next to their use (PCI ROM signatures, FWSEC command
+        // layout, ...): checked the same way until they move into nvgpu::hw.
         .chain(sim::facts_pending::FACTS.iter())
-        .chain(
-            nvgpu::gsp::boot::facts_pending::FACT_TABLES
-                .iter()
-                .flat_map(|t| t.iter())
-                .flat_map(|g| g.iter())
-                .flat_map(|f| f.iter()),
-        )
         .chain(sim::gsp_rm::facts())
 }
 

@@ -10,7 +10,6 @@
 use alloc::vec::Vec;
 
 use super::pio::pio_address_limit;
-use super::regs::NV_SOE_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM;
 use super::{Falcon, FalconError, Result, DMA_TIMEOUT_MS};
 use crate::hal::FalconLayout;
 use crate::hw::falcon::{
@@ -18,6 +17,7 @@ use crate::hw::falcon::{
     NV_PFALCON_FALCON_DMATRFBASE1, NV_PFALCON_FALCON_DMATRFCMD, NV_PFALCON_FALCON_DMATRFFBOFFS, NV_PFALCON_FBIF_CTL,
     NV_PFALCON_FBIF_TRANSCFG,
 };
+use crate::hw::falcon2::NV_SOE_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM;
 use crate::hw::RegisterIo;
 use crate::platform::{Clock, DmaBuffer};
 

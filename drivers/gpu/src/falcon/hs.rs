@@ -10,12 +10,12 @@
 //! `kernel_gsp_frts_tu102.c` (signature at DMEM `PKCDataOffset`, DMEM following IMEM in the
 //! image), and the BROM programming of `kgspExecuteHsFalcon_GA102`.
 
-use super::regs::{
+use super::{Falcon, FalconError, Result};
+use crate::hal::FalconLayout;
+use crate::hw::falcon2::{
     ModSelAlgo, NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID, NV_PFALCON2_FALCON_BROM_ENGIDMASK,
     NV_PFALCON2_FALCON_BROM_PARAADDR, NV_PFALCON2_FALCON_MOD_SEL,
 };
-use super::{Falcon, FalconError, Result};
-use crate::hal::FalconLayout;
 use crate::hw::RegisterIo;
 use crate::platform::Clock;
 use crate::vbios::FalconUcodeDescV3;

@@ -26,7 +26,6 @@ mod emem;
 mod error;
 mod hs;
 mod pio;
-pub mod regs;
 
 #[cfg(test)]
 mod tests;

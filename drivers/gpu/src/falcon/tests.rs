@@ -873,7 +873,7 @@ fn fsp_emem_auto_increments_and_is_checked() {
 
 #[test]
 fn local_register_facts_are_named_and_placed() {
-    let facts: Vec<_> = regs::facts().collect();
+    let facts: Vec<_> = crate::hw::falcon2::facts().collect();
     let find = |name: &str| facts.iter().find(|f| f.name == name).map(|f| f.value);
     use crate::hw::FactValue::{Bits, Indexed, Number};
     assert_eq!(find("NV_PFALCON2_FALCON_MOD_SEL"), Some(Number(0x180)));

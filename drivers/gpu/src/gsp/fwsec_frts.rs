@@ -30,12 +30,12 @@ use zerocopy::byteorder::little_endian::{U16, U32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::boot::dma::DmaRegion;
-use super::boot::facts_pending::{ucode_fuse_offset, FuseEngine};
 use crate::falcon::{
     engine_name, patch_signature, BromParams, DmaSegment, DmaTarget, Falcon, FalconError, FalconMemory,
     HsSignatureLocation, Mailboxes, FALCON_BLOCK,
 };
 use crate::hal::{FalconLayout, Family, Hal};
+use crate::hw::boot::{ucode_fuse_offset, FuseEngine};
 use crate::hw::falcon::{
     FbifMemType, FbifTarget, NV_PFALCON_FALCON_DMACTL, NV_PFALCON_FBIF_CTL, NV_PFALCON_FBIF_TRANSCFG,
 };

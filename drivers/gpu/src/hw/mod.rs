@@ -12,12 +12,14 @@
 use core::fmt;
 use core::marker::PhantomData;
 
+pub mod boot;
 pub mod bus;
 pub mod ce;
 pub mod classes;
 pub mod compute;
 pub mod engine;
 pub mod falcon;
+pub mod falcon2;
 pub mod fault;
 pub mod fb;
 pub mod gc6;
@@ -91,6 +93,13 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     falcon::tu102::FACTS,
     falcon::ga102::FACTS,
     falcon::gh100::FACTS,
+    falcon2::FACTS,
+    falcon2::VALUE_FACTS,
+    boot::FUSE_FACTS,
+    boot::VALUE_FACTS,
+    boot::FB_FACTS,
+    boot::GH100_FALCON_FACTS,
+    boot::PCFG_FACTS,
     engine::BASE_FACTS,
     engine::FACTS,
     engine::gh100::FACTS,

@@ -16,11 +16,11 @@
 use core::fmt;
 
 use super::dma::DmaRegion;
-use super::facts_pending::FuseEngine;
 use crate::falcon::{BromParams, DmaSegment, DmaTarget, Falcon, FalconError, FalconMemory, Mailboxes, FALCON_BLOCK};
 use crate::firmware::{BooterFirmware, FirmwareError};
 use crate::gsp::fwsec_frts::{disable_ctx_req, read_ucode_fuse_version};
 use crate::hal::{FalconLayout, Hal};
+use crate::hw::boot::FuseEngine;
 use crate::hw::RegisterIo;
 use crate::platform::{Clock, DmaAllocator, DmaError};
 

@@ -26,7 +26,6 @@
 pub mod booter;
 pub mod data;
 pub mod dma;
-pub mod facts_pending;
 pub mod fsp;
 pub mod sequencer;
 pub mod suspend;
@@ -61,11 +60,11 @@ use crate::vbios::{FwsecKind, Vbios, VbiosError};
 use self::booter::{address_mailboxes, run_booter, Booter, BooterError, BooterOutcome, BOOTER_UNLOAD_MAILBOX};
 use self::data::{BootData, BootDataError, FbInputs};
 use self::dma::DmaRegion;
-use self::facts_pending::{
+use self::sequencer::BootCore;
+use crate::hw::boot::{
     NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE,
     NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK_READ_PROTECTION_LEVEL0_ENABLE,
 };
-use self::sequencer::BootCore;
 
 /// How long the VBIOS's boot firmware may take: `GPU_GFW_BOOT_COMPLETION_TIMEOUT_US`
 /// (`kern_gpu_tu102.c`: 50 ms to start plus 2 s to complete).
@@ -1046,7 +1045,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
             "the GSP lockdown release or a GSP-FMC error",
             || {
                 let locked =
-                    facts_pending::NV_PFALCON_FALCON_HWCFG2::from_raw(io.read32(hwcfg2)).riscv_br_priv_lockdown();
+                    crate::hw::boot::NV_PFALCON_FALCON_HWCFG2::from_raw(io.read32(hwcfg2)).riscv_br_priv_lockdown();
                 (!locked || gsp.mailboxes().mailbox0 != 0).then_some(())
             },
         )?;
@@ -1075,7 +1074,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         info.gpu_phys_fb_addr = pci.bar1;
         info.gpu_phys_inst_addr = pci.bar_inst;
         info.nv_domain_bus_device_func = pci.domain_bus_device_function;
-        let (base, size) = facts_pending::pci_config_mirror(self.hal.family);
+        let (base, size) = crate::hw::boot::pci_config_mirror(self.hal.family);
         info.pci_config_mirror_base = base;
         info.pci_config_mirror_size = size;
         info.max_user_va = MAX_USER_VA;

@@ -10,12 +10,12 @@
 //! and later) `NV_PFALCON_FALCON_OS`, and the RISC-V core must be active.
 
 use super::booter::address_mailboxes;
-use super::facts_pending::NV_PGC6_BSI_SECURE_SCRATCH_14_BOOT_STAGE_3_HANDOFF_VALUE_DONE;
 use super::ClockRef;
 use crate::falcon::{Falcon, FalconError};
 use crate::gsp::fwsec_frts::disable_ctx_req;
 use crate::gsp::rpcs::{CoreOpError, SequencerCore, RM_DEFAULT_TIMEOUT_MS};
 use crate::hal::FalconLayout;
+use crate::hw::boot::NV_PGC6_BSI_SECURE_SCRATCH_14_BOOT_STAGE_3_HANDOFF_VALUE_DONE;
 use crate::hw::falcon::NV_PFALCON_FALCON_OS;
 use crate::hw::gc6::NV_PGC6_BSI_SECURE_SCRATCH_14;
 use crate::hw::RegisterIo;

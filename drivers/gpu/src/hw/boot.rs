@@ -1,9 +1,7 @@
-//! Hardware facts the GSP boot needs that `crate::hw` does not declare yet.
-//!
-//! FOR THE LEAD: move these into `hw` (the fuse registers into a new `hw::fuse` with
-//! [`GA100_DEV_FUSE`] in `hw::headers`; the GC6 value into `hw::gc6`) and add [`FACT_TABLES`] to
-//! `hw::FACT_TABLES`, so the header conformance test checks them. Until then they were checked
-//! by hand against the 535.261.03 headers cited on each.
+//! Facts the GSP boot reads outside the falcon and engine blocks: the ucode revocation fuses,
+//! two GC6 scratch values, the FB local memory range, GH100's boot ROM lockdown bit and the PCI
+//! configuration mirror. Their tables are in `hw::FACT_TABLES`, so the header conformance test
+//! checks them like every other fact.
 //!
 //! The fuse registers are declared for ucode id 1 only, as the header names them one by one
 //! (`NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION` .. `UCODE16`, 4 bytes apart) and RM computes the

@@ -1,9 +1,5 @@
-//! Hardware facts the falcon driver needs that `crate::hw` does not declare yet.
-//!
-//! FOR THE LEAD: these belong in `hw::falcon` (the `NV_PFALCON2_*` registers in a `ga102`
-//! sub-module next to the RISC-V registers; the FBIF target value with `FbifTarget`), with
-//! [`FACTS`] added to `hw::FACT_TABLES` and [`LR10_DEV_SOE_IP`] to `hw::headers`. Until then the
-//! conformance test does not see them; they were checked by hand against the headers cited.
+//! The falcon2 (boot ROM) registers of GA102 and later, and the FBIF target value the falcon
+//! driver borrows from another header; their tables are in `hw::FACT_TABLES`.
 //!
 //! - `NV_PFALCON2_FALCON_*`: the boot ROM's parameters for a heavy-secure (PKC-signed) ucode on
 //!   GA102 and later, relative to the engine's "falcon2" (RISC-V) base
