@@ -139,7 +139,7 @@ pub const NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_DATA_NO: u32 = 0;
 pub const NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_DATA_YES: u32 = 1;
 /// `NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION` (`ampere/ga100/dev_fuse.h`); ucode id `n` (1-based) is
 /// at `+ 4 * (n - 1)` for n up to 16 (`kgspReadUcodeFuseVersion_GA100`).
-pub const NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION: u32 = 0x0082_41C0;
+pub const NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION: u32 = nvgpu::hw::boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION::OFFSET;
 /// The ucode ids `kgspReadUcodeFuseVersion_GA100` reads a fuse for.
 pub const FPF_GSP_UCODE_VERSION_COUNT: u32 = 16;
 
@@ -147,15 +147,15 @@ pub const FPF_GSP_UCODE_VERSION_COUNT: u32 = 16;
 // The falcon boot ROM's registers (GA102 and later), relative to the engine's RISC-V base.
 
 /// `NV_PFALCON2_FALCON_MOD_SEL`.
-pub const NV_PFALCON2_FALCON_MOD_SEL: u32 = 0x180;
+pub const NV_PFALCON2_FALCON_MOD_SEL: u32 = nvgpu::hw::falcon2::NV_PFALCON2_FALCON_MOD_SEL::OFFSET;
 /// `NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K` (field `ALGO` 7:0).
-pub const NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K: u32 = 0x1;
+pub const NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K: u32 = nvgpu::hw::falcon2::ModSelAlgo::Rsa3k as u32;
 /// `NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID` (field `VAL` 7:0).
-pub const NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID: u32 = 0x198;
+pub const NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID: u32 = nvgpu::hw::falcon2::NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID::OFFSET;
 /// `NV_PFALCON2_FALCON_BROM_ENGIDMASK`.
-pub const NV_PFALCON2_FALCON_BROM_ENGIDMASK: u32 = 0x19C;
+pub const NV_PFALCON2_FALCON_BROM_ENGIDMASK: u32 = nvgpu::hw::falcon2::NV_PFALCON2_FALCON_BROM_ENGIDMASK::OFFSET;
 /// `NV_PFALCON2_FALCON_BROM_PARAADDR(i)`: base of the array (stride 4).
-pub const NV_PFALCON2_FALCON_BROM_PARAADDR: u32 = 0x210;
+pub const NV_PFALCON2_FALCON_BROM_PARAADDR: u32 = nvgpu::hw::falcon2::NV_PFALCON2_FALCON_BROM_PARAADDR::OFFSET;
 /// Elements of `NV_PFALCON2_FALCON_BROM_PARAADDR` the model keeps (RM writes index 0 only; the
 /// header gives no `__SIZE_1`).
 pub const BROM_PARAADDR_MODELLED: u32 = 4;
@@ -166,13 +166,13 @@ pub const BROM_PARAADDR_MODELLED: u32 = 4;
 /// `NV_PFALCON_FBIF_TRANSCFG__SIZE_1`.
 pub const NV_PFALCON_FBIF_TRANSCFG__SIZE_1: u32 = 8;
 /// The FBIF target "non-coherent system memory" (`NV_SOE_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM`,
-/// `nvswitch/lr10/dev_soe_ip.h`: the same FBIF block; no `dev_fbif_v4.h` names it). The driver's
-/// `nvgpu::falcon::regs` declares the same fact; both should move to `hw::falcon`.
-pub const NV_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM: u32 = 0x2;
+/// `nvswitch/lr10/dev_soe_ip.h`: the same FBIF block; no `dev_fbif_v4.h` names it), as
+/// `nvgpu::hw::falcon2` declares it.
+pub const NV_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM: u32 = nvgpu::hw::falcon2::NV_SOE_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM;
 /// `NV_PFSP_EMEMC__SIZE_1`: the FSP's EMEM ports.
 pub const NV_PFSP_EMEMC__SIZE_1: u32 = 8;
 /// `FSP_EMEM_CHANNEL_RM_SIZE`: bytes of RM's channel in the FSP's EMEM.
-pub const FSP_EMEM_CHANNEL_RM_SIZE: u32 = 1024;
+pub const FSP_EMEM_CHANNEL_RM_SIZE: u32 = nvgpu::gsp::boot::fsp::FSP_EMEM_CHANNEL_RM_SIZE as u32;
 /// `NV_PGSP_EMEMC__SIZE_1` (`turing/tu102/dev_gsp.h`).
 pub const NV_PGSP_EMEMC__SIZE_1: u32 = 4;
 
