@@ -151,7 +151,8 @@ pub const NV_PFALCON2_FALCON_MOD_SEL: u32 = nvgpu::hw::falcon2::NV_PFALCON2_FALC
 /// `NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K` (field `ALGO` 7:0).
 pub const NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K: u32 = nvgpu::hw::falcon2::ModSelAlgo::Rsa3k as u32;
 /// `NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID` (field `VAL` 7:0).
-pub const NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID: u32 = nvgpu::hw::falcon2::NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID::OFFSET;
+pub const NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID: u32 =
+    nvgpu::hw::falcon2::NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID::OFFSET;
 /// `NV_PFALCON2_FALCON_BROM_ENGIDMASK`.
 pub const NV_PFALCON2_FALCON_BROM_ENGIDMASK: u32 = nvgpu::hw::falcon2::NV_PFALCON2_FALCON_BROM_ENGIDMASK::OFFSET;
 /// `NV_PFALCON2_FALCON_BROM_PARAADDR(i)`: base of the array (stride 4).
@@ -168,7 +169,8 @@ pub const NV_PFALCON_FBIF_TRANSCFG__SIZE_1: u32 = 8;
 /// The FBIF target "non-coherent system memory" (`NV_SOE_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM`,
 /// `nvswitch/lr10/dev_soe_ip.h`: the same FBIF block; no `dev_fbif_v4.h` names it), as
 /// `nvgpu::hw::falcon2` declares it.
-pub const NV_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM: u32 = nvgpu::hw::falcon2::NV_SOE_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM;
+pub const NV_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM: u32 =
+    nvgpu::hw::falcon2::NV_SOE_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM;
 /// `NV_PFSP_EMEMC__SIZE_1`: the FSP's EMEM ports.
 pub const NV_PFSP_EMEMC__SIZE_1: u32 = 8;
 /// `FSP_EMEM_CHANNEL_RM_SIZE`: bytes of RM's channel in the FSP's EMEM.

@@ -37,8 +37,7 @@ use core::mem::size_of;
 
 use nvgpu::hw::bus::{NV_VBIOS_FWSECLIC, NV_VBIOS_FWSECLIC_FRTS_ERR_CODE_NONE, NV_VBIOS_FWSECLIC_SCRATCH_INDEX_0E};
 use nvgpu::vbios::{APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB, DMEMMAPPER_SIGNATURE};
-use zerocopy::byteorder::little_endian::{U16, U32, U64};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+use zerocopy::{FromBytes, IntoBytes};
 
 use crate::facts_pending::{
     FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION,
@@ -49,77 +48,12 @@ use crate::facts_pending::{
 };
 use crate::ucode::HaltCode;
 
-/// `FALCON_APPLICATION_INTERFACE_HEADER_V1`.
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct AppInterfaceHeaderV1 {
-    pub version: u8,
-    pub header_size: u8,
-    pub entry_size: u8,
-    pub entry_count: u8,
-}
-
-/// `FALCON_APPLICATION_INTERFACE_ENTRY_V1`.
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct AppInterfaceEntryV1 {
-    pub id: U32,
-    pub dmem_offset: U32,
-}
-
-/// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3` ("DMAP").
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct DmemMapperV3 {
-    pub signature: U32,
-    pub version: U16,
-    pub size: U16,
-    pub cmd_in_buffer_offset: U32,
-    pub cmd_in_buffer_size: U32,
-    pub cmd_out_buffer_offset: U32,
-    pub cmd_out_buffer_size: U32,
-    pub nvf_img_data_buffer_offset: U32,
-    pub nvf_img_data_buffer_size: U32,
-    pub printf_buffer_hdr: U32,
-    pub ucode_build_time_stamp: U32,
-    pub ucode_signature: U32,
-    pub init_cmd: U32,
-    pub ucode_feature: U32,
-    pub ucode_cmd_mask0: U32,
-    pub ucode_cmd_mask1: U32,
-    pub multi_tgt_tbl: U32,
-}
-
-/// `FWSECLIC_READ_VBIOS_DESC`.
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct FwseclicReadVbiosDesc {
-    pub version: U32,
-    pub size: U32,
-    pub gfw_image_offset: U64,
-    pub gfw_image_size: U32,
-    pub flags: U32,
-}
-
-/// `FWSECLIC_FRTS_REGION_DESC`.
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct FwseclicFrtsRegionDesc {
-    pub version: U32,
-    pub size: U32,
-    pub frts_region_offset_4k: U32,
-    pub frts_region_size: U32,
-    pub frts_region_media_type: U32,
-}
-
-/// `FWSECLIC_FRTS_CMD`: the two descriptors back to back (the fields' 44 bytes; RM's C struct
-/// adds 4 bytes of tail padding, which FWSEC does not read).
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct FwseclicFrtsCmd {
-    pub read_vbios: FwseclicReadVbiosDesc,
-    pub frts_region: FwseclicFrtsRegionDesc,
-}
+// The structures are the firmware ABI's, declared once in `nvgpu::hw::fw`; this model reads
+// them and checks their values against the header-checked constants of `facts_pending`.
+pub use nvgpu::hw::fw::{
+    AppInterfaceEntryV1, AppInterfaceHeaderV1, DmemMapperV3, FwseclicFrtsCmd, FwseclicFrtsRegionDesc,
+    FwseclicReadVbiosDesc,
+};
 
 const _: () = {
     assert!(size_of::<AppInterfaceHeaderV1>() == FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE as usize);
@@ -127,37 +61,18 @@ const _: () = {
     assert!(size_of::<DmemMapperV3>() == FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE as usize);
     assert!(size_of::<FwseclicReadVbiosDesc>() == FWSECLIC_READ_VBIOS_DESC_SIZE as usize);
     assert!(size_of::<FwseclicFrtsRegionDesc>() == FWSECLIC_FRTS_REGION_DESC_SIZE as usize);
-    assert!(size_of::<FwseclicFrtsCmd>() == 44);
 };
 
-impl FwseclicFrtsCmd {
-    /// The FRTS command for a 1 MiB region at byte offset `frts_offset` of VRAM, exactly as RM's
-    /// `s_executeFwsec_TU102` fills it.
-    pub fn new(frts_offset: u64) -> Self {
-        Self {
-            read_vbios: FwseclicReadVbiosDesc {
-                version: U32::new(FWSECLIC_READ_VBIOS_DESC_VERSION),
-                size: U32::new(FWSECLIC_READ_VBIOS_DESC_SIZE),
-                gfw_image_offset: U64::new(0),
-                gfw_image_size: U32::new(0),
-                flags: U32::new(FWSECLIC_READ_VBIOS_STRUCT_FLAGS),
-            },
-            frts_region: FwseclicFrtsRegionDesc {
-                version: U32::new(FWSECLIC_FRTS_REGION_DESC_VERSION),
-                size: U32::new(FWSECLIC_FRTS_REGION_DESC_SIZE),
-                frts_region_offset_4k: U32::new((frts_offset >> 12) as u32),
-                frts_region_size: U32::new(FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K),
-                frts_region_media_type: U32::new(FWSECLIC_FRTS_REGION_MEDIA_FB),
-            },
-        }
-    }
+/// Bytes of the FRTS command FWSEC reads: the two descriptors (RM's C struct adds 4 bytes of
+/// tail padding, which FWSEC does not read).
+pub const FRTS_COMMAND_BYTES: usize = (FWSECLIC_READ_VBIOS_DESC_SIZE + FWSECLIC_FRTS_REGION_DESC_SIZE) as usize;
 
-    /// The command's 44 bytes, as the driver copies them into the command-in buffer.
-    pub fn to_bytes(&self) -> [u8; 44] {
-        let mut out = [0u8; 44];
-        out.copy_from_slice(self.as_bytes());
-        out
-    }
+/// The FRTS command's bytes for a 1 MiB region at byte offset `frts_offset` of VRAM, as the
+/// driver writes them into the command-in buffer (`FwseclicFrtsCmd::new` of `nvgpu`).
+pub fn frts_command_bytes(frts_offset: u64) -> [u8; FRTS_COMMAND_BYTES] {
+    let mut out = [0u8; FRTS_COMMAND_BYTES];
+    out.copy_from_slice(&FwseclicFrtsCmd::new(frts_offset).as_bytes()[..FRTS_COMMAND_BYTES]);
+    out
 }
 
 /// What FWSEC changed outside its falcon.
@@ -243,25 +158,29 @@ pub fn run(dmem: &[u8], interface_offset: u32, context: &FwsecContext) -> FwsecO
 }
 
 fn run_frts(dmem: &[u8], mapper: &DmemMapperV3, context: &FwsecContext) -> FwsecOutcome {
-    if (mapper.cmd_in_buffer_size.get() as usize) < size_of::<FwseclicFrtsCmd>() {
+    if (mapper.cmd_in_buffer_size.get() as usize) < FRTS_COMMAND_BYTES {
         return frts_failed(HaltCode::FwsecBadFrtsCommand);
     }
-    let Some(cmd) = read_at::<FwseclicFrtsCmd>(dmem, mapper.cmd_in_buffer_offset.get()) else {
+    // The two descriptors back to back, read one by one: FWSEC reads no padding after them.
+    let at = mapper.cmd_in_buffer_offset.get();
+    let (Some(read_vbios), Some(region)) = (
+        read_at::<FwseclicReadVbiosDesc>(dmem, at),
+        at.checked_add(FWSECLIC_READ_VBIOS_DESC_SIZE).and_then(|at| read_at::<FwseclicFrtsRegionDesc>(dmem, at)),
+    ) else {
         return frts_failed(HaltCode::FwsecBadFrtsCommand);
     };
-    let (read_vbios, region) = (cmd.read_vbios, cmd.frts_region);
-    let well_formed = read_vbios.version.get() == FWSECLIC_READ_VBIOS_DESC_VERSION
-        && read_vbios.size.get() == FWSECLIC_READ_VBIOS_DESC_SIZE
-        && read_vbios.flags.get() == FWSECLIC_READ_VBIOS_STRUCT_FLAGS
-        && region.version.get() == FWSECLIC_FRTS_REGION_DESC_VERSION
-        && region.size.get() == FWSECLIC_FRTS_REGION_DESC_SIZE
-        && region.frts_region_size.get() == FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K
-        && region.frts_region_media_type.get() == FWSECLIC_FRTS_REGION_MEDIA_FB;
+    let well_formed = read_vbios.version == FWSECLIC_READ_VBIOS_DESC_VERSION
+        && read_vbios.size == FWSECLIC_READ_VBIOS_DESC_SIZE
+        && read_vbios.flags == FWSECLIC_READ_VBIOS_STRUCT_FLAGS
+        && region.version == FWSECLIC_FRTS_REGION_DESC_VERSION
+        && region.size == FWSECLIC_FRTS_REGION_DESC_SIZE
+        && region.frts_region_size == FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K
+        && region.frts_region_media_type == FWSECLIC_FRTS_REGION_MEDIA_FB;
     if !well_formed {
         return frts_failed(HaltCode::FwsecBadFrtsCommand);
     }
-    let lo_4k = region.frts_region_offset_4k.get();
-    let size_4k = region.frts_region_size.get();
+    let lo_4k = region.frts_region_offset_4k;
+    let size_4k = region.frts_region_size;
     let end_bytes = (u64::from(lo_4k) + u64::from(size_4k)) << 12;
     if lo_4k == 0 || end_bytes > context.vram_bytes {
         return frts_failed(HaltCode::FwsecFrtsOutOfRange);

@@ -19,7 +19,6 @@ use nvgpu::hw::{pmc, RegisterIo};
 use nvgpu::platform::DmaAllocator;
 use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS};
 use sim::facts_pending::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION;
-use sim::fwsec::FwseclicFrtsCmd;
 use sim::ucode::{build_image, UcodeSpec, FLAG_HS};
 use sim::{DmaArena, HaltCode, ModelError, ModelGpu};
 use tests::model_boot::ModelClock;
@@ -174,7 +173,7 @@ impl FwsecRun {
         let mapper = &fwsec.dmem_mapper;
         let init_cmd = dmem_at(mapper.init_cmd_dmem_offset());
         image[init_cmd..init_cmd + 4].copy_from_slice(&DMEMMAPPER_CMD_FRTS.to_le_bytes());
-        let cmd = FwseclicFrtsCmd::new(self.frts_offset).to_bytes();
+        let cmd = sim::fwsec::frts_command_bytes(self.frts_offset);
         let cmd_at = dmem_at(mapper.cmd_in_buffer_offset);
         image[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);
         let location = HsSignatureLocation::from_fwsec_v3(&desc).unwrap();

@@ -33,7 +33,6 @@ use nvgpu::hw::RegisterIo;
 use nvgpu::platform::{DmaAllocator, DmaBuffer};
 use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS};
 use sim::booter::{build_model_booter, load_style, BooterLoadStyle, NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION};
-use sim::fwsec::FwseclicFrtsCmd;
 use sim::gsp_rm::image::build_model_image;
 use sim::gsp_rm::payloads::*;
 use sim::gsp_rm::sequencer;
@@ -350,7 +349,7 @@ impl Rig {
         let dmem_at = |offset: u32| desc.imem_load_size as usize + offset as usize;
         let init_cmd = dmem_at(fwsec.dmem_mapper.init_cmd_dmem_offset());
         image[init_cmd..init_cmd + 4].copy_from_slice(&DMEMMAPPER_CMD_FRTS.to_le_bytes());
-        let cmd = FwseclicFrtsCmd::new(self.meta.frts_offset).to_bytes();
+        let cmd = sim::fwsec::frts_command_bytes(self.meta.frts_offset);
         let cmd_at = dmem_at(fwsec.dmem_mapper.cmd_in_buffer_offset);
         image[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);
         let fuse =
@@ -777,7 +776,7 @@ impl Rig {
         let mut dmem = fwsec.dmem().to_vec();
         let init_cmd = fwsec.dmem_mapper.init_cmd_dmem_offset() as usize;
         dmem[init_cmd..init_cmd + 4].copy_from_slice(&DMEMMAPPER_CMD_FRTS.to_le_bytes());
-        let cmd = FwseclicFrtsCmd::new(self.meta.frts_offset).to_bytes();
+        let cmd = sim::fwsec::frts_command_bytes(self.meta.frts_offset);
         let cmd_at = fwsec.dmem_mapper.cmd_in_buffer_offset as usize;
         dmem[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);
         let gsp = falcon(model, FalconEngine::Gsp);

@@ -14,7 +14,6 @@ use nvgpu::hw::{bus, fb, gc6, therm, RegisterIo};
 use nvgpu::platform::DmaAllocator;
 use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB};
 use sim::facts_pending as pending;
-use sim::fwsec::FwseclicFrtsCmd;
 use sim::{DmaArena, DmaError, FalconError, HaltCode, ModelError, ModelGpu, UnmodelledAccess, POISON};
 
 /// Polls before a wait gives up (the model finishes pending work in a handful).
@@ -371,9 +370,9 @@ fn prepare_fwsec(model: &ModelGpu, cmd: u32, frts_offset: u64, naive_signature: 
     let init_at = (mapper.init_cmd_dmem_offset()) as usize;
     dmem[init_at..init_at + 4].copy_from_slice(&cmd.to_le_bytes());
     if cmd == DMEMMAPPER_CMD_FRTS {
-        let frts = FwseclicFrtsCmd::new(frts_offset);
+        let frts = sim::fwsec::frts_command_bytes(frts_offset);
         let at = mapper.cmd_in_buffer_offset as usize;
-        dmem[at..at + 44].copy_from_slice(&frts.to_bytes());
+        dmem[at..at + frts.len()].copy_from_slice(&frts);
     }
     let brom = match fwsec.descriptor {
         FwsecDescriptor::V3(d) => {

@@ -26,8 +26,8 @@ use alloc::vec;
 use core::fmt;
 use core::mem::size_of;
 
-use zerocopy::byteorder::little_endian::{U16, U32};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+use zerocopy::byteorder::little_endian::U32;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::boot::dma::DmaRegion;
 use crate::falcon::{
@@ -66,58 +66,7 @@ pub const FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K: u32 = 0x100;
 /// The FRTS region's size in bytes.
 pub const FRTS_REGION_SIZE: u64 = (FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K as u64) << 12;
 
-/// `FWSECLIC_READ_VBIOS_DESC`: 24 bytes, 8-byte aligned (it holds a `NvU64`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct FwseclicReadVbiosDesc {
-    /// `version`.
-    pub version: u32,
-    /// `size`: `sizeof(FWSECLIC_READ_VBIOS_DESC)`.
-    pub size: u32,
-    /// `gfwImageOffset`: 0 (FWSEC reads the VBIOS itself).
-    pub gfw_image_offset: u64,
-    /// `gfwImageSize`: 0.
-    pub gfw_image_size: u32,
-    /// `flags`: [`FWSECLIC_READ_VBIOS_STRUCT_FLAGS`].
-    pub flags: u32,
-}
-
-/// `FWSECLIC_FRTS_REGION_DESC`: 20 bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct FwseclicFrtsRegionDesc {
-    /// `version`.
-    pub version: u32,
-    /// `size`: `sizeof(FWSECLIC_FRTS_REGION_DESC)`.
-    pub size: u32,
-    /// `frtsRegionOffset4K`: the region's framebuffer offset in 4 KiB units.
-    pub frts_region_offset_4k: u32,
-    /// `frtsRegionSize`: in 4 KiB units ([`FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K`]).
-    pub frts_region_size: u32,
-    /// `frtsRegionMediaType`: [`FWSECLIC_FRTS_REGION_MEDIA_FB`].
-    pub frts_region_media_type: u32,
-}
-
-/// `FWSECLIC_FRTS_CMD`: both descriptors, then the 4 bytes of tail padding the C struct has
-/// (its alignment is 8). RM copies `sizeof(FWSECLIC_FRTS_CMD)` = 48 bytes into the command
-/// buffer; the padding is written as zeros here.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct FwseclicFrtsCmd {
-    /// `readVbiosDesc`.
-    pub read_vbios_desc: FwseclicReadVbiosDesc,
-    /// `frtsRegionDesc`.
-    pub frts_region_desc: FwseclicFrtsRegionDesc,
-    /// Tail padding of the C struct.
-    pub _padding: u32,
-}
-
-const _: () = {
-    assert!(size_of::<FwseclicReadVbiosDesc>() == 24);
-    assert!(size_of::<FwseclicFrtsRegionDesc>() == 20);
-    assert!(size_of::<FwseclicFrtsCmd>() == 48);
-    assert!(core::mem::offset_of!(FwseclicFrtsCmd, frts_region_desc) == 24);
-};
+pub use crate::hw::fw::{FwseclicFrtsCmd, FwseclicFrtsRegionDesc, FwseclicReadVbiosDesc};
 
 /// Bytes of [`FwseclicFrtsCmd`] that carry fields (FWSEC reads no more).
 pub const FWSECLIC_FRTS_CMD_FIELDS_SIZE: usize =
@@ -157,46 +106,7 @@ impl FwseclicFrtsCmd {
 // The application interface FWSEC's DMEM starts with (`kernel_gsp_frts_tu102.c`), read from the
 // DMEM image itself, as RM does, not from the parse of the ROM.
 
-/// `FALCON_APPLICATION_INTERFACE_HEADER_V1`.
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
-#[repr(C)]
-struct AppInterfaceHeaderV1 {
-    version: u8,
-    header_size: u8,
-    entry_size: u8,
-    entry_count: u8,
-}
-
-/// `FALCON_APPLICATION_INTERFACE_ENTRY_V1`.
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
-#[repr(C)]
-struct AppInterfaceEntryV1 {
-    id: U32,
-    dmem_offset: U32,
-}
-
-/// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3`, as far as the driver touches it.
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
-#[repr(C)]
-struct DmemMapperV3 {
-    signature: U32,
-    version: U16,
-    size: U16,
-    cmd_in_buffer_offset: U32,
-    cmd_in_buffer_size: U32,
-    cmd_out_buffer_offset: U32,
-    cmd_out_buffer_size: U32,
-    nvf_img_data_buffer_offset: U32,
-    nvf_img_data_buffer_size: U32,
-    printf_buffer_hdr: U32,
-    ucode_build_time_stamp: U32,
-    ucode_signature: U32,
-    init_cmd: U32,
-    ucode_feature: U32,
-    ucode_cmd_mask0: U32,
-    ucode_cmd_mask1: U32,
-    multi_tgt_tbl: U32,
-}
+use crate::hw::fw::{AppInterfaceEntryV1, AppInterfaceHeaderV1, DmemMapperV3};
 
 const _: () = assert!(size_of::<DmemMapperV3>() == 64);
 

@@ -22,6 +22,7 @@ pub mod falcon;
 pub mod falcon2;
 pub mod fault;
 pub mod fb;
+pub mod fw;
 pub mod gc6;
 pub mod headers;
 pub mod host;

@@ -1,0 +1,109 @@
+//! Firmware-ABI structures: what the driver and the firmware (and the model standing in for it)
+//! exchange in memory, declared once here under NVIDIA's names. The driver fills them and the
+//! model reads them from the same declarations; the values in them are checked by the model
+//! against the header-checked constants, not against the driver's.
+//!
+//! - The falcon application interface FWSEC's DMEM starts with: `FALCON_APPLICATION_INTERFACE_*`
+//!   (`src/nvidia/inc/kernel/gpu/gsp/kernel_gsp.h` and `kernel_gsp_fwsec.c`, 535.261.03), read at
+//!   any DMEM offset (unaligned, little-endian fields).
+//! - The FWSEC FRTS command: `FWSECLIC_*` (`kernel_gsp_frts_tu102.c`, which defines them in the C
+//!   file itself).
+
+use core::mem::size_of;
+use zerocopy::byteorder::little_endian::{U16, U32};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+/// `FALCON_APPLICATION_INTERFACE_HEADER_V1`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
+#[repr(C)]
+pub struct AppInterfaceHeaderV1 {
+    pub version: u8,
+    pub header_size: u8,
+    pub entry_size: u8,
+    pub entry_count: u8,
+}
+
+/// `FALCON_APPLICATION_INTERFACE_ENTRY_V1`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
+#[repr(C)]
+pub struct AppInterfaceEntryV1 {
+    pub id: U32,
+    pub dmem_offset: U32,
+}
+
+/// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
+#[repr(C)]
+pub struct DmemMapperV3 {
+    pub signature: U32,
+    pub version: U16,
+    pub size: U16,
+    pub cmd_in_buffer_offset: U32,
+    pub cmd_in_buffer_size: U32,
+    pub cmd_out_buffer_offset: U32,
+    pub cmd_out_buffer_size: U32,
+    pub nvf_img_data_buffer_offset: U32,
+    pub nvf_img_data_buffer_size: U32,
+    pub printf_buffer_hdr: U32,
+    pub ucode_build_time_stamp: U32,
+    pub ucode_signature: U32,
+    pub init_cmd: U32,
+    pub ucode_feature: U32,
+    pub ucode_cmd_mask0: U32,
+    pub ucode_cmd_mask1: U32,
+    pub multi_tgt_tbl: U32,
+}
+
+/// `FWSECLIC_READ_VBIOS_DESC`: 24 bytes, 8-byte aligned (it holds a `NvU64`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct FwseclicReadVbiosDesc {
+    /// `version`.
+    pub version: u32,
+    /// `size`: `sizeof(FWSECLIC_READ_VBIOS_DESC)`.
+    pub size: u32,
+    /// `gfwImageOffset`: 0 (FWSEC reads the VBIOS itself).
+    pub gfw_image_offset: u64,
+    /// `gfwImageSize`: 0.
+    pub gfw_image_size: u32,
+    /// `flags`: `FWSECLIC_READ_VBIOS_STRUCT_FLAGS`.
+    pub flags: u32,
+}
+
+/// `FWSECLIC_FRTS_REGION_DESC`: 20 bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct FwseclicFrtsRegionDesc {
+    /// `version`.
+    pub version: u32,
+    /// `size`: `sizeof(FWSECLIC_FRTS_REGION_DESC)`.
+    pub size: u32,
+    /// `frtsRegionOffset4K`: the region's framebuffer offset in 4 KiB units.
+    pub frts_region_offset_4k: u32,
+    /// `frtsRegionSize`: in 4 KiB units (`FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K`).
+    pub frts_region_size: u32,
+    /// `frtsRegionMediaType`: `FWSECLIC_FRTS_REGION_MEDIA_FB`.
+    pub frts_region_media_type: u32,
+}
+
+/// `FWSECLIC_FRTS_CMD`: both descriptors, then the 4 bytes of tail padding the C struct has
+/// (its alignment is 8). RM copies `sizeof(FWSECLIC_FRTS_CMD)` = 48 bytes into the command
+/// buffer; the padding is written as zeros here. FWSEC reads the fields' 44 bytes
+/// (`FWSECLIC_FRTS_CMD_FIELDS_SIZE` in `gsp::fwsec_frts`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct FwseclicFrtsCmd {
+    /// `readVbiosDesc`.
+    pub read_vbios_desc: FwseclicReadVbiosDesc,
+    /// `frtsRegionDesc`.
+    pub frts_region_desc: FwseclicFrtsRegionDesc,
+    /// Tail padding of the C struct.
+    pub _padding: u32,
+}
+
+const _: () = {
+    assert!(size_of::<FwseclicReadVbiosDesc>() == 24);
+    assert!(size_of::<FwseclicFrtsRegionDesc>() == 20);
+    assert!(size_of::<FwseclicFrtsCmd>() == 48);
+    assert!(core::mem::offset_of!(FwseclicFrtsCmd, frts_region_desc) == 24);
+};
