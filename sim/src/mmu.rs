@@ -597,13 +597,24 @@ pub struct MemorySystem {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NothingThere;
 
+/// Where the model's boards place the PRAMIN window: `NV_PBUS_BAR0_WINDOW` up to Ada,
+/// `NV_XAL_EP_BAR0_WINDOW` on Hopper (`kern_bus_gh100.c`, 535.261.03), none on Blackwell, for
+/// which 535 has no source. The model's own table, not the driver's HAL.
+fn pramin_window(family: Family) -> Option<WindowRegister> {
+    match family {
+        Family::Turing | Family::Ga100 | Family::Ga10x | Family::Ada => Some(WindowRegister::Pbus),
+        Family::Hopper => Some(WindowRegister::XalEp),
+        Family::BlackwellGb10x | Family::BlackwellGb20x => None,
+    }
+}
+
 impl MemorySystem {
     pub fn new(family: Family, vram_bytes: u64) -> Self {
         MemorySystem {
             vram: Vram::new(vram_bytes),
             tlb: Tlb::new(),
             faults: FaultLog::default(),
-            window: WindowRegister::for_family(family),
+            window: pramin_window(family),
             window_raw: 0,
             invalidate_pdb: 0,
             invalidate_upper_pdb: 0,

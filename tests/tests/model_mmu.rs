@@ -11,7 +11,6 @@ use std::path::Path;
 
 use nvgpu::chip::Chipset;
 use nvgpu::hw::fault::{self, FaultAccessType, FaultType, BUF_ENTRY_FIELDS};
-use nvgpu::hw::pramin::WindowRegister;
 use nvgpu::hw::RegisterIo;
 use nvgpu::mm::{
     Aperture, DmaTableMemory, MmuFormat, PageSize, PageTableMemory, PageTables, Pramin, PteAttrs,
@@ -245,7 +244,7 @@ fn new_gpu(chip: Chipset) -> (ModelGpu, DmaArena, u64) {
 fn tables_in_vram_through_pramin_translate_as_the_driver_intends() {
     for chip in CHIPS {
         let (gpu, arena, sys_pa) = new_gpu(chip);
-        let window = WindowRegister::for_family(chip.family()).unwrap().offset();
+        let window = nvgpu::hal::for_family(chip.family()).pramin_window.unwrap().offset();
         let found = gpu.read32(window);
         {
             let allocator = VramAllocator::new(&[(0x10_0000, 64 * MIB)], &[]).unwrap();

@@ -133,25 +133,10 @@ pub struct ChannelClasses {
 
 impl ChannelClasses {
     pub fn for_family(family: Family) -> Result<Self, ChannelError> {
-        use crate::hw::classes::*;
-        Ok(match family {
-            Family::Turing => {
-                ChannelClasses { host: HostClass::TuringA, copy: TURING_DMA_COPY_A, compute: TURING_COMPUTE_A }
-            }
-            Family::Ga100 => {
-                ChannelClasses { host: HostClass::AmpereA, copy: AMPERE_DMA_COPY_A, compute: AMPERE_COMPUTE_A }
-            }
-            Family::Ga10x => {
-                ChannelClasses { host: HostClass::AmpereA, copy: AMPERE_DMA_COPY_B, compute: AMPERE_COMPUTE_B }
-            }
-            Family::Ada => ChannelClasses { host: HostClass::AmpereA, copy: AMPERE_DMA_COPY_B, compute: ADA_COMPUTE_A },
-            Family::Hopper => {
-                ChannelClasses { host: HostClass::HopperA, copy: HOPPER_DMA_COPY_A, compute: HOPPER_COMPUTE_A }
-            }
-            Family::BlackwellGb10x | Family::BlackwellGb20x => {
-                return Err(ChannelError::Unsupported { what: "Blackwell GPFIFO channels (no 535 GSP-RM)" })
-            }
-        })
+        let classes = crate::hal::for_family(family).classes;
+        let host = HostClass::from_class_number(classes.gpfifo)
+            .ok_or(ChannelError::Unsupported { what: "Blackwell GPFIFO channels (no 535 GSP-RM)" })?;
+        Ok(ChannelClasses { host, copy: classes.copy, compute: classes.compute })
     }
 }
 

@@ -35,7 +35,7 @@ pub use error::{engine_name, FalconError, Result};
 pub use hs::{booter_signature_index, patch_signature, BromParams, HsSignatureLocation};
 pub use pio::FALCON_BLOCK;
 
-use crate::hal::{FalconLayout, Family, Hal};
+use crate::hal::{FalconLayout, Hal};
 use crate::hw::engine::{self, FalconEngine, FalconUnit};
 use crate::hw::falcon::{ga102, tu102, NV_PFALCON_FALCON_CPUCTL, NV_PFALCON_FALCON_CPUCTL_ALIAS};
 use crate::hw::falcon::{
@@ -164,12 +164,11 @@ impl<R: RegisterIo, C: Clock> Falcon<R, C> {
         };
         log::debug!("{} falcon: engine reset", engine_name(engine));
 
-        if matches!(self.hal.family, Family::Ga10x | Family::Ada) {
+        if self.hal.falcon_pre_reset_wait {
             self.pre_reset_wait();
         }
 
-        let with_status = engine == FalconEngine::Gsp
-            && matches!(self.hal.family, Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x);
+        let with_status = engine == FalconEngine::Gsp && self.hal.gsp_reset_status;
         if with_status {
             // kgspResetHw_GH100: the reset state machine reports each transition.
             use engine::gh100::{ResetStatus, NV_PGSP_FALCON_ENGINE as Reg};

@@ -12,7 +12,9 @@
 use crate::chip::Chipset;
 use crate::hw::engine::{self, FalconEngine, FalconUnit};
 use crate::hw::falcon::{self, ga102, tu102};
+use crate::hw::pramin::WindowRegister;
 use crate::hw::{classes, headers, therm, FactGroup, FactValue, Header, HeaderFact, RegisterIo};
+use crate::mm::format::{Kind, MmuFormat};
 
 /// The families that share a HAL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -111,6 +113,31 @@ pub struct Hal {
     pub falcon_scrubbing_done: fn(&dyn RegisterIo, u32) -> bool,
     /// Whether the RISC-V core at the given RISC-V base is running.
     pub riscv_active: fn(&dyn RegisterIo, u32) -> bool,
+    /// GPU page-table format (`NV_MMU_VER2` with 64 KiB or 512 MiB big pages, `NV_MMU_VER3`).
+    pub mmu_format: MmuFormat,
+    /// PTE kind of plain (pitch, uncompressed) memory: `NV_MMU_PTE_KIND_GENERIC_MEMORY` of the
+    /// format's header.
+    pub generic_memory_kind: u8,
+    /// The register that places the PRAMIN window (`None`: no 535 source for it).
+    pub pramin_window: Option<WindowRegister>,
+    /// RM's wait before a falcon engine reset (`kflcnPreResetWait_GA10X`).
+    pub falcon_pre_reset_wait: bool,
+    /// The GSP engine reset reports its state transitions (`kgspResetHw_GH100`).
+    pub gsp_reset_status: bool,
+    /// The booter flow of GA102 and later (`kgspBootstrapRiscvOSEarly_GA102`): FALCON_OS and
+    /// the rest that differs from Turing and GA100.
+    pub ga102_booter_flow: bool,
+    /// Where the usable framebuffer size comes from when the caller does not give it.
+    pub fb_size_source: FbSizeSource,
+}
+
+/// Where a family reports the usable framebuffer size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FbSizeSource {
+    /// `NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE` (Turing, GA100).
+    LocalMemoryRange,
+    /// `NV_USABLE_FB_SIZE_IN_MB` in the GC6 island (GA102 and later).
+    Gc6UsableFbSize,
 }
 
 impl Hal {
@@ -190,6 +217,13 @@ pub static TURING: Hal = Hal {
     fsp_boot_status: None,
     falcon_scrubbing_done: scrubbing_done_dmactl,
     riscv_active: riscv_active_core_switch,
+    mmu_format: MmuFormat::VER2,
+    generic_memory_kind: Kind::GENERIC_MEMORY_TU102,
+    pramin_window: Some(WindowRegister::Pbus),
+    falcon_pre_reset_wait: false,
+    gsp_reset_status: false,
+    ga102_booter_flow: false,
+    fb_size_source: FbSizeSource::LocalMemoryRange,
 };
 
 /// GA100: Turing's boot flow and falcon layout, Ampere's classes.
@@ -209,6 +243,13 @@ pub static GA100: Hal = Hal {
     fsp_boot_status: None,
     falcon_scrubbing_done: scrubbing_done_dmactl,
     riscv_active: riscv_active_core_switch,
+    mmu_format: MmuFormat::VER2_512M,
+    generic_memory_kind: Kind::GENERIC_MEMORY_TU102,
+    pramin_window: Some(WindowRegister::Pbus),
+    falcon_pre_reset_wait: false,
+    gsp_reset_status: false,
+    ga102_booter_flow: false,
+    fb_size_source: FbSizeSource::LocalMemoryRange,
 };
 
 /// GA102..GA107.
@@ -228,6 +269,13 @@ pub static GA10X: Hal = Hal {
     fsp_boot_status: None,
     falcon_scrubbing_done: scrubbing_done_hwcfg2,
     riscv_active: riscv_active_cpuctl,
+    mmu_format: MmuFormat::VER2_512M,
+    generic_memory_kind: Kind::GENERIC_MEMORY_TU102,
+    pramin_window: Some(WindowRegister::Pbus),
+    falcon_pre_reset_wait: true,
+    gsp_reset_status: false,
+    ga102_booter_flow: true,
+    fb_size_source: FbSizeSource::Gc6UsableFbSize,
 };
 
 /// AD102..AD107.
@@ -247,6 +295,13 @@ pub static ADA: Hal = Hal {
     fsp_boot_status: None,
     falcon_scrubbing_done: scrubbing_done_hwcfg2,
     riscv_active: riscv_active_cpuctl,
+    mmu_format: MmuFormat::VER2_512M,
+    generic_memory_kind: Kind::GENERIC_MEMORY_TU102,
+    pramin_window: Some(WindowRegister::Pbus),
+    falcon_pre_reset_wait: true,
+    gsp_reset_status: false,
+    ga102_booter_flow: true,
+    fb_size_source: FbSizeSource::Gc6UsableFbSize,
 };
 
 /// GH100.
@@ -266,6 +321,13 @@ pub static HOPPER: Hal = Hal {
     fsp_boot_status: Some(therm::NV_THERM_I2CS_SCRATCH::OFFSET),
     falcon_scrubbing_done: scrubbing_done_hwcfg2,
     riscv_active: riscv_active_cpuctl,
+    mmu_format: MmuFormat::VER3,
+    generic_memory_kind: Kind::GENERIC_MEMORY_GH100,
+    pramin_window: Some(WindowRegister::XalEp),
+    falcon_pre_reset_wait: false,
+    gsp_reset_status: true,
+    ga102_booter_flow: false,
+    fb_size_source: FbSizeSource::Gc6UsableFbSize,
 };
 
 /// GB100, GB102.
@@ -285,6 +347,13 @@ pub static BLACKWELL_GB10X: Hal = Hal {
     fsp_boot_status: Some(therm::gb100::NV_THERM_I2CS_SCRATCH::OFFSET),
     falcon_scrubbing_done: scrubbing_done_hwcfg2,
     riscv_active: riscv_active_cpuctl,
+    mmu_format: MmuFormat::VER3,
+    generic_memory_kind: Kind::GENERIC_MEMORY_GH100,
+    pramin_window: None,
+    falcon_pre_reset_wait: false,
+    gsp_reset_status: true,
+    ga102_booter_flow: false,
+    fb_size_source: FbSizeSource::Gc6UsableFbSize,
 };
 
 /// GB202..GB207.
@@ -304,6 +373,13 @@ pub static BLACKWELL_GB20X: Hal = Hal {
     fsp_boot_status: Some(therm::gb202::NV_THERM_I2CS_SCRATCH::OFFSET),
     falcon_scrubbing_done: scrubbing_done_hwcfg2,
     riscv_active: riscv_active_cpuctl,
+    mmu_format: MmuFormat::VER3,
+    generic_memory_kind: Kind::GENERIC_MEMORY_GH100,
+    pramin_window: None,
+    falcon_pre_reset_wait: false,
+    gsp_reset_status: true,
+    ga102_booter_flow: false,
+    fb_size_source: FbSizeSource::Gc6UsableFbSize,
 };
 
 /// Every HAL.

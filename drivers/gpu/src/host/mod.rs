@@ -27,6 +27,16 @@ pub enum HostClass {
 }
 
 impl HostClass {
+    /// The GPFIFO class of `class_number`, if this encoder writes for it.
+    pub const fn from_class_number(class_number: u32) -> Option<HostClass> {
+        match class_number {
+            classes::TURING_CHANNEL_GPFIFO_A => Some(HostClass::TuringA),
+            classes::AMPERE_CHANNEL_GPFIFO_A => Some(HostClass::AmpereA),
+            classes::HOPPER_CHANNEL_GPFIFO_A => Some(HostClass::HopperA),
+            _ => None,
+        }
+    }
+
     /// The class number.
     pub const fn class_number(self) -> u32 {
         match self {

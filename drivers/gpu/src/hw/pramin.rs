@@ -10,7 +10,6 @@
 //!   `kern_bus_gh100.c`).
 
 use super::headers;
-use crate::hal::Family;
 use crate::{constants, field_values, registers};
 
 field_values! {
@@ -63,16 +62,6 @@ pub enum WindowRegister {
 }
 
 impl WindowRegister {
-    /// The register of `family`; `None` for Blackwell, whose window this driver has no
-    /// 535 source for.
-    pub const fn for_family(family: Family) -> Option<WindowRegister> {
-        match family {
-            Family::Turing | Family::Ga100 | Family::Ga10x | Family::Ada => Some(WindowRegister::Pbus),
-            Family::Hopper => Some(WindowRegister::XalEp),
-            Family::BlackwellGb10x | Family::BlackwellGb20x => None,
-        }
-    }
-
     /// BAR0 offset of the register.
     pub const fn offset(self) -> u32 {
         match self {

@@ -27,7 +27,7 @@
 use alloc::collections::BTreeMap;
 use core::fmt;
 
-use super::format::{Aperture, Kind, MmuFormat, PageSize, PteAttrs, TableAddress, TableAperture};
+use super::format::{Aperture, MmuFormat, PageSize, PteAttrs, TableAddress, TableAperture};
 use super::page_table::{PageTableError, PageTables, TableMemoryError, TlbInvalidator};
 use super::pramin::{PraminError, VramTableMemory};
 use super::va::{VaAllocator, VaError};
@@ -178,10 +178,7 @@ impl<'a, R: RegisterIo + ?Sized> Bar1<'a, R> {
         let mut mem = VramTableMemory::new(io, family, tables_from).map_err(Bar1Error::Pramin)?;
         mem.adopt_table(root, root_bytes).map_err(Bar1Error::Table)?;
         let tables = PageTables::adopt_root(format, mem, root)?;
-        let kind = match family {
-            Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => Kind::GENERIC_MEMORY_GH100,
-            _ => Kind::GENERIC_MEMORY_TU102,
-        };
+        let kind = crate::hal::for_family(family).generic_memory_kind;
         Ok(Bar1 { tables, space: VaAllocator::new(0, bar1_size), size: bar1_size, kind, mappings: BTreeMap::new() })
     }
 

@@ -375,11 +375,7 @@ impl MmuFormat {
 
     /// The format a family's GPUs use.
     pub const fn for_family(family: Family) -> MmuFormat {
-        match family {
-            Family::Turing => Self::VER2,
-            Family::Ga100 | Family::Ga10x | Family::Ada => Self::VER2_512M,
-            Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => Self::VER3,
-        }
+        crate::hal::for_family(family).mmu_format
     }
 
     /// Bits of virtual address (49 for v2, 57 for v3).

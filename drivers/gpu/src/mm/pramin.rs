@@ -55,7 +55,7 @@ pub struct Pramin<'a, R: RegisterIo + ?Sized> {
 impl<'a, R: RegisterIo + ?Sized> Pramin<'a, R> {
     /// The window of a GPU of `family` behind `io`.
     pub fn new(io: &'a R, family: Family) -> Result<Self, PraminError> {
-        let register = WindowRegister::for_family(family).ok_or(PraminError::Unsupported { family })?;
+        let register = crate::hal::for_family(family).pramin_window.ok_or(PraminError::Unsupported { family })?;
         let found = io.read32(register.offset());
         Ok(Pramin { io, register, found, base: Cell::new(None), moves: Cell::new(0) })
     }

@@ -50,7 +50,7 @@ use crate::gsp::rpcs::{
     RegistryTable, RpcError, SetRegistry, UnloadingGuestDriver,
 };
 use crate::gsp::wpr::{GspFwWprMeta, WprChipParams};
-use crate::hal::{BootFlow, Family, Hal};
+use crate::hal::{BootFlow, FbSizeSource, Hal};
 use crate::hw::engine::{FalconEngine, NV_PGSP_MAILBOX};
 use crate::hw::falcon::NV_PFALCON_FALCON_OS;
 use crate::hw::{fb, gc6, RegisterIo};
@@ -655,7 +655,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
     /// Turing to Ada: FWSEC-FRTS, then booter_load on SEC2 (`kgspBootstrapRiscvOSEarly_TU102`
     /// and `_GA102`; they differ only where the paragraphs say).
     fn boot_with_booter(&mut self) -> Result<(), BootError> {
-        let ga102_or_later = matches!(self.hal.family, Family::Ga10x | Family::Ada);
+        let ga102_or_later = self.hal.ga102_booter_flow;
 
         // The VBIOS's boot firmware must have finished: it uses the GSP falcon itself, and the
         // framebuffer size is its result.
@@ -850,11 +850,13 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
     fn usable_fb_size(&self) -> StepResult<u64> {
         let size = match self.config.usable_fb_size {
             Some(size) => size,
-            None => match self.hal.family {
-                Family::Turing | Family::Ga100 => {
+            None => match self.hal.fb_size_source {
+                FbSizeSource::LocalMemoryRange => {
                     NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE::read(self.inputs.io).usable_fb_size()
                 }
-                _ => u64::from(gc6::NV_USABLE_FB_SIZE_IN_MB::read(self.inputs.io).value()) << 20,
+                FbSizeSource::Gc6UsableFbSize => {
+                    u64::from(gc6::NV_USABLE_FB_SIZE_IN_MB::read(self.inputs.io).value()) << 20
+                }
             },
         };
         if size == 0 || size == u64::from(u32::MAX) << 20 {
