@@ -35,7 +35,6 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::{align_down, align_up};
 use crate::chip::Chipset;
-use crate::hal::Family;
 
 /// `GSP_FW_WPR_META_MAGIC`.
 pub const GSP_FW_WPR_META_MAGIC: u64 = 0xdc3a_ae21_371a_60b3;
@@ -272,52 +271,51 @@ pub struct WprChipParams {
     pub scrubber_ucode_supported: bool,
 }
 
+/// One MiB.
+const MIB: u64 = 1 << 20;
+/// The FRTS region: `FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K` 4 KiB pages.
+const FRTS: u64 = 0x100 * 0x1000;
+
 impl WprChipParams {
-    /// The parameters RM 535.261.03 uses for `chip`; `None` for chips that release does not know
-    /// (Blackwell).
+    /// The parameters RM 535.261.03 uses for `chip` (the HAL's [`crate::hal::Hal::wpr`]); `None`
+    /// for chips that release does not know (Blackwell).
     pub const fn for_chipset(chip: Chipset) -> Option<Self> {
-        const MIB: u64 = 1 << 20;
-        const FRTS: u64 = 0x100 * 0x1000;
-        let base = Self {
-            layout: FbLayoutFlavor::Tu102,
-            non_wpr_heap_size: MIB,
-            frts_size: FRTS,
-            fw_heap_param_base_size: GSP_FW_HEAP_PARAM_BASE_RM_SIZE_TU10X,
-            fw_heap_param_os_carveout_size: GSP_FW_HEAP_PARAM_OS_SIZE_LIBOS2,
-            min_wpr_heap_size_mb: 64,
-            max_wpr_heap_size_mb: 256,
-            prescrubbed_top_fb_size: Some(256 * MIB),
-            scrubber_ucode_supported: false,
-        };
-        match chip.family() {
-            Family::Turing => Some(base),
-            Family::Ga100 => Some(Self { frts_size: 0, prescrubbed_top_fb_size: None, ..base }),
-            Family::Ga10x => Some(Self {
-                fw_heap_param_os_carveout_size: GSP_FW_HEAP_PARAM_OS_SIZE_LIBOS3,
-                min_wpr_heap_size_mb: 84,
-                max_wpr_heap_size_mb: 276,
-                ..base
-            }),
-            Family::Ada => Some(Self {
-                fw_heap_param_os_carveout_size: GSP_FW_HEAP_PARAM_OS_SIZE_LIBOS3,
-                min_wpr_heap_size_mb: 84,
-                max_wpr_heap_size_mb: 276,
-                scrubber_ucode_supported: true,
-                ..base
-            }),
-            Family::Hopper => Some(Self {
-                layout: FbLayoutFlavor::Gh100,
-                non_wpr_heap_size: 2 * MIB,
-                fw_heap_param_base_size: GSP_FW_HEAP_PARAM_BASE_RM_SIZE_GH100,
-                fw_heap_param_os_carveout_size: GSP_FW_HEAP_PARAM_OS_SIZE_LIBOS3,
-                min_wpr_heap_size_mb: 84,
-                max_wpr_heap_size_mb: 276,
-                prescrubbed_top_fb_size: None,
-                ..base
-            }),
-            Family::BlackwellGb10x | Family::BlackwellGb20x => None,
-        }
+        crate::hal::for_chipset(chip).wpr
     }
+
+    /// Turing (`kgspGetNonWprHeapSize`, `kgspGetFrtsSize` and the heap parameters of the TU102
+    /// HAL).
+    pub const TU102: Self = Self {
+        layout: FbLayoutFlavor::Tu102,
+        non_wpr_heap_size: MIB,
+        frts_size: FRTS,
+        fw_heap_param_base_size: GSP_FW_HEAP_PARAM_BASE_RM_SIZE_TU10X,
+        fw_heap_param_os_carveout_size: GSP_FW_HEAP_PARAM_OS_SIZE_LIBOS2,
+        min_wpr_heap_size_mb: 64,
+        max_wpr_heap_size_mb: 256,
+        prescrubbed_top_fb_size: Some(256 * MIB),
+        scrubber_ucode_supported: false,
+    };
+    /// GA100: Turing's, without FRTS, all of FB pre-scrubbed.
+    pub const GA100: Self = Self { frts_size: 0, prescrubbed_top_fb_size: None, ..Self::TU102 };
+    /// GA10x: LIBOS3's carveout and larger heap bounds.
+    pub const GA102: Self = Self {
+        fw_heap_param_os_carveout_size: GSP_FW_HEAP_PARAM_OS_SIZE_LIBOS3,
+        min_wpr_heap_size_mb: 84,
+        max_wpr_heap_size_mb: 276,
+        ..Self::TU102
+    };
+    /// Ada: GA10x's, with the scrubber ucode.
+    pub const AD102: Self = Self { scrubber_ucode_supported: true, ..Self::GA102 };
+    /// GH100: its own FB layout, a 2 MiB non-WPR heap, GH100's RM base size, all of FB
+    /// pre-scrubbed.
+    pub const GH100: Self = Self {
+        layout: FbLayoutFlavor::Gh100,
+        non_wpr_heap_size: 2 * MIB,
+        fw_heap_param_base_size: GSP_FW_HEAP_PARAM_BASE_RM_SIZE_GH100,
+        prescrubbed_top_fb_size: None,
+        ..Self::GA102
+    };
 
     /// The GSP-RM (WPR) heap size for a usable framebuffer of `usable_fb_size` bytes, with
     /// `posterior_fb_size` bytes between the heap's end and the end of FB (0: no limit), as

@@ -10,6 +10,7 @@
 //! QMD versions per open-gpu-doc `classes/compute/cl*qmd.h`.
 
 use crate::chip::Chipset;
+use crate::gsp::wpr::WprChipParams;
 use crate::hw::engine::{self, FalconEngine, FalconUnit};
 use crate::hw::falcon::{self, ga102, tu102};
 use crate::hw::pramin::WindowRegister;
@@ -129,6 +130,8 @@ pub struct Hal {
     pub ga102_booter_flow: bool,
     /// Where the usable framebuffer size comes from when the caller does not give it.
     pub fb_size_source: FbSizeSource,
+    /// RM's WPR (FB layout and GSP-RM heap) parameters; `None` where 535.261.03 has none.
+    pub wpr: Option<WprChipParams>,
 }
 
 /// Where a family reports the usable framebuffer size.
@@ -224,6 +227,7 @@ pub static TURING: Hal = Hal {
     gsp_reset_status: false,
     ga102_booter_flow: false,
     fb_size_source: FbSizeSource::LocalMemoryRange,
+    wpr: Some(WprChipParams::TU102),
 };
 
 /// GA100: Turing's boot flow and falcon layout, Ampere's classes.
@@ -250,6 +254,7 @@ pub static GA100: Hal = Hal {
     gsp_reset_status: false,
     ga102_booter_flow: false,
     fb_size_source: FbSizeSource::LocalMemoryRange,
+    wpr: Some(WprChipParams::GA100),
 };
 
 /// GA102..GA107.
@@ -276,6 +281,7 @@ pub static GA10X: Hal = Hal {
     gsp_reset_status: false,
     ga102_booter_flow: true,
     fb_size_source: FbSizeSource::Gc6UsableFbSize,
+    wpr: Some(WprChipParams::GA102),
 };
 
 /// AD102..AD107.
@@ -302,6 +308,7 @@ pub static ADA: Hal = Hal {
     gsp_reset_status: false,
     ga102_booter_flow: true,
     fb_size_source: FbSizeSource::Gc6UsableFbSize,
+    wpr: Some(WprChipParams::AD102),
 };
 
 /// GH100.
@@ -328,6 +335,7 @@ pub static HOPPER: Hal = Hal {
     gsp_reset_status: true,
     ga102_booter_flow: false,
     fb_size_source: FbSizeSource::Gc6UsableFbSize,
+    wpr: Some(WprChipParams::GH100),
 };
 
 /// GB100, GB102.
@@ -354,6 +362,7 @@ pub static BLACKWELL_GB10X: Hal = Hal {
     gsp_reset_status: true,
     ga102_booter_flow: false,
     fb_size_source: FbSizeSource::Gc6UsableFbSize,
+    wpr: None,
 };
 
 /// GB202..GB207.
@@ -380,6 +389,7 @@ pub static BLACKWELL_GB20X: Hal = Hal {
     gsp_reset_status: true,
     ga102_booter_flow: false,
     fb_size_source: FbSizeSource::Gc6UsableFbSize,
+    wpr: None,
 };
 
 /// Every HAL.
