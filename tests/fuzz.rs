@@ -204,6 +204,13 @@ impl GspDoorbell for NoDoorbell {
     fn ring(&mut self, _: u32) {}
 }
 
+/// The queues the `gsp_queue` target runs: RM's layout with smaller queues (a 128 KiB status
+/// queue: 31 entries, room for the largest record; an 8 KiB command queue), so that each run
+/// zeroes and lays out 140 KiB of shared memory rather than RM's 516 KiB.
+pub fn queue_layout() -> MessageQueueLayout {
+    MessageQueueLayout::new(0x2000, 0x2_0000).unwrap_or(MessageQueueLayout::rm_default())
+}
+
 /// Bytes of the status queue that a fuzz input writes: its header page and the first entries.
 const STATUS_QUEUE_SPAN: usize = 64 << 10;
 
@@ -220,7 +227,7 @@ pub fn gsp_queue(data: &[u8]) {
 pub fn gsp_queue_messages(data: &[u8]) -> usize {
     let mut received = 0;
     let Some((&mode, image)) = data.split_first() else { return 0 };
-    let layout = MessageQueueLayout::rm_default();
+    let layout = queue_layout();
     let arena = sim::DmaArena::new();
     let Ok(shared) = arena.alloc(layout.shared_size() as usize) else { return 0 };
     let bus = shared.bus_address();

@@ -390,7 +390,7 @@ fn messages() -> Vec<(&'static str, u32, Vec<u8>)> {
 /// Status-queue images: GSP-RM's `msgqTxHeader` page with `writePtr` after the records, then
 /// the records, sealed in order (mode byte 0) or left for the harness to seal (mode byte 1).
 fn gsp_queue(out: &mut Seeds) {
-    let layout = nvgpu::gsp::msgq::MessageQueueLayout::rm_default();
+    let layout = crate::fuzz::queue_layout();
     let Ok(tx) = MsgqTxHeader::gsp_queue(layout.status_queue_size as u32) else {
         out.missing.push("the status queue header could not be built".into());
         return;
