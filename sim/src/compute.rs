@@ -64,6 +64,10 @@ pub const MODEL_TPCS: u32 = 6 * MODEL_TPC_MASK_PER_GPC.count_ones();
 /// Bytes each generic window spans on the model (the driver's windows are this far apart).
 pub const MODEL_WINDOW_BYTES: u64 = 1 << 24;
 
+/// Most threads one launch may have in the model (grid times block). Hardware runs more; the
+/// interpreter would spend hours inside one doorbell, and no test launches a tenth of it.
+pub const MAX_LAUNCH_THREADS: u64 = 1 << 28;
+
 /// Why a compute method or launch failed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ComputeError {
@@ -401,6 +405,12 @@ impl ComputeEngine {
         let block =
             [q.get(BlockDim0, 0).map_err(bad)?, q.get(BlockDim1, 0).map_err(bad)?, q.get(BlockDim2, 0).map_err(bad)?];
         let shared = q.get(SharedMemorySize, 0).map_err(bad)?;
+        let threads = grid.iter().chain(&block).fold(1u128, |n, d| n * u128::from(*d));
+        if threads > u128::from(MAX_LAUNCH_THREADS) {
+            return Err(ComputeError::BadLaunch(format!(
+                "a grid of {threads} threads is more than the model runs in one launch ({MAX_LAUNCH_THREADS})"
+            )));
+        }
         if q.get(ConstantBufferValid, 0).map_err(bad)? != 1 {
             return Err(ComputeError::BadLaunch("constant bank 0 is not valid".into()));
         }
@@ -674,5 +684,17 @@ mod tests {
             l.sm_config = Some(sm_shared_config(Family::Ga10x, 48 << 10).unwrap());
         });
         assert!(matches!(r, Ok(Some(_))), "{r:?}");
+    }
+
+    #[test]
+    fn a_grid_beyond_the_models_launch_limit_is_refused_before_it_runs() {
+        let plan = LocalMemoryPlan::new(64, MODEL_TPCS, model_max_warps_per_sm(Family::Ga10x)).unwrap();
+        let mut mem = memory(&plan);
+        let mut engine = ComputeEngine::new(Family::Ga10x);
+        configure(&mut engine, &plan, &mut mem);
+        // 2^31 - 1 blocks of 32 threads: hardware would run them, the model refuses at once.
+        let r = launch(&mut engine, &mut mem, |l| l.grid = [0x7fff_ffff, 1, 1]);
+        assert!(matches!(&r, Err(ComputeError::BadLaunch(why)) if why.contains("more than the model runs")), "{r:?}");
+        assert!(launch(&mut engine, &mut mem, |_| {}).unwrap().is_some());
     }
 }
