@@ -8,6 +8,9 @@
 //! PVH loaders pass one module (QEMU's `-initrd`); packing several files into it as cpio is how
 //! firmware and payloads travel by name on that path.
 
+// Parses bytes from outside: no indexing that can panic, no arithmetic that can overflow.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 pub const NEWC_MAGIC: &[u8; 6] = b"070701";
 const HEADER_LEN: usize = 110;
 const S_IFMT: u32 = 0o170000;
@@ -34,8 +37,11 @@ pub fn is_cpio(data: &[u8]) -> bool {
 }
 
 fn hex_field(h: &[u8], index: usize, offset: usize) -> Result<u32, CpioError> {
-    let start = 6 + index * 8;
-    let digits = h.get(start..start + 8).ok_or(CpioError::Truncated { offset })?;
+    // Field `index` is the `index`th group of 8 digits after the magic.
+    let digits = h
+        .get(NEWC_MAGIC.len()..)
+        .and_then(|fields| fields.chunks_exact(8).nth(index))
+        .ok_or(CpioError::Truncated { offset })?;
     let text = core::str::from_utf8(digits).map_err(|_| CpioError::BadHeaderField { offset })?;
     u32::from_str_radix(text, 16).map_err(|_| CpioError::BadHeaderField { offset })
 }
@@ -51,8 +57,9 @@ pub fn entries(archive: &[u8]) -> CpioIter<'_> {
     CpioIter { archive, offset: 0, done: false }
 }
 
-const fn align4(x: usize) -> usize {
-    (x + 3) & !3
+/// `x` rounded up to 4, or `None` past `usize::MAX`.
+const fn align4(x: usize) -> Option<usize> {
+    x.checked_next_multiple_of(4)
 }
 
 impl<'a> Iterator for CpioIter<'a> {
@@ -65,25 +72,24 @@ impl<'a> Iterator for CpioIter<'a> {
             }
             let offset = self.offset;
             let step = (|| {
-                let header = self.archive.get(offset..offset + HEADER_LEN).ok_or(CpioError::MissingTrailer)?;
-                if &header[..6] != NEWC_MAGIC {
+                let name_start = offset.checked_add(HEADER_LEN).ok_or(CpioError::MissingTrailer)?;
+                let header = self.archive.get(offset..name_start).ok_or(CpioError::MissingTrailer)?;
+                if !header.starts_with(NEWC_MAGIC) {
                     return Err(CpioError::BadMagic { offset });
                 }
                 let mode = hex_field(header, 1, offset)?;
                 let filesize = hex_field(header, 6, offset)? as usize;
                 let namesize = hex_field(header, 11, offset)? as usize;
-                let name_start = offset + HEADER_LEN;
-                let name_bytes = self
-                    .archive
-                    .get(name_start..name_start.checked_add(namesize).ok_or(CpioError::Truncated { offset })?)
-                    .ok_or(CpioError::Truncated { offset })?;
-                let name_len = name_bytes.iter().position(|&c| c == 0).unwrap_or(name_bytes.len());
-                let name =
-                    core::str::from_utf8(&name_bytes[..name_len]).map_err(|_| CpioError::BadHeaderField { offset })?;
-                let data_start = align4(name_start + namesize);
+                let name_end = name_start.checked_add(namesize).ok_or(CpioError::Truncated { offset })?;
+                let name_bytes = self.archive.get(name_start..name_end).ok_or(CpioError::Truncated { offset })?;
+                // Up to the NUL (`split` yields at least one piece).
+                let name_bytes = name_bytes.split(|&c| c == 0).next().unwrap_or(name_bytes);
+                let name = core::str::from_utf8(name_bytes).map_err(|_| CpioError::BadHeaderField { offset })?;
+                let data_start = align4(name_end).ok_or(CpioError::Truncated { offset })?;
                 let data_end = data_start.checked_add(filesize).ok_or(CpioError::Truncated { offset })?;
                 let data = self.archive.get(data_start..data_end).ok_or(CpioError::Truncated { offset })?;
-                Ok((mode, name, data, data_start, align4(data_end)))
+                let next = align4(data_end).ok_or(CpioError::Truncated { offset })?;
+                Ok((mode, name, data, data_start, next))
             })();
             match step {
                 Err(e) => {
@@ -108,6 +114,8 @@ impl<'a> Iterator for CpioIter<'a> {
 
 /// Builds a newc archive (used by tests and by xtask-like tooling on the host).
 #[cfg(test)]
+// Test-only: builds its own input, like the test modules.
+#[allow(clippy::arithmetic_side_effects)]
 pub fn build(files: &[(&str, &[u8])]) -> std::vec::Vec<u8> {
     let mut out = std::vec::Vec::new();
     let mut push = |name: &str, mode: u32, data: &[u8]| {
@@ -148,6 +156,9 @@ pub fn build(files: &[(&str, &[u8])]) -> std::vec::Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    // Tests index and compute offsets on purpose, over inputs they build themselves.
+    #![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
     use super::*;
 
     #[test]

@@ -10,6 +10,9 @@
 //! u8, green position, green size, blue position, blue size), 14 ACPI old RSDP (copy @8),
 //! 15 ACPI new RSDP (copy @8).
 
+// Parses bytes from outside: no indexing that can panic, no arithmetic that can overflow.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use crate::phys::{u32_at, u64_at, utf8_prefix, PhysMemory};
 use crate::{BootError, FramebufferDesc, LoaderData, Module};
 
@@ -29,8 +32,17 @@ const TAG_ACPI_NEW: u32 = 15;
 const MAX_INFO_SIZE: usize = 1 << 20;
 
 fn cstr_in(b: &[u8]) -> &str {
-    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    utf8_prefix(&b[..end])
+    // Up to the NUL (`split` yields at least one piece).
+    utf8_prefix(b.split(|&c| c == 0).next().unwrap_or(b))
+}
+
+/// Physical address of the body (past the 8-byte header) of the tag at `off` in the information
+/// block at `info_phys`; readable memory never reaches the top of the address space.
+fn tag_body_phys(info_phys: u64, off: usize) -> Result<u64, BootError> {
+    info_phys
+        .checked_add(off as u64)
+        .and_then(|tag| tag.checked_add(8))
+        .ok_or(BootError::Malformed("Multiboot2 information address"))
 }
 
 pub fn parse<'m>(
@@ -56,7 +68,7 @@ pub fn parse<'m>(
     let mut rsdp_old = None;
     let mut off = 8usize;
     loop {
-        let (Some(tag), Some(size)) = (u32_at(info, off), u32_at(info, off + 4)) else {
+        let (Some(tag), Some(size)) = (u32_at(info, off), off.checked_add(4).and_then(|at| u32_at(info, at))) else {
             return Err(BootError::Malformed("Multiboot2 tag runs past total_size"));
         };
         let size = size as usize;
@@ -69,8 +81,9 @@ pub fn parse<'m>(
             .and_then(|end| info.get(off..end))
             .ok_or(BootError::Malformed("Multiboot2 tag size"))?;
         match tag {
-            TAG_CMDLINE => out.cmdline = cstr_in(&body[8..]),
-            TAG_LOADER_NAME => out.loader_name = cstr_in(&body[8..]),
+            // `body` is at least the 8-byte tag header, checked above.
+            TAG_CMDLINE => out.cmdline = body.get(8..).map(cstr_in).unwrap_or(""),
+            TAG_LOADER_NAME => out.loader_name = body.get(8..).map(cstr_in).unwrap_or(""),
             TAG_MODULE => {
                 let start = u32_at(body, 8).ok_or(BootError::Malformed("module tag"))? as u64;
                 let end = u32_at(body, 12).ok_or(BootError::Malformed("module tag"))? as u64;
@@ -85,7 +98,8 @@ pub fn parse<'m>(
                 if entry_size < 24 {
                     return Err(BootError::Malformed("Multiboot2 memory map entry_size"));
                 }
-                for e in body[16..].chunks_exact(entry_size) {
+                let entries = body.get(16..).ok_or(BootError::Malformed("Multiboot2 memory map tag size"))?;
+                for e in entries.chunks_exact(entry_size) {
                     if let (Some(base), Some(len), Some(kind)) = (u64_at(e, 0), u64_at(e, 8), u32_at(e, 16)) {
                         out.regions.add_firmware_region(base, len, kind).map_err(BootError::MemoryMap)?;
                     }
@@ -102,25 +116,31 @@ pub fn parse<'m>(
                 if let (Some(addr), Some(pitch), Some(width), Some(height), Some(bpp), Some(1)) =
                     (addr, pitch, width, height, bpp, fb_type)
                 {
-                    let colour = body.get(32..38);
+                    // Red, green, blue: position and mask size each; the usual 8:8:8 layout when
+                    // the tag is too short to say.
+                    let colour: Option<[u8; 6]> = body.get(32..38).and_then(|c| c.try_into().ok());
+                    let [red_position, _, green_position, _, blue_position, _] = colour.unwrap_or([16, 0, 8, 0, 0, 0]);
                     out.framebuffer = Some(FramebufferDesc {
                         phys: addr,
                         pitch,
                         width,
                         height,
                         bpp,
-                        red_position: colour.map(|c| c[0]).unwrap_or(16),
-                        green_position: colour.map(|c| c[2]).unwrap_or(8),
-                        blue_position: colour.map(|c| c[4]).unwrap_or(0),
+                        red_position,
+                        green_position,
+                        blue_position,
                     });
                 }
             }
             // The RSDP is copied into the tag: its physical address is the tag's body.
-            TAG_ACPI_OLD => rsdp_old = Some(info_phys + off as u64 + 8),
-            TAG_ACPI_NEW => rsdp_new = Some(info_phys + off as u64 + 8),
+            TAG_ACPI_OLD => rsdp_old = Some(tag_body_phys(info_phys, off)?),
+            TAG_ACPI_NEW => rsdp_new = Some(tag_body_phys(info_phys, off)?),
             _ => {}
         }
-        off = off.checked_add((size + 7) & !7).ok_or(BootError::Malformed("Multiboot2 tag size"))?;
+        off = size
+            .checked_next_multiple_of(8)
+            .and_then(|step| off.checked_add(step))
+            .ok_or(BootError::Malformed("Multiboot2 tag size"))?;
     }
     if !have_mmap {
         return Err(BootError::NoMemoryMap("Multiboot2 information has no memory map tag"));

@@ -10,6 +10,9 @@
 //! hvm_memmap_table_entry (24 bytes): addr u64 @0, size u64 @8, type u32 @16, reserved u32 @20
 //! ```
 
+// Parses bytes from outside: no indexing that can panic, no arithmetic that can overflow.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use crate::phys::{c_string, u32_at, u64_at, PhysMemory};
 use crate::{BootError, LoaderData, Module};
 
@@ -36,7 +39,9 @@ pub fn parse<'m>(mem: &dyn PhysMemory<'m>, info_phys: u64, out: &mut LoaderData<
     out.reserve_loader_area(info_phys, START_INFO_SIZE as u64)?;
     out.cmdline = c_string(mem, cmdline, 4096);
     if cmdline != 0 {
-        out.reserve_loader_area(cmdline, out.cmdline.len() as u64 + 1)?;
+        // With its NUL; at most 4096 bytes long, so the add cannot overflow.
+        let with_nul = (out.cmdline.len() as u64).checked_add(1).ok_or(BootError::Malformed("PVH command line"))?;
+        out.reserve_loader_area(cmdline, with_nul)?;
     }
     if rsdp != 0 {
         out.rsdp = Some(rsdp);

@@ -208,3 +208,23 @@ fn multiboot2_damage_is_reported() {
     );
     assert_eq!(parse_loader(&&m, 7, 0, 0, LAYOUT, &mut LoaderData::new()).err(), Some(BootError::UnknownProtocol(7)));
 }
+
+#[test]
+fn multiboot2_memory_map_tag_shorter_than_its_header_is_an_error() {
+    // A memory map tag of 12 bytes: entry_size (24) is there, entry_version and the entries are
+    // not. This used to index past the tag.
+    let mut m = Flat(vec![0; 0x10000]);
+    let base = 0x9000;
+    m.put32(base + 8, 6);
+    m.put32(base + 12, 12);
+    m.put32(base + 16, 24);
+    m.put32(base + 24, 0);
+    m.put32(base + 28, 8);
+    m.put32(base, 32);
+    let mut data = LoaderData::new();
+    assert_eq!(
+        parse_loader(&&m, PROTOCOL_MULTIBOOT2, multiboot2::MULTIBOOT2_BOOTLOADER_MAGIC, 0x9000, LAYOUT, &mut data)
+            .err(),
+        Some(BootError::Malformed("Multiboot2 memory map tag size"))
+    );
+}

@@ -42,8 +42,11 @@ pub(crate) struct AsciiField<'a>(pub &'a [u8]);
 
 impl core::fmt::Display for AsciiField<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let end = self.0.iter().rposition(|&b| b != b' ' && b != 0).map_or(0, |last| last + 1);
-        for &byte in self.0.iter().take(end) {
+        let shown_bytes = match self.0.iter().rposition(|&b| b != b' ' && b != 0) {
+            Some(last) => self.0.get(..=last).unwrap_or(&[]),
+            None => &[],
+        };
+        for &byte in shown_bytes {
             let shown = if byte.is_ascii_graphic() || byte == b' ' { byte as char } else { '?' };
             core::fmt::Write::write_char(f, shown)?;
         }
@@ -53,6 +56,9 @@ impl core::fmt::Display for AsciiField<'_> {
 
 #[cfg(test)]
 mod tests {
+    // Tests index and compute offsets on purpose, over inputs they build themselves.
+    #![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
     use super::*;
 
     #[test]

@@ -68,7 +68,9 @@ pub struct HpetInfo {
 /// (hardware_rev, comparators, counter_64bit, legacy_replacement, pci_vendor_id).
 pub fn decode_block_id(id: u32) -> (u8, u8, bool, bool, u16) {
     let hardware_rev = (id & 0xFF) as u8;
-    let comparators = ((id >> 8) & 0x1F) as u8 + 1;
+    // NUM_TIM_CAP (bits 12:8) is the number of the last comparator: at most 31 + 1, so the add
+    // never saturates.
+    let comparators = (((id >> 8) & 0x1F) as u8).saturating_add(1);
     let counter_64bit = id & (1 << 13) != 0;
     let legacy_replacement = id & (1 << 15) != 0;
     let pci_vendor_id = (id >> 16) as u16;

@@ -346,11 +346,11 @@ impl MadtInfo {
         // Structure[n]"); each step advances by at least 2 bytes, so this ends.
         let mut offset = MADT_FIXED_LEN;
         while offset < bytes.len() {
-            let (entry_type, entry) = entry_at(table, offset)?;
+            let (entry_type, entry, end) = entry_at(table, offset)?;
             if let Some(warning) = madt.add_entry(entry_type, entry) {
                 warnings.push(format!("MADT entry at {offset:#x}: {warning}"));
             }
-            offset += entry.len();
+            offset = end;
         }
 
         madt.check_consistency(warnings);
@@ -367,8 +367,12 @@ impl MadtInfo {
         }
         let mut ids: Vec<u32> = self.cpus.iter().filter(|cpu| cpu.usable()).map(|cpu| cpu.apic_id).collect();
         ids.sort_unstable();
-        if let Some(pair) = ids.windows(2).find(|pair| pair[0] == pair[1]) {
-            warnings.push(format!("MADT lists APIC id {:#x} for more than one usable processor", pair[0]));
+        let duplicate = ids.windows(2).find_map(|pair| match *pair {
+            [a, b] if a == b => Some(a),
+            _ => None,
+        });
+        if let Some(id) = duplicate {
+            warnings.push(format!("MADT lists APIC id {id:#x} for more than one usable processor"));
         }
     }
 
@@ -384,20 +388,21 @@ impl MadtInfo {
 }
 
 /// The entry at `offset`, checked to hold at least its type's structure and to end inside the
-/// table. Returns its type and bytes.
-fn entry_at<'t>(table: &Table<'t>, offset: usize) -> Result<(u8, &'t [u8]), AcpiError> {
+/// table. Returns its type, its bytes and the offset where it ends.
+fn entry_at<'t>(table: &Table<'t>, offset: usize) -> Result<(u8, &'t [u8], usize), AcpiError> {
     let bytes = table.bytes;
     let remaining = bytes.len().saturating_sub(offset);
     let entry_type = bytes.u8_at(offset).unwrap_or(0);
-    let Some(length) = bytes.u8_at(offset + 1) else {
+    let Some(length) = offset.checked_add(1).and_then(|at| bytes.u8_at(at)) else {
         return Err(AcpiError::MadtEntryOverrun { phys: table.phys, offset, entry_type, length: 2, remaining });
     };
     let min = entry::min_len(entry_type).unwrap_or(2);
     if length < min {
         return Err(AcpiError::MadtEntryTooShort { phys: table.phys, offset, entry_type, length, min });
     }
-    match bytes.get(offset..offset + usize::from(length)) {
-        Some(entry) => Ok((entry_type, entry)),
+    let end = offset.checked_add(usize::from(length));
+    match end.and_then(|end| Some((bytes.get(offset..end)?, end))) {
+        Some((entry, end)) => Ok((entry_type, entry, end)),
         None => Err(AcpiError::MadtEntryOverrun { phys: table.phys, offset, entry_type, length, remaining }),
     }
 }
@@ -499,7 +504,7 @@ impl fmt::Display for MadtInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let enabled = self.cpus.iter().filter(|cpu| cpu.enabled).count();
         let online_capable = self.cpus.iter().filter(|cpu| !cpu.enabled && cpu.online_capable).count();
-        let disabled = self.cpus.len() - enabled - online_capable;
+        let disabled = self.cpus.iter().filter(|cpu| !cpu.enabled && !cpu.online_capable).count();
         write!(
             f,
             "MADT rev {}: {} CPUs ({enabled} enabled, {online_capable} online-capable, {disabled} disabled)",

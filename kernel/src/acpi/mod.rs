@@ -16,6 +16,9 @@
 //! decoded here from bytes, and the crate's declarations of the same structures are used as a
 //! compile-time cross-check of our offsets.
 
+// Parses bytes from outside: no indexing that can panic, no arithmetic that can overflow.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -335,16 +338,15 @@ pub fn parse_platform<M: PhysMapper + ?Sized>(mapper: &M, rsdp_phys: u64) -> Res
         RootTable::Rsdt(_) => (4, "RSDT"),
     };
     let entries = root_table.bytes.get(sdt::SDT_HEADER_LEN..).unwrap_or(&[]);
-    if entries.len() % entry_len != 0 {
-        platform.warnings.push(format!(
-            "{root_name}: {} trailing bytes after the last whole entry; ignored",
-            entries.len() % entry_len
-        ));
+    let trailing = entries.chunks_exact(entry_len).remainder().len();
+    if trailing != 0 {
+        platform.warnings.push(format!("{root_name}: {trailing} trailing bytes after the last whole entry; ignored"));
     }
     let mut mcfg_seen = false;
     for (index, entry) in entries.chunks_exact(entry_len).enumerate() {
+        // A 4- or 8-byte little-endian pointer, widened to 64 bits.
         let mut pointer = [0u8; 8];
-        pointer[..entry_len].copy_from_slice(entry);
+        pointer.iter_mut().zip(entry).for_each(|(to, from)| *to = *from);
         let phys = u64::from_le_bytes(pointer);
         if phys == 0 {
             platform.warnings.push(format!("{root_name} entry {index} is a null pointer; skipped"));

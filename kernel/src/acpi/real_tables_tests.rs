@@ -7,6 +7,9 @@
 //! These live in the library's unit tests rather than in `kernel/tests/`: an integration test
 //! makes cargo build the kernel binary too, and that is a freestanding image, not a host program.
 
+// Tests index and compute offsets on purpose, over inputs they build themselves.
+#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use std::collections::BTreeSet;
 use std::format;
 use std::path::{Path, PathBuf};

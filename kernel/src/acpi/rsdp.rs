@@ -127,7 +127,9 @@ pub fn find_rsdp_in_bios_areas<M: PhysMapper + ?Sized>(mapper: &M) -> Result<u64
     let ebda = map_exact(mapper, EBDA_SEGMENT_POINTER, 2)
         .and_then(|word| word.u16_at(0))
         .map(|segment| u64::from(segment) << 4)
-        .filter(|&base| base > 0x400 && base + EBDA_SEARCH_LEN as u64 <= CONVENTIONAL_MEMORY_END);
+        .filter(|&base| {
+            base > 0x400 && base.checked_add(EBDA_SEARCH_LEN as u64).is_some_and(|end| end <= CONVENTIONAL_MEMORY_END)
+        });
     if let Some(base) = ebda {
         if let Some(found) = scan_area(mapper, base, EBDA_SEARCH_LEN) {
             return Ok(found);
@@ -145,11 +147,13 @@ pub fn find_rsdp_in_bios_areas<M: PhysMapper + ?Sized>(mapper: &M) -> Result<u64
 fn scan_area<M: PhysMapper + ?Sized>(mapper: &M, start: u64, len: usize) -> Option<u64> {
     let area = map_exact(mapper, start, len)?;
     // Align relative to physical address 0, not to the area's start.
-    let first = (RSDP_ALIGN - (start % RSDP_ALIGN as u64) as usize) % RSDP_ALIGN;
+    let aligned = start.checked_next_multiple_of(RSDP_ALIGN as u64)?;
+    let first = usize::try_from(aligned.checked_sub(start)?).ok()?;
     (first..len)
         .step_by(RSDP_ALIGN)
         .filter(|&offset| area.array_at::<8>(offset) == Some(RSDP_SIGNATURE))
-        .map(|offset| start + offset as u64)
+        // Inside the mapped area, so the address does not overflow.
+        .filter_map(|offset| start.checked_add(offset as u64))
         // A candidate may run past the area's end; parse_rsdp maps what it needs itself.
         .find(|&phys| parse_rsdp(mapper, phys).is_ok())
 }

@@ -1,6 +1,9 @@
 //! Host stand-ins for physical memory and builders for synthetic ACPI structures, so the same
 //! `parse_platform` the kernel runs can be run over host buffers.
 
+// Tests index and compute offsets on purpose, over inputs they build themselves.
+#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use std::sync::mpsc;
 use std::time::Duration;
 use std::vec;

@@ -2,6 +2,9 @@
 //! corruption named in the module docs (bad checksums, short and lying lengths, zero-length
 //! entries, pointers past the end of memory), plus the BIOS-area RSDP scan.
 
+// Tests index and compute offsets on purpose, over inputs they build themselves.
+#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use std::string::String;
 use std::time::Duration;
 use std::vec;

@@ -6,6 +6,9 @@
 //! The packet is DMA memory the GPU wrote: anything the hardware would not produce is a
 //! [`FaultEntryError`], never a panic.
 
+// Parses bytes from outside: no indexing that can panic, no arithmetic that can overflow.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use core::fmt;
 
 use nvgpu::hw::fault::{
@@ -269,6 +272,9 @@ impl fmt::Display for FaultEntryError {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    // Tests index and compute offsets on purpose, over inputs they build themselves.
+    #![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
     use super::*;
     use nvgpu::hw::fault::PacketField;
 

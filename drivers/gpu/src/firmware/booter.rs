@@ -234,9 +234,11 @@ impl<'a> BooterFirmware<'a> {
         check_within("application code", load.app_code_offset, load.app_code_size, "ucode image", limit)?;
         check_within("application data", load.app_data_offset, load.app_data_size, "ucode image", limit)?;
 
-        let signature_size = hs.sig_prod_size / num_signatures;
+        // num_sigs != 0, checked above.
+        let signature_size =
+            hs.sig_prod_size.checked_div(num_signatures).ok_or(bad("num_sigs", 0, "at least one signature"))?;
         // s_patchBooterUcodeSignature: imageSize > patchLoc and imageSize - patchLoc > sigSize.
-        if patch_location as usize >= limit || limit - patch_location as usize <= signature_size as usize {
+        if limit.checked_sub(patch_location as usize).is_none_or(|rest| rest <= signature_size as usize) {
             return Err(FirmwareError::OutOfRange {
                 what: "signature patch location",
                 offset: patch_location.into(),
@@ -296,10 +298,11 @@ impl<'a> BooterFirmware<'a> {
     pub fn signature_for_fuse_version(&self, fuse_version: u32) -> Result<&'a [u8]> {
         let missing = FirmwareError::NoSignatureForFuseVersion { fuse_version, signatures: self.num_signatures };
         let index = if self.num_signatures > 1 {
-            if fuse_version > self.num_signatures - 1 {
-                return Err(missing);
+            // num_sigs - 1 - fuse_version, or no signature when fuse_version >= num_sigs.
+            match self.num_signatures.checked_sub(fuse_version).and_then(|n| n.checked_sub(1)) {
+                Some(index) => index,
+                None => return Err(missing),
             }
-            self.num_signatures - 1 - fuse_version
         } else {
             0
         };

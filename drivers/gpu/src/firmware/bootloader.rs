@@ -122,7 +122,8 @@ impl<'a> BootloaderFirmware<'a> {
         }
         // Short descriptors are read into a zeroed full one; the two tail fields stay `None`.
         let mut full = [0u8; RM_RISCV_UCODE_DESC_SIZE];
-        full[..desc_size].copy_from_slice(region);
+        // `region` is no longer than `full` (one of the two sizes checked above).
+        full.iter_mut().zip(region).for_each(|(to, from)| *to = *from);
         let raw = RiscvUcodeDescRaw::read_from_bytes(&full[..]).map_err(|_| FirmwareError::Truncated {
             what: "RM_RISCV_UCODE_DESC",
             offset: bin.header_offset.into(),

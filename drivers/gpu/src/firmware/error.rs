@@ -152,7 +152,8 @@ pub(crate) fn check_within(
     within: &'static str,
     limit: usize,
 ) -> Result<()> {
-    let end = u64::from(offset) + u64::from(len);
+    // Two u32s: the sum fits in a u64.
+    let end = u64::from(offset).saturating_add(u64::from(len));
     if end > limit as u64 {
         return Err(FirmwareError::OutOfRange {
             what,

@@ -135,6 +135,9 @@ impl<'a> GenericBootloaderFirmware<'a> {
 
 #[cfg(test)]
 mod tests {
+    // Tests index and compute offsets on purpose, over inputs they build themselves.
+    #![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
     use alloc::vec::Vec;
 
     use super::*;

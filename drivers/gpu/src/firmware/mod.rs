@@ -14,6 +14,9 @@
 //! (`GspRmFmcGfw`: image, hash, signature, public key; [`FirmwareBundle::fmc_images`]).
 //! Not here: the scrubber ucode.
 
+// Parses bytes from outside: no indexing that can panic, no arithmetic that can overflow.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 mod bin_hdr;
 mod booter;
 mod bootloader;

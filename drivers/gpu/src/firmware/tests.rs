@@ -1,6 +1,9 @@
 //! Unit tests on synthetic files built here in the layouts the module follows (the real Debian
 //! files are exercised by `tests/tests/firmware_real.rs`).
 
+// Tests index and compute offsets on purpose, over inputs they build themselves.
+#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use std::collections::HashMap;
 use std::string::{String, ToString};
 use std::vec::Vec;

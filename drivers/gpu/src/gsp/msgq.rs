@@ -20,6 +20,9 @@
 //! Everything read from this memory is written by GSP-RM and is input: [`MsgqTxHeader::check_peer`]
 //! and [`verify_element`] check it before anything is indexed with it.
 
+// Parses bytes from outside: no indexing that can panic, no arithmetic that can overflow.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use core::fmt;
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -103,22 +106,20 @@ impl MsgqTxHeader {
             }
         }
         let rx_hdr_off = align_up32(TX_HEADER_SIZE, 1 << hdr_align).ok_or(QueueError::TooSmall { size })?;
-        let entry_off =
-            align_up32(rx_hdr_off + RX_HEADER_SIZE, 1 << entry_align).ok_or(QueueError::TooSmall { size })?;
+        let entry_off = rx_hdr_off
+            .checked_add(RX_HEADER_SIZE)
+            .and_then(|rx_end| align_up32(rx_end, 1 << entry_align))
+            .ok_or(QueueError::TooSmall { size })?;
         match entry_off.checked_add(msg_size) {
             Some(end) if end <= size => {}
             _ => return Err(QueueError::TooSmall { size }),
         }
-        Ok(Self {
-            version: MSGQ_VERSION,
-            size,
-            msg_size,
-            msg_count: (size - entry_off) / msg_size,
-            write_ptr: 0,
-            flags,
-            rx_hdr_off,
-            entry_off,
-        })
+        // entryOff + msgSize <= size and msgSize >= MSGQ_MSG_SIZE_MIN, both checked above.
+        let msg_count = size
+            .checked_sub(entry_off)
+            .and_then(|entries| entries.checked_div(msg_size))
+            .ok_or(QueueError::TooSmall { size })?;
+        Ok(Self { version: MSGQ_VERSION, size, msg_size, msg_count, write_ptr: 0, flags, rx_hdr_off, entry_off })
     }
 
     /// The header of a GSP message queue of `size` bytes, as `_gspMsgQueueInit`
@@ -160,7 +161,11 @@ impl MsgqTxHeader {
             (Some(rx_end), Some(first_entry_end)) if self.entry_off >= rx_end && first_entry_end <= size => {}
             _ => return Err(QueueError::PeerOffsets { rx_hdr_off: self.rx_hdr_off, entry_off: self.entry_off }),
         }
-        let expected_count = (size - self.entry_off) / msg_size;
+        // entryOff + msgSize <= size and msgSize >= MSGQ_MSG_SIZE_MIN, both checked above.
+        let expected_count = size
+            .checked_sub(self.entry_off)
+            .and_then(|entries| entries.checked_div(msg_size))
+            .ok_or(QueueError::PeerOffsets { rx_hdr_off: self.rx_hdr_off, entry_off: self.entry_off })?;
         if self.msg_count != expected_count {
             return mismatch("msgCount", expected_count, self.msg_count);
         }
@@ -169,7 +174,8 @@ impl MsgqTxHeader {
 }
 
 fn align_up32(value: u32, align: u32) -> Option<u32> {
-    Some(value.checked_add(align - 1)? & !(align - 1))
+    let mask = align.checked_sub(1)?;
+    Some(value.checked_add(mask)? & !mask)
 }
 
 /// `GSP_MSG_QUEUE_ELEMENT`: the header of a queue record, followed directly by the RPC.
@@ -211,7 +217,7 @@ pub fn checksum32(bytes: &[u8]) -> u32 {
     let tail = words.remainder();
     if !tail.is_empty() {
         let mut w = [0u8; 8];
-        w[..tail.len()].copy_from_slice(tail);
+        w.iter_mut().zip(tail).for_each(|(to, from)| *to = *from);
         acc ^= u64::from_le_bytes(w);
     }
     ((acc >> 32) as u32) ^ (acc as u32)
@@ -228,11 +234,11 @@ const ELEMENT_SIZE: u32 = core::mem::size_of::<GspMsgQueueElement>() as u32;
 
 fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
     let b = bytes.get(at..at.checked_add(4)?)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    Some(u32::from_le_bytes(b.try_into().ok()?))
 }
 
 fn write_u32(bytes: &mut [u8], at: usize, value: u32) {
-    if let Some(b) = bytes.get_mut(at..at + 4) {
+    if let Some(b) = at.checked_add(4).and_then(|end| bytes.get_mut(at..end)) {
         b.copy_from_slice(&value.to_le_bytes());
     }
 }
@@ -263,7 +269,8 @@ pub fn seal_element(record: &mut [u8], seq_num: u32) -> Result<u32, ElementError
     write_u32(record, core::mem::offset_of!(GspMsgQueueElement, seq_num), seq_num);
     write_u32(record, core::mem::offset_of!(GspMsgQueueElement, elem_count), elem_count);
     write_u32(record, core::mem::offset_of!(GspMsgQueueElement, check_sum), 0);
-    let sum = checksum32(&record[..padded]);
+    // In bounds: the tail up to `padded` was found above.
+    let sum = checksum32(record.get(..padded).unwrap_or(&[]));
     write_u32(record, core::mem::offset_of!(GspMsgQueueElement, check_sum), sum);
     Ok(elem_count)
 }
@@ -288,7 +295,11 @@ pub fn verify_element(record: &[u8]) -> Result<ReceivedRecord<'_>, ElementError>
     if element.elem_count == 0 || element.elem_count > max_elements {
         return Err(ElementError::BadElementCount { elem_count: element.elem_count });
     }
-    let span = (element.elem_count * GSP_MSG_QUEUE_ELEMENT_SIZE_MIN) as usize;
+    // At most 16 entries of 4 KiB, checked above.
+    let span = element
+        .elem_count
+        .checked_mul(GSP_MSG_QUEUE_ELEMENT_SIZE_MIN)
+        .ok_or(ElementError::BadElementCount { elem_count: element.elem_count })? as usize;
     if record.len() < span {
         return Err(ElementError::Truncated { needed: span, len: record.len() });
     }
@@ -392,11 +403,14 @@ impl MessageQueueLayout {
                 return Err(QueueError::BadQueueSize { size });
             }
         }
-        let queue_pages = (command_queue_size + status_queue_size) / RM_PAGE_SIZE;
-        let entries = queue_pages + (queue_pages * 8).div_ceil(RM_PAGE_SIZE);
-        let page_table_entry_count =
-            u32::try_from(entries).map_err(|_| QueueError::BadQueueSize { size: command_queue_size })?;
-        let page_table_size = (entries * 8).next_multiple_of(RM_PAGE_SIZE);
+        // Both sizes are below 4 GiB, checked above, so none of this overflows.
+        let too_large = QueueError::BadQueueSize { size: command_queue_size };
+        let queue_pages = command_queue_size.checked_add(status_queue_size).ok_or(too_large)? / RM_PAGE_SIZE;
+        let table_pages = queue_pages.checked_mul(8).ok_or(too_large)?.div_ceil(RM_PAGE_SIZE);
+        let entries = queue_pages.checked_add(table_pages).ok_or(too_large)?;
+        let page_table_entry_count = u32::try_from(entries).map_err(|_| too_large)?;
+        let page_table_size =
+            entries.checked_mul(8).and_then(|bytes| bytes.checked_next_multiple_of(RM_PAGE_SIZE)).ok_or(too_large)?;
         Ok(Self { command_queue_size, status_queue_size, page_table_entry_count, page_table_size })
     }
 
@@ -406,13 +420,18 @@ impl MessageQueueLayout {
     }
 
     /// `statQueueOffset`: where the status queue starts.
+    ///
+    /// Saturates rather than wraps for a layout whose public fields were set out of range; one
+    /// from [`Self::new`] or [`Self::rm_default`] is far below that.
     pub const fn stat_queue_offset(&self) -> u64 {
-        self.page_table_size + self.command_queue_size
+        self.page_table_size.saturating_add(self.command_queue_size)
     }
 
     /// Bytes of the whole shared block (`sharedBufSize`).
+    ///
+    /// Saturates like [`Self::stat_queue_offset`].
     pub const fn shared_size(&self) -> u64 {
-        self.page_table_size + self.command_queue_size + self.status_queue_size
+        self.stat_queue_offset().saturating_add(self.status_queue_size)
     }
 
     /// Pages of the whole shared block.
@@ -503,6 +522,9 @@ impl fmt::Display for QueueError {
 
 #[cfg(test)]
 mod tests {
+    // Tests index and compute offsets on purpose, over inputs they build themselves.
+    #![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
     use super::*;
     use crate::gsp::rpc::{RpcFunction, RPC_MESSAGE_HEADER_SIZE};
     use alloc::vec;

@@ -174,7 +174,7 @@ fn lossy(bytes: &[u8]) -> String {
 impl Cubin {
     /// Parses a cubin. Not-ELF, not-CUDA, 32-bit and corrupt inputs are errors.
     pub fn parse(data: &[u8]) -> Result<Cubin, Error> {
-        if data.len() < 4 || &data[..4] != b"\x7fELF" {
+        if !data.starts_with(b"\x7fELF") {
             return Err(Error::BadMagic {
                 what: "cubin (ELF) header",
                 offset: 0,
@@ -315,7 +315,8 @@ impl Cubin {
                 kernel.const0_size = section_size(i)?;
             }
             if let Some(base) = kernel.param_base {
-                if u64::from(base) + u64::from(kernel.param_size) > kernel.const0_size {
+                let end = u64::from(base).checked_add(u64::from(kernel.param_size));
+                if end.is_none_or(|end| end > kernel.const0_size) {
                     return Err(Error::Corrupt {
                         what: "cubin",
                         detail: "parameter block beyond .nv.constant0.<kernel>",
@@ -326,8 +327,7 @@ impl Cubin {
         }
 
         let mut data_sections = Vec::new();
-        for (index, section) in sections.iter().enumerate() {
-            let name = names[index];
+        for (index, (section, &name)) in sections.iter().zip(&names).enumerate() {
             let is_data = name == b".nv.global"
                 || name == b".nv.global.init"
                 || (name.starts_with(b".nv.constant") && !name.starts_with(b".nv.constant0"));
@@ -406,7 +406,7 @@ impl Cubin {
         bytes: &mut [u8],
         section_address: &dyn Fn(usize) -> Option<u64>,
     ) -> Result<usize, Error> {
-        let mut applied = 0;
+        let mut applied = 0usize;
         for r in self.relocations.iter().filter(|r| r.target_section == target) {
             let width = match r.r_type {
                 reloc::R_CUDA_NONE => continue,
@@ -414,25 +414,28 @@ impl Cubin {
                 reloc::R_CUDA_64 => 8,
                 other => return Err(Error::UnsupportedRelocation { section: r.target_name.clone(), r_type: other }),
             };
-            let at = usize::try_from(r.offset).ok().filter(|&o| o.checked_add(width).is_some_and(|e| e <= bytes.len()));
-            let Some(at) = at else {
+            // The `width` bytes the relocation patches.
+            let slot = usize::try_from(r.offset).ok().and_then(|at| bytes.get_mut(at..at.checked_add(width)?));
+            let Some(slot) = slot else {
                 return Err(Error::Corrupt { what: "relocation", detail: "offset outside its section" });
             };
             let base = section_address(r.symbol_section).ok_or(Error::UnresolvedSymbol { symbol: r.symbol.clone() })?;
             let addend = match r.addend {
                 Some(a) => a as u64,
-                None if width == 8 => read_u64(bytes, at, "relocation")?,
-                None => u64::from(read_u32(bytes, at, "relocation")?),
+                None if width == 8 => read_u64(slot, 0, "relocation")?,
+                None => u64::from(read_u32(slot, 0, "relocation")?),
             };
+            // ELF relocation arithmetic (S + A) is modulo 2^64.
             let value = base.wrapping_add(r.symbol_value).wrapping_add(addend);
             if width == 8 {
-                bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+                slot.copy_from_slice(&value.to_le_bytes());
             } else {
                 let narrow = u32::try_from(value)
                     .map_err(|_| Error::Corrupt { what: "relocation", detail: "address does not fit R_CUDA_32" })?;
-                bytes[at..at + 4].copy_from_slice(&narrow.to_le_bytes());
+                slot.copy_from_slice(&narrow.to_le_bytes());
             }
-            applied += 1;
+            // At most one per relocation: never saturates.
+            applied = applied.saturating_add(1);
         }
         Ok(applied)
     }

@@ -141,7 +141,8 @@ impl<'a> Entry<'a> {
                     detail: "uncompressed size does not fit in memory",
                 })?;
                 // A bound against absurd sizes in corrupt headers: LZ4 expands at most ~255x.
-                if size / 255 > self.stored.len() + 1 {
+                // (A slice is shorter than `isize::MAX`: the add never saturates.)
+                if size / 255 > self.stored.len().saturating_add(1) {
                     return Err(Error::Corrupt {
                         what: "fatbin entry",
                         detail: "uncompressed size beyond what LZ4 can expand to",
@@ -165,8 +166,7 @@ impl<'a> Entry<'a> {
             return Err(Error::Corrupt { what: "fatbin entry", detail: "not a PTX entry" });
         }
         let payload = self.payload()?;
-        let end = payload.iter().position(|&b| b == 0).unwrap_or(payload.len());
-        Ok(payload[..end].to_vec())
+        Ok(super::until_nul(&payload).to_vec())
     }
 }
 
@@ -180,11 +180,13 @@ impl<'a> Fatbin<'a> {
     /// Parses one or more consecutive containers (a `.nv_fatbin` section or a `.fatbin` file).
     pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
         let mut entries = Vec::new();
+        // `pos` stays inside `data` in the loop (each container's end is checked against it),
+        // so the saturating adds to it below never saturate; were they to, the read would fail.
         let mut pos = 0usize;
-        let mut containers = 0;
-        while pos < data.len() {
+        let mut any_container = false;
+        while let Some(rest) = data.get(pos..).filter(|rest| !rest.is_empty()) {
             // Zero padding between (or after) containers.
-            if data[pos..].iter().all(|&b| b == 0) && containers > 0 {
+            if rest.iter().all(|&b| b == 0) && any_container {
                 break;
             }
             let magic = read_u32(data, pos, "fatbin header")?;
@@ -199,15 +201,15 @@ impl<'a> Fatbin<'a> {
                     Error::BadMagic { what: "fatbin header", offset: pos, found: magic }
                 });
             }
-            let version = read_u16(data, pos + 4, "fatbin header")?;
+            let version = read_u16(data, pos.saturating_add(4), "fatbin header")?;
             if version != FATBIN_VERSION {
                 return Err(Error::UnsupportedVersion { what: "fatbin container", version: version.into() });
             }
-            let header_size = usize::from(read_u16(data, pos + 6, "fatbin header")?);
+            let header_size = usize::from(read_u16(data, pos.saturating_add(6), "fatbin header")?);
             if header_size < FATBIN_HEADER_SIZE {
                 return Err(Error::Corrupt { what: "fatbin header", detail: "header size below 16" });
             }
-            let body_size = read_u64(data, pos + 8, "fatbin header")?;
+            let body_size = read_u64(data, pos.saturating_add(8), "fatbin header")?;
             let body_start = pos
                 .checked_add(header_size)
                 .ok_or(Error::Corrupt { what: "fatbin header", detail: "size overflows" })?;
@@ -219,8 +221,8 @@ impl<'a> Fatbin<'a> {
                 return Err(Error::Truncated {
                     what: "fatbin container",
                     offset: pos,
-                    need: body_end - pos,
-                    have: data.len() - pos,
+                    need: body_end.saturating_sub(pos),
+                    have: data.len().saturating_sub(pos),
                 });
             }
             let mut at = body_start;
@@ -229,10 +231,13 @@ impl<'a> Fatbin<'a> {
                 at = entry.1;
                 entries.push(entry.0);
             }
-            containers += 1;
-            pos = (body_end + 7) & !7;
+            any_container = true;
+            // The next container starts at an 8-byte boundary.
+            pos = body_end
+                .checked_next_multiple_of(8)
+                .ok_or(Error::Corrupt { what: "fatbin header", detail: "size overflows" })?;
         }
-        if containers == 0 {
+        if !any_container {
             return Err(Error::Truncated {
                 what: "fatbin header",
                 offset: 0,
@@ -247,44 +252,55 @@ impl<'a> Fatbin<'a> {
 /// Parses the entry at `at` (inside a container ending at `end`); returns it and where the next
 /// one starts.
 fn parse_entry(data: &[u8], at: usize, end: usize, index: usize) -> Result<(Entry<'_>, usize), Error> {
-    let body = &data[..end];
     let what = "fatbin entry header";
+    // The caller checked the container's end against the input.
+    let body = data.get(..end).ok_or(Error::Truncated {
+        what: "fatbin container",
+        offset: at,
+        need: end.saturating_sub(at),
+        have: data.len().saturating_sub(at),
+    })?;
+    // `at` is below `end`; a saturated field offset fails its read like any other past the end.
+    let field = |offset: usize| at.saturating_add(offset);
     let kind = EntryKind::from_raw(read_u16(body, at, what)?);
-    let header_size = read_u32(body, at + 0x04, what)? as usize;
+    let header_size = read_u32(body, field(0x04), what)? as usize;
     if header_size < ENTRY_HEADER_MIN_SIZE {
         return Err(Error::Corrupt { what, detail: "entry header smaller than 64 bytes" });
     }
-    let payload_size = read_u64(body, at + 0x08, what)?;
-    let compressed_size = read_u32(body, at + 0x10, what)?;
-    let minor = read_u16(body, at + 0x18, what)?;
-    let major = read_u16(body, at + 0x1a, what)?;
-    let sm = read_u32(body, at + 0x1c, what)?;
-    let name_offset = read_u32(body, at + 0x20, what)? as usize;
-    let name_len = read_u32(body, at + 0x24, what)? as usize;
-    let flags = EntryFlags(read_u64(body, at + 0x28, what)?);
-    let uncompressed = read_u64(body, at + 0x38, what)?;
+    let payload_size = read_u64(body, field(0x08), what)?;
+    let compressed_size = read_u32(body, field(0x10), what)?;
+    let minor = read_u16(body, field(0x18), what)?;
+    let major = read_u16(body, field(0x1a), what)?;
+    let sm = read_u32(body, field(0x1c), what)?;
+    let name_offset = read_u32(body, field(0x20), what)? as usize;
+    let name_len = read_u32(body, field(0x24), what)? as usize;
+    let flags = EntryFlags(read_u64(body, field(0x28), what)?);
+    let uncompressed = read_u64(body, field(0x38), what)?;
 
     let overflow = Error::Corrupt { what, detail: "sizes overflow" };
     let payload_start = at.checked_add(header_size).ok_or(overflow.clone())?;
     let payload_end =
         usize::try_from(payload_size).ok().and_then(|s| payload_start.checked_add(s)).ok_or(overflow.clone())?;
+    let truncated = Error::Truncated {
+        what: "fatbin entry payload",
+        offset: at,
+        need: payload_end.saturating_sub(at),
+        have: end.saturating_sub(at),
+    };
     if payload_end > end {
-        return Err(Error::Truncated {
-            what: "fatbin entry payload",
-            offset: at,
-            need: payload_end - at,
-            have: end - at,
-        });
+        return Err(truncated);
     }
+    let payload = body.get(payload_start..payload_end).ok_or(truncated)?;
     let name = if name_len == 0 {
         &[][..]
     } else {
         let start = at.checked_add(name_offset).ok_or(overflow.clone())?;
         let stop = start.checked_add(name_len).ok_or(overflow)?;
+        let outside = Error::Corrupt { what, detail: "name outside the entry header" };
         if name_offset < ENTRY_HEADER_MIN_SIZE || stop > payload_start {
-            return Err(Error::Corrupt { what, detail: "name outside the entry header" });
+            return Err(outside);
         }
-        &data[start..stop]
+        data.get(start..stop).ok_or(outside)?
     };
     let compression = match (flags.contains(EntryFlags::COMPRESSED_LZ4), flags.contains(EntryFlags::COMPRESSED_ZSTD)) {
         (false, false) => Compression::None,
@@ -293,13 +309,12 @@ fn parse_entry(data: &[u8], at: usize, end: usize, index: usize) -> Result<(Entr
         (true, true) => return Err(Error::Corrupt { what, detail: "both LZ4 and Zstandard flags set" }),
     };
     let (stored, uncompressed_size) = match compression {
-        Compression::None => (&data[payload_start..payload_end], payload_size),
+        Compression::None => (payload, payload_size),
         _ => {
-            let csize = compressed_size as usize;
-            if csize > payload_end - payload_start {
-                return Err(Error::Corrupt { what, detail: "compressed size larger than the payload" });
-            }
-            (&data[payload_start..payload_start + csize], uncompressed)
+            let stored = payload
+                .get(..compressed_size as usize)
+                .ok_or(Error::Corrupt { what, detail: "compressed size larger than the payload" })?;
+            (stored, uncompressed)
         }
     };
     let entry = Entry { index, kind, sm, version: (major, minor), flags, name, compression, stored, uncompressed_size };

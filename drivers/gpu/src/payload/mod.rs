@@ -7,6 +7,9 @@
 //! Everything here is input parsing: truncated, corrupt or foreign data gives an [`Error`],
 //! never a panic (the unit tests run truncation and byte-flip loops over every format).
 
+// Parses bytes from outside: no indexing that can panic, no arithmetic that can overflow.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 pub mod cubin;
 pub mod fatbin;
 pub mod nvinfo;
@@ -113,8 +116,10 @@ impl Module {
             return Module::from_fatbin(&Fatbin::parse(data)?);
         }
         if let Some(sm) = ptx_target(data) {
-            let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
-            return Ok(Module { cubins: Vec::new(), ptx: alloc::vec![PtxImage { sm, text: data[..end].to_owned() }] });
+            return Ok(Module {
+                cubins: Vec::new(),
+                ptx: alloc::vec![PtxImage { sm, text: until_nul(data).to_owned() }],
+            });
         }
         Err(Error::BadMagic {
             what: "payload (neither fatbin, cubin nor PTX)",
@@ -173,36 +178,38 @@ impl Module {
 
 /// The SM of a PTX text's `.target sm_NN` directive, if it is PTX.
 pub fn ptx_target(text: &[u8]) -> Option<u32> {
-    let text = core::str::from_utf8(&text[..text.iter().position(|&b| b == 0).unwrap_or(text.len())]).ok()?;
+    let text = core::str::from_utf8(until_nul(text)).ok()?;
     let line = text.lines().map(str::trim).find(|l| l.starts_with(".target"))?;
     let arch = line.strip_prefix(".target")?.trim().split([',', ' ']).next()?;
     let digits: String = arch.strip_prefix("sm_")?.chars().take_while(char::is_ascii_digit).collect();
     digits.parse().ok()
 }
 
+/// The bytes before the first NUL (all of them if there is none).
+pub(crate) fn until_nul(bytes: &[u8]) -> &[u8] {
+    // `split` yields at least one piece, even for an empty slice.
+    bytes.split(|&b| b == 0).next().unwrap_or(bytes)
+}
+
+/// The `N` bytes at `offset`, or a truncation error naming `what`.
+fn array_at<const N: usize>(data: &[u8], offset: usize, what: &'static str) -> Result<[u8; N], Error> {
+    offset
+        .checked_add(N)
+        .and_then(|end| data.get(offset..end))
+        .and_then(|b| b.try_into().ok())
+        .ok_or(Error::Truncated { what, offset, need: N, have: data.len().saturating_sub(offset) })
+}
+
 pub(crate) fn read_u16(data: &[u8], offset: usize, what: &'static str) -> Result<u16, Error> {
-    match data.get(offset..offset.saturating_add(2)) {
-        Some(b) if b.len() == 2 => Ok(u16::from_le_bytes([b[0], b[1]])),
-        _ => Err(Error::Truncated { what, offset, need: 2, have: data.len().saturating_sub(offset) }),
-    }
+    array_at(data, offset, what).map(u16::from_le_bytes)
 }
 
 pub(crate) fn read_u32(data: &[u8], offset: usize, what: &'static str) -> Result<u32, Error> {
-    match data.get(offset..offset.saturating_add(4)) {
-        Some(b) if b.len() == 4 => Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        _ => Err(Error::Truncated { what, offset, need: 4, have: data.len().saturating_sub(offset) }),
-    }
+    array_at(data, offset, what).map(u32::from_le_bytes)
 }
 
 pub(crate) fn read_u64(data: &[u8], offset: usize, what: &'static str) -> Result<u64, Error> {
-    match data.get(offset..offset.saturating_add(8)) {
-        Some(b) if b.len() == 8 => {
-            let mut bytes = [0u8; 8];
-            bytes.copy_from_slice(b);
-            Ok(u64::from_le_bytes(bytes))
-        }
-        _ => Err(Error::Truncated { what, offset, need: 8, have: data.len().saturating_sub(offset) }),
-    }
+    array_at(data, offset, what).map(u64::from_le_bytes)
 }
 
 #[cfg(test)]

@@ -102,12 +102,12 @@ pub struct Record<'a> {
 impl<'a> Record<'a> {
     /// The `i`-th u32 of an SVAL blob.
     pub fn word(&self, i: usize) -> Option<u32> {
-        read_u32(self.data, i * 4, "").ok()
+        read_u32(self.data, i.checked_mul(4)?, "").ok()
     }
 
     /// Every whole u32 of an SVAL blob.
     pub fn words(&self) -> impl Iterator<Item = u32> + 'a {
-        self.data.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        self.data.chunks_exact(4).filter_map(|c| c.try_into().ok()).map(u32::from_le_bytes)
     }
 }
 
@@ -115,28 +115,30 @@ impl<'a> Record<'a> {
 /// error: after it the rest of the section cannot be framed.
 pub fn records(section: &[u8]) -> Result<Vec<Record<'_>>, Error> {
     let mut out = Vec::new();
-    let mut pos = 0;
+    // `pos` only ever moves past bytes that were just read, so it stays at most
+    // `section.len()` and the saturating adds below never saturate.
+    let mut pos = 0usize;
     while pos < section.len() {
         let raw_format = *section.get(pos).ok_or(Error::Corrupt { what: ".nv.info", detail: "record past the end" })?;
-        let attribute = *section.get(pos + 1).ok_or(Error::Truncated {
+        let attribute = *section.get(pos.saturating_add(1)).ok_or(Error::Truncated {
             what: ".nv.info record",
             offset: pos,
             need: 4,
-            have: section.len() - pos,
+            have: section.len().saturating_sub(pos),
         })?;
         let format = Format::from_raw(raw_format)
             .ok_or(Error::Corrupt { what: ".nv.info", detail: "unknown EIFMT record format" })?;
-        let value16 = read_u16(section, pos + 2, ".nv.info record")?;
-        pos += 4;
+        let value16 = read_u16(section, pos.saturating_add(2), ".nv.info record")?;
+        pos = pos.saturating_add(4);
         let data = if format == Format::Sval {
             let len = usize::from(value16);
-            let blob = section.get(pos..pos + len).ok_or(Error::Truncated {
+            let blob = section.get(pos..).and_then(|rest| rest.get(..len)).ok_or(Error::Truncated {
                 what: ".nv.info SVAL record",
                 offset: pos,
                 need: len,
-                have: section.len() - pos,
+                have: section.len().saturating_sub(pos),
             })?;
-            pos += len;
+            pos = pos.saturating_add(len);
             blob
         } else {
             &[][..]
@@ -192,6 +194,9 @@ impl ParamInfo {
 
 #[cfg(test)]
 mod tests {
+    // Tests index and compute offsets on purpose, over inputs they build themselves.
+    #![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
     use super::*;
 
     #[test]

@@ -1,6 +1,9 @@
 //! Synthetic-byte tests: layouts, typed errors, and no panic on any truncation or byte flip.
 //! Real cubins and fatbins (ptxas, libnvfatbin) are tested in `tests/tests/payload_real.rs`.
 
+// Tests index and compute offsets on purpose, over inputs they build themselves.
+#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use super::fatbin::{Compression, EntryFlags};
 use super::*;
 use alloc::vec;

@@ -136,19 +136,22 @@ impl BitTable {
             return Err(VbiosError::BadBitHeader { offset, header_size: raw.header_size, token_size: raw.token_size });
         }
         let first = offset.saturating_add(u32::from(raw.header_size));
-        let table_len = u32::from(raw.token_size) * u32::from(raw.token_entries);
+        // At most 255 × 255 bytes: the product never saturates.
+        let table_len = u32::from(raw.token_size).saturating_mul(u32::from(raw.token_entries));
         let size = u32::try_from(rom.len()).unwrap_or(u32::MAX);
         check_range("BIT token table", first, table_len, size)?;
 
         let mut tokens = Vec::with_capacity(usize::from(raw.token_entries));
         for index in 0..u32::from(raw.token_entries) {
-            // Inside the table checked above, so no overflow.
-            let at = first + index * u32::from(raw.token_size);
+            // Inside the table checked above, so nothing saturates; were it to, the read below
+            // would fail its bounds check.
+            let at = first.saturating_add(index.saturating_mul(u32::from(raw.token_size)));
             let prefix: BitTokenPrefix = struct_at(rom, "BIT token", at)?;
+            let pointer_at = at.saturating_add(4);
             let data_offset = if raw.token_size >= BIT_TOKEN_V1_00_SIZE_8 {
-                struct_at::<U32>(rom, "BIT token", at + 4)?.get()
+                struct_at::<U32>(rom, "BIT token", pointer_at)?.get()
             } else {
-                u32::from(struct_at::<U16>(rom, "BIT token", at + 4)?.get())
+                u32::from(struct_at::<U16>(rom, "BIT token", pointer_at)?.get())
             };
             tokens.push(BitToken {
                 offset: at,
@@ -174,20 +177,16 @@ impl BitTable {
 }
 
 fn find_header(rom: &[u8]) -> Option<u32> {
-    let mut from = 0usize;
-    while let Some(pos) = rom.get(from..)?.windows(BIT_MAGIC.len()).position(|w| w == BIT_MAGIC) {
-        let at = from + pos;
+    // Every position of the magic, in order; the first whose checksum holds wins. A candidate
+    // too far in for its size byte (or a u32 offset) rules out every later one too.
+    rom.windows(BIT_MAGIC.len()).enumerate().filter(|(_, w)| *w == BIT_MAGIC).find_map(|(at, _)| {
         let offset = u32::try_from(at).ok()?;
-        let header_size = *rom.get(at + 8)?;
-        if let Ok(bytes) = slice(rom, "BIT header", offset, u32::from(header_size)) {
-            let sum = bytes.iter().fold(0u8, |acc, b| acc.wrapping_add(*b));
-            if header_size > 0 && sum == 0 {
-                return Some(offset);
-            }
-        }
-        from = at + 1;
-    }
-    None
+        let header_size = *rom.get(at.checked_add(8)?)?;
+        let bytes = slice(rom, "BIT header", offset, u32::from(header_size)).ok()?;
+        // The checksum is a byte sum mod 256.
+        let sum = bytes.iter().fold(0u8, |acc, b| acc.wrapping_add(*b));
+        (header_size > 0 && sum == 0).then_some(offset)
+    })
 }
 
 /// The VBIOS version from the BIOSDATA token: `Version` 0x95063440 with `OemVersion` 0x38 reads

@@ -145,13 +145,15 @@ impl FalconUcodeTable {
             });
         }
         let first = offset.saturating_add(u32::from(header.header_size));
-        let table_len = u32::from(header.entry_size) * u32::from(header.entry_count);
+        // At most 255 × 255 bytes: the product never saturates.
+        let table_len = u32::from(header.entry_size).saturating_mul(u32::from(header.entry_count));
         check_range("falcon ucode table", first, table_len, size)?;
 
         let mut entries = Vec::with_capacity(usize::from(header.entry_count));
         for index in 0..header.entry_count {
-            // Inside the range checked above.
-            let at = first + u32::from(index) * u32::from(header.entry_size);
+            // Inside the range checked above, so nothing saturates; were it to, the read below
+            // would fail its bounds check.
+            let at = first.saturating_add(u32::from(index).saturating_mul(u32::from(header.entry_size)));
             let raw: TableEntryRaw = struct_at(rom, "falcon ucode table entry", at)?;
             let desc_ptr = raw.desc_ptr.get();
             entries.push(FalconUcodeEntry {

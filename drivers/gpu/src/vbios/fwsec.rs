@@ -311,8 +311,10 @@ pub struct DmemMapper {
 
 impl DmemMapper {
     /// DMEM offset of the `init_cmd` word the driver sets to [`DMEMMAPPER_CMD_FRTS`].
+    ///
+    /// The whole mapper was read from inside DMEM, so this never saturates.
     pub const fn init_cmd_dmem_offset(&self) -> u32 {
-        self.dmem_offset + offset_of!(DmemMapperRaw, init_cmd) as u32
+        self.dmem_offset.saturating_add(offset_of!(DmemMapperRaw, init_cmd) as u32)
     }
 }
 
@@ -442,19 +444,24 @@ impl<'a> Fwsec<'a> {
                 let image_size = align_up(d.stored_size).ok_or(layout("stored size overflows"))?;
                 slice(rom, "FWSEC ucode image", image_offset, image_size)?;
                 check_v3(d, image_size)?;
-                // Inside the image, checked above.
-                let dmem_offset = image_offset + d.imem_load_size;
-                let signature_bytes = u32::from(desc_size - FALCON_UCODE_DESC_V3_SIZE);
+                // Inside the image, checked above, so this cannot fail.
+                let dmem_offset =
+                    image_offset.checked_add(d.imem_load_size).ok_or(layout("DMEM starts past the end of the ROM"))?;
+                // The match above took v3 only with `desc_size >= FALCON_UCODE_DESC_V3_SIZE`.
+                let signature_bytes = u32::from(
+                    desc_size
+                        .checked_sub(FALCON_UCODE_DESC_V3_SIZE)
+                        .ok_or(VbiosError::UnsupportedFwsecDesc { version, size: desc_size })?,
+                );
                 let count = u32::from(d.signature_count);
-                if count * FWSEC_SIGNATURE_SIZE > signature_bytes {
+                if count.checked_mul(FWSEC_SIGNATURE_SIZE).is_none_or(|bytes| bytes > signature_bytes) {
                     return Err(layout("more signatures than the descriptor holds"));
                 }
-                let signatures = slice(
-                    rom,
-                    "FWSEC signatures",
-                    desc_offset + u32::from(FALCON_UCODE_DESC_V3_SIZE),
-                    signature_bytes,
-                )?;
+                // Before `image_offset`, which did not overflow.
+                let signatures_at = desc_offset
+                    .checked_add(u32::from(FALCON_UCODE_DESC_V3_SIZE))
+                    .ok_or(layout("ucode image starts past the end of the ROM"))?;
+                let signatures = slice(rom, "FWSEC signatures", signatures_at, signature_bytes)?;
                 (image_offset, dmem_offset, signatures, count)
             }
         };
@@ -511,8 +518,7 @@ impl<'a> Fwsec<'a> {
         if index >= self.signature_count {
             return None;
         }
-        let start = (index * FWSEC_SIGNATURE_SIZE) as usize;
-        self.signatures.get(start..start + FWSEC_SIGNATURE_SIZE as usize)
+        self.signatures.chunks_exact(FWSEC_SIGNATURE_SIZE as usize).nth(index as usize)
     }
 
     /// The signature to patch in for a chip whose ucode fuse version is `fuse_version`: the one
@@ -527,12 +533,15 @@ impl<'a> Fwsec<'a> {
         if versions & bit == 0 {
             return None;
         }
-        self.signature((versions & (bit - 1)).count_ones())
+        // `bit` is a power of two, so `bit - 1` is the mask of the versions below it.
+        self.signature((versions & bit.checked_sub(1)?).count_ones())
     }
 
     /// ROM offset of the DMEM mapper.
+    ///
+    /// The mapper was read from inside DMEM, itself inside the ROM, so this never saturates.
     pub fn dmem_mapper_rom_offset(&self) -> u32 {
-        self.dmem_offset + self.dmem_mapper.dmem_offset
+        self.dmem_offset.saturating_add(self.dmem_mapper.dmem_offset)
     }
 }
 
@@ -600,7 +609,8 @@ fn read_interface_table(dmem: &[u8], interface_offset: u32) -> Result<AppInterfa
     let first = interface_offset.saturating_add(u32::from(header.header_size));
     let mut entries = Vec::with_capacity(usize::from(header.entry_count));
     for index in 0..u32::from(header.entry_count) {
-        let at = first.saturating_add(index * u32::from(header.entry_size));
+        // Saturates only past any DMEM, where the read below fails.
+        let at = first.saturating_add(index.saturating_mul(u32::from(header.entry_size)));
         let raw: AppIfEntryRaw =
             struct_at(dmem, "FWSEC application interface entry", at).map_err(|_| bad("entry outside DMEM"))?;
         entries.push(AppInterfaceEntry { id: raw.id.get(), dmem_offset: raw.dmem_offset.get() });

@@ -14,6 +14,9 @@
 //! The parser reads input only through bounds-checked helpers and returns a [`VbiosError`] for
 //! anything short, corrupt or foreign; it never panics on ROM contents.
 
+// Parses bytes from outside: no indexing that can panic, no arithmetic that can overflow.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 mod bit;
 mod error;
 mod falcon_ucode;

@@ -270,8 +270,7 @@ pub(crate) fn locate<S: RomSource + ?Sized>(src: &mut S) -> Result<RomLayout> {
     if !is_rom_signature(signature) {
         return Err(VbiosError::BadImageSignature { image: rom_offset, found: signature });
     }
-    let images = walk_chain(src, rom_offset)?;
-    let rom_size = images.last().map_or(0, |last| last.offset + last.size);
+    let (images, rom_size) = walk_chain(src, rom_offset)?;
     Ok(RomLayout { rom_offset, ifr, expansion_rom_offset: expansion_rom_offset(&images), images, rom_size })
 }
 
@@ -310,7 +309,8 @@ fn find_rom_behind_ifr<S: RomSource + ?Sized>(src: &mut S) -> Result<Option<IfrH
 }
 
 /// Walks the chain starting at source offset `base`; returned offsets are relative to `base`.
-fn walk_chain<S: RomSource + ?Sized>(src: &mut S, base: u32) -> Result<Vec<RomImage>> {
+/// Returns the images and where the last one ends.
+fn walk_chain<S: RomSource + ?Sized>(src: &mut S, base: u32) -> Result<(Vec<RomImage>, u32)> {
     let mut images = Vec::new();
     let mut offset: u32 = 0;
     loop {
@@ -323,7 +323,8 @@ fn walk_chain<S: RomSource + ?Sized>(src: &mut S, base: u32) -> Result<Vec<RomIm
         if images.is_empty() && image.vendor_id != PCI_VENDOR_ID_NVIDIA {
             return Err(VbiosError::NotNvidia { vendor: image.vendor_id, device: image.device_id });
         }
-        let end = u64::from(offset) + u64::from(image.size);
+        // Two u32s: the sum fits in a u64.
+        let end = u64::from(offset).saturating_add(u64::from(image.size));
         if end > u64::from(PROM_WINDOW_SIZE) {
             return Err(VbiosError::RomTooLarge { size: end, limit: PROM_WINDOW_SIZE });
         }
@@ -337,10 +338,10 @@ fn walk_chain<S: RomSource + ?Sized>(src: &mut S, base: u32) -> Result<Vec<RomIm
             });
         }
         let last = image.last;
-        offset = end as u32; // <= PROM_WINDOW_SIZE, checked above
+        offset = u32::try_from(end).unwrap_or(u32::MAX); // <= PROM_WINDOW_SIZE, checked above
         images.push(image);
         if last {
-            return Ok(images);
+            return Ok((images, offset));
         }
     }
 }
@@ -398,7 +399,8 @@ fn read_image<S: RomSource + ?Sized>(src: &mut S, base: u32, offset: u32) -> Res
     }
     Ok(RomImage {
         offset,
-        size: u32::from(length) * PCI_ROM_IMAGE_BLOCK_SIZE,
+        // A u16 count of 512-byte blocks: under 32 MiB, never saturates.
+        size: u32::from(length).saturating_mul(PCI_ROM_IMAGE_BLOCK_SIZE),
         rom_signature,
         pcir_offset,
         pcir_signature: pcir.signature.get().to_le_bytes(),

@@ -69,7 +69,7 @@ impl RomSource for SliceSource<'_> {
 
     fn read_in_bounds(&mut self, offset: u32, buf: &mut [u8]) {
         let start = offset as usize;
-        if let Some(src) = self.data.get(start..start + buf.len()) {
+        if let Some(src) = start.checked_add(buf.len()).and_then(|end| self.data.get(start..end)) {
             buf.copy_from_slice(src);
         }
     }
@@ -94,7 +94,9 @@ impl<'b, B: Bar0Read + ?Sized> PromSource<'b, B> {
                 return value;
             }
         }
-        let value = self.bar0.read_u32(NV_PROM_DATA_BASE + aligned);
+        // `aligned` lies inside the window (`read_in_bounds` is only called in range), so this
+        // never wraps; wrapping keeps a stray call from panicking.
+        let value = self.bar0.read_u32(NV_PROM_DATA_BASE.wrapping_add(aligned));
         self.cached = Some((aligned, value));
         value
     }
@@ -106,17 +108,19 @@ impl<B: Bar0Read + ?Sized> RomSource for PromSource<'_, B> {
     }
 
     fn read_in_bounds(&mut self, offset: u32, buf: &mut [u8]) {
+        // Byte by byte out of the aligned word that holds it; the cache in `word` keeps this at
+        // one register read per word.
         let mut at = offset;
-        let mut rest = &mut buf[..];
-        while !rest.is_empty() {
-            let aligned = at & !3;
-            let skip = (at - aligned) as usize;
-            let bytes = self.word(aligned).to_le_bytes();
-            let take = (4 - skip).min(rest.len());
-            let (head, tail) = rest.split_at_mut(take);
-            head.copy_from_slice(&bytes[skip..skip + take]);
-            rest = tail;
-            at = aligned.wrapping_add(4);
+        for byte in buf.iter_mut() {
+            let [b0, b1, b2, b3] = self.word(at & !3).to_le_bytes();
+            *byte = match at & 3 {
+                0 => b0,
+                1 => b1,
+                2 => b2,
+                _ => b3,
+            };
+            // In range by the caller's contract, so this never wraps.
+            at = at.wrapping_add(1);
         }
     }
 }
@@ -171,7 +175,12 @@ pub(crate) fn read_u32<S: RomSource + ?Sized>(src: &mut S, what: &'static str, o
 pub(crate) fn slice<'a>(data: &'a [u8], what: &'static str, offset: u32, len: u32) -> Result<&'a [u8]> {
     let size = u32::try_from(data.len()).unwrap_or(u32::MAX);
     check_range(what, offset, len, size)?;
-    data.get(offset as usize..offset as usize + len as usize).ok_or(VbiosError::Truncated { what, offset, len, size })
+    data.get(offset as usize..).and_then(|rest| rest.get(..len as usize)).ok_or(VbiosError::Truncated {
+        what,
+        offset,
+        len,
+        size,
+    })
 }
 
 /// Reads a plain-bytes structure at `offset` of an in-memory ROM.

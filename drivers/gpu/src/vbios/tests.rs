@@ -2,6 +2,9 @@
 //! image, 0xE0 image with the falcon ucode table and FWSEC). Real ROMs are tested in
 //! `tests/tests/vbios_real.rs`.
 
+// Tests index and compute offsets on purpose, over inputs they build themselves.
+#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use alloc::vec;
 use alloc::vec::Vec;
 
