@@ -128,10 +128,10 @@ pub fn ptx(data: &[u8]) {
     let _ = sim::ptx::Module::parse(&text);
 }
 
-/// Physical memory made of one buffer at `base`.
-struct FuzzMemory<'a> {
-    base: u64,
-    bytes: &'a [u8],
+/// Physical memory made of one buffer at `base` (the ACPI walk's view of an input).
+pub struct FuzzMemory<'a> {
+    pub base: u64,
+    pub bytes: &'a [u8],
 }
 
 impl PhysMapper for FuzzMemory<'_> {
@@ -141,8 +141,9 @@ impl PhysMapper for FuzzMemory<'_> {
     }
 }
 
-/// Makes the bytes of `range` sum to zero by rewriting the byte at `at`.
-fn fix_sum8(bytes: &mut [u8], at: usize, len: usize) {
+/// Makes the first `len` bytes sum to zero (mod 256) by rewriting the byte at `at`: ACPI's
+/// checksum.
+pub fn fix_sum8(bytes: &mut [u8], at: usize, len: usize) {
     let len = len.min(bytes.len());
     if at >= len {
         return;
@@ -170,18 +171,21 @@ pub fn acpi_table(data: &[u8]) {
     }
 }
 
+/// Where the `acpi_platform` target places its input in physical memory (the BIOS area the
+/// RSDP is searched in).
+pub const ACPI_BASE: u64 = 0xe_0000;
+
 /// Physical memory holding an RSDP at its start and the tables it leads to, walked as the
 /// kernel walks them at boot. Bit 0 of the first byte fixes the RSDP's two checksums.
 pub fn acpi_platform(data: &[u8]) {
-    const BASE: u64 = 0xe_0000;
     let Some((&mode, memory)) = data.split_first() else { return };
     let mut memory = memory.to_vec();
     if mode & 1 != 0 {
         fix_sum8(&mut memory, 8, 20);
         fix_sum8(&mut memory, 32, 36);
     }
-    let mapper = FuzzMemory { base: BASE, bytes: &memory };
-    if let Ok(platform) = acpi::parse_platform(&mapper, BASE) {
+    let mapper = FuzzMemory { base: ACPI_BASE, bytes: &memory };
+    if let Ok(platform) = acpi::parse_platform(&mapper, ACPI_BASE) {
         let _ = platform.warnings.len();
     }
 }
@@ -402,6 +406,18 @@ pub fn fault_buffer(data: &[u8]) {
     let _ = buffer.flush(FlushMode::UpdatePut);
 }
 
+/// A flat buffer as physical memory of any aperture (the address is all that counts).
+pub struct Phys(pub FlatMemory);
+
+impl PhysicalMemory for Phys {
+    fn read_phys(&mut self, at: PhysAddr, buf: &mut [u8]) -> bool {
+        sim::engine_mem::VirtualMemory::read(&mut self.0, at.addr, buf).is_ok()
+    }
+    fn write_phys(&mut self, at: PhysAddr, data: &[u8]) -> bool {
+        sim::engine_mem::VirtualMemory::write(&mut self.0, at.addr, data).is_ok()
+    }
+}
+
 /// A GPFIFO segment of methods, run by the model's host (PBDMA) on the model's copy and compute
 /// engines (Hopper classes, the rest of memory zero): host methods, semaphores, MEM_OP, and the
 /// engines' methods; the model must refuse what it cannot execute without panicking or hanging.
@@ -411,15 +427,6 @@ pub fn pushbuffer(data: &[u8]) {
     const PB: u64 = BASE + 0x1000;
     const LEN: usize = 0x10_0000;
     const USERD: u64 = 0x100;
-    struct Phys(FlatMemory);
-    impl PhysicalMemory for Phys {
-        fn read_phys(&mut self, at: PhysAddr, buf: &mut [u8]) -> bool {
-            sim::engine_mem::VirtualMemory::read(&mut self.0, at.addr, buf).is_ok()
-        }
-        fn write_phys(&mut self, at: PhysAddr, data: &[u8]) -> bool {
-            sim::engine_mem::VirtualMemory::write(&mut self.0, at.addr, data).is_ok()
-        }
-    }
     struct Effects;
     impl HostEffects for Effects {
         fn timestamp_ns(&mut self) -> u64 {

@@ -12,7 +12,7 @@ use nvgpu::firmware::GspElf;
 use nvgpu::gsp::msgq::{seal_element, GspMsgQueueElement, MsgqTxHeader};
 use nvgpu::gsp::rpc::{RpcEvent, RpcFunction, RpcMessageHeader, NV_VGPU_MSG_SIGNATURE_VALID, RPC_HEADER_VERSION};
 use nvgpu::host::{HostClass, PushBuffer};
-use sim::engine_mem::{FlatMemory, PhysAddr, PhysAperture, PhysicalMemory, VirtualMemory};
+use sim::engine_mem::{FlatMemory, PhysAddr, PhysAperture};
 use sim::fault_buffer::{FaultRecord, ReplayableFaultBuffer};
 
 /// One seed: a file name and its bytes.
@@ -287,7 +287,7 @@ fn acpi_tables(out: &mut Seeds) {
 /// Each server's MADT, MCFG, HPET and FADT behind a synthetic RSDP (revision 2) and XSDT, laid
 /// out as the `acpi_platform` harness maps them (the memory starts at 0xe0000).
 fn acpi_platform(out: &mut Seeds) {
-    const BASE: u64 = 0xe_0000;
+    const BASE: u64 = crate::fuzz::ACPI_BASE;
     for server in acpi_servers() {
         let server_name = server.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let tables: Vec<Vec<u8>> = ["apic", "mcfg", "hpet", "facp"]
@@ -310,7 +310,7 @@ fn acpi_platform(out: &mut Seeds) {
         xsdt[4..8].copy_from_slice(&(xsdt_len as u32).to_le_bytes());
         xsdt[8] = 1;
         xsdt[10..16].copy_from_slice(b"FUZZER");
-        let mut at = memory.len();
+        let at = memory.len();
         let mut body = Vec::new();
         for (i, table) in tables.iter().enumerate() {
             let pointer = BASE + (at + body.len()) as u64;
@@ -320,13 +320,11 @@ fn acpi_platform(out: &mut Seeds) {
                 body.push(0);
             }
         }
-        fix_sum(&mut xsdt, 9, xsdt_len);
+        crate::fuzz::fix_sum8(&mut xsdt, 9, xsdt_len);
         memory[xsdt_at..].copy_from_slice(&xsdt);
         memory.extend_from_slice(&body);
-        fix_sum(&mut memory, 8, 20);
-        fix_sum(&mut memory, 32, 36);
-        at = 0;
-        let _ = at;
+        crate::fuzz::fix_sum8(&mut memory, 8, 20);
+        crate::fuzz::fix_sum8(&mut memory, 32, 36);
         for mode in [0u8, 1] {
             let mut seed = vec![mode];
             seed.extend_from_slice(&memory);
@@ -336,12 +334,6 @@ fn acpi_platform(out: &mut Seeds) {
     if out.seeds.is_empty() {
         out.missing.push(format!("real ACPI tables: nothing in {}", shared("testdata/acpi").display()));
     }
-}
-
-fn fix_sum(bytes: &mut [u8], at: usize, len: usize) {
-    bytes[at] = 0;
-    let sum = bytes[..len].iter().fold(0u8, |s, b| s.wrapping_add(*b));
-    bytes[at] = 0u8.wrapping_sub(sum);
 }
 
 /// A record as GSP-RM writes it: element header, RPC header, `params`; sealed with `seq`.
@@ -450,17 +442,8 @@ fn gsp_log(out: &mut Seeds) {
 /// types), behind GET = 0, PUT = their count and the buffer's size.
 fn fault_buffer(out: &mut Seeds) {
     use nvgpu::hw::fault::{FaultAccessType, FaultType};
-    struct Phys(FlatMemory);
-    impl PhysicalMemory for Phys {
-        fn read_phys(&mut self, at: PhysAddr, buf: &mut [u8]) -> bool {
-            self.0.read(at.addr, buf).is_ok()
-        }
-        fn write_phys(&mut self, at: PhysAddr, data: &[u8]) -> bool {
-            self.0.write(at.addr, data).is_ok()
-        }
-    }
     const ENTRIES: u32 = 64;
-    let mut mem = Phys(FlatMemory::new(0, ENTRIES as usize * 32));
+    let mut mem = crate::fuzz::Phys(FlatMemory::new(0, ENTRIES as usize * 32));
     let mut buffer = ReplayableFaultBuffer::default();
     if buffer.program(PhysAddr { aperture: PhysAperture::SystemCoherent, addr: 0 }, ENTRIES).is_err() {
         out.missing.push("the model's fault buffer could not be programmed".into());

@@ -5,3 +5,4 @@ pub mod fuzz_seeds;
 pub mod model_boot;
 pub mod ptx_build;
 pub mod rm_c;
+pub mod rng;

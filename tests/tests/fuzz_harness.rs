@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use tests::fuzz::{target, TARGETS};
 use tests::fuzz_seeds::seeds;
+use tests::rng::Rng;
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
@@ -61,8 +62,9 @@ fn seeds_get_past_the_first_checks() {
 
     let (platform, _) = seeds("acpi_platform");
     for (name, seed) in &platform {
-        let memory = FuzzMemory(&seed[1..]);
-        let tables = kernel::acpi::parse_platform(&memory, 0xe_0000).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let memory = tests::fuzz::FuzzMemory { base: tests::fuzz::ACPI_BASE, bytes: &seed[1..] };
+        let tables =
+            kernel::acpi::parse_platform(&memory, tests::fuzz::ACPI_BASE).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(tables.madt.is_some() && !tables.mcfg.is_empty(), "{name}: {:?}", tables.warnings);
     }
 
@@ -91,47 +93,23 @@ fn seeds_get_past_the_first_checks() {
     }
 }
 
-struct FuzzMemory<'a>(&'a [u8]);
-
-impl kernel::acpi::PhysMapper for FuzzMemory<'_> {
-    fn map(&self, phys: u64, len: usize) -> Option<&[u8]> {
-        let offset = usize::try_from(phys.checked_sub(0xe_0000)?).ok()?;
-        self.0.get(offset..offset.checked_add(len)?)
-    }
-}
-
-/// xorshift64*, for mutations that are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// A mutant of `seed`: a few bytes overwritten (often with boundary values), sometimes cut short.
 fn mutate(seed: &[u8], rng: &mut Rng) -> Vec<u8> {
     let mut m = seed.to_vec();
     if m.is_empty() {
         return m;
     }
-    for _ in 0..1 + rng.below(8) {
-        let at = rng.below(m.len());
+    for _ in 0..1 + rng.below(8) as usize {
+        let at = rng.below(m.len() as u64) as usize;
         m[at] = match rng.below(4) {
             0 => 0,
             1 => 0xff,
             2 => m[at] ^ (1 << rng.below(8)),
-            _ => rng.next() as u8,
+            _ => rng.next_u64() as u8,
         };
     }
     if rng.below(4) == 0 {
-        let keep = rng.below(m.len());
+        let keep = rng.below(m.len() as u64) as usize;
         m.truncate(keep);
     }
     m

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use tests::rng::Rng;
 
 use nvgpu::hw::mmu;
 use nvgpu::hw::{FactValue, HeaderFact};
@@ -23,29 +24,6 @@ const K4: u64 = 4 << 10;
 const K64: u64 = 64 << 10;
 const M2: u64 = 2 << 20;
 const M512: u64 = 512 << 20;
-
-// ---------------------------------------------------------------------------------------------
-// A deterministic PRNG (xorshift64*), so failures reproduce.
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Table memory over Vecs, and a recording TLB.
@@ -326,14 +304,14 @@ fn encodings_round_trip() {
                 (nvgpu::hal::MmuVersion::V3, Aperture::Video) => 40,
                 (nvgpu::hal::MmuVersion::V3, _) => 52,
             };
-            let address = rng.next() & ((1 << addr_bits) - 1) & !0xfff;
+            let address = rng.next_u64() & ((1 << addr_bits) - 1) & !0xfff;
             let attrs = PteAttrs {
                 read_only: rng.chance(50),
                 atomic_disable: rng.chance(50),
                 privileged: rng.chance(50),
                 volatile: rng.chance(50),
                 access_counting_disabled: f.version == nvgpu::hal::MmuVersion::V3 && rng.chance(50),
-                kind: (rng.next() as u8) & f.max_kind(),
+                kind: (rng.next_u64() as u8) & f.max_kind(),
             };
             let pte = Pte { aperture, address, attrs };
             let raw = f.encode_pte(&pte).unwrap_or_else(|e| panic!("{name}: {pte:?}: {e}"));
@@ -691,10 +669,10 @@ fn corrupt_tables_are_errors_not_panics() {
             let (aperture, base) = rng.pick(&keys);
             let words = mem.tables[&(aperture, base)].len() as u64;
             let at = TableAddress { aperture, address: base + rng.below(words) * 8 };
-            let value = if rng.chance(50) { rng.next() } else { rng.next() & 0xff };
+            let value = if rng.chance(50) { rng.next_u64() } else { rng.next_u64() & 0xff };
             mem.write_u64(at, value).unwrap();
             for va in
-                [rng.next() & ((1 << format.va_bits()) - 1), rng.below(2 * M2), 0x40_0000_0000 + rng.below(2 * M2)]
+                [rng.next_u64() & ((1 << format.va_bits()) - 1), rng.below(2 * M2), 0x40_0000_0000 + rng.below(2 * M2)]
             {
                 errors += nvgpu::mm::walk(&format, &mem, pdb, va).is_err() as u32;
             }

@@ -416,29 +416,6 @@ put_dec:
     pop ebx
     ret
 
-/* contains: EAX = 1 if the NUL-terminated string at ESI contains the one at EDI, else 0. */
-contains:
-    push ebx
-1:  xor ecx, ecx
-2:  mov al, [edi + ecx]
-    test al, al
-    jz 4f
-    mov bl, [esi + ecx]
-    cmp al, bl
-    jne 3f
-    inc ecx
-    jmp 2b
-3:  cmp byte ptr [esi], 0
-    je 5f
-    inc esi
-    jmp 1b
-4:  mov eax, 1
-    pop ebx
-    ret
-5:  xor eax, eax
-    pop ebx
-    ret
-
 /* find: EAX = the address just past the first occurrence in the NUL-terminated string at ESI
    of the one at EDI, or 0. */
 find:
@@ -461,6 +438,14 @@ find:
     ret
 5:  xor eax, eax
     pop ebx
+    ret
+
+/* contains: EAX = 1 if the NUL-terminated string at ESI contains the one at EDI, else 0. */
+contains:
+    call find
+    test eax, eax
+    setnz al
+    movzx eax, al
     ret
 
     .section .rodata
