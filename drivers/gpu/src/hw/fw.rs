@@ -3,13 +3,18 @@
 //! model reads them from the same declarations; the values in them are checked by the model
 //! against the header-checked constants, not against the driver's.
 //!
-//! - The falcon application interface FWSEC's DMEM starts with: `FALCON_APPLICATION_INTERFACE_*`
-//!   (`src/nvidia/inc/kernel/gpu/gsp/kernel_gsp.h` and `kernel_gsp_fwsec.c`, 535.261.03), read at
-//!   any DMEM offset (unaligned, little-endian fields).
-//! - The FWSEC FRTS command: `FWSECLIC_*` (`kernel_gsp_frts_tu102.c`, which defines them in the C
-//!   file itself).
+//! All of them are defined in RM's `kernel_gsp_frts_tu102.c` itself (535.261.03), not in a
+//! header: [`KERNEL_GSP_FRTS_TU102`]. [`LAYOUTS`] lists each one's size and fields, and
+//! `tests/tests/fw_layout.rs` compiles that file's definitions with the C compiler and compares.
+//!
+//! - The falcon application interface FWSEC's DMEM starts with: `FALCON_APPLICATION_INTERFACE_*`,
+//!   read at any DMEM offset (unaligned, little-endian fields).
+//! - The FWSEC FRTS command: `FWSECLIC_*`.
 
-use core::mem::size_of;
+use core::mem::{align_of, offset_of, size_of};
+
+use crate::gsp::layout::{FieldLayout, StructLayout};
+pub use crate::hw::headers::KERNEL_GSP_FRTS_TU102;
 use zerocopy::byteorder::little_endian::{U16, U32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
@@ -107,3 +112,98 @@ const _: () = {
     assert!(size_of::<FwseclicFrtsCmd>() == 48);
     assert!(core::mem::offset_of!(FwseclicFrtsCmd, frts_region_desc) == 24);
 };
+
+/// One field's layout: its C name, and the Rust field's offset and size.
+macro_rules! fields {
+    ($ty:ty { $($c:literal => $field:ident: $fty:ty),* $(,)? }) => {
+        &[$(FieldLayout { c_name: $c, offset: offset_of!($ty, $field), size: size_of::<$fty>() }),*]
+    };
+}
+
+/// One struct's layout under its C name.
+macro_rules! layout {
+    ($c:literal, $ty:ty, $fields:expr) => {
+        StructLayout {
+            c_name: $c,
+            rust_name: stringify!($ty),
+            header: KERNEL_GSP_FRTS_TU102,
+            size: size_of::<$ty>(),
+            align: align_of::<$ty>(),
+            fields: $fields,
+        }
+    };
+}
+
+/// The layout of every structure here, under NVIDIA's names (for `tests/tests/fw_layout.rs`).
+/// The unaligned little-endian types have alignment 1 where C's has 4; the test compares sizes
+/// and offsets, and alignment only for the naturally aligned FWSECLIC structures.
+pub const LAYOUTS: &[StructLayout] = &[
+    layout!(
+        "FALCON_APPLICATION_INTERFACE_HEADER_V1",
+        AppInterfaceHeaderV1,
+        fields!(AppInterfaceHeaderV1 {
+            "version" => version: u8,
+            "headerSize" => header_size: u8,
+            "entrySize" => entry_size: u8,
+            "entryCount" => entry_count: u8,
+        })
+    ),
+    layout!(
+        "FALCON_APPLICATION_INTERFACE_ENTRY_V1",
+        AppInterfaceEntryV1,
+        fields!(AppInterfaceEntryV1 { "id" => id: U32, "dmemOffset" => dmem_offset: U32 })
+    ),
+    layout!(
+        "FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3",
+        DmemMapperV3,
+        fields!(DmemMapperV3 {
+            "signature" => signature: U32,
+            "version" => version: U16,
+            "size" => size: U16,
+            "cmd_in_buffer_offset" => cmd_in_buffer_offset: U32,
+            "cmd_in_buffer_size" => cmd_in_buffer_size: U32,
+            "cmd_out_buffer_offset" => cmd_out_buffer_offset: U32,
+            "cmd_out_buffer_size" => cmd_out_buffer_size: U32,
+            "nvf_img_data_buffer_offset" => nvf_img_data_buffer_offset: U32,
+            "nvf_img_data_buffer_size" => nvf_img_data_buffer_size: U32,
+            "printfBufferHdr" => printf_buffer_hdr: U32,
+            "ucode_build_time_stamp" => ucode_build_time_stamp: U32,
+            "ucode_signature" => ucode_signature: U32,
+            "init_cmd" => init_cmd: U32,
+            "ucode_feature" => ucode_feature: U32,
+            "ucode_cmd_mask0" => ucode_cmd_mask0: U32,
+            "ucode_cmd_mask1" => ucode_cmd_mask1: U32,
+            "multiTgtTbl" => multi_tgt_tbl: U32,
+        })
+    ),
+    layout!(
+        "FWSECLIC_READ_VBIOS_DESC",
+        FwseclicReadVbiosDesc,
+        fields!(FwseclicReadVbiosDesc {
+            "version" => version: u32,
+            "size" => size: u32,
+            "gfwImageOffset" => gfw_image_offset: u64,
+            "gfwImageSize" => gfw_image_size: u32,
+            "flags" => flags: u32,
+        })
+    ),
+    layout!(
+        "FWSECLIC_FRTS_REGION_DESC",
+        FwseclicFrtsRegionDesc,
+        fields!(FwseclicFrtsRegionDesc {
+            "version" => version: u32,
+            "size" => size: u32,
+            "frtsRegionOffset4K" => frts_region_offset_4k: u32,
+            "frtsRegionSize" => frts_region_size: u32,
+            "frtsRegionMediaType" => frts_region_media_type: u32,
+        })
+    ),
+    layout!(
+        "FWSECLIC_FRTS_CMD",
+        FwseclicFrtsCmd,
+        fields!(FwseclicFrtsCmd {
+            "readVbiosDesc" => read_vbios_desc: FwseclicReadVbiosDesc,
+            "frtsRegionDesc" => frts_region_desc: FwseclicFrtsRegionDesc,
+        })
+    ),
+];
