@@ -6,3 +6,4 @@ pub mod model_boot;
 pub mod ptx_build;
 pub mod rm_c;
 pub mod rng;
+pub mod skips;

@@ -55,8 +55,7 @@ fn require_dir(dir: &Path, what: &str) {
 /// Whether the trees of the releases Debian does not carry (open-gpu-kernel-modules 570.133.07 for
 /// Blackwell, open-gpu-doc for the QMD layouts) are there: `scripts/fetch-real-data.sh` puts them in
 /// `target/real-data` when given local clones (`OGKM_GIT`, `OPEN_GPU_DOC_GIT`). Without them the
-/// test says SKIPPED and why, and `cargo xtask test` lists the skip in its summary (it checks for
-/// the same two trees).
+/// test records a skip ([`tests::skips::record`]), which `cargo xtask test` lists in its summary.
 fn upstream_trees_or_skip(test: &str) -> bool {
     let missing: Vec<PathBuf> =
         [headers::OGKM_BLACKWELL, headers::OPEN_GPU_DOC].iter().map(|r| tree_dir(r)).filter(|d| !d.is_dir()).collect();
@@ -64,7 +63,10 @@ fn upstream_trees_or_skip(test: &str) -> bool {
         return true;
     }
     let names: Vec<String> = missing.iter().map(|d| d.display().to_string()).collect();
-    eprintln!("SKIPPED {test}: not checked, {} missing (see scripts/fetch-real-data.sh)", names.join(" and "));
+    tests::skips::record(
+        test,
+        &format!("Blackwell/QMD facts not checked: {} missing (see scripts/fetch-real-data.sh)", names.join(" and ")),
+    );
     false
 }
 

@@ -42,6 +42,13 @@ pub struct Options {
     pub targets: Vec<String>,
 }
 
+/// A run's results.
+pub struct Report {
+    pub outcomes: Vec<Outcome>,
+    /// Sources of seeds that were not there (`missing TARGET: why` lines of `fuzz-seeds`).
+    pub missing_seeds: Vec<String>,
+}
+
 /// One target's result.
 pub struct Outcome {
     pub target: String,
@@ -73,8 +80,14 @@ fn host_triple() -> Result<String> {
         .ok_or_else(|| error("rustc -vV does not name the host triple"))
 }
 
-/// Writes the seeds; returns each target's `-max_len`.
-fn write_seeds(targets: &[String]) -> Result<Vec<(String, usize)>> {
+/// What `fuzz-seeds` wrote: each target's `-max_len`, and the seed sources that were missing.
+struct SeedsWritten {
+    max_len: Vec<(String, usize)>,
+    missing: Vec<String>,
+}
+
+/// Writes the seeds.
+fn write_seeds(targets: &[String]) -> Result<SeedsWritten> {
     let seeds = fuzz_root().join("seeds");
     let _ = std::fs::remove_dir_all(&seeds);
     let mut cmd = cargo();
@@ -87,6 +100,7 @@ fn write_seeds(targets: &[String]) -> Result<Vec<(String, usize)>> {
         return Err(error(format!("{} failed ({})", command_line(&cmd), out.status)));
     }
     let mut max_len = Vec::new();
+    let missing = text.lines().filter_map(|l| l.strip_prefix("missing ")).map(str::to_owned).collect();
     for line in text.lines() {
         // "seeds TARGET: N (max_len M)"
         let Some(rest) = line.strip_prefix("seeds ") else { continue };
@@ -97,7 +111,7 @@ fn write_seeds(targets: &[String]) -> Result<Vec<(String, usize)>> {
             .ok_or_else(|| error(format!("fuzz-seeds: no max_len in '{line}'")))?;
         max_len.push((name.to_owned(), len));
     }
-    Ok(max_len)
+    Ok(SeedsWritten { max_len, missing })
 }
 
 fn build(targets: &[String], triple: &str) -> Result<PathBuf> {
@@ -195,7 +209,7 @@ fn fuzz_one(bin_dir: &Path, target: &str, max_len: usize, seconds: u64) -> Resul
 }
 
 /// Runs the targets; prints one line per target and fails on any crash.
-pub fn run(opts: &Options) -> Result<Vec<Outcome>> {
+pub fn run(opts: &Options) -> Result<Report> {
     let all = all_targets()?;
     for t in &opts.targets {
         if !all.contains(t) {
@@ -203,7 +217,7 @@ pub fn run(opts: &Options) -> Result<Vec<Outcome>> {
         }
     }
     let targets = if opts.targets.is_empty() { all } else { opts.targets.clone() };
-    let max_len = write_seeds(&targets)?;
+    let SeedsWritten { max_len, missing: missing_seeds } = write_seeds(&targets)?;
     let bin_dir = build(&targets, &host_triple()?)?;
     let mut outcomes = Vec::new();
     for t in &targets {
@@ -227,5 +241,5 @@ pub fn run(opts: &Options) -> Result<Vec<Outcome>> {
         ));
         return Err(error(message));
     }
-    Ok(outcomes)
+    Ok(Report { outcomes, missing_seeds })
 }

@@ -47,7 +47,8 @@ Commands:
   bench         every measured figure the README quotes: unified memory (faults per MiB with and
                 without prefetch, thrashing, 4x oversubscribed against fitting throughput, callgrind
                 instructions per serviced fault), launch and
-                submission cost, the PTX interpreter's rate, then bench-boot with its defaults
+                submission cost, the PTX interpreter's rate, fuzz executions per target in 10 s,
+                then bench-boot with its defaults
   bench-boot    time QEMU start to exit on the PVH path
                   --runs N (5)  --machine q35|pc  --append WORDS (default: test)  --mem SIZE  --cpus N
                   --timeout SECS (120)  --kernel PATH  --no-build  -- extra QEMU args
@@ -333,7 +334,7 @@ fn cmd_qemu_suite(mut args: Args) -> Result<()> {
     };
     args.finish()?;
     resolve_suite_kernel(&mut opts, no_build)?;
-    suite::run(&opts)
+    suite::run(&opts).map(|_| ())
 }
 
 fn cmd_test(mut args: Args) -> Result<()> {
@@ -359,7 +360,7 @@ fn cmd_test(mut args: Args) -> Result<()> {
         run_status(std::process::Command::new("bash").arg(&cuda_tools).current_dir(workspace_root()))?;
     }
     // What this run could not check, repeated in the summary at the end.
-    let mut not_checked: Vec<&str> = Vec::new();
+    let mut not_checked: Vec<String> = Vec::new();
     let rustfmt = cargo().args(["fmt", "--version"]).output().is_ok_and(|o| o.status.success());
     if rustfmt {
         println!("== cargo fmt --all --check (rustfmt.toml)");
@@ -367,7 +368,7 @@ fn cmd_test(mut args: Args) -> Result<()> {
     } else {
         let why = "formatting NOT checked: rustfmt is not installed (rustup component add rustfmt)";
         println!("== SKIPPED: {why}");
-        not_checked.push(why);
+        not_checked.push(why.to_string());
     }
     let clippy = cargo().args(["clippy", "--version"]).output().is_ok_and(|o| o.status.success());
     if clippy {
@@ -391,37 +392,26 @@ fn cmd_test(mut args: Args) -> Result<()> {
     } else {
         let why = "lints NOT checked: clippy is not installed (rustup component add clippy)";
         println!("== SKIPPED: {why}");
-        not_checked.push(why);
+        not_checked.push(why.to_string());
     }
     println!("== cargo test --workspace");
+    // Tests that cannot check what they exist for record why (tests::skips); the summary lists
+    // each one. Facts cited from releases Debian does not carry (Blackwell, QMD layouts) are
+    // such a skip unless a developer supplied those trees (fetch-real-data.sh).
+    let skips = util::target_dir().join("test-skips");
+    let _ = std::fs::remove_dir_all(&skips);
     run_status(cargo().args(["test", "--workspace"]))?;
-    // Facts cited from releases Debian does not carry (Blackwell, QMD layouts) are checked by
-    // header_conformance when a developer supplied those trees (fetch-real-data.sh); without
-    // them its tests say SKIPPED, and the summary lists the skip.
-    let real = util::target_dir().join("real-data");
-    let upstream = std::fs::read_dir(&real)
-        .map(|d| {
-            let names: Vec<String> = d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-            names.iter().any(|n| n == "open-gpu-kernel-modules-570.133.07")
-                && names.iter().any(|n| n.starts_with("open-gpu-doc-") && !n.ends_with(".tmp"))
-        })
-        .unwrap_or(false);
-    if upstream {
-        println!("== header conformance for Blackwell and QMD facts: checked (upstream trees present)");
-    } else {
-        let why = "Blackwell and QMD header facts NOT verified: their source trees are not in target/real-data (see scripts/fetch-real-data.sh)";
-        println!("== {why}");
-        not_checked.push(why);
-    }
+    not_checked.extend(recorded_skips(&skips));
     println!(
         "== fuzzing: every target for {FUZZ_SECONDS_IN_TEST} s (cargo xtask fuzz --seconds {FUZZ_SECONDS_IN_TEST})"
     );
-    fuzz::run(&fuzz::Options { seconds: FUZZ_SECONDS_IN_TEST, targets: Vec::new() })?;
+    let fuzzed = fuzz::run(&fuzz::Options { seconds: FUZZ_SECONDS_IN_TEST, targets: Vec::new() })?;
+    not_checked.extend(fuzzed.missing_seeds.iter().map(|m| format!("fuzz seeds missing: {m}")));
     println!("== cargo xtask selftest: the QEMU harness on its fake kernel");
-    cmd_selftest(Args::new(std::iter::empty::<String>()))?;
+    not_checked.extend(selftest(Vec::new())?.into_iter().map(|s| format!("selftest: {s}")));
     println!("== QEMU suite");
     resolve_suite_kernel(&mut opts, no_build)?;
-    let result = suite::run(&opts);
+    let result = suite::run(&opts).map(|skips| not_checked.extend(skips));
     if !not_checked.is_empty() {
         println!("== summary: {} check(s) SKIPPED in this run:", not_checked.len());
         for why in &not_checked {
@@ -500,8 +490,20 @@ fn cmd_bench(mut args: Args) -> Result<()> {
     for (test, filter) in [("compute", "launch_cost"), ("channels", "submission_cost"), ("ptx_model", "bench_matmul")] {
         run_status(cargo().args(["test", "--release", "-p", "tests", "--test", test, "--", "--nocapture", filter]))?;
     }
+    println!("== fuzzing: executions of every target in {FUZZ_SECONDS_IN_TEST} s");
+    let fuzzed = fuzz::run(&fuzz::Options { seconds: FUZZ_SECONDS_IN_TEST, targets: Vec::new() })?;
+    for o in &fuzzed.outcomes {
+        println!("bench fuzz {}: {} execs in {FUZZ_SECONDS_IN_TEST} s", o.target, o.execs);
+    }
     println!("== boot (QEMU, PVH)");
     cmd_bench_boot(Args::new(std::iter::empty::<String>()))
+}
+
+/// The skips the tests recorded under `dir` (`tests::skips::record`), sorted.
+fn recorded_skips(dir: &std::path::Path) -> Vec<String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    files.sort();
+    files.iter().filter_map(|f| std::fs::read_to_string(f).ok()).map(|t| format!("test {}", t.trim())).collect()
 }
 
 /// Seconds each fuzz target runs in `cargo xtask test`.
@@ -515,7 +517,11 @@ fn cmd_fuzz(mut args: Args) -> Result<()> {
     let seconds = args.number::<u64>("--seconds")?.unwrap_or(60);
     let targets = args.positionals();
     args.finish()?;
-    fuzz::run(&fuzz::Options { seconds, targets }).map(|_| ())
+    let fuzzed = fuzz::run(&fuzz::Options { seconds, targets })?;
+    for m in &fuzzed.missing_seeds {
+        println!("fuzz: SKIPPED seeds: {m}");
+    }
+    Ok(())
 }
 
 /// Checks the harness itself on the fake kernel: every suite case must pass, and a kernel that
@@ -527,6 +533,29 @@ fn cmd_selftest(mut args: Args) -> Result<()> {
     }
     let only = args.values("--only")?;
     args.finish()?;
+    for skip in selftest(only)? {
+        println!("selftest: SKIPPED {skip}");
+    }
+    Ok(())
+}
+
+/// Every case a failing `opts` selects must fail, each for the reason `because` names.
+fn expect_failure(opts: &suite::Options, because: &str, what: &str) -> Result<()> {
+    let outcomes = suite::run_outcomes(opts)?;
+    let wrong: Vec<String> = outcomes
+        .iter()
+        .filter(|(_, o)| !matches!(o, suite::Outcome::Fail(why) if why.contains(because)))
+        .map(|(name, o)| format!("{name}: {o:?}"))
+        .collect();
+    if outcomes.is_empty() || !wrong.is_empty() {
+        return Err(error(format!("selftest: {what} was not caught as `{because}`: {}", wrong.join("; "))));
+    }
+    println!("selftest: ok, {what} was caught");
+    Ok(())
+}
+
+/// The selftest; returns the skips of its suite run (cases this QEMU cannot run).
+fn selftest(only: Vec<String>) -> Result<Vec<String>> {
     let fake = kernel::build_fake()?;
     let opts = suite::Options {
         kernel: fake.clone(),
@@ -537,7 +566,7 @@ fn cmd_selftest(mut args: Args) -> Result<()> {
         log_prefix: "selftest-".into(),
         fake_ktests: true,
     };
-    suite::run(&opts)?;
+    let skips = suite::run(&opts)?;
 
     println!("selftest: a kernel that reports a failed test must fail its case");
     let failing_one = suite::Options {
@@ -546,10 +575,7 @@ fn cmd_selftest(mut args: Args) -> Result<()> {
         log_prefix: "selftest-fail-".into(),
         ..opts
     };
-    match suite::run(&failing_one) {
-        Err(_) => println!("selftest: ok, the failure was caught"),
-        Ok(()) => return Err(error("selftest: the suite passed a kernel that reported a failed test")),
-    }
+    expect_failure(&failing_one, "in-kernel test(s) failed: fake::pci_scan", "a failing test")?;
 
     println!("selftest: a kernel that reports a PCI function QEMU does not have must fail its case");
     let phantom_pci = suite::Options {
@@ -558,10 +584,7 @@ fn cmd_selftest(mut args: Args) -> Result<()> {
         log_prefix: "selftest-fail-".into(),
         ..failing_one
     };
-    match suite::run(&phantom_pci) {
-        Err(_) => println!("selftest: ok, the mismatch was caught"),
-        Ok(()) => return Err(error("selftest: the suite passed a kernel with a phantom PCI function")),
-    }
+    expect_failure(&phantom_pci, "PCI mismatch: kernel reported, QEMU does not have", "a phantom PCI function")?;
 
     println!("selftest: a kernel that does not run a ktest its case exists for must fail its case");
     let missing_ktest = suite::Options {
@@ -570,12 +593,7 @@ fn cmd_selftest(mut args: Args) -> Result<()> {
         fake_ktests: false,
         ..phantom_pci
     };
-    match suite::run(&missing_ktest) {
-        Err(_) => println!("selftest: ok, the missing ktest was caught"),
-        Ok(()) => {
-            return Err(error("selftest: the suite passed a kernel that did not run the ktest its case exists for"))
-        }
-    }
+    expect_failure(&missing_ktest, "which this case exists for, did not run", "a ktest that did not run")?;
 
     bench::run(&bench::Options {
         kernel: fake,
@@ -588,5 +606,5 @@ fn cmd_selftest(mut args: Args) -> Result<()> {
         extra: vec![],
     })?;
     println!("selftest: passed");
-    Ok(())
+    Ok(skips)
 }

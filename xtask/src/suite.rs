@@ -265,6 +265,7 @@ impl Options {
 }
 
 /// What one case came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     Pass(String),
     Fail(String),
@@ -273,7 +274,24 @@ pub enum Outcome {
 
 /// Runs the selected cases one after the other (the machines this runs on are shared, and TCG
 /// is CPU-bound), printing a line per case and a summary. Err if any case failed.
-pub fn run(opts: &Options) -> Result<()> {
+pub fn run(opts: &Options) -> Result<Vec<String>> {
+    let outcomes = run_outcomes(opts)?;
+    let failed = outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Fail(_))).count();
+    if failed > 0 {
+        return Err(error(format!("{failed} QEMU case(s) failed; serial logs are in {}", display_path(&logs_dir()?))));
+    }
+    Ok(outcomes
+        .into_iter()
+        .filter_map(|(name, o)| match o {
+            Outcome::Skip(why) => Some(format!("QEMU case {name}: {why}")),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Runs the selected cases as [`run`] does, printing each, and returns what each came to
+/// (the selftest checks why a case failed).
+pub fn run_outcomes(opts: &Options) -> Result<Vec<(&'static str, Outcome)>> {
     qemu::check_installed()?;
     let cases = opts.selected();
     if cases.is_empty() {
@@ -298,6 +316,7 @@ pub fn run(opts: &Options) -> Result<()> {
     };
 
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    let mut outcomes = Vec::new();
     for case in &cases {
         let started = Instant::now();
         let log = logs_dir()?.join(format!("{}{}.log", opts.log_prefix, case.name));
@@ -308,6 +327,7 @@ pub fn run(opts: &Options) -> Result<()> {
             }
         };
         let secs = started.elapsed().as_secs_f64();
+        outcomes.push((case.name, outcome.clone()));
         match outcome {
             Outcome::Pass(summary) => {
                 passed += 1;
@@ -341,11 +361,7 @@ pub fn run(opts: &Options) -> Result<()> {
     }
     let skipped_note = if skipped > 0 { format!(", {skipped} skipped") } else { String::new() };
     println!("qemu-suite: {passed} passed, {failed} failed{skipped_note}");
-    if failed > 0 {
-        Err(error(format!("{failed} QEMU case(s) failed; serial logs are in {}", display_path(&logs_dir()?))))
-    } else {
-        Ok(())
-    }
+    Ok(outcomes)
 }
 
 pub fn case_names() -> String {
