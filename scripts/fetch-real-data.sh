@@ -195,6 +195,6 @@ fi
 
 if [ -n "$missing" ]; then
     say "optional upstream trees not available:$missing"
-    say "the Blackwell/QMD conformance tests stay ignored; set OGKM_GIT and OPEN_GPU_DOC_GIT to local clones to check them"
+    say "the Blackwell/QMD conformance tests record a skip; set OGKM_GIT and OPEN_GPU_DOC_GIT to local clones to check them"
 fi
 say "done: $DATA"

@@ -19,7 +19,6 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use nvgpu::chip::Chipset;
-use nvgpu::hal::Family;
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::{Clock, DmaAllocator};
 use nvgpu::runtime::params::Args;
@@ -68,11 +67,13 @@ pub fn payload_name(kernel_file: &str, chip: Chipset) -> String {
     format!("payload-{kernel_file}-{}.ptx", payload_arch(chip))
 }
 
-/// The PTX target the payloads for `chip` are built for (the oldest SM of its family).
+/// The PTX target the payloads for `chip` are built for: the oldest SM of its line whose PTX
+/// the model and the chip's driver accept (sm_75 on Turing, sm_80 on Ampere and Ada, sm_90 on
+/// Hopper and Blackwell), chosen by the chip's SM version.
 pub fn payload_arch(chip: Chipset) -> &'static str {
-    match chip.family() {
-        Family::Turing => "sm_75",
-        Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => "sm_90",
+    match chip.sm_version() {
+        ..=79 => "sm_75",
+        90.. => "sm_90",
         _ => "sm_80",
     }
 }

@@ -368,7 +368,7 @@ impl ComputeEngine {
 
     fn launch(&mut self, qmd_va: u64, vm: &mut dyn VirtualMemory) -> Result<Started, ComputeError> {
         use Semantic::*;
-        let layout = qmd_layout(self.family).map_err(|e| ComputeError::BadLaunch(format!("{e}")))?;
+        let layout = qmd_layout(self.family);
         let windows = self.memory.windows()?;
         if !windows.disjoint() {
             return Err(ComputeError::OverlappingWindows { shared: windows.shared, local: windows.local });

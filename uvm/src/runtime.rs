@@ -390,7 +390,7 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         } else {
             Prefetch::Off(NoPrefetch)
         };
-        let graphics_engine_base = nvgpu::hw::fault::graphics_engine_base(gpu.chipset().family());
+        let graphics_engine_base = gpu.chipset().hal().fault_graphics_engine_base;
         fault_interrupt.enable(gpu.io());
         Ok(UnifiedMemory {
             ctx: UvmContext::new(),

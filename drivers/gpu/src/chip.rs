@@ -155,7 +155,7 @@ const PRE_TURING_FACTS: &[HeaderFact] = &[
 ];
 
 macro_rules! chipsets {
-    ($( $name:ident: $arch:ident, $implementation:literal, $family:ident, $header:path; )*) => {
+    ($( $name:ident: $arch:ident, $implementation:literal, $family:ident, $fw:ident, $header:path; )*) => {
         /// A supported GPU chip.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[allow(clippy::upper_case_acronyms)]
@@ -187,6 +187,13 @@ macro_rules! chipsets {
                 match self { $( Chipset::$name => Family::$family, )* }
             }
 
+            /// Which firmware family (per `nv_firmware_get_chip_family` of
+            /// nv-firmware-chip-family-select.h: TU102..TU106 are tu10x, later Turing tu11x;
+            /// GA100 apart from the other Amperes).
+            pub const fn firmware_family(self) -> FirmwareFamily {
+                match self { $( Chipset::$name => FirmwareFamily::$fw, )* }
+            }
+
             /// The chipset with this NV_PMC_BOOT_42_CHIP_ID, if supported.
             pub const fn from_chip_id(chip_id: u16) -> Option<Chipset> {
                 $( if chip_id == Chipset::$name.chip_id() { return Some(Chipset::$name); } )*
@@ -205,30 +212,30 @@ macro_rules! chipsets {
 }
 
 chipsets! {
-    TU102: TU100, 0x02, Turing, headers::NV_ARCH;
-    TU104: TU100, 0x04, Turing, headers::NV_ARCH;
-    TU106: TU100, 0x06, Turing, headers::NV_ARCH;
-    TU116: TU100, 0x08, Turing, headers::NV_ARCH;
-    TU117: TU100, 0x07, Turing, headers::NV_ARCH;
-    GA100: GA100, 0x00, Ga100, headers::NV_ARCH;
-    GA102: GA100, 0x02, Ga10x, headers::NV_ARCH;
-    GA103: GA100, 0x03, Ga10x, headers::NV_ARCH;
-    GA104: GA100, 0x04, Ga10x, headers::NV_ARCH;
-    GA106: GA100, 0x06, Ga10x, headers::NV_ARCH;
-    GA107: GA100, 0x07, Ga10x, headers::NV_ARCH;
-    AD102: AD100, 0x02, Ada, headers::NV_ARCH;
-    AD103: AD100, 0x03, Ada, headers::NV_ARCH;
-    AD104: AD100, 0x04, Ada, headers::NV_ARCH;
-    AD106: AD100, 0x06, Ada, headers::NV_ARCH;
-    AD107: AD100, 0x07, Ada, headers::NV_ARCH;
-    GH100: GH100, 0x00, Hopper, headers::NV_ARCH;
-    GB100: GB100, 0x00, BlackwellGb10x, headers::NV_ARCH_570;
-    GB102: GB100, 0x02, BlackwellGb10x, headers::NV_ARCH_570;
-    GB202: GB200, 0x02, BlackwellGb20x, headers::NV_ARCH_570;
-    GB203: GB200, 0x03, BlackwellGb20x, headers::NV_ARCH_570;
-    GB205: GB200, 0x05, BlackwellGb20x, headers::NV_ARCH_570;
-    GB206: GB200, 0x06, BlackwellGb20x, headers::NV_ARCH_570;
-    GB207: GB200, 0x07, BlackwellGb20x, headers::NV_ARCH_570;
+    TU102: TU100, 0x02, Turing, Tu10x, headers::NV_ARCH;
+    TU104: TU100, 0x04, Turing, Tu10x, headers::NV_ARCH;
+    TU106: TU100, 0x06, Turing, Tu10x, headers::NV_ARCH;
+    TU116: TU100, 0x08, Turing, Tu11x, headers::NV_ARCH;
+    TU117: TU100, 0x07, Turing, Tu11x, headers::NV_ARCH;
+    GA100: GA100, 0x00, Ga100, Ga100, headers::NV_ARCH;
+    GA102: GA100, 0x02, Ga10x, Ga10x, headers::NV_ARCH;
+    GA103: GA100, 0x03, Ga10x, Ga10x, headers::NV_ARCH;
+    GA104: GA100, 0x04, Ga10x, Ga10x, headers::NV_ARCH;
+    GA106: GA100, 0x06, Ga10x, Ga10x, headers::NV_ARCH;
+    GA107: GA100, 0x07, Ga10x, Ga10x, headers::NV_ARCH;
+    AD102: AD100, 0x02, Ada, Ad10x, headers::NV_ARCH;
+    AD103: AD100, 0x03, Ada, Ad10x, headers::NV_ARCH;
+    AD104: AD100, 0x04, Ada, Ad10x, headers::NV_ARCH;
+    AD106: AD100, 0x06, Ada, Ad10x, headers::NV_ARCH;
+    AD107: AD100, 0x07, Ada, Ad10x, headers::NV_ARCH;
+    GH100: GH100, 0x00, Hopper, Gh100, headers::NV_ARCH;
+    GB100: GB100, 0x00, BlackwellGb10x, Gb10x, headers::NV_ARCH_570;
+    GB102: GB100, 0x02, BlackwellGb10x, Gb10x, headers::NV_ARCH_570;
+    GB202: GB200, 0x02, BlackwellGb20x, Gb20x, headers::NV_ARCH_570;
+    GB203: GB200, 0x03, BlackwellGb20x, Gb20x, headers::NV_ARCH_570;
+    GB205: GB200, 0x05, BlackwellGb20x, Gb20x, headers::NV_ARCH_570;
+    GB206: GB200, 0x06, BlackwellGb20x, Gb20x, headers::NV_ARCH_570;
+    GB207: GB200, 0x07, BlackwellGb20x, Gb20x, headers::NV_ARCH_570;
 }
 
 /// Which GSP firmware image and signature a chip takes (`nv_firmware_chip_family_t`).
@@ -257,6 +264,76 @@ impl FirmwareFamily {
             FirmwareFamily::Gh100 => "gh100",
             FirmwareFamily::Gb10x => "gb10x",
             FirmwareFamily::Gb20x => "gb20x",
+        }
+    }
+
+    /// The GSP-RM firmware file of this family in [`GSP_FIRMWARE_VERSION`] (nv-firmware.h
+    /// `nv_firmware_path`), or `None` where that release has none (Blackwell).
+    pub const fn gsp_firmware_file(self) -> Option<&'static str> {
+        match self {
+            FirmwareFamily::Tu10x | FirmwareFamily::Tu11x | FirmwareFamily::Ga100 => Some("gsp_tu10x.bin"),
+            FirmwareFamily::Ga10x | FirmwareFamily::Ad10x | FirmwareFamily::Gh100 => Some("gsp_ga10x.bin"),
+            FirmwareFamily::Gb10x | FirmwareFamily::Gb20x => None,
+        }
+    }
+
+    /// The ELF section of the GSP firmware carrying this family's signature (`.fwsignature_` +
+    /// family; Hopper in confidential-compute mode uses `.fwsignature_cc_gh100` instead), or
+    /// `None` where [`FirmwareFamily::gsp_firmware_file`] is `None`.
+    pub const fn gsp_signature_section(self) -> Option<&'static str> {
+        match self {
+            FirmwareFamily::Tu10x => Some(".fwsignature_tu10x"),
+            FirmwareFamily::Tu11x => Some(".fwsignature_tu11x"),
+            FirmwareFamily::Ga100 => Some(".fwsignature_ga100"),
+            FirmwareFamily::Ga10x => Some(".fwsignature_ga10x"),
+            FirmwareFamily::Ad10x => Some(".fwsignature_ad10x"),
+            FirmwareFamily::Gh100 => Some(".fwsignature_gh100"),
+            FirmwareFamily::Gb10x | FirmwareFamily::Gb20x => None,
+        }
+    }
+
+    /// The chip whose booter (load or unload) ucode this family runs, lowercase as in the
+    /// firmware directories: TU116/TU117 have their own; Hopper and later have no booter (the
+    /// FSP starts GSP), Blackwell none in the pinned release.
+    pub const fn booter_chip(self) -> Option<&'static str> {
+        match self {
+            FirmwareFamily::Tu10x => Some("tu102"),
+            FirmwareFamily::Tu11x => Some("tu116"),
+            FirmwareFamily::Ga100 => Some("ga100"),
+            FirmwareFamily::Ga10x => Some("ga102"),
+            FirmwareFamily::Ad10x => Some("ad102"),
+            FirmwareFamily::Gh100 | FirmwareFamily::Gb10x | FirmwareFamily::Gb20x => None,
+        }
+    }
+
+    /// The chip whose GSP-RM bootloader this family runs (TU116/TU117 run TU102's).
+    pub const fn bootloader_chip(self) -> Option<&'static str> {
+        match self {
+            FirmwareFamily::Tu10x | FirmwareFamily::Tu11x => Some("tu102"),
+            FirmwareFamily::Ga100 => Some("ga100"),
+            FirmwareFamily::Ga10x => Some("ga102"),
+            FirmwareFamily::Ad10x => Some("ad102"),
+            FirmwareFamily::Gh100 => Some("gh100"),
+            FirmwareFamily::Gb10x | FirmwareFamily::Gb20x => None,
+        }
+    }
+
+    /// The chip whose generic falcon bootloader this family's FWSEC boots through: the chips
+    /// whose FWSEC has a v2 descriptor (Turing, GA100; RM's HAL `ksec2GetBinArchiveBlUcode_TU102`
+    /// also covers GA10x, whose v3 FWSEC boots from HS without it).
+    pub const fn generic_bootloader_chip(self) -> Option<&'static str> {
+        match self {
+            FirmwareFamily::Tu10x | FirmwareFamily::Tu11x | FirmwareFamily::Ga100 => Some("tu102"),
+            _ => None,
+        }
+    }
+
+    /// The chip whose GSP first-stage firmware (FMC) this family boots, in the pinned release
+    /// (Hopper only).
+    pub const fn fmc_chip(self) -> Option<&'static str> {
+        match self {
+            FirmwareFamily::Gh100 => Some("gh100"),
+            _ => None,
         }
     }
 }
@@ -308,18 +385,9 @@ impl Chipset {
     }
 
     /// The SM (compute capability, major*10 + minor) of this chip's shader cores: which cubins
-    /// run on it. Per NVIDIA's CUDA C++ Programming Guide, "Compute Capabilities": Turing 7.5,
-    /// GA100 8.0, GA10x 8.6, AD10x 8.9, GH100 9.0, GB10x 10.0, GB20x 12.0.
+    /// run on it ([`Hal::sm_version`]).
     pub const fn sm_version(self) -> u32 {
-        match self.family() {
-            Family::Turing => 75,
-            Family::Ga100 => 80,
-            Family::Ga10x => 86,
-            Family::Ada => 89,
-            Family::Hopper => 90,
-            Family::BlackwellGb10x => 100,
-            Family::BlackwellGb20x => 120,
-        }
+        self.hal().sm_version
     }
 
     /// QMD layout the compute class takes.
@@ -327,49 +395,16 @@ impl Chipset {
         self.hal().qmd_version
     }
 
-    /// Which firmware family (per `nv_firmware_get_chip_family` of nv-firmware-chip-family-select.h:
-    /// TU102..TU106 are tu10x, later Turing tu11x; GA100 apart from the other Amperes).
-    pub const fn firmware_family(self) -> FirmwareFamily {
-        match self.family() {
-            Family::Turing => {
-                if self.implementation() <= Chipset::TU106.implementation() {
-                    FirmwareFamily::Tu10x
-                } else {
-                    FirmwareFamily::Tu11x
-                }
-            }
-            Family::Ga100 => FirmwareFamily::Ga100,
-            Family::Ga10x => FirmwareFamily::Ga10x,
-            Family::Ada => FirmwareFamily::Ad10x,
-            Family::Hopper => FirmwareFamily::Gh100,
-            Family::BlackwellGb10x => FirmwareFamily::Gb10x,
-            Family::BlackwellGb20x => FirmwareFamily::Gb20x,
-        }
-    }
-
-    /// The GSP-RM firmware file for this chip in [`GSP_FIRMWARE_VERSION`] (nv-firmware.h
-    /// `nv_firmware_path`), or `None` where that release has none (Blackwell).
+    /// The GSP-RM firmware file for this chip in [`GSP_FIRMWARE_VERSION`]
+    /// ([`FirmwareFamily::gsp_firmware_file`]).
     pub const fn gsp_firmware_file(self) -> Option<&'static str> {
-        match self.firmware_family() {
-            FirmwareFamily::Tu10x | FirmwareFamily::Tu11x | FirmwareFamily::Ga100 => Some("gsp_tu10x.bin"),
-            FirmwareFamily::Ga10x | FirmwareFamily::Ad10x | FirmwareFamily::Gh100 => Some("gsp_ga10x.bin"),
-            FirmwareFamily::Gb10x | FirmwareFamily::Gb20x => None,
-        }
+        self.firmware_family().gsp_firmware_file()
     }
 
     /// The ELF section of the GSP firmware carrying this chip's signature
-    /// (`.fwsignature_` + family; Hopper in confidential-compute mode uses `.fwsignature_cc_gh100`
-    /// instead), or `None` where [`Chipset::gsp_firmware_file`] is `None`.
+    /// ([`FirmwareFamily::gsp_signature_section`]).
     pub const fn gsp_signature_section(self) -> Option<&'static str> {
-        match self.firmware_family() {
-            FirmwareFamily::Tu10x => Some(".fwsignature_tu10x"),
-            FirmwareFamily::Tu11x => Some(".fwsignature_tu11x"),
-            FirmwareFamily::Ga100 => Some(".fwsignature_ga100"),
-            FirmwareFamily::Ga10x => Some(".fwsignature_ga10x"),
-            FirmwareFamily::Ad10x => Some(".fwsignature_ad10x"),
-            FirmwareFamily::Gh100 => Some(".fwsignature_gh100"),
-            FirmwareFamily::Gb10x | FirmwareFamily::Gb20x => None,
-        }
+        self.firmware_family().gsp_signature_section()
     }
 }
 

@@ -15,7 +15,7 @@ use super::qmd::{build, Launch, Qmd, QmdError};
 use crate::hal::Family;
 use crate::host::{PushBuffer, PushError, PushStorage};
 use crate::hw::compute::*;
-use crate::hw::qmd::{QmdLayout, ADA, AMPERE, BLACKWELL, HOPPER, TURING};
+use crate::hw::qmd::QmdLayout;
 
 /// Magic of the model's code image.
 pub const MODEL_CODE_MAGIC: [u8; 8] = *b"NVSIMPTX";
@@ -68,27 +68,15 @@ impl From<PushError> for LaunchError {
     }
 }
 
-/// The family's QMD layout.
-pub const fn qmd_layout(family: Family) -> Result<QmdLayout, LaunchError> {
-    match family {
-        Family::Ga100 | Family::Ga10x => Ok(AMPERE),
-        Family::Ada => Ok(ADA),
-        Family::Hopper => Ok(HOPPER),
-        Family::BlackwellGb10x | Family::BlackwellGb20x => Ok(BLACKWELL),
-        Family::Turing => Ok(TURING),
-    }
+/// The family's QMD layout ([`crate::hal::Hal::qmd_layout`]).
+pub const fn qmd_layout(family: Family) -> QmdLayout {
+    crate::hal::for_family(family).qmd_layout
 }
 
-/// Where in constant bank 0 the kernel's parameters start: what NVIDIA's ptxas records in
-/// `EIATTR_PARAM_CBANK` (0x160 for sm_75..sm_89, 0x210 for sm_90, 0x380 for sm_100 and sm_120;
-/// checked against ptxas 12.9's cubins by `tests/tests/payload_real.rs`). The model reads PTX
-/// parameters from the same place.
+/// Where in constant bank 0 the kernel's parameters start ([`crate::hal::Hal::param_cbank_offset`]).
+/// The model reads PTX parameters from the same place.
 pub const fn param_cbank_offset(family: Family) -> u32 {
-    match family {
-        Family::Turing | Family::Ga100 | Family::Ga10x | Family::Ada => 0x160,
-        Family::Hopper => 0x210,
-        Family::BlackwellGb10x | Family::BlackwellGb20x => 0x380,
-    }
+    crate::hal::for_family(family).param_cbank_offset
 }
 
 /// Constant bank 0 for a launch: zeroes, then `params` at [`param_cbank_offset`].
@@ -132,7 +120,7 @@ fn take_string(bytes: &[u8]) -> Result<(&str, &[u8]), LaunchError> {
 
 /// Builds the QMD for `launch` in the family's layout.
 pub fn qmd(family: Family, launch: &Launch) -> Result<Qmd, LaunchError> {
-    Ok(build(qmd_layout(family)?, launch)?)
+    Ok(build(qmd_layout(family), launch)?)
 }
 
 /// The two methods that launch the QMD at `qmd_va` on the compute object bound to `subchannel`:
@@ -193,6 +181,6 @@ mod tests {
         let bank = const_bank0(Family::Hopper, &[1, 2, 3]).unwrap();
         assert_eq!(&bank[0x210..0x213], &[1, 2, 3]);
         assert!(const_bank0(Family::Ada, &alloc::vec![0; 5000]).is_err());
-        assert_eq!(qmd_layout(Family::Turing).map(|l| l.major), Ok(2));
+        assert_eq!(qmd_layout(Family::Turing).major, 2);
     }
 }

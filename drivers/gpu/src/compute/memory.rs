@@ -156,10 +156,7 @@ pub fn push_memory_config<S: PushStorage>(
     buffer_va: u64,
     plan: &LocalMemoryPlan,
 ) -> Result<(), MemoryConfigError> {
-    let address_upper = match family {
-        Family::Hopper => NVCBC0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
-        _ => NVC6C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
-    };
+    let address_upper = crate::hal::for_family(family).local_memory_address_upper_bits;
     let (buf_hi, buf_lo) = split(buffer_va, address_upper, "SET_SHADER_LOCAL_MEMORY_A/B")?;
     let window_upper = NVC6C0_SET_SHADER_LOCAL_MEMORY_WINDOW_A_BASE_ADDRESS_UPPER.width();
     let (lw_hi, lw_lo) = split(LOCAL_WINDOW_VA, window_upper, "SET_SHADER_LOCAL_MEMORY_WINDOW_A/B")?;
@@ -177,38 +174,22 @@ pub fn push_memory_config<S: PushStorage>(
 // ---------------------------------------------------------------------------------------------
 // Shared memory.
 
-/// Shared memory the SM reserves per CTA for the system, on top of the kernel's (CUDA C++
-/// Programming Guide, "Compute Capabilities", compute capability 8.x and 9.0: "1 KB of shared
-/// memory is reserved for system use" per thread block).
-pub const SHARED_RESERVED_PER_CTA: u64 = 1 << 10;
+/// Shared memory the SM reserves per CTA for the system (see [`crate::hal::SHARED_RESERVED_PER_CTA`]).
+pub use crate::hal::SHARED_RESERVED_PER_CTA;
 
-/// The shared-memory capacities (carveouts, in KiB) an SM of `family` can be configured to,
-/// smallest first. CUDA C++ Programming Guide, "Compute Capabilities": 8.0 (GA100) supports 0,
-/// 8, 16, 32, 64, 100, 132 and 164 KB; 8.6/8.9 (GA10x, Ada) 0, 8, 16, 32, 64 and 100 KB; 9.0
-/// (Hopper) and 10.0 (GB10x) up to 228 KB; 12.0 (GB20x) as 8.6; 7.5 (Turing) 32 or 64 KB.
+/// The shared-memory carveouts (KiB) of `family`'s SM, smallest first ([`crate::hal::Hal::shared_carveouts_kib`]).
 pub const fn shared_carveouts_kib(family: Family) -> &'static [u64] {
-    match family {
-        Family::Turing => &[32, 64],
-        Family::Ga100 => &[0, 8, 16, 32, 64, 100, 132, 164],
-        Family::Ga10x | Family::Ada | Family::BlackwellGb20x => &[0, 8, 16, 32, 64, 100],
-        Family::Hopper | Family::BlackwellGb10x => &[0, 8, 16, 32, 64, 100, 132, 164, 196, 228],
-    }
+    crate::hal::for_family(family).shared_carveouts_kib
 }
 
 /// Shared memory per SM at its largest carveout.
 pub const fn max_shared_per_sm(family: Family) -> u64 {
-    let c = shared_carveouts_kib(family);
-    c[c.len() - 1] << 10
+    crate::hal::for_family(family).max_shared_per_sm()
 }
 
-/// Most shared memory one CTA may use: the SM's largest carveout less the system's reserve
-/// (the guide's "maximum amount of shared memory per thread block": 163 KB on 8.0, 99 KB on
-/// 8.6/8.9, 227 KB on 9.0; Turing 7.5: 64 KB, no reserve).
+/// Most shared memory one CTA may use ([`crate::hal::Hal::max_shared_per_cta`]).
 pub const fn max_shared_per_cta(family: Family) -> u64 {
-    match family {
-        Family::Turing => max_shared_per_sm(family),
-        _ => max_shared_per_sm(family) - SHARED_RESERVED_PER_CTA,
-    }
+    crate::hal::for_family(family).max_shared_per_cta()
 }
 
 /// `*_SM_CONFIG_SHARED_MEM_SIZE` of a carveout: its size in 4 KiB units plus one (0 is not a

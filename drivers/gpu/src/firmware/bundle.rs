@@ -49,7 +49,7 @@ use super::bootloader::BootloaderFirmware;
 use super::error::{FirmwareError, Result};
 use super::generic_bootloader::GenericBootloaderFirmware;
 use super::gsp::GspFirmware;
-use crate::chip::{Chipset, FirmwareFamily};
+use crate::chip::Chipset;
 use crate::gsp::boot::fsp::FmcImages;
 use crate::gsp::fwsec_frts::GenericBootloader;
 use crate::platform::FirmwareSource;
@@ -149,13 +149,9 @@ impl ExtraImage {
 /// `ksec2GetBinArchiveBlUcode_TU102` also covers GA10x, whose v3 FWSEC boots from HS without
 /// it), the FMC on Hopper.
 pub const fn extra_image_chip(chip: Chipset, image: ExtraImage) -> Option<&'static str> {
-    match (image, chip.firmware_family()) {
-        (ExtraImage::GenericBootloader, FirmwareFamily::Tu10x | FirmwareFamily::Tu11x | FirmwareFamily::Ga100) => {
-            Some("tu102")
-        }
-        (ExtraImage::GenericBootloader, _) => None,
-        (_, FirmwareFamily::Gh100) => Some("gh100"),
-        _ => None,
+    match image {
+        ExtraImage::GenericBootloader => chip.firmware_family().generic_bootloader_chip(),
+        _ => chip.firmware_family().fmc_chip(),
     }
 }
 
@@ -168,22 +164,9 @@ pub fn extra_module_name(chip: Chipset, image: ExtraImage) -> Option<String> {
 /// `None` when `chip` takes no such file (Hopper has no booter; Blackwell has no GSP-RM in the
 /// pinned release).
 pub const fn boot_image_chip(chip: Chipset, image: BootImage) -> Option<&'static str> {
-    let booter = !matches!(image, BootImage::Bootloader);
-    match chip.firmware_family() {
-        // TU116/TU117 have their own booters but run TU102's bootloader.
-        FirmwareFamily::Tu10x => Some("tu102"),
-        FirmwareFamily::Tu11x => Some(if booter { "tu116" } else { "tu102" }),
-        FirmwareFamily::Ga100 => Some("ga100"),
-        FirmwareFamily::Ga10x => Some("ga102"),
-        FirmwareFamily::Ad10x => Some("ad102"),
-        FirmwareFamily::Gh100 => {
-            if booter {
-                None
-            } else {
-                Some("gh100")
-            }
-        }
-        FirmwareFamily::Gb10x | FirmwareFamily::Gb20x => None,
+    match image {
+        BootImage::Bootloader => chip.firmware_family().bootloader_chip(),
+        _ => chip.firmware_family().booter_chip(),
     }
 }
 

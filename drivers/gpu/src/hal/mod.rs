@@ -14,7 +14,9 @@ use crate::gsp::wpr::WprChipParams;
 use crate::hw::engine::{self, FalconEngine, FalconUnit};
 use crate::hw::falcon::{self, ga102, tu102};
 use crate::hw::pramin::WindowRegister;
-use crate::hw::{classes, headers, therm, FactGroup, FactValue, Header, HeaderFact, RegisterIo};
+use crate::hw::qmd::{self, QmdLayout};
+use crate::hw::UnitRange;
+use crate::hw::{boot, classes, compute, fault, headers, therm, FactGroup, FactValue, Header, HeaderFact, RegisterIo};
 use crate::mm::format::{Kind, MmuFormat};
 
 /// The families that share a HAL.
@@ -132,6 +134,38 @@ pub struct Hal {
     pub fb_size_source: FbSizeSource,
     /// RM's WPR (FB layout and GSP-RM heap) parameters; `None` where 535.261.03 has none.
     pub wpr: Option<WprChipParams>,
+    /// The SM version (compute capability, major*10 + minor) of the family's shader cores: which
+    /// cubins run on it. NVIDIA's CUDA C++ Programming Guide, "Compute Capabilities": Turing
+    /// 7.5, GA100 8.0, GA10x 8.6, AD10x 8.9, GH100 9.0, GB10x 10.0, GB20x 12.0.
+    pub sm_version: u32,
+    /// The QMD layout of [`Hal::qmd_version`], field by field (`hw::qmd`).
+    pub qmd_layout: QmdLayout,
+    /// Whether the QMD carries the shared-memory configuration (`MIN/MAX/TARGET_SM_CONFIG_SHARED_MEM_SIZE`):
+    /// QMD V02_03 of Turing does not declare it, and the SM takes its default carveout.
+    pub qmd_sm_config: bool,
+    /// Where in constant bank 0 the kernel's parameters start: what NVIDIA's ptxas records in
+    /// `EIATTR_PARAM_CBANK` (0x160 for sm_75..sm_89, 0x210 for sm_90, 0x380 for sm_100 and
+    /// sm_120; checked against ptxas 12.9's cubins by `tests/tests/payload_real.rs`).
+    pub param_cbank_offset: u32,
+    /// The shared-memory capacities (carveouts, in KiB) an SM can be configured to, smallest
+    /// first. CUDA C++ Programming Guide, "Compute Capabilities": 8.0 (GA100) 0, 8, 16, 32, 64,
+    /// 100, 132 and 164 KB; 8.6/8.9 (GA10x, Ada) 0, 8, 16, 32, 64 and 100 KB; 9.0 (Hopper) and
+    /// 10.0 (GB10x) up to 228 KB; 12.0 (GB20x) as 8.6; 7.5 (Turing) 32 or 64 KB.
+    pub shared_carveouts_kib: &'static [u64],
+    /// Shared memory the SM reserves per CTA for the system, on top of the kernel's (the guide:
+    /// "1 KB of shared memory is reserved for system use" per thread block from 8.0 on; none on
+    /// Turing, whose 64 KB are all the kernel's).
+    pub shared_reserved_per_cta: u64,
+    /// Bits of `SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER` in the compute class (17 in `clc6c0.h`
+    /// and its Turing/Ampere/Ada siblings, 25 in open-gpu-doc's `clcbc0.h`; Blackwell's classes
+    /// have no declaration here and take the narrower Ampere field).
+    pub local_memory_address_upper_bits: u32,
+    /// The PCI config-space mirror in BAR0 RM reports to GSP-RM in `GSP_SET_SYSTEM_INFO`
+    /// (`kbifGetPciConfigSpacePriMirror_GM107`: NV_PCFG; `_GH100`: NV_EP_PCFGM).
+    pub pci_config_mirror: UnitRange,
+    /// `NV_PFAULT_MMU_ENG_ID_GRAPHICS`: the engine id the VEID is added to in fault packets
+    /// (64 in `turing/tu102/dev_fault.h`, 384 in `hopper/gh100/dev_fault.h`).
+    pub fault_graphics_engine_base: u16,
 }
 
 /// Where a family reports the usable framebuffer size.
@@ -147,6 +181,27 @@ impl Hal {
     /// The falcon unit of `engine`, if this family has (and uses) it.
     pub fn falcon(&self, engine: FalconEngine) -> Option<&'static FalconUnit> {
         self.falcons.iter().find(|unit| unit.engine == engine)
+    }
+
+    /// Shared memory per SM at its largest carveout, in bytes.
+    pub const fn max_shared_per_sm(&self) -> u64 {
+        match self.shared_carveouts_kib.last() {
+            Some(kib) => *kib << 10,
+            None => 0,
+        }
+    }
+
+    /// Most shared memory one CTA may use: the SM's largest carveout less the system's reserve
+    /// (the guide's "maximum amount of shared memory per thread block": 163 KB on 8.0, 99 KB on
+    /// 8.6/8.9, 227 KB on 9.0; 64 KB on Turing).
+    pub const fn max_shared_per_cta(&self) -> u64 {
+        self.max_shared_per_sm().saturating_sub(self.shared_reserved_per_cta)
+    }
+
+    /// `(pciConfigMirrorBase, pciConfigMirrorSize)` for `GSP_SET_SYSTEM_INFO`.
+    pub const fn pci_config_mirror(&self) -> (u32, u32) {
+        let r = self.pci_config_mirror;
+        (r.first, r.last - r.first + 1)
     }
 }
 
@@ -203,6 +258,15 @@ const QMD_V05_00_GB10X: QmdVersion =
 const QMD_V05_00_GB20X: QmdVersion =
     QmdVersion { major: 5, minor: 0, nvidia_name: "NVCEC0_QMDV05_00_QMD_MAJOR_VERSION", header: headers::CLCEC0_QMD };
 
+/// Shared memory the SM reserves per CTA for the system from compute capability 8.0 on (CUDA
+/// C++ Programming Guide, "Compute Capabilities": "1 KB of shared memory is reserved for system
+/// use" per thread block).
+pub const SHARED_RESERVED_PER_CTA: u64 = 1 << 10;
+/// The carveouts of 8.6, 8.9 and 12.0 (KiB).
+const CARVEOUTS_8_6: &[u64] = &[0, 8, 16, 32, 64, 100];
+/// The carveouts of 9.0 and 10.0 (KiB).
+const CARVEOUTS_9_0: &[u64] = &[0, 8, 16, 32, 64, 100, 132, 164, 196, 228];
+
 /// Turing.
 pub static TURING: Hal = Hal {
     family: Family::Turing,
@@ -228,6 +292,15 @@ pub static TURING: Hal = Hal {
     ga102_booter_flow: false,
     fb_size_source: FbSizeSource::LocalMemoryRange,
     wpr: Some(WprChipParams::TU102),
+    sm_version: 75,
+    qmd_layout: qmd::TURING,
+    qmd_sm_config: false,
+    param_cbank_offset: 0x160,
+    shared_carveouts_kib: &[32, 64],
+    shared_reserved_per_cta: 0,
+    local_memory_address_upper_bits: compute::NVC5C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
+    pci_config_mirror: boot::NV_PCFG,
+    fault_graphics_engine_base: fault::tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
 };
 
 /// GA100: Turing's boot flow and falcon layout, Ampere's classes.
@@ -255,6 +328,15 @@ pub static GA100: Hal = Hal {
     ga102_booter_flow: false,
     fb_size_source: FbSizeSource::LocalMemoryRange,
     wpr: Some(WprChipParams::GA100),
+    sm_version: 80,
+    qmd_layout: qmd::AMPERE,
+    qmd_sm_config: true,
+    param_cbank_offset: 0x160,
+    shared_carveouts_kib: &[0, 8, 16, 32, 64, 100, 132, 164],
+    shared_reserved_per_cta: SHARED_RESERVED_PER_CTA,
+    local_memory_address_upper_bits: compute::NVC6C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
+    pci_config_mirror: boot::NV_PCFG,
+    fault_graphics_engine_base: fault::tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
 };
 
 /// GA102..GA107.
@@ -282,6 +364,15 @@ pub static GA10X: Hal = Hal {
     ga102_booter_flow: true,
     fb_size_source: FbSizeSource::Gc6UsableFbSize,
     wpr: Some(WprChipParams::GA102),
+    sm_version: 86,
+    qmd_layout: qmd::AMPERE,
+    qmd_sm_config: true,
+    param_cbank_offset: 0x160,
+    shared_carveouts_kib: CARVEOUTS_8_6,
+    shared_reserved_per_cta: SHARED_RESERVED_PER_CTA,
+    local_memory_address_upper_bits: compute::NVC7C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
+    pci_config_mirror: boot::NV_PCFG,
+    fault_graphics_engine_base: fault::tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
 };
 
 /// AD102..AD107.
@@ -309,6 +400,15 @@ pub static ADA: Hal = Hal {
     ga102_booter_flow: true,
     fb_size_source: FbSizeSource::Gc6UsableFbSize,
     wpr: Some(WprChipParams::AD102),
+    sm_version: 89,
+    qmd_layout: qmd::ADA,
+    qmd_sm_config: true,
+    param_cbank_offset: 0x160,
+    shared_carveouts_kib: CARVEOUTS_8_6,
+    shared_reserved_per_cta: SHARED_RESERVED_PER_CTA,
+    local_memory_address_upper_bits: compute::NVC9C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
+    pci_config_mirror: boot::NV_PCFG,
+    fault_graphics_engine_base: fault::tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
 };
 
 /// GH100.
@@ -336,6 +436,15 @@ pub static HOPPER: Hal = Hal {
     ga102_booter_flow: false,
     fb_size_source: FbSizeSource::Gc6UsableFbSize,
     wpr: Some(WprChipParams::GH100),
+    sm_version: 90,
+    qmd_layout: qmd::HOPPER,
+    qmd_sm_config: true,
+    param_cbank_offset: 0x210,
+    shared_carveouts_kib: CARVEOUTS_9_0,
+    shared_reserved_per_cta: SHARED_RESERVED_PER_CTA,
+    local_memory_address_upper_bits: compute::NVCBC0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
+    pci_config_mirror: boot::NV_EP_PCFGM,
+    fault_graphics_engine_base: fault::gh100::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
 };
 
 /// GB100, GB102.
@@ -363,6 +472,15 @@ pub static BLACKWELL_GB10X: Hal = Hal {
     ga102_booter_flow: false,
     fb_size_source: FbSizeSource::Gc6UsableFbSize,
     wpr: None,
+    sm_version: 100,
+    qmd_layout: qmd::BLACKWELL,
+    qmd_sm_config: true,
+    param_cbank_offset: 0x380,
+    shared_carveouts_kib: CARVEOUTS_9_0,
+    shared_reserved_per_cta: SHARED_RESERVED_PER_CTA,
+    local_memory_address_upper_bits: compute::NVC6C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
+    pci_config_mirror: boot::NV_EP_PCFGM,
+    fault_graphics_engine_base: fault::gh100::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
 };
 
 /// GB202..GB207.
@@ -390,6 +508,15 @@ pub static BLACKWELL_GB20X: Hal = Hal {
     ga102_booter_flow: false,
     fb_size_source: FbSizeSource::Gc6UsableFbSize,
     wpr: None,
+    sm_version: 120,
+    qmd_layout: qmd::BLACKWELL,
+    qmd_sm_config: true,
+    param_cbank_offset: 0x380,
+    shared_carveouts_kib: CARVEOUTS_8_6,
+    shared_reserved_per_cta: SHARED_RESERVED_PER_CTA,
+    local_memory_address_upper_bits: compute::NVC6C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
+    pci_config_mirror: boot::NV_EP_PCFGM,
+    fault_graphics_engine_base: fault::gh100::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
 };
 
 /// Every HAL.

@@ -154,14 +154,3 @@ constants! {
     /// The same on Hopper (`kbifGetPciConfigSpacePriMirror_GH100`).
     pub NV_EP_PCFGM: Range = 0x92fff : 0x92000 in self::GH100_DEV_XTL_EP_PRI;
 }
-
-/// `(pciConfigMirrorBase, pciConfigMirrorSize)` for `GSP_SET_SYSTEM_INFO`.
-pub const fn pci_config_mirror(family: crate::hal::Family) -> (u32, u32) {
-    let range = match family {
-        crate::hal::Family::Hopper | crate::hal::Family::BlackwellGb10x | crate::hal::Family::BlackwellGb20x => {
-            NV_EP_PCFGM
-        }
-        _ => NV_PCFG,
-    };
-    (range.first, range.last - range.first + 1)
-}

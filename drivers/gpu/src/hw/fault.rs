@@ -105,15 +105,6 @@ pub mod gh100 {
     }
 }
 
-/// `NV_PFAULT_MMU_ENG_ID_GRAPHICS` of `family`: the base the VEID is added to in fault packets.
-pub const fn graphics_engine_base(family: crate::hal::Family) -> u16 {
-    use crate::hal::Family;
-    match family {
-        Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => gh100::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
-        Family::Turing | Family::Ga100 | Family::Ga10x | Family::Ada => tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
-    }
-}
-
 constants! {
     /// Facts of the fault buffer class and its packet's named values.
     pub const BUFFER_FACTS;

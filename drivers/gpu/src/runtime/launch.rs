@@ -188,8 +188,7 @@ impl Stream {
     {
         config.check(function)?;
         let family = gpu.chipset().family();
-        let layout = qmd_layout(family)
-            .map_err(|_| RuntimeError::Unsupported { what: "kernel launches on this family (no QMD layout)" })?;
+        let layout = qmd_layout(family);
         let cbank_offset = crate::compute::launch::param_cbank_offset(family) as usize;
         if cbank_offset + function.param_size() as usize > CONST0_BYTES as usize {
             return Err(RuntimeError::BadLaunch { what: "the parameters do not fit constant bank 0" });
@@ -222,7 +221,7 @@ impl Stream {
                 // configuration fields are not declared: its limit is checked, its QMD leaves the
                 // configuration to the SM's default.
                 let sm_config = sm_shared_config(family, shared)?;
-                let sm_config = if family == Family::Turing { None } else { Some(sm_config) };
+                let sm_config = if crate::hal::for_family(family).qmd_sm_config { Some(sm_config) } else { None };
                 let launch = Launch {
                     program_address: key.code_va,
                     grid: [1, 1, 1],

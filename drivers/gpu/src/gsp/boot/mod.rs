@@ -1076,7 +1076,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         info.gpu_phys_fb_addr = pci.bar1;
         info.gpu_phys_inst_addr = pci.bar_inst;
         info.nv_domain_bus_device_func = pci.domain_bus_device_function;
-        let (base, size) = crate::hw::boot::pci_config_mirror(self.hal.family);
+        let (base, size) = self.hal.pci_config_mirror();
         info.pci_config_mirror_base = base;
         info.pci_config_mirror_size = size;
         info.max_user_va = MAX_USER_VA;
