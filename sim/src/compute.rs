@@ -1,6 +1,7 @@
 //! The model's compute engine: takes a QMD by `SEND_PCAS_A` + `SEND_SIGNALING_PCAS2_B`
-//! (`nvgpu::hw::compute`), decodes it with the driver's own QMD table
-//! (`nvgpu::compute::qmd`, checked against open-gpu-doc's `cl*c0qmd.h`), reads the code image
+//! (`SEND_SIGNALING_PCAS_B` on Turing; `nvgpu::hw::compute`), decodes it itself ([`QmdReader`]:
+//! the `MW(hi:lo)` positions of open-gpu-doc's `cl*c0qmd.h`, declared in `nvgpu::hw::qmd`, read
+//! bit by bit, not with the driver's encoder), reads the code image
 //! at the program address (on the model: PTX, `nvgpu::compute::launch::model_code_image`),
 //! constant bank 0 with the parameters, and runs the grid through the PTX interpreter
 //! ([`crate::ptx`]) with global memory through the channel's VA space. A QMD with `RELEASE0`
@@ -35,28 +36,22 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use nvgpu::compute::launch::{param_cbank_offset, parse_model_code_image, qmd_layout, QMD_BYTES};
-use nvgpu::compute::memory::{
-    decode_sm_config, max_shared_per_cta, max_shared_per_sm, SHARED_RESERVED_PER_CTA, SMS_PER_TPC, WARP_THREADS,
-};
-use nvgpu::compute::qmd::Qmd;
+use nvgpu::compute::launch::{parse_model_code_image, QMD_BYTES};
+use nvgpu::compute::memory::{SMS_PER_TPC, WARP_THREADS};
 use nvgpu::hal::Family;
 use nvgpu::hw::compute::*;
-use nvgpu::hw::qmd::Semantic;
+use nvgpu::hw::qmd::{QmdLayout, Semantic};
 
 use crate::engine_mem::{MmuFault, VirtualMemory};
 use crate::ptx::{self, LaunchConfig, Limits, Module, Windows};
+use crate::silicon::{self, LaunchMethod, Silicon};
 
 /// TPCs present in each of the model's GPCs.
 pub const MODEL_TPC_MASK_PER_GPC: u32 = 0b11;
 
-/// Resident warps per SM the model reports (`SM_info.maxWarpsPerSM`).
+/// Resident warps per SM the model reports (`SM_info.maxWarpsPerSM`; [`Silicon::max_warps_per_sm`]).
 pub const fn model_max_warps_per_sm(family: Family) -> u32 {
-    match family {
-        Family::Turing => 32,
-        Family::Ga100 | Family::Hopper | Family::BlackwellGb10x => 64,
-        Family::Ga10x | Family::Ada | Family::BlackwellGb20x => 48,
-    }
+    silicon::of(family).max_warps_per_sm
 }
 
 /// TPCs of the model (what its GSP-RM static info reports: 6 GPCs).
@@ -186,10 +181,67 @@ struct Pending {
     release: Option<(u64, u32)>,
 }
 
+/// The model's reading of a QMD: each field at the `MW(hi:lo)` position NVIDIA's QMD header
+/// gives it (`nvgpu::hw::qmd`), taken bit by bit from the words the engine fetched.
+struct QmdReader<'a> {
+    layout: &'static QmdLayout,
+    words: &'a [u32],
+}
+
+impl QmdReader<'_> {
+    /// Field `semantic` in its natural unit (a `_SHIFTED<n>` field shifted back up); a field
+    /// this version lacks is a malformed launch.
+    fn get(&self, semantic: Semantic) -> Result<u64, ComputeError> {
+        Ok(self.raw(semantic)? << self.pos(semantic)?.shift)
+    }
+
+    /// Whether this QMD version has the field.
+    fn has(&self, semantic: Semantic) -> bool {
+        self.layout.field(semantic).is_some()
+    }
+
+    fn pos(&self, semantic: Semantic) -> Result<&'static nvgpu::hw::qmd::FieldPos, ComputeError> {
+        self.layout.field(semantic).ok_or_else(|| {
+            ComputeError::BadLaunch(format!(
+                "QMD V{:02}_{:02} has no {semantic:?}",
+                self.layout.major, self.layout.minor
+            ))
+        })
+    }
+
+    /// The stored bits of element 0 of `semantic`.
+    fn raw(&self, semantic: Semantic) -> Result<u64, ComputeError> {
+        let pos = self.pos(semantic)?;
+        let mut value = 0u64;
+        for (n, bit) in (pos.lo..=pos.hi).enumerate() {
+            let word = self.words.get((bit / 32) as usize).ok_or_else(|| {
+                ComputeError::BadLaunch(format!("QMD field {} lies past word {}", pos.name, self.words.len()))
+            })?;
+            value |= u64::from((word >> (bit % 32)) & 1) << n;
+        }
+        Ok(value)
+    }
+
+    /// An address split into `lower` and `upper` fields: the upper bits continue the lower
+    /// field's, and a `_SHIFTED<n>` lower field shifts the whole address.
+    fn address(&self, lower: Semantic, upper: Semantic) -> Result<u64, ComputeError> {
+        let lo = self.pos(lower)?;
+        let joined = self.raw(upper)? << (lo.hi - lo.lo + 1) | self.raw(lower)?;
+        Ok(joined << lo.shift)
+    }
+}
+
+/// The bytes a `*_SM_CONFIG_SHARED_MEM_SIZE` value stands for: the field counts 4 KiB units
+/// plus one, and 0 means unset (the encoding NVIDIA's CUDA driver writes, as tinygrad's
+/// `ops_nv.py` reproduces it).
+fn sm_config_bytes(value: u64) -> Option<u64> {
+    value.checked_sub(1).map(|units| units * 4096)
+}
+
 /// One channel's compute object.
 #[derive(Debug)]
 pub struct ComputeEngine {
-    family: Family,
+    silicon: &'static Silicon,
     qmd_va: Option<u64>,
     /// Whether launches stall on faults (the context takes replayable faults).
     pub replayable: bool,
@@ -209,7 +261,7 @@ pub struct ComputeEngine {
 impl ComputeEngine {
     pub fn new(family: Family) -> Self {
         ComputeEngine {
-            family,
+            silicon: silicon::of(family),
             qmd_va: None,
             replayable: false,
             pending: None,
@@ -257,11 +309,8 @@ impl ComputeEngine {
                 Ok(None)
             }
             NVC6C0_SET_SHADER_LOCAL_MEMORY_A => {
-                let upper = match self.family {
-                    Family::Hopper => NVCBC0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER,
-                    _ => NVC6C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER,
-                };
-                self.memory.local_memory_a = Some(value & ((1 << upper.width()) - 1));
+                let bits = self.silicon.local_memory_upper_bits;
+                self.memory.local_memory_a = Some(value & ((1 << bits) - 1));
                 Ok(None)
             }
             NVC6C0_SET_SHADER_LOCAL_MEMORY_B => {
@@ -299,14 +348,14 @@ impl ComputeEngine {
                 self.memory.shared_window_b = Some(value);
                 Ok(None)
             }
-            NVC5C0_SEND_SIGNALING_PCAS_B if self.family == Family::Turing => {
+            NVC5C0_SEND_SIGNALING_PCAS_B if self.silicon.launch_method == LaunchMethod::PcasB => {
                 if value & NVC5C0_PCAS_B_INVALIDATE_AND_SCHEDULE != NVC5C0_PCAS_B_INVALIDATE_AND_SCHEDULE {
                     return Err(ComputeError::UnsupportedAction(value));
                 }
                 let qmd_va = self.qmd_va.ok_or(ComputeError::NoQmd)?;
                 self.launch_or_resume(qmd_va, vm)
             }
-            NVC6C0_SEND_SIGNALING_PCAS2_B if self.family != Family::Turing => {
+            NVC6C0_SEND_SIGNALING_PCAS2_B if self.silicon.launch_method == LaunchMethod::Pcas2B => {
                 let action = value & 0xf;
                 if action != NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE {
                     return Err(ComputeError::UnsupportedAction(action));
@@ -368,7 +417,7 @@ impl ComputeEngine {
 
     fn launch(&mut self, qmd_va: u64, vm: &mut dyn VirtualMemory) -> Result<Started, ComputeError> {
         use Semantic::*;
-        let layout = qmd_layout(self.family);
+        let layout = &self.silicon.qmd;
         let windows = self.memory.windows()?;
         if !windows.disjoint() {
             return Err(ComputeError::OverlappingWindows { shared: windows.shared, local: windows.local });
@@ -394,28 +443,29 @@ impl ComputeEngine {
         let mut raw = [0u8; QMD_BYTES];
         vm.read(qmd_va, &mut raw)?;
         let words: Vec<u32> = raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        let bad = |e: nvgpu::compute::qmd::QmdError| ComputeError::BadLaunch(format!("QMD: {e}"));
-        let q = Qmd::from_words(layout, &words).map_err(bad)?;
-        if q.get(QmdMajorVersion, 0).map_err(bad)? != u64::from(layout.major) {
-            return Err(ComputeError::BadLaunch(format!("QMD major version is not {}", layout.major)));
+        let q = QmdReader { layout, words: &words };
+        let major = q.get(QmdMajorVersion)?;
+        if major != u64::from(layout.major) {
+            return Err(ComputeError::BadLaunch(format!(
+                "QMD major version {major}: this compute class reads version {}",
+                layout.major
+            )));
         }
-        let program = q.address(ProgramAddressLower, ProgramAddressUpper, 0).map_err(bad)?;
-        let grid =
-            [q.get(GridWidth, 0).map_err(bad)?, q.get(GridHeight, 0).map_err(bad)?, q.get(GridDepth, 0).map_err(bad)?];
-        let block =
-            [q.get(BlockDim0, 0).map_err(bad)?, q.get(BlockDim1, 0).map_err(bad)?, q.get(BlockDim2, 0).map_err(bad)?];
-        let shared = q.get(SharedMemorySize, 0).map_err(bad)?;
+        let program = q.address(ProgramAddressLower, ProgramAddressUpper)?;
+        let grid = [q.get(GridWidth)?, q.get(GridHeight)?, q.get(GridDepth)?];
+        let block = [q.get(BlockDim0)?, q.get(BlockDim1)?, q.get(BlockDim2)?];
+        let shared = q.get(SharedMemorySize)?;
         let threads = grid.iter().chain(&block).fold(1u128, |n, d| n * u128::from(*d));
         if threads > u128::from(MAX_LAUNCH_THREADS) {
             return Err(ComputeError::BadLaunch(format!(
                 "a grid of {threads} threads is more than the model runs in one launch ({MAX_LAUNCH_THREADS})"
             )));
         }
-        if q.get(ConstantBufferValid, 0).map_err(bad)? != 1 {
+        if q.get(ConstantBufferValid)? != 1 {
             return Err(ComputeError::BadLaunch("constant bank 0 is not valid".into()));
         }
-        let const0 = q.address(ConstantBufferAddrLower, ConstantBufferAddrUpper, 0).map_err(bad)?;
-        let const0_size = q.get(ConstantBufferSize, 0).map_err(bad)?;
+        let const0 = q.address(ConstantBufferAddrLower, ConstantBufferAddrUpper)?;
+        let const0_size = q.get(ConstantBufferSize)?;
         if const0_size > 64 << 10 {
             return Err(ComputeError::BadLaunch(format!("constant bank 0 of {const0_size} bytes")));
         }
@@ -452,7 +502,7 @@ impl ComputeEngine {
             module.kernel(entry).ok_or_else(|| ComputeError::Ptx(format!("no entry {entry} in the module")))?;
         let mut bank = vec![0u8; const0_size as usize];
         vm.read(const0, &mut bank)?;
-        let at = param_cbank_offset(self.family) as usize;
+        let at = self.silicon.param_cbank_offset as usize;
         let size = kernel.param_size() as usize;
         let params = bank
             .get(at..at + size)
@@ -464,9 +514,9 @@ impl ComputeEngine {
         let grid = grid.map(|v| v as u32);
         let block = block.map(|v| v as u32);
         let cfg = LaunchConfig { grid, block, dynamic_shared, const_bank: None, globals: &[], windows };
-        let release = if q.get(Release0Enable, 0).unwrap_or(0) == 1 {
-            let address = q.address(Release0AddrLower, Release0AddrUpper, 0).map_err(bad)?;
-            Some((address, q.get(Release0PayloadLower, 0).map_err(bad)? as u32))
+        let release = if q.has(Release0Enable) && q.get(Release0Enable)? == 1 {
+            let address = q.address(Release0AddrLower, Release0AddrUpper)?;
+            Some((address, q.get(Release0PayloadLower)? as u32))
         } else {
             None
         };
@@ -502,10 +552,16 @@ fn ptx_error(e: ptx::PtxError) -> ComputeError {
 
 impl ComputeEngine {
     /// The QMD's local-memory size and shared-memory configuration against the kernel.
-    fn check_memory(&self, q: &Qmd, kernel: &ptx::Kernel, shared: u64, bytes_per_tpc: u64) -> Result<(), ComputeError> {
+    fn check_memory(
+        &self,
+        q: &QmdReader<'_>,
+        kernel: &ptx::Kernel,
+        shared: u64,
+        bytes_per_tpc: u64,
+    ) -> Result<(), ComputeError> {
         use Semantic::*;
-        let bad = |e: nvgpu::compute::qmd::QmdError| ComputeError::BadLaunch(format!("QMD: {e}"));
-        let local = q.get(ShaderLocalMemoryLowSize, 0).map_err(bad)?;
+        let silicon = self.silicon;
+        let local = q.get(ShaderLocalMemoryLowSize)?;
         let needed = u64::from(kernel.local_size);
         if local < needed {
             return Err(ComputeError::LocalMemoryTooSmall {
@@ -516,7 +572,7 @@ impl ComputeEngine {
         }
         let per_tpc = local.next_multiple_of(16)
             * u64::from(WARP_THREADS)
-            * u64::from(model_max_warps_per_sm(self.family))
+            * u64::from(silicon.max_warps_per_sm)
             * u64::from(SMS_PER_TPC);
         if per_tpc > bytes_per_tpc {
             return Err(ComputeError::LocalMemoryTooSmall {
@@ -525,7 +581,7 @@ impl ComputeEngine {
                 need: per_tpc,
             });
         }
-        if shared > max_shared_per_cta(self.family) {
+        if shared > silicon.max_shared_per_cta() {
             return Err(ComputeError::SharedConfig {
                 shared,
                 min_config: 0,
@@ -535,28 +591,25 @@ impl ComputeEngine {
             });
         }
         // Turing's configuration fields are not declared; its QMDs leave them to the default.
-        if q.layout.field(MinSmConfigSharedMemSize).is_none() {
+        if !q.has(MinSmConfigSharedMemSize) {
             return Ok(());
         }
-        let (min, target, max) = (
-            q.get(MinSmConfigSharedMemSize, 0).map_err(bad)?,
-            q.get(TargetSmConfigSharedMemSize, 0).map_err(bad)?,
-            q.get(MaxSmConfigSharedMemSize, 0).map_err(bad)?,
-        );
+        let (min, target, max) =
+            (q.get(MinSmConfigSharedMemSize)?, q.get(TargetSmConfigSharedMemSize)?, q.get(MaxSmConfigSharedMemSize)?);
         let refuse =
             |why| ComputeError::SharedConfig { shared, min_config: min, target_config: target, max_config: max, why };
         let (Some(min_bytes), Some(_), Some(max_bytes)) =
-            (decode_sm_config(min), decode_sm_config(target), decode_sm_config(max))
+            (sm_config_bytes(min), sm_config_bytes(target), sm_config_bytes(max))
         else {
             return Err(refuse("a configuration is 0 (unset)"));
         };
         if !(min <= target && target <= max) {
             return Err(refuse("not min <= target <= max"));
         }
-        if max_bytes > max_shared_per_sm(self.family) {
+        if max_bytes > silicon.max_shared_per_sm() {
             return Err(refuse("max exceeds the family's SM shared memory"));
         }
-        if min_bytes < shared + SHARED_RESERVED_PER_CTA {
+        if min_bytes < shared + silicon.shared_reserved_per_cta {
             return Err(refuse("the minimum configuration does not hold the CTA's shared memory and reserve"));
         }
         Ok(())
@@ -696,5 +749,83 @@ mod tests {
         let r = launch(&mut engine, &mut mem, |l| l.grid = [0x7fff_ffff, 1, 1]);
         assert!(matches!(&r, Err(ComputeError::BadLaunch(why)) if why.contains("more than the model runs")), "{r:?}");
         assert!(launch(&mut engine, &mut mem, |_| {}).unwrap().is_some());
+    }
+
+    /// The model's reader and the driver's encoder are separate code; a QMD the driver builds
+    /// for each family reads back field by field, addresses with their upper bits included.
+    #[test]
+    fn the_models_qmd_reader_reads_what_the_driver_writes_on_every_family() {
+        use Semantic::*;
+        for s in silicon::ALL {
+            let l = Launch {
+                program_address: 0x1_2345_6700,
+                grid: [7, 3, 2],
+                block: [96, 2, 1],
+                shared_memory: 4096,
+                registers: 40,
+                barriers: 1,
+                const0: (0x7_0000_1000, CONST0_BYTES),
+                release: s.qmd.field(Release0Enable).map(|_| (0x3_0000_0040, 0x55)),
+                local_bytes_per_thread: 48,
+                sm_config: s.qmd_has_sm_config().then(|| sm_shared_config(s.family, 4096).unwrap()),
+            };
+            let words = qmd(s.family, &l).unwrap().words().to_vec();
+            let q = QmdReader { layout: &s.qmd, words: &words };
+            let f = s.family;
+            assert_eq!(q.get(QmdMajorVersion).unwrap(), u64::from(s.qmd.major), "{f:?}");
+            assert_eq!(q.address(ProgramAddressLower, ProgramAddressUpper).unwrap(), l.program_address, "{f:?}");
+            assert_eq!([q.get(GridWidth), q.get(GridHeight), q.get(GridDepth)], [Ok(7), Ok(3), Ok(2)], "{f:?}");
+            assert_eq!([q.get(BlockDim0), q.get(BlockDim1), q.get(BlockDim2)], [Ok(96), Ok(2), Ok(1)], "{f:?}");
+            assert_eq!(q.get(SharedMemorySize), Ok(4096), "{f:?}");
+            assert_eq!(q.address(ConstantBufferAddrLower, ConstantBufferAddrUpper), Ok(l.const0.0), "{f:?}");
+            assert_eq!(q.get(ConstantBufferSize), Ok(CONST0_BYTES), "{f:?}");
+            assert_eq!(q.get(ShaderLocalMemoryLowSize), Ok(48), "{f:?}");
+            if q.has(Release0Enable) {
+                assert_eq!(q.get(Release0Enable), Ok(1), "{f:?}");
+                assert_eq!(q.address(Release0AddrLower, Release0AddrUpper), Ok(0x3_0000_0040), "{f:?}");
+            }
+            if s.qmd_has_sm_config() {
+                let min = sm_config_bytes(q.get(MinSmConfigSharedMemSize).unwrap()).unwrap();
+                assert!(min >= 4096 + s.shared_reserved_per_cta, "{f:?}");
+                assert_eq!(sm_config_bytes(q.get(MaxSmConfigSharedMemSize).unwrap()), Some(s.max_shared_per_sm()));
+            }
+        }
+    }
+
+    #[test]
+    fn a_qmd_of_another_version_is_refused() {
+        let plan = LocalMemoryPlan::new(64, MODEL_TPCS, model_max_warps_per_sm(Family::Ga10x)).unwrap();
+        let mut mem = memory(&plan);
+        let mut engine = ComputeEngine::new(Family::Ga10x);
+        configure(&mut engine, &plan, &mut mem);
+        // A Hopper QMD (V04_00) sent to an Ampere compute class (V03_00).
+        let l = Launch {
+            program_address: CODE_AT,
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            shared_memory: 0,
+            registers: 32,
+            barriers: 1,
+            const0: (BANK_AT, CONST0_BYTES),
+            release: None,
+            local_bytes_per_thread: 64,
+            sm_config: Some(sm_shared_config(Family::Hopper, 0).unwrap()),
+        };
+        let words: Vec<u8> = qmd(Family::Hopper, &l).unwrap().words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        mem.write(QMD_AT, &words).unwrap();
+        engine.method(NVC6C0_SEND_PCAS_A, (QMD_AT >> 8) as u32, &mut mem).unwrap();
+        let r = engine.method(
+            NVC6C0_SEND_SIGNALING_PCAS2_B,
+            NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE,
+            &mut mem,
+        );
+        assert!(matches!(&r, Err(ComputeError::BadLaunch(why)) if why.contains("major version")), "{r:?}");
+    }
+
+    #[test]
+    fn sm_config_values_count_4k_units_plus_one() {
+        assert_eq!(sm_config_bytes(0), None);
+        assert_eq!(sm_config_bytes(1), Some(0));
+        assert_eq!(sm_config_bytes(0x1a), Some(100 << 10));
     }
 }

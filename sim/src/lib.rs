@@ -37,6 +37,7 @@ pub mod intr;
 pub mod memory;
 pub mod mmu;
 pub mod ptx;
+pub mod silicon;
 pub mod ucode;
 pub mod vbios_builder;
 pub mod vram;
