@@ -31,6 +31,7 @@ use nvgpu::mm::{Aperture, LevelKind, MmuFormat, PageSize, Pte, PteState, TableAd
 
 use crate::engine_mem::{AccessType, FaultKind, MmuFault, PhysAddr, PhysAperture, PhysicalMemory, VirtualMemory};
 use crate::memory::SystemMemory;
+use crate::silicon;
 use crate::vram::Vram;
 
 /// The smallest page: accesses are split at its boundaries.
@@ -129,39 +130,22 @@ impl MmuClient {
 
     /// Copy engine `n` of a chip of `family`.
     pub fn copy_engine(family: Family, n: u16) -> Self {
-        let ce0 = match family {
-            Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => fault::gh100::NV_PFAULT_MMU_ENG_ID_CE0,
-            _ => fault::tu102::NV_PFAULT_MMU_ENG_ID_CE0,
-        };
-        Self::hub(ce0 + n)
+        Self::hub(silicon::of(family).fault_ids.ce0 + n)
     }
 
     /// Host (PBDMA) 0.
     pub fn host(family: Family) -> Self {
-        Self::hub(match family {
-            Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => {
-                fault::gh100::NV_PFAULT_MMU_ENG_ID_HOST0
-            }
-            _ => fault::tu102::NV_PFAULT_MMU_ENG_ID_HOST0,
-        })
+        Self::hub(silicon::of(family).fault_ids.host0)
     }
 
     /// The BAR1 unit (CPU accesses through BAR1).
     pub fn bar1(family: Family) -> Self {
-        Self::hub(match family {
-            Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => fault::gh100::NV_PFAULT_MMU_ENG_ID_BAR1,
-            _ => fault::tu102::NV_PFAULT_MMU_ENG_ID_BAR1,
-        })
+        Self::hub(silicon::of(family).fault_ids.bar1)
     }
 
     /// Graphics/compute, subcontext `veid`, from GPC `gpc_id`.
     pub fn graphics(family: Family, veid: u16, gpc_id: u8) -> Self {
-        let base = match family {
-            Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x => {
-                fault::gh100::NV_PFAULT_MMU_ENG_ID_GRAPHICS
-            }
-            _ => fault::tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
-        };
+        let base = silicon::of(family).fault_ids.graphics;
         MmuClient { engine_id: base + veid, client_id: 0, client_type: MmuClientType::Gpc, gpc_id, privileged: false }
     }
 
@@ -597,24 +581,15 @@ pub struct MemorySystem {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NothingThere;
 
-/// Where the model's boards place the PRAMIN window: `NV_PBUS_BAR0_WINDOW` up to Ada,
-/// `NV_XAL_EP_BAR0_WINDOW` on Hopper (`kern_bus_gh100.c`, 535.261.03), none on Blackwell, for
-/// which 535 has no source. The model's own table, not the driver's HAL.
-fn pramin_window(family: Family) -> Option<WindowRegister> {
-    match family {
-        Family::Turing | Family::Ga100 | Family::Ga10x | Family::Ada => Some(WindowRegister::Pbus),
-        Family::Hopper => Some(WindowRegister::XalEp),
-        Family::BlackwellGb10x | Family::BlackwellGb20x => None,
-    }
-}
-
 impl MemorySystem {
     pub fn new(family: Family, vram_bytes: u64) -> Self {
         MemorySystem {
             vram: Vram::new(vram_bytes),
             tlb: Tlb::new(),
             faults: FaultLog::default(),
-            window: pramin_window(family),
+            // `NV_PBUS_BAR0_WINDOW` up to Ada, `NV_XAL_EP_BAR0_WINDOW` on Hopper
+            // (`kern_bus_gh100.c`), none on Blackwell, for which 535 has no source.
+            window: silicon::of(family).pramin_window,
             window_raw: 0,
             invalidate_pdb: 0,
             invalidate_upper_pdb: 0,

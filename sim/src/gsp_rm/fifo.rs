@@ -32,7 +32,7 @@ use nvgpu::gsp::rm_fifo::{
 };
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hal::Family;
-use nvgpu::hw::classes::*;
+
 use zerocopy::FromBytes;
 
 use super::objects::Objects;
@@ -128,29 +128,8 @@ pub struct Fifo {
 }
 
 /// The family's classes (`class_list` in [`super::server`] reports the same).
-#[derive(Clone, Copy, Debug)]
-pub struct FamilyClasses {
-    pub channel: u32,
-    pub copy: u32,
-    pub compute: u32,
-    pub usermode: u32,
-}
-
-pub fn family_classes(family: Family) -> FamilyClasses {
-    let (channel, copy, compute, usermode) = match family {
-        Family::Turing => (TURING_CHANNEL_GPFIFO_A, TURING_DMA_COPY_A, TURING_COMPUTE_A, TURING_USERMODE_A),
-        Family::Ga100 => (AMPERE_CHANNEL_GPFIFO_A, AMPERE_DMA_COPY_A, AMPERE_COMPUTE_A, AMPERE_USERMODE_A),
-        Family::Ga10x => (AMPERE_CHANNEL_GPFIFO_A, AMPERE_DMA_COPY_B, AMPERE_COMPUTE_B, AMPERE_USERMODE_A),
-        Family::Ada => (AMPERE_CHANNEL_GPFIFO_A, AMPERE_DMA_COPY_B, ADA_COMPUTE_A, AMPERE_USERMODE_A),
-        Family::Hopper => (HOPPER_CHANNEL_GPFIFO_A, HOPPER_DMA_COPY_A, HOPPER_COMPUTE_A, HOPPER_USERMODE_A),
-        Family::BlackwellGb10x => {
-            (BLACKWELL_CHANNEL_GPFIFO_A, BLACKWELL_DMA_COPY_A, BLACKWELL_COMPUTE_A, HOPPER_USERMODE_A)
-        }
-        Family::BlackwellGb20x => {
-            (BLACKWELL_CHANNEL_GPFIFO_B, BLACKWELL_DMA_COPY_B, BLACKWELL_COMPUTE_B, BLACKWELL_USERMODE_A)
-        }
-    };
-    FamilyClasses { channel, copy, compute, usermode }
+pub fn family_classes(family: Family) -> crate::silicon::Classes {
+    crate::silicon::of(family).classes
 }
 
 /// Copy engines the model has (`NV2080_ENGINE_TYPE_COPY0..`).

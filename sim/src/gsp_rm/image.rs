@@ -18,7 +18,6 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use nvgpu::chip::Chipset;
-use nvgpu::hal::Family;
 
 use crate::booter::fnv1a64;
 use crate::ucode::fnv1a32;
@@ -41,11 +40,7 @@ impl GspRmBuild {
     /// The build RM 535 loads on `chipset` (`kgspGetBinArchiveGspRmBoot`, and DESIGN.md: GH100
     /// uses `gsp_ga10x.bin`); `None` for chips 535 does not support (Blackwell).
     pub fn for_chipset(chipset: Chipset) -> Option<Self> {
-        match chipset.family() {
-            Family::Turing | Family::Ga100 => Some(Self::Tu10x),
-            Family::Ga10x | Family::Ada | Family::Hopper => Some(Self::Ga10x),
-            Family::BlackwellGb10x | Family::BlackwellGb20x => None,
-        }
+        crate::silicon::of(chipset.family()).gsp_rm_build
     }
 
     /// The LIBOS generation written in the model header.

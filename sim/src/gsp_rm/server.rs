@@ -29,7 +29,6 @@ use nvgpu::gsp::status::NvStatus;
 use nvgpu::hal::Family;
 
 use crate::compute::{model_max_warps_per_sm, MODEL_TPC_MASK_PER_GPC};
-use nvgpu::hw::classes;
 use zerocopy::{FromBytes, IntoBytes};
 
 use super::error::GspRmError;
@@ -378,7 +377,7 @@ fn static_info(session: &Session, ctx: &GspCtx<'_>) -> Vec<u8> {
     info.fb_length = config.vram_bytes;
     info.fbio_mask = 0xFFF;
     info.fb_bus_width = 384;
-    let hbm = matches!(config.chipset.family(), Family::Ga100 | Family::Hopper | Family::BlackwellGb10x);
+    let hbm = crate::silicon::of(config.chipset.family()).hbm;
     info.fb_ram_type = if hbm { NV2080_CTRL_FB_INFO_RAM_TYPE_HBM2 } else { NV2080_CTRL_FB_INFO_RAM_TYPE_GDDR6 };
     info.fbp_mask = 0xFFF;
     info.l2_cache_size = 6 << 20;
@@ -499,25 +498,10 @@ fn register_fault_buffer(
 }
 
 /// The classes a device reports (`NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2`): the subdevice and the
-/// family's channel, copy, compute and usermode classes (`nvgpu::hw::classes`).
+/// family's channel, copy, compute and usermode classes ([`crate::silicon::Silicon::classes`]).
 pub fn class_list(family: Family) -> Vec<u32> {
-    use classes::*;
-    let engines: &[u32] = match family {
-        Family::Turing => &[TURING_CHANNEL_GPFIFO_A, TURING_DMA_COPY_A, TURING_COMPUTE_A, TURING_USERMODE_A],
-        Family::Ga100 => &[AMPERE_CHANNEL_GPFIFO_A, AMPERE_DMA_COPY_A, AMPERE_COMPUTE_A, AMPERE_USERMODE_A],
-        Family::Ga10x => &[AMPERE_CHANNEL_GPFIFO_A, AMPERE_DMA_COPY_B, AMPERE_COMPUTE_B, AMPERE_USERMODE_A],
-        Family::Ada => &[AMPERE_CHANNEL_GPFIFO_A, AMPERE_DMA_COPY_B, ADA_COMPUTE_A, AMPERE_USERMODE_A],
-        Family::Hopper => &[HOPPER_CHANNEL_GPFIFO_A, HOPPER_DMA_COPY_A, HOPPER_COMPUTE_A, HOPPER_USERMODE_A],
-        Family::BlackwellGb10x => {
-            &[BLACKWELL_CHANNEL_GPFIFO_A, BLACKWELL_DMA_COPY_A, BLACKWELL_COMPUTE_A, HOPPER_USERMODE_A]
-        }
-        Family::BlackwellGb20x => {
-            &[BLACKWELL_CHANNEL_GPFIFO_B, BLACKWELL_DMA_COPY_B, BLACKWELL_COMPUTE_B, BLACKWELL_USERMODE_A]
-        }
-    };
-    let mut list = alloc::vec![NV01_DEVICE_0, NV20_SUBDEVICE_0];
-    list.extend_from_slice(engines);
-    list
+    let c = crate::silicon::of(family).classes;
+    alloc::vec![NV01_DEVICE_0, NV20_SUBDEVICE_0, c.channel, c.copy, c.compute, c.usermode]
 }
 
 fn control(session: &mut Session, function: u32, params: &[u8], ctx: &mut GspCtx<'_>) -> (NvStatus, Vec<u8>) {
@@ -672,8 +656,8 @@ mod tests {
 
     #[test]
     fn class_lists_fit() {
-        for family in [Family::Turing, Family::Ga100, Family::Ga10x, Family::Ada, Family::Hopper] {
-            assert!(class_list(family).len() <= NV0080_CTRL_GPU_CLASSLIST_MAX_SIZE);
+        for s in crate::silicon::ALL {
+            assert!(class_list(s.family).len() <= NV0080_CTRL_GPU_CLASSLIST_MAX_SIZE);
         }
     }
 }
