@@ -467,7 +467,8 @@ mod tests {
             assert_eq!(s.shared_carveouts_kib, h.shared_carveouts_kib, "{f:?} carveouts");
             assert_eq!(s.shared_reserved_per_cta, h.shared_reserved_per_cta, "{f:?} shared reserve");
             assert_eq!(s.local_memory_upper_bits, h.local_memory_address_upper_bits, "{f:?} local memory bits");
-            assert_eq!(s.launch_method == LaunchMethod::PcasB, s.qmd.major == 2, "{f:?} launch method");
+            assert_eq!(s.launch_method == LaunchMethod::PcasB, h.launch_by_pcas_b, "{f:?} launch method");
+            assert_eq!(s.sec2_fuse_versions, h.ucode_fuse_versions, "{f:?} ucode fuse versions");
         }
     }
 

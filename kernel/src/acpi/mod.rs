@@ -51,7 +51,7 @@ pub use sdt::{Oem, SdtHeader, Signature, Table};
 ///
 /// The kernel implements it over its physical-memory offset mapping; host tests over buffers.
 /// The `unsafe` of turning a mapping into a slice lives in the implementation, e.g.:
-/// ```ignore
+/// ```text
 /// impl PhysMapper for OffsetMapping {
 ///     fn map(&self, phys: u64, len: usize) -> Option<&[u8]> {
 ///         let end = phys.checked_add(len as u64)?;

@@ -140,7 +140,7 @@ pub fn push_launch<S: PushStorage>(
         }));
     }
     pb.incr(subchannel, NVC6C0_SEND_PCAS_A, &[(qmd_va >> 8) as u32])?;
-    if family == Family::Turing {
+    if crate::hal::for_family(family).launch_by_pcas_b {
         pb.incr(subchannel, NVC5C0_SEND_SIGNALING_PCAS_B, &[NVC5C0_PCAS_B_INVALIDATE_AND_SCHEDULE])?;
     } else {
         pb.incr(

@@ -227,7 +227,7 @@ pub fn sm_shared_config(family: Family, shared: u64) -> Result<SmSharedConfig, M
     if shared > max {
         return Err(MemoryConfigError::SharedMemoryTooLarge { family, bytes: shared, max });
     }
-    let reserve = if family == Family::Turing { 0 } else { SHARED_RESERVED_PER_CTA };
+    let reserve = crate::hal::for_family(family).shared_reserved_per_cta;
     let need = shared + reserve;
     let carveouts = shared_carveouts_kib(family);
     let fit = carveouts.iter().map(|k| k << 10).find(|&c| c >= need);

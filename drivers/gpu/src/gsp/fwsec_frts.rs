@@ -225,7 +225,7 @@ pub fn read_ucode_fuse_version(
     engine: FuseEngine,
     ucode_id: u32,
 ) -> u32 {
-    if family == Family::Turing {
+    if !crate::hal::for_family(family).ucode_fuse_versions {
         return 0;
     }
     let Some(offset) = ucode_fuse_offset(engine, ucode_id) else { return 0 };

@@ -166,6 +166,12 @@ pub struct Hal {
     /// `NV_PFAULT_MMU_ENG_ID_GRAPHICS`: the engine id the VEID is added to in fault packets
     /// (64 in `turing/tu102/dev_fault.h`, 384 in `hopper/gh100/dev_fault.h`).
     pub fault_graphics_engine_base: u16,
+    /// Whether a QMD is launched with `SEND_SIGNALING_PCAS_B` (`INVALIDATE` and `SCHEDULE`;
+    /// Turing's `clc5c0.h`) rather than `SEND_SIGNALING_PCAS2_B` (Ampere's `clc6c0.h` on).
+    pub launch_by_pcas_b: bool,
+    /// Whether the chip has per-ucode revocation fuses RM reads (`kgspReadUcodeFuseVersion_GA100`,
+    /// `ksec2ReadUcodeFuseVersion_GA100`); Turing's HAL entries are stubs that return 0.
+    pub ucode_fuse_versions: bool,
 }
 
 /// Where a family reports the usable framebuffer size.
@@ -301,6 +307,8 @@ pub static TURING: Hal = Hal {
     local_memory_address_upper_bits: compute::NVC5C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
     pci_config_mirror: boot::NV_PCFG,
     fault_graphics_engine_base: fault::tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
+    launch_by_pcas_b: true,
+    ucode_fuse_versions: false,
 };
 
 /// GA100: Turing's boot flow and falcon layout, Ampere's classes.
@@ -337,6 +345,8 @@ pub static GA100: Hal = Hal {
     local_memory_address_upper_bits: compute::NVC6C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
     pci_config_mirror: boot::NV_PCFG,
     fault_graphics_engine_base: fault::tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
+    launch_by_pcas_b: false,
+    ucode_fuse_versions: true,
 };
 
 /// GA102..GA107.
@@ -373,6 +383,8 @@ pub static GA10X: Hal = Hal {
     local_memory_address_upper_bits: compute::NVC7C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
     pci_config_mirror: boot::NV_PCFG,
     fault_graphics_engine_base: fault::tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
+    launch_by_pcas_b: false,
+    ucode_fuse_versions: true,
 };
 
 /// AD102..AD107.
@@ -409,6 +421,8 @@ pub static ADA: Hal = Hal {
     local_memory_address_upper_bits: compute::NVC9C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
     pci_config_mirror: boot::NV_PCFG,
     fault_graphics_engine_base: fault::tu102::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
+    launch_by_pcas_b: false,
+    ucode_fuse_versions: true,
 };
 
 /// GH100.
@@ -445,6 +459,8 @@ pub static HOPPER: Hal = Hal {
     local_memory_address_upper_bits: compute::NVCBC0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
     pci_config_mirror: boot::NV_EP_PCFGM,
     fault_graphics_engine_base: fault::gh100::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
+    launch_by_pcas_b: false,
+    ucode_fuse_versions: true,
 };
 
 /// GB100, GB102.
@@ -481,6 +497,8 @@ pub static BLACKWELL_GB10X: Hal = Hal {
     local_memory_address_upper_bits: compute::NVC6C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
     pci_config_mirror: boot::NV_EP_PCFGM,
     fault_graphics_engine_base: fault::gh100::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
+    launch_by_pcas_b: false,
+    ucode_fuse_versions: true,
 };
 
 /// GB202..GB207.
@@ -517,6 +535,8 @@ pub static BLACKWELL_GB20X: Hal = Hal {
     local_memory_address_upper_bits: compute::NVC6C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.width(),
     pci_config_mirror: boot::NV_EP_PCFGM,
     fault_graphics_engine_base: fault::gh100::NV_PFAULT_MMU_ENG_ID_GRAPHICS,
+    launch_by_pcas_b: false,
+    ucode_fuse_versions: true,
 };
 
 /// Every HAL.

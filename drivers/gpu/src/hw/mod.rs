@@ -289,7 +289,7 @@ int_field_type!(u8, u16, u32);
 
 /// Declares an enum of a field's named values, each with NVIDIA's name for it.
 ///
-/// ```ignore
+/// ```text
 /// field_values! {
 ///     /// What `NV_PFALCON_FALCON_HWCFG2_MEM_SCRUBBING` says.
 ///     pub enum MemScrubbing: NV_PFALCON_FALCON_HWCFG2_MEM_SCRUBBING in headers::GA102_DEV_FALCON_V4 {
@@ -359,7 +359,7 @@ pub use field_values;
 
 /// Declares registers by NVIDIA name, address and fields, and collects their facts.
 ///
-/// ```ignore
+/// ```text
 /// registers! {
 ///     /// Facts of this module.
 ///     pub const FACTS;
@@ -629,7 +629,7 @@ pub use registers;
 /// Declares plain numeric facts (class numbers, unit address ranges, named constants) with their
 /// headers, and collects them into a table.
 ///
-/// ```ignore
+/// ```text
 /// constants! {
 ///     pub const FACTS;
 ///     /// Turing compute class.
