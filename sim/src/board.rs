@@ -156,21 +156,18 @@ impl ModelConfig {
 /// 0x0302 (3D controller) for the compute-only chips (GA100, GH100, GB100/GB102), 0x0300 (VGA)
 /// for the others.
 pub const fn pci_class(chipset: Chipset) -> u16 {
-    match chipset.family() {
-        Family::Ga100 | Family::Hopper | Family::BlackwellGb10x => PCI_CLASS_DISPLAY_3D,
-        _ => PCI_CLASS_DISPLAY_VGA,
+    if crate::silicon::of(chipset.family()).compute_only {
+        PCI_CLASS_DISPLAY_3D
+    } else {
+        PCI_CLASS_DISPLAY_VGA
     }
 }
 
 /// VRAM and BAR1 sizes of a family's generic model board: consumer families 8 GiB / 256 MiB;
 /// GA100 40 GiB / 64 GiB; GH100 80 GiB / 128 GiB; GB10x 180 GiB / 256 GiB. Model choices.
 pub const fn family_defaults(family: Family) -> (u64, u64) {
-    match family {
-        Family::Turing | Family::Ga10x | Family::Ada | Family::BlackwellGb20x => (8 * GIB, 256 * MIB),
-        Family::Ga100 => (40 * GIB, 64 * GIB),
-        Family::Hopper => (80 * GIB, 128 * GIB),
-        Family::BlackwellGb10x => (180 * GIB, 256 * GIB),
-    }
+    let silicon = crate::silicon::of(family);
+    (silicon.vram_bytes, silicon.bar1_bytes)
 }
 
 /// A PCI device id for each chip: a board in `nvgpu::chip::BOARDS` where it has one, else the

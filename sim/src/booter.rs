@@ -69,7 +69,7 @@ use core::fmt;
 use nvgpu::chip::Chipset;
 use nvgpu::gsp::radix3::{Radix3Layout, RADIX3_ENTRIES_PER_PAGE, RADIX3_PAGE_SIZE};
 use nvgpu::gsp::wpr::{GspFwWprMeta, GSP_FW_WPR_META_MAGIC, GSP_FW_WPR_META_REVISION};
-use nvgpu::hal::{FalconLayout, Family};
+use nvgpu::hal::Family;
 use zerocopy::FromBytes;
 
 use crate::facts_pending::NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K;
@@ -932,11 +932,8 @@ pub const MODEL_NUM_SIGNATURES: u32 = 2;
 
 /// How the driver loads a booter on `chipset` (RM's `bBootFromHs`: GA102 and later).
 pub fn load_style(chipset: Chipset) -> BooterLoadStyle {
-    if nvgpu::hal::for_chipset(chipset).falcon_layout == FalconLayout::Ga102 {
-        BooterLoadStyle::FromHs
-    } else {
-        BooterLoadStyle::Direct
-    }
+    // Chips without a booter (Hopper on) would load one as GA102 does.
+    crate::silicon::of(chipset.family()).booter.unwrap_or(BooterLoadStyle::FromHs)
 }
 
 /// A model booter file for `chipset`, in the layout `nvgpu::firmware::BooterFirmware` parses
@@ -1054,7 +1051,7 @@ pub fn build_model_booter(chipset: Chipset, kind: BooterKind, debug: bool) -> Ve
 /// The family's WPR layout flavour matters to the booter only through the FRTS size; Hopper and
 /// Blackwell have no booter.
 pub const fn has_booter(family: Family) -> bool {
-    matches!(family, Family::Turing | Family::Ga100 | Family::Ga10x | Family::Ada)
+    crate::silicon::of(family).booter.is_some()
 }
 
 #[cfg(test)]

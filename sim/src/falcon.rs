@@ -59,7 +59,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use nvgpu::hal::{FalconLayout, Family};
+use nvgpu::hal::FalconLayout;
 use nvgpu::hw::engine::{self, FalconEngine, FalconUnit};
 use nvgpu::hw::falcon::{
     self as hwf, ga102, gh100, tu102, DmaTransferSize, FbifMemType, FbifTarget, NV_PFALCON_FALCON_CPUCTL,
@@ -105,7 +105,8 @@ pub struct FalconSpec {
     /// Engine and bases as the chip's HAL lists them.
     pub unit: FalconUnit,
     pub layout: FalconLayout,
-    pub family: Family,
+    /// Whether the engine reset reports its state (`NV_PFALCON_FALCON_ENGINE_RESET_STATUS`).
+    pub reports_reset_status: bool,
     /// BAR0 offset of the engine's FBIF (GSP and SEC2 have one even where the HAL does not use
     /// it).
     pub fbif_base: Option<u32>,
@@ -120,8 +121,8 @@ pub struct FalconSpec {
 }
 
 impl FalconSpec {
-    /// The engines of a chip, from its HAL, wired as the hardware has them.
-    pub fn for_unit(unit: FalconUnit, layout: FalconLayout, family: Family, scrub_polls: u32) -> Self {
+    /// One engine of a chip as the model's silicon table places it, wired as the hardware has it.
+    pub fn for_unit(unit: FalconUnit, silicon: &crate::silicon::Silicon, scrub_polls: u32) -> Self {
         let (fbif_base, engine_reset) = match unit.engine {
             FalconEngine::Gsp => (Some(engine::NV_PGSP_FBIF_BASE), Some(engine::NV_PGSP_FALCON_ENGINE::OFFSET)),
             FalconEngine::Sec2 => (Some(engine::NV_PSEC_FBIF_BASE), Some(engine::NV_PSEC_FALCON_ENGINE::OFFSET)),
@@ -129,18 +130,14 @@ impl FalconSpec {
         };
         Self {
             unit,
-            layout,
-            family,
+            layout: silicon.falcon_layout,
+            reports_reset_status: silicon.falcon_reset_status,
             fbif_base,
             engine_reset,
             has_riscv_core: unit.riscv_base.is_some(),
             fsp_owned: unit.engine == FalconEngine::Fsp,
             scrub_polls,
         }
-    }
-
-    fn reports_reset_status(&self) -> bool {
-        matches!(self.family, Family::Hopper | Family::BlackwellGb10x | Family::BlackwellGb20x)
     }
 
     fn has_boot_rom_registers(&self) -> bool {
@@ -422,7 +419,7 @@ impl Falcon {
     }
 
     fn engine_register(&self) -> u32 {
-        if self.spec.reports_reset_status() {
+        if self.spec.reports_reset_status {
             use engine::gh100::{ResetStatus, NV_PGSP_FALCON_ENGINE as E};
             let status = if self.in_reset { ResetStatus::Asserted } else { ResetStatus::Deasserted };
             E::default().with(E::RESET, self.in_reset).with(E::RESET_STATUS, status).raw()
@@ -436,7 +433,7 @@ impl Falcon {
         use engine::NV_PGSP_FALCON_ENGINE as E;
         // Read-only fields (Hopper's RESET_STATUS) come back in read-modify-writes; ignored.
         let mut defined = E::RESET.bits.mask();
-        if self.spec.reports_reset_status() {
+        if self.spec.reports_reset_status {
             defined |= engine::gh100::NV_PGSP_FALCON_ENGINE::RESET_STATUS.bits.mask();
         }
         if let Some(value) = undefined_bits(value, defined) {
@@ -810,7 +807,7 @@ impl Falcon {
     }
 
     fn has_bcr_dma(&self) -> bool {
-        self.spec.layout == FalconLayout::Ga102 && self.spec.reports_reset_status()
+        self.spec.layout == FalconLayout::Ga102 && self.spec.reports_reset_status
     }
 
     fn bcr_dmaaddr_index(&self, rel: u32) -> Option<usize> {

@@ -37,7 +37,7 @@ use core::cell::RefCell;
 
 use nvgpu::chip::Chipset;
 use nvgpu::gsp::wpr::GspFwWprMeta;
-use nvgpu::hal::{self, Family};
+use nvgpu::hal::Family;
 use nvgpu::hw::engine::FalconEngine;
 use nvgpu::hw::{bus, fb, gc6, pmc, therm, RegisterIo};
 use nvgpu::vbios::{Bar0Read, NV_PROM_DATA_BASE, PROM_WINDOW_SIZE};
@@ -120,7 +120,7 @@ impl Machine {
     /// The fuse version of SEC2 ucode `ucode_id` as `ksec2ReadUcodeFuseVersion_GA100` computes it
     /// (highest set bit + 1, or 0); 0 on Turing, which has no such fuse.
     pub fn sec2_fuse_version(&self, ucode_id: u32) -> u32 {
-        if self.chipset.family() == Family::Turing {
+        if !crate::silicon::of(self.chipset.family()).sec2_fuse_versions {
             return 0;
         }
         match ucode_id.checked_sub(1).and_then(|i| self.sec2_ucode_fuse.get(i as usize)) {
@@ -200,11 +200,11 @@ impl ModelGpu {
     /// A model of the GPU `config` describes, at power on (boot firmware done, FSP booted).
     pub fn new(config: ModelConfig) -> Self {
         let vbios = vbios_builder::build(&config);
-        let hal = hal::for_chipset(config.chipset);
-        let falcons = hal
+        let silicon = crate::silicon::of(config.chipset.family());
+        let falcons = silicon
             .falcons
             .iter()
-            .map(|&unit| Falcon::new(FalconSpec::for_unit(unit, hal.falcon_layout, hal.family, config.scrub_polls)))
+            .map(|&unit| Falcon::new(FalconSpec::for_unit(unit, silicon, config.scrub_polls)))
             .collect();
         let state = GpuState {
             machine: Machine {
@@ -485,16 +485,14 @@ impl ModelGpu {
     /// Read-only registers outside the falcons: (NVIDIA name, value).
     fn fixed_register(&self, offset: u32, machine: &Machine) -> Option<(&'static str, u32)> {
         use gc6::*;
-        let family = self.family();
-        let ga102_or_later = !matches!(family, Family::Turing | Family::Ga100);
-        let fuse_debug_dis = match family {
-            Family::Turing => Some(NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_TU102),
-            Family::Ga100 | Family::Ga10x | Family::Ada | Family::Hopper => {
-                Some(NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_GA100)
-            }
-            Family::BlackwellGb10x | Family::BlackwellGb20x => None,
+        let silicon = crate::silicon::of(self.family());
+        let ga102_or_later = silicon.usable_fb_size_register;
+        let fuse_debug_dis = match silicon.gsp_debug_fuse {
+            crate::silicon::GspDebugFuse::Tu102 => Some(NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_TU102),
+            crate::silicon::GspDebugFuse::Ga100 => Some(NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_GA100),
+            crate::silicon::GspDebugFuse::None => None,
         };
-        let has_ucode_fuses = matches!(family, Family::Ga100 | Family::Ga10x | Family::Ada);
+        let has_ucode_fuses = silicon.ucode_fuse_registers;
         let value = match offset {
             pmc::NV_PMC_BOOT_0::OFFSET => ("NV_PMC_BOOT_0", self.config.boot0()),
             pmc::NV_PMC_BOOT_42::OFFSET => ("NV_PMC_BOOT_42", self.config.boot42()),
@@ -523,7 +521,7 @@ impl ModelGpu {
             NV_USABLE_FB_SIZE_IN_MB::OFFSET if ga102_or_later => {
                 ("NV_USABLE_FB_SIZE_IN_MB", (self.config.vram_bytes >> 20).min(u64::from(u32::MAX)) as u32)
             }
-            o if Some(o) == hal::for_chipset(self.config.chipset).fsp_boot_status => (
+            o if Some(o) == silicon.fsp_boot_status => (
                 "NV_THERM_I2CS_SCRATCH",
                 therm::NV_THERM_I2CS_SCRATCH_FSP_BOOT_COMPLETE::default()
                     .with(therm::NV_THERM_I2CS_SCRATCH_FSP_BOOT_COMPLETE::STATUS, therm::FspBootStatus::Success as u32)
@@ -748,7 +746,7 @@ impl ModelGpu {
         use crate::engines::{PhysView, SharedSpace, VirtView};
         use crate::host::RunOutcome;
         let family = self.config.chipset.family();
-        let format = nvgpu::mm::MmuFormat::for_family(family);
+        let format = crate::silicon::of(family).mmu;
         let GpuState { mm, memory, gsp_rm, gpu_time_ns, log, intr, fault_buffer, replayable_faults, .. } = &mut *state;
         let Some(fifo) = gsp_rm.fifo_mut() else { return false };
         let pdb = fifo
@@ -1006,7 +1004,7 @@ impl ModelGpu {
     /// GSP-RM just started: it clears the BAR1 root directory it keeps (no mappings yet).
     fn bind_bar1(state: &mut GpuState, family: Family) {
         let Some(pdb) = state.gsp_rm.bar1_pdb() else { return };
-        let bytes = nvgpu::mm::MmuFormat::for_family(family).levels().first().map_or(0, |l| l.table_bytes());
+        let bytes = crate::silicon::of(family).mmu.levels().first().map_or(0, |l| l.table_bytes());
         let zeros = alloc::vec![0u8; bytes as usize];
         state.mm.vram.write(pdb, &zeros);
         state
@@ -1056,7 +1054,7 @@ impl ModelGpu {
         };
         let pdb = nvgpu::mm::TableAddress { aperture: nvgpu::mm::TableAperture::Video, address: pdb };
         let family = self.family();
-        let format = nvgpu::mm::MmuFormat::for_family(family);
+        let format = crate::silicon::of(family).mmu;
         let GpuState { mm, memory, log, .. } = state;
         let sysmem: Option<&dyn SystemMemory> = match memory.as_deref() {
             Some(m) => Some(m),
@@ -1117,7 +1115,7 @@ impl ModelGpu {
             Some(m) => Some(m),
             None => None,
         };
-        let format = nvgpu::mm::MmuFormat::for_family(self.config.chipset.family());
+        let format = crate::silicon::of(self.config.chipset.family()).mmu;
         Some(f(&mut mm.address_space(format, pdb, client, sysmem)))
     }
 

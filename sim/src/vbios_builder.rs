@@ -45,7 +45,7 @@ use alloc::vec::Vec;
 use core::mem::size_of;
 
 use nvgpu::chip::Chipset;
-use nvgpu::hal::{BootFlow, Family};
+
 use nvgpu::vbios::{
     CodeType, APPID_FWSEC_DBG, APPID_FWSEC_PROD, APPIF_ID_DMEMMAPPER, BIT_HEADER_ID, BIT_HEADER_SIGNATURE,
     BIT_TOKEN_BIOSDATA, BIT_TOKEN_FALCON_DATA, DMEMMAPPER_SIGNATURE, PCI_EXP_ROM_SIGNATURE,
@@ -267,9 +267,9 @@ const _: () = {
 /// Which FWSEC descriptor a chip's VBIOS carries: v2 where FWSEC runs through the generic
 /// bootloader (Turing, GA100), v3 elsewhere (GA10x, Ada, Hopper, Blackwell).
 pub const fn fwsec_descriptor_version(chipset: Chipset) -> u8 {
-    match chipset.hal().boot_flow {
-        BootFlow::FwsecBootloader => NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2,
-        _ => NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3,
+    match crate::silicon::of(chipset.family()).fwsec_descriptor {
+        crate::silicon::FwsecDescriptor::V2 => NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2,
+        crate::silicon::FwsecDescriptor::V3 => NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3,
     }
 }
 
@@ -277,15 +277,7 @@ pub const fn fwsec_descriptor_version(chipset: Chipset) -> u8 {
 /// 0x92 GA100, 0x94 GA10x, 0x95 Ada, 0x96 Hopper, as the sample ROMs and public dumps show; 0x97
 /// GB10x and 0x98 GB20x by the same pattern), then the chip id, e.g. GA102 "94.01.72.00".
 pub const fn bios_version(chipset: Chipset) -> u32 {
-    let major: u32 = match chipset.family() {
-        Family::Turing => 0x90,
-        Family::Ga100 => 0x92,
-        Family::Ga10x => 0x94,
-        Family::Ada => 0x95,
-        Family::Hopper => 0x96,
-        Family::BlackwellGb10x => 0x97,
-        Family::BlackwellGb20x => 0x98,
-    };
+    let major = crate::silicon::of(chipset.family()).bios_major as u32;
     (major << 24) | ((chipset.chip_id() as u32) << 8)
 }
 

@@ -574,7 +574,7 @@ impl GspRm {
         }
         // CORE_RESUME goes through SEC2; chips without one (Hopper) get the registers-only script.
         let has_sec2 =
-            nvgpu::hal::for_chipset(ctx.config.chipset).falcon(nvgpu::hw::engine::FalconEngine::Sec2).is_some();
+            crate::silicon::of(ctx.config.chipset.family()).falcon(nvgpu::hw::engine::FalconEngine::Sec2).is_some();
         let resume = sequencer == BootSequencer::WithCoreResume && has_sec2;
         let script = sequencer::script(resume);
         session.post_event(RpcEvent::GspRunCpuSequencer, NvStatus::NV_OK, &script, corrupt);
