@@ -43,7 +43,7 @@ pub enum GspRmError {
     QueuePointer { which: &'static str, value: u32, count: u32 },
     /// Shared queue memory at this block offset is not reachable.
     QueueMemory { offset: u64 },
-    /// A command record failed `verify_element` (`what`, with the value at fault).
+    /// A command record failed the record checks (`what`, with the value at fault).
     BadRecord { what: &'static str, value: u32 },
     /// A command record's `seqNum` is not the next one.
     SequenceNumber { expected: u32, found: u32 },

@@ -48,13 +48,13 @@
 //! record posted raises `NV_PFALCON_FALCON_IRQSTAT_SWGEN0` on GSP, as GSP-RM's message interrupt.
 //!
 //! # The RPC server ([`server`])
-//! See there for what is answered and how. Every command record is checked: `verify_element`
-//! (element count, length, checksum), `seqNum` (0, 1, 2, ... per queue), the RPC header
+//! See there for what is answered and how. Every command record is checked with the model's own
+//! reading of the record format (`queue::record`: element count, length, checksum), `seqNum` (0, 1, 2, ... per queue), the RPC header
 //! (signature, version 3.0, length, `rpc_result` and `rpc_result_private` still
 //! `NV_VGPU_MSG_RESULT_RPC_PENDING`, `u` 0), continuation records (only after a record of
 //! `GSP_MSG_QUEUE_RPC_SIZE_MAX` whose parameters announce more, and until they are complete). A
-//! violation is fatal, as above. Every status record GSP-RM posts is sealed with `seal_element`
-//! and the status queue's own `seqNum`.
+//! violation is fatal, as above. Every status record GSP-RM posts is sealed by `queue::record`
+//! with the status queue's own `seqNum`.
 //!
 //! # Fault injection ([`GspFault`])
 //! Commands dropped, commands failed with a status, the next status record corrupted (checksum),

@@ -6,25 +6,215 @@
 //! side. With `MSGQ_FLAGS_SWAP_RX` GSP-RM keeps its read pointer of the command queue in the
 //! status queue's header page, and reads the CPU's read pointer of the status queue from the
 //! command queue's header page.
+//!
+//! The model reads the queue headers and records with its own reading of those files ([`record`]
+//! and [`gsp_queue_header`]), not with the driver's `nvgpu::gsp::msgq` code: the two are
+//! compared in this module's tests, so a mistake in one shows as a disagreement.
 
 use alloc::vec;
 use alloc::vec::Vec;
 
 use nvgpu::gsp::msgq::{
-    bytes_to_elements, seal_element, verify_element, ElementError, MsgqTxHeader, GSP_MSG_QUEUE_ELEMENT_HDR_SIZE,
-    GSP_MSG_QUEUE_ELEMENT_SIZE_MAX, GSP_MSG_QUEUE_ELEMENT_SIZE_MIN, MSGQ_FLAGS_SWAP_RX, RM_PAGE_SIZE,
+    MsgqTxHeader, GSP_MSG_QUEUE_ELEMENT_SIZE_MAX, GSP_MSG_QUEUE_ELEMENT_SIZE_MIN, MSGQ_FLAGS_SWAP_RX, MSGQ_VERSION,
+    RM_PAGE_SIZE,
 };
-use nvgpu::gsp::rpc::{RpcMessageHeader, RPC_MESSAGE_HEADER_SIZE};
+use nvgpu::gsp::rpc::{RpcMessageHeader, NV_VGPU_MSG_SIGNATURE_VALID, RPC_HEADER_VERSION};
 use nvgpu::gsp::MessageQueueInitArguments;
-use zerocopy::{FromBytes, IntoBytes};
 
 use super::error::GspRmError;
 use crate::memory::SystemMemory;
 
-/// Offset of `writePtr` in `msgqTxHeader`.
-const WRITE_PTR_AT: u64 = 16;
-/// Bytes of one queue entry.
+/// Bytes of one queue entry (`GSP_MSG_QUEUE_ELEMENT_SIZE_MIN`, one RM page).
 const ENTRY: u64 = GSP_MSG_QUEUE_ELEMENT_SIZE_MIN as u64;
+
+/// `msgqTxHeader` as `msgq.h` lays it out: eight `NvU32`, in this order.
+mod tx {
+    pub const VERSION: usize = 0;
+    pub const SIZE: usize = 4;
+    pub const MSG_SIZE: usize = 8;
+    pub const MSG_COUNT: usize = 12;
+    pub const WRITE_PTR: usize = 16;
+    pub const FLAGS: usize = 20;
+    pub const RX_HDR_OFF: usize = 24;
+    pub const ENTRY_OFF: usize = 28;
+    pub const BYTES: usize = 32;
+    /// `msgqRxHeader`: one `NvU32 readPtr`.
+    pub const RX_BYTES: u32 = 4;
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+fn put_u32(bytes: &mut [u8], at: usize, value: u32) {
+    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+}
+
+/// A `msgqTxHeader` read from its 32 bytes.
+fn decode_tx_header(raw: &[u8; tx::BYTES]) -> MsgqTxHeader {
+    MsgqTxHeader {
+        version: u32_at(raw, tx::VERSION),
+        size: u32_at(raw, tx::SIZE),
+        msg_size: u32_at(raw, tx::MSG_SIZE),
+        msg_count: u32_at(raw, tx::MSG_COUNT),
+        write_ptr: u32_at(raw, tx::WRITE_PTR),
+        flags: u32_at(raw, tx::FLAGS),
+        rx_hdr_off: u32_at(raw, tx::RX_HDR_OFF),
+        entry_off: u32_at(raw, tx::ENTRY_OFF),
+    }
+}
+
+fn encode_tx_header(h: &MsgqTxHeader) -> [u8; tx::BYTES] {
+    let mut raw = [0u8; tx::BYTES];
+    for (at, v) in [
+        (tx::VERSION, h.version),
+        (tx::SIZE, h.size),
+        (tx::MSG_SIZE, h.msg_size),
+        (tx::MSG_COUNT, h.msg_count),
+        (tx::WRITE_PTR, h.write_ptr),
+        (tx::FLAGS, h.flags),
+        (tx::RX_HDR_OFF, h.rx_hdr_off),
+        (tx::ENTRY_OFF, h.entry_off),
+    ] {
+        put_u32(&mut raw, at, v);
+    }
+    raw
+}
+
+/// The producer header of a GSP queue of `size` bytes, as the model reads `msgqTxCreate`
+/// (`msgq.c`) called by `_gspMsgQueueInit` (`message_queue_cpu.c`): the receive header follows
+/// the 32-byte transmit header at the next 16-byte boundary (32), entries start at the first
+/// 4 KiB boundary after the 4-byte receive header (4096), each entry one 4 KiB page, and as many
+/// entries as fit; read pointers swapped into the other queue (`MSGQ_FLAGS_SWAP_RX`). `None` when
+/// not one entry fits.
+pub(crate) fn gsp_queue_header(size: u32) -> Option<MsgqTxHeader> {
+    let entry = GSP_MSG_QUEUE_ELEMENT_SIZE_MIN;
+    let rx_hdr_off = (tx::BYTES as u32).next_multiple_of(16);
+    let entry_off = (rx_hdr_off + tx::RX_BYTES).next_multiple_of(4096);
+    let msg_count = size.checked_sub(entry_off)? / entry;
+    (msg_count > 0).then_some(MsgqTxHeader {
+        version: MSGQ_VERSION,
+        size,
+        msg_size: entry,
+        msg_count,
+        write_ptr: 0,
+        flags: MSGQ_FLAGS_SWAP_RX,
+        rx_hdr_off,
+        entry_off,
+    })
+}
+
+/// Queue records (`GSP_MSG_QUEUE_ELEMENT`, `message_queue_priv.h`) as the model reads them: 16
+/// bytes `authTagBuffer`, 16 bytes `aadBuffer`, then `checkSum`, `seqNum`, `elemCount` (`NvU32`
+/// each), 4 bytes of padding, and the `rpc_message_header_v` at byte 48: `header_version`,
+/// `signature`, `length`, `function`, `rpc_result`, `rpc_result_private`, `sequence`, `u`. A
+/// record spans `elemCount` 4 KiB entries; its checksum is the XOR of its bytes (up to
+/// `rpc.length` past the RPC header's start, rounded up to 8) as 64-bit little-endian words,
+/// folded to 32 bits, and a sealed record folds to zero (`_checkSum32`).
+pub(crate) mod record {
+    use super::{put_u32, u32_at, GspRmError, RpcMessageHeader, ENTRY, GSP_MSG_QUEUE_ELEMENT_SIZE_MAX};
+
+    pub const CHECK_SUM: usize = 32;
+    pub const SEQ_NUM: usize = 36;
+    pub const ELEM_COUNT: usize = 40;
+    /// Where the RPC header starts.
+    pub const RPC: usize = 48;
+    /// Bytes of the RPC header: where the parameters start, after `RPC`.
+    pub const RPC_BYTES: usize = 32;
+    /// Most entries one record spans.
+    pub const MAX_ENTRIES: u32 = GSP_MSG_QUEUE_ELEMENT_SIZE_MAX / ENTRY as u32;
+
+    /// The 64-bit XOR fold of `bytes` (a multiple of 8 long).
+    pub fn fold(bytes: &[u8]) -> u32 {
+        let x = bytes.chunks(8).fold(0u64, |acc, w| {
+            let mut word = [0u8; 8];
+            word[..w.len()].copy_from_slice(w);
+            acc ^ u64::from_le_bytes(word)
+        });
+        (x as u32) ^ ((x >> 32) as u32)
+    }
+
+    fn header_at(bytes: &[u8]) -> RpcMessageHeader {
+        let w = |i: usize| u32_at(bytes, RPC + 4 * i);
+        RpcMessageHeader {
+            header_version: w(0),
+            signature: w(1),
+            length: w(2),
+            function: w(3),
+            rpc_result: w(4),
+            rpc_result_private: w(5),
+            sequence: w(6),
+            u: w(7),
+        }
+    }
+
+    /// Bytes the checksum covers for an RPC of `length` bytes; `None` when the RPC does not fit a
+    /// record or is shorter than its header.
+    fn covered(length: u32) -> Option<usize> {
+        let size = RPC.checked_add(usize::try_from(length).ok()?)?;
+        (length as usize >= RPC_BYTES && size <= GSP_MSG_QUEUE_ELEMENT_SIZE_MAX as usize)
+            .then_some(size.next_multiple_of(8))
+    }
+
+    /// Entries a record of `elem_count` read from its first entry spans, checked.
+    pub fn entries(first: &[u8]) -> Result<u32, GspRmError> {
+        let n = u32_at(first, ELEM_COUNT);
+        if n == 0 || n > MAX_ENTRIES {
+            return Err(GspRmError::BadRecord { what: "elemCount not 1..=16", value: n });
+        }
+        Ok(n)
+    }
+
+    /// A whole record (its `elemCount` entries) checked: length within the entries, checksum.
+    /// Returns the sequence number, the RPC header and the parameters.
+    pub fn open(bytes: &[u8]) -> Result<(u32, RpcMessageHeader, &[u8]), GspRmError> {
+        let n = entries(bytes)?;
+        let span = n as usize * ENTRY as usize;
+        if bytes.len() < span {
+            return Err(GspRmError::BadRecord { what: "truncated", value: span as u32 });
+        }
+        let header = header_at(bytes);
+        let Some(end) = covered(header.length) else {
+            return Err(GspRmError::BadRecord { what: "rpc.length out of range", value: header.length });
+        };
+        if end > span {
+            return Err(GspRmError::BadRecord { what: "rpc.length beyond elemCount entries", value: header.length });
+        }
+        let residue = fold(&bytes[..end]);
+        if residue != 0 {
+            return Err(GspRmError::BadRecord { what: "bad checksum (residue)", value: residue });
+        }
+        let params = &bytes[RPC + RPC_BYTES..RPC + header.length as usize];
+        Ok((u32_at(bytes, SEQ_NUM), header, params))
+    }
+
+    /// A record for `header` (its `length` covering `params`) and `params`, sealed with `seq`:
+    /// whole entries, zero past the RPC.
+    pub fn seal(header: &RpcMessageHeader, params: &[u8], seq: u32) -> alloc::vec::Vec<u8> {
+        let size = RPC + RPC_BYTES + params.len();
+        let n = size.div_ceil(ENTRY as usize);
+        let mut bytes = alloc::vec![0u8; n * ENTRY as usize];
+        let words = [
+            header.header_version,
+            header.signature,
+            header.length,
+            header.function,
+            header.rpc_result,
+            header.rpc_result_private,
+            header.sequence,
+            header.u,
+        ];
+        for (i, w) in words.into_iter().enumerate() {
+            put_u32(&mut bytes, RPC + 4 * i, w);
+        }
+        bytes[RPC + RPC_BYTES..size].copy_from_slice(params);
+        put_u32(&mut bytes, SEQ_NUM, seq);
+        put_u32(&mut bytes, ELEM_COUNT, n as u32);
+        let sum = fold(&bytes[..size.next_multiple_of(8)]);
+        put_u32(&mut bytes, CHECK_SUM, sum);
+        bytes
+    }
+}
 
 /// The shared block as GSP-RM maps it: its pages, by bus address, in block order.
 #[derive(Clone, Debug)]
@@ -159,25 +349,6 @@ pub(crate) struct Command {
     pub params: Vec<u8>,
 }
 
-fn element_error(e: ElementError) -> GspRmError {
-    match e {
-        ElementError::TooShort { len } => GspRmError::BadRecord { what: "shorter than its header", value: len as u32 },
-        ElementError::BadLength { rpc_length } => {
-            GspRmError::BadRecord { what: "rpc.length out of range", value: rpc_length }
-        }
-        ElementError::BadElementCount { elem_count } => {
-            GspRmError::BadRecord { what: "elemCount not 1..=16", value: elem_count }
-        }
-        ElementError::Truncated { needed, .. } => GspRmError::BadRecord { what: "truncated", value: needed as u32 },
-        ElementError::LengthBeyondElements { rpc_length, .. } => {
-            GspRmError::BadRecord { what: "rpc.length beyond elemCount entries", value: rpc_length }
-        }
-        ElementError::BadChecksum { residue, .. } => {
-            GspRmError::BadRecord { what: "bad checksum (residue)", value: residue }
-        }
-    }
-}
-
 impl Queues {
     /// Links the queues as GSP-RM does at boot: maps the block, checks the command queue the CPU
     /// created (`msgqRxLink`'s checks and the exact header `msgqTxCreate` computes for its size),
@@ -207,11 +378,11 @@ impl Queues {
             _ => return Err(rm("queue larger than 4 GiB", cmd_size.max(stat_size))),
         };
 
-        let mut raw = [0u8; 32];
+        let mut raw = [0u8; tx::BYTES];
         block.read(memory, args.cmd_queue_offset, &mut raw)?;
-        let found = MsgqTxHeader::read_from_bytes(&raw).unwrap_or_default();
-        let expected = MsgqTxHeader::gsp_queue(cmd_size)
-            .map_err(|_| rm("command queue too small for one entry", cmd_size.into()))?;
+        let found = decode_tx_header(&raw);
+        let expected =
+            gsp_queue_header(cmd_size).ok_or_else(|| rm("command queue too small for one entry", cmd_size.into()))?;
         let fields = [
             ("version", expected.version, found.version),
             ("size", expected.size, found.size),
@@ -231,8 +402,8 @@ impl Queues {
                 count: found.msg_count,
             });
         }
-        let stat_header = MsgqTxHeader::gsp_queue(stat_size)
-            .map_err(|_| rm("status queue too small for one entry", stat_size.into()))?;
+        let stat_header =
+            gsp_queue_header(stat_size).ok_or_else(|| rm("status queue too small for one entry", stat_size.into()))?;
         let queues = Self {
             block,
             cmd: Ring { offset: args.cmd_queue_offset, header: found },
@@ -242,14 +413,14 @@ impl Queues {
             stat_write: 0,
             stat_seq: 0,
         };
-        queues.block.write(memory, stat_offset, stat_header.as_bytes())?;
+        queues.block.write(memory, stat_offset, &encode_tx_header(&stat_header))?;
         queues.block.write_u32(memory, queues.stat.rx_header(), 0)?;
         Ok(queues)
     }
 
     /// The CPU's write pointer of the command queue.
     fn cmd_write_ptr(&self, memory: &dyn SystemMemory) -> Result<u32, GspRmError> {
-        let value = self.block.read_u32(memory, self.cmd.offset + WRITE_PTR_AT)?;
+        let value = self.block.read_u32(memory, self.cmd.offset + tx::WRITE_PTR as u64)?;
         let count = self.cmd.header.msg_count;
         if value >= count {
             return Err(GspRmError::QueuePointer { which: "command queue writePtr", value, count });
@@ -278,11 +449,7 @@ impl Queues {
         }
         let mut record = vec![0u8; ENTRY as usize];
         self.block.read(memory, self.cmd.entry(self.cmd_read), &mut record)?;
-        let elem_count = u32::from_le_bytes([record[40], record[41], record[42], record[43]]);
-        let max = GSP_MSG_QUEUE_ELEMENT_SIZE_MAX / GSP_MSG_QUEUE_ELEMENT_SIZE_MIN;
-        if elem_count == 0 || elem_count > max {
-            return Err(GspRmError::BadRecord { what: "elemCount not 1..=16", value: elem_count });
-        }
+        let elem_count = record::entries(&record)?;
         if elem_count > available {
             return Err(GspRmError::BadRecord {
                 what: "elemCount beyond the entries the CPU submitted",
@@ -295,24 +462,22 @@ impl Queues {
             let at = (u64::from(i) * ENTRY) as usize;
             self.block.read(memory, self.cmd.entry(index), &mut record[at..at + ENTRY as usize])?;
         }
-        let received = verify_element(&record).map_err(element_error)?;
-        let seq = received.element.seq_num;
+        let (seq, header, params) = record::open(&record)?;
         if seq != self.cmd_seq {
             return Err(GspRmError::SequenceNumber { expected: self.cmd_seq, found: seq });
         }
-        let header = received.element.rpc;
-        header.check().map_err(|e| match e {
-            nvgpu::gsp::rpc::RpcHeaderError::BadSignature { found } => {
-                GspRmError::RequestHeader { what: "signature is not NV_VGPU_MSG_SIGNATURE_VALID", value: found }
-            }
-            nvgpu::gsp::rpc::RpcHeaderError::BadVersion { found } => {
-                GspRmError::RequestHeader { what: "header_version is not 3.0", value: found }
-            }
-            nvgpu::gsp::rpc::RpcHeaderError::ShortLength { length } => {
-                GspRmError::RequestHeader { what: "length shorter than the header", value: length }
-            }
-        })?;
-        let params = received.params.to_vec();
+        if header.signature != NV_VGPU_MSG_SIGNATURE_VALID {
+            let found = header.signature;
+            return Err(GspRmError::RequestHeader {
+                what: "signature is not NV_VGPU_MSG_SIGNATURE_VALID",
+                value: found,
+            });
+        }
+        if header.header_version != RPC_HEADER_VERSION {
+            let found = header.header_version;
+            return Err(GspRmError::RequestHeader { what: "header_version is not 3.0", value: found });
+        }
+        let params = params.to_vec();
         self.cmd_seq = self.cmd_seq.wrapping_add(1);
         self.cmd_read = (self.cmd_read + elem_count) % count;
         self.block.write_u32(memory, self.stat.rx_header(), self.cmd_read)?;
@@ -335,7 +500,7 @@ impl Queues {
             self.block.write(memory, self.stat.entry(index), &record[at..at + ENTRY as usize])?;
         }
         self.stat_write = (self.stat_write + elements) % count;
-        self.block.write_u32(memory, self.stat.offset + WRITE_PTR_AT, self.stat_write)?;
+        self.block.write_u32(memory, self.stat.offset + tx::WRITE_PTR as u64, self.stat_write)?;
         Ok(true)
     }
 
@@ -343,25 +508,16 @@ impl Queues {
     /// `payload`), split into continuation records where it exceeds one record
     /// (`_issueRpcAndWaitLarge`'s layout, GSP to CPU), each sealed with the next status `seqNum`.
     pub fn seal_message(&mut self, header: RpcMessageHeader, payload: &[u8]) -> Vec<Vec<u8>> {
-        let first_max =
-            (GSP_MSG_QUEUE_ELEMENT_SIZE_MAX - GSP_MSG_QUEUE_ELEMENT_HDR_SIZE - RPC_MESSAGE_HEADER_SIZE) as usize;
+        let first_max = GSP_MSG_QUEUE_ELEMENT_SIZE_MAX as usize - record::RPC - record::RPC_BYTES;
         let mut records = Vec::new();
         let mut rest = payload;
         let mut header = header;
         loop {
             let take = rest.len().min(first_max);
             let (chunk, tail) = rest.split_at(take);
-            header.length = RPC_MESSAGE_HEADER_SIZE + take as u32;
-            let size = GSP_MSG_QUEUE_ELEMENT_HDR_SIZE + header.length;
-            let mut record = vec![0u8; (bytes_to_elements(size) as u64 * ENTRY) as usize];
-            let rpc_at = GSP_MSG_QUEUE_ELEMENT_HDR_SIZE as usize;
-            record[rpc_at..rpc_at + RPC_MESSAGE_HEADER_SIZE as usize].copy_from_slice(header.as_bytes());
-            let params_at = rpc_at + RPC_MESSAGE_HEADER_SIZE as usize;
-            record[params_at..params_at + chunk.len()].copy_from_slice(chunk);
-            // The record is sized for its entries, so sealing cannot fail.
-            let _ = seal_element(&mut record, self.stat_seq);
+            header.length = (record::RPC_BYTES + take) as u32;
+            records.push(record::seal(&header, chunk, self.stat_seq));
             self.stat_seq = self.stat_seq.wrapping_add(1);
-            records.push(record);
             rest = tail;
             if rest.is_empty() {
                 break;
@@ -369,5 +525,85 @@ impl Queues {
             header.function = nvgpu::gsp::rpc::RpcFunction::ContinuationRecord.raw();
         }
         records
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nvgpu::gsp::msgq::{seal_element, verify_element, GSP_MSG_QUEUE_ELEMENT_HDR_SIZE};
+    use zerocopy::IntoBytes;
+
+    /// The model's reading of `msgqTxCreate` and the driver's agree on every queue size.
+    #[test]
+    fn queue_headers_agree_with_the_driver() {
+        for size in [0u32, 4096, 8191, 8192, 12288, 256 << 10, (256 << 10) + 100, 1 << 20] {
+            let driver = MsgqTxHeader::gsp_queue(size).ok();
+            assert_eq!(gsp_queue_header(size), driver, "queue of {size} bytes");
+            if let Some(h) = driver {
+                assert_eq!(&encode_tx_header(&h)[..], h.as_bytes());
+                assert_eq!(decode_tx_header(&encode_tx_header(&h)), h);
+            }
+        }
+        let h = gsp_queue_header(256 << 10).unwrap();
+        assert_eq!((h.rx_hdr_off, h.entry_off, h.msg_count), (32, 4096, 63));
+    }
+
+    fn header(length: u32) -> RpcMessageHeader {
+        RpcMessageHeader {
+            header_version: RPC_HEADER_VERSION,
+            signature: NV_VGPU_MSG_SIGNATURE_VALID,
+            length,
+            function: 72,
+            rpc_result: 0xffff_ffff,
+            rpc_result_private: 0xffff_ffff,
+            sequence: 9,
+            u: 0,
+        }
+    }
+
+    /// Records the model seals open with the driver's checks, and records the driver seals open
+    /// with the model's, for short, entry-crossing and largest parameters.
+    #[test]
+    fn records_cross_between_the_model_and_the_driver() {
+        for len in [0usize, 1, 7, 100, 4096 - 80, 4096, 10_000, GSP_MSG_QUEUE_ELEMENT_SIZE_MAX as usize - 80] {
+            let params: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+            let h = header((record::RPC_BYTES + len) as u32);
+            let sealed = record::seal(&h, &params, 41);
+            let theirs = verify_element(&sealed).unwrap();
+            assert_eq!((theirs.element.seq_num, theirs.element.rpc, theirs.params), (41, h, &params[..]));
+
+            let size = GSP_MSG_QUEUE_ELEMENT_HDR_SIZE as usize + h.length as usize;
+            let mut driver = vec![0u8; size.div_ceil(ENTRY as usize) * ENTRY as usize];
+            driver[record::RPC..record::RPC + record::RPC_BYTES].copy_from_slice(h.as_bytes());
+            driver[record::RPC + record::RPC_BYTES..size].copy_from_slice(&params);
+            seal_element(&mut driver, 41).unwrap();
+            assert_eq!(driver, sealed, "{len} bytes of parameters");
+            let (seq, ours, p) = record::open(&driver).unwrap();
+            assert_eq!((seq, ours, p), (41, h, &params[..]));
+        }
+    }
+
+    #[test]
+    fn damaged_records_are_refused() {
+        let h = header(record::RPC_BYTES as u32 + 16);
+        let good = record::seal(&h, &[5; 16], 0);
+        let mut flipped = good.clone();
+        flipped[record::RPC + record::RPC_BYTES + 3] ^= 0x10;
+        assert!(matches!(record::open(&flipped), Err(GspRmError::BadRecord { what: "bad checksum (residue)", .. })));
+        let mut count = good.clone();
+        count[record::ELEM_COUNT] = 17;
+        assert!(matches!(record::open(&count), Err(GspRmError::BadRecord { what: "elemCount not 1..=16", .. })));
+        let long = record::seal(&header(5000), &[0; 5000 - 32], 0);
+        assert!(matches!(record::open(&long[..4096]), Err(GspRmError::BadRecord { what: "truncated", .. })));
+        let mut beyond = good.clone();
+        beyond[record::RPC + 8..record::RPC + 12].copy_from_slice(&5000u32.to_le_bytes());
+        assert!(matches!(
+            record::open(&beyond),
+            Err(GspRmError::BadRecord { what: "rpc.length beyond elemCount entries", .. })
+        ));
+        let mut short = good;
+        short[record::RPC + 8..record::RPC + 12].copy_from_slice(&8u32.to_le_bytes());
+        assert!(matches!(record::open(&short), Err(GspRmError::BadRecord { what: "rpc.length out of range", .. })));
     }
 }
