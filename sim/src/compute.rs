@@ -1,5 +1,5 @@
 //! The model's compute engine: takes a QMD by `SEND_PCAS_A` + `SEND_SIGNALING_PCAS2_B`
-//! (`SEND_SIGNALING_PCAS_B` on Turing; `nvgpu::hw::compute`), decodes it itself ([`QmdReader`]:
+//! (`SEND_SIGNALING_PCAS_B` on Turing; `nvgpu::hw::compute`), decodes it itself (`QmdReader`:
 //! the `MW(hi:lo)` positions of open-gpu-doc's `cl*c0qmd.h`, declared in `nvgpu::hw::qmd`, read
 //! bit by bit, not with the driver's encoder), reads the code image
 //! at the program address (on the model: PTX, `nvgpu::compute::launch::model_code_image`),
