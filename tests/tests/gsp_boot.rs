@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use nvgpu::chip::Chipset;
-use nvgpu::falcon::Falcon;
+use nvgpu::falcon::{Falcon, Gsp};
 use nvgpu::firmware::FirmwareBundle;
 use nvgpu::gsp::boot::booter::BooterError;
 use nvgpu::gsp::boot::data::{walk_radix3, BootData, FbInputs};
@@ -24,7 +24,6 @@ use nvgpu::gsp::msgq::MessageQueueLayout;
 use nvgpu::gsp::queue::QueueHeadDoorbell;
 use nvgpu::gsp::wpr::{WprChipParams, GSP_FW_WPR_META_MAGIC};
 use nvgpu::hal;
-use nvgpu::hw::engine::FalconEngine;
 use nvgpu::platform::Clock;
 use nvgpu::vbios::{FwsecKind, Vbios};
 use sim::{BootSequencer, DmaArena, GspFault, GspRmStatus, HaltCode, ModelConfig, ModelGpu};
@@ -66,8 +65,8 @@ fn read(path: &Path) -> Vec<u8> {
     })
 }
 
-fn gsp_falcon(model: &ModelGpu) -> Falcon<&ModelGpu, ModelClock> {
-    Falcon::new(model, ModelClock::default(), hal::for_chipset(model.chipset()), FalconEngine::Gsp).expect("GSP falcon")
+fn gsp_falcon(model: &ModelGpu) -> Falcon<&ModelGpu, ModelClock, Gsp> {
+    Falcon::new(model, ModelClock::default(), hal::for_chipset(model.chipset())).expect("GSP falcon")
 }
 
 /// The FRTS region the WPR layout puts on a board: right below the 128 KiB-aligned end of WPR2,

@@ -12,7 +12,9 @@
 use std::path::PathBuf;
 
 use nvgpu::chip::Chipset;
-use nvgpu::falcon::{BromParams, DmaSegment, DmaTarget, Falcon, FalconMemory, HsSignatureLocation, Mailboxes};
+use nvgpu::falcon::{
+    BromParams, DmaSegment, DmaTarget, Engine, Falcon, FalconMemory, Fsp, Gsp, HsSignatureLocation, Mailboxes, Sec2,
+};
 use nvgpu::firmware::BooterFirmware;
 use nvgpu::gsp::init_args::{GspArgumentsCached, MessageQueueInitArguments};
 use nvgpu::gsp::libos::{
@@ -27,7 +29,7 @@ use nvgpu::gsp::rpc::{RpcEvent, RpcFunction, RpcMessageHeader, RPC_MESSAGE_HEADE
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::gsp::wpr::{FirmwareImages, GspFwWprMeta, SysmemRegion, WprChipParams, WprLayoutInputs};
 use nvgpu::hal::{self, FalconLayout};
-use nvgpu::hw::engine::{FalconEngine, NV_PGSP_MAILBOX, NV_PGSP_QUEUE_HEAD};
+use nvgpu::hw::engine::{NV_PGSP_MAILBOX, NV_PGSP_QUEUE_HEAD};
 use nvgpu::hw::gc6::NV_PGC6_BSI_SECURE_SCRATCH_14;
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::{DmaAllocator, DmaBuffer};
@@ -49,8 +51,8 @@ use tests::model_boot::ModelClock;
 const TIMEOUT_MS: u64 = 100;
 const PAGE: usize = 4096;
 
-fn falcon(model: &ModelGpu, engine: FalconEngine) -> Falcon<&ModelGpu, ModelClock> {
-    Falcon::new(model, ModelClock::default(), hal::for_chipset(model.chipset()), engine).expect("falcon listed")
+fn falcon<E: Engine>(model: &ModelGpu) -> Falcon<&ModelGpu, ModelClock, E> {
+    Falcon::new(model, ModelClock::default(), hal::for_chipset(model.chipset())).expect("falcon listed")
 }
 
 fn real_data() -> PathBuf {
@@ -364,7 +366,7 @@ impl Rig {
         .unwrap();
         let mut buffer = self.arena.alloc(image.len()).unwrap();
         buffer.as_mut_slice().copy_from_slice(&image);
-        let gsp = falcon(model, FalconEngine::Gsp);
+        let gsp = falcon::<Gsp>(model);
         gsp.reset().unwrap();
         let segments = [
             DmaSegment {
@@ -394,7 +396,7 @@ impl Rig {
     /// RM's steps between FWSEC and the booter: reset GSP into RISC-V (GA102+), queue the boot
     /// RPCs, LIBOS arguments into GSP's mailboxes.
     fn prepare_gsp(&mut self, registry: bool) {
-        let gsp = falcon(&self.model, FalconEngine::Gsp);
+        let gsp = falcon::<Gsp>(&self.model);
         if hal::for_chipset(self.model.chipset()).falcon_layout == FalconLayout::Ga102 {
             gsp.reset_into_riscv(false).unwrap();
             // The core switch completes on the next poll (RM waits for VALID).
@@ -423,7 +425,7 @@ impl Rig {
         let fuse_version = 32 - fuse.leading_zeros();
         let image = booter.patched_image(fuse_version).unwrap();
         let load = booter.load;
-        let sec2 = falcon(model, FalconEngine::Sec2);
+        let sec2 = falcon::<Sec2>(model);
         sec2.reset().unwrap();
         let bootvec = match load_style(model.chipset()) {
             BooterLoadStyle::FromHs => {
@@ -487,7 +489,7 @@ impl Rig {
     }
 
     fn riscv_active(&self) -> bool {
-        falcon(&self.model, FalconEngine::Gsp).is_riscv_active()
+        falcon::<Gsp>(&self.model).is_riscv_active()
     }
 
     /// FWSEC-FRTS, GSP prepared, booter_load, status queue linked.
@@ -532,7 +534,7 @@ impl Rig {
 
     /// `kgspExecuteSequencerCommand_GA102(CORE_RESUME)`.
     fn core_resume(&mut self) {
-        let gsp = falcon(&self.model, FalconEngine::Gsp);
+        let gsp = falcon::<Gsp>(&self.model);
         if hal::for_chipset(self.model.chipset()).falcon_layout == FalconLayout::Ga102 {
             gsp.reset_into_riscv(false).unwrap();
             self.model.read32(nvgpu::hw::engine::NV_FALCON2_GSP_BASE + 0x668);
@@ -540,7 +542,7 @@ impl Rig {
             gsp.reset().unwrap();
         }
         gsp.write_mailboxes(Mailboxes { mailbox0: self.libos_bus as u32, mailbox1: (self.libos_bus >> 32) as u32 });
-        let sec2 = falcon(&self.model, FalconEngine::Sec2);
+        let sec2 = falcon::<Sec2>(&self.model);
         sec2.start();
         let mut polls = 0;
         while !NV_PGC6_BSI_SECURE_SCRATCH_14::read(&self.model).boot_stage_3_handoff() {
@@ -779,7 +781,7 @@ impl Rig {
         let cmd = sim::fwsec::frts_command_bytes(self.meta.frts_offset);
         let cmd_at = fwsec.dmem_mapper.cmd_in_buffer_offset as usize;
         dmem[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);
-        let gsp = falcon(model, FalconEngine::Gsp);
+        let gsp = falcon::<Gsp>(model);
         gsp.reset().unwrap();
         gsp.load_imem(desc.imem_phys_base, fwsec.imem(), desc.imem_virt_base, true).unwrap();
         gsp.load_dmem(desc.dmem_phys_base, &dmem).unwrap();
@@ -858,7 +860,7 @@ fn booter_refuses_a_missing_frts_and_a_gsp_on_the_falcon_core() {
     let mut rig = Rig::new(ModelGpu::rtx3090());
     rig.run_fwsec_frts();
     rig.prepare_gsp(true);
-    falcon(&rig.model, FalconEngine::Gsp).reset().unwrap(); // back to the falcon core
+    falcon::<Gsp>(&rig.model).reset().unwrap(); // back to the falcon core
     rig.model.take_errors();
     assert_ne!(rig.booter_load(Booter::Model), 0);
     assert!(matches!(rig.model.take_errors()[..], [ModelError::Booter(BooterError::GspNotReady { .. })]));
@@ -921,7 +923,7 @@ fn libos_and_queue_violations_stop_gsp_rm_with_an_error_word() {
         rig.run_fwsec_frts();
         rig.prepare_gsp(true);
         poke(&mut rig);
-        let gsp = falcon(&rig.model, FalconEngine::Gsp);
+        let gsp = falcon::<Gsp>(&rig.model);
         gsp.write_mailboxes(Mailboxes { mailbox0: rig.libos_bus as u32, mailbox1: (rig.libos_bus >> 32) as u32 });
         assert_eq!(rig.booter_load(Booter::Model), 0, "{name}: the booter does not read these");
         let errors = gsp_rm_errors(&rig.model);
@@ -990,7 +992,7 @@ fn boot_rpcs_in_order_and_init_done_reports_bad_system_info() {
     // System information with an NvBool of 2: GSP_INIT_DONE carries NV_ERR_INVALID_ARGUMENT.
     let mut rig = Rig::new(ModelGpu::rtx3090());
     rig.run_fwsec_frts();
-    let gsp = falcon(&rig.model, FalconEngine::Gsp);
+    let gsp = falcon::<Gsp>(&rig.model);
     gsp.reset_into_riscv(false).unwrap();
     rig.model.read32(nvgpu::hw::engine::NV_FALCON2_GSP_BASE + 0x668);
     let mut info = vec![0u8; GSP_SYSTEM_INFO_SIZE];
@@ -1031,11 +1033,11 @@ fn sequencer_variants_lead_to_init_done() {
     rig.boot(Booter::Model);
     let (header, _) = rig.queues.receive(&rig.model).unwrap();
     assert_eq!(header.function, RpcEvent::GspRunCpuSequencer.raw());
-    let gsp = falcon(&rig.model, FalconEngine::Gsp);
+    let gsp = falcon::<Gsp>(&rig.model);
     gsp.reset_into_riscv(false).unwrap();
     rig.model.read32(nvgpu::hw::engine::NV_FALCON2_GSP_BASE + 0x668);
     gsp.write_mailboxes(Mailboxes { mailbox0: rig.libos_bus as u32, mailbox1: (rig.libos_bus >> 32) as u32 });
-    let sec2 = falcon(&rig.model, FalconEngine::Sec2);
+    let sec2 = falcon::<Sec2>(&rig.model);
     sec2.start();
     assert_ne!(sec2.mailboxes().mailbox0, 0, "SEC2 reports the failed resume");
     assert!(matches!(gsp_rm_errors(&rig.model)[..], [GspRmError::Sequencer { .. }]));
@@ -1046,7 +1048,7 @@ fn sequencer_variants_lead_to_init_done() {
 #[test]
 fn a_reset_of_gsp_outside_core_resume_kills_gsp_rm() {
     let rig = Rig::booted(ModelGpu::rtx3090(), Booter::Model);
-    falcon(&rig.model, FalconEngine::Gsp).reset_engine().unwrap();
+    falcon::<Gsp>(&rig.model).reset_engine().unwrap();
     assert!(matches!(gsp_rm_errors(&rig.model)[..], [GspRmError::ResetWhileRunning]));
     assert_eq!(rig.model.gsp_rm_status(), GspRmStatus::Stopped);
 }
@@ -1159,7 +1161,7 @@ fn large_registry_arrives_in_continuation_records() {
     // (GSP_MSG_QUEUE_RPC_SIZE_MAX), the rest follows in CONTINUATION_RECORDs.
     let mut rig = Rig::new(ModelGpu::rtx3090());
     rig.run_fwsec_frts();
-    let gsp = falcon(&rig.model, FalconEngine::Gsp);
+    let gsp = falcon::<Gsp>(&rig.model);
     gsp.reset_into_riscv(false).unwrap();
     rig.model.read32(nvgpu::hw::engine::NV_FALCON2_GSP_BASE + 0x668);
     rig.queues.send(&rig.model, RpcFunction::GspSetSystemInfo, &[0u8; GSP_SYSTEM_INFO_SIZE]);
@@ -1203,7 +1205,7 @@ fn unload_stops_gsp_rm_and_booter_unload_tears_down_wpr2() {
         let params = RpcUnloadingGuestDriverV1F07::default();
         let (header, _) = rig.queues.call(&rig.model, RpcFunction::UnloadingGuestDriver, params.as_bytes());
         assert_eq!(header.rpc_result, 0);
-        let gsp = falcon(&rig.model, FalconEngine::Gsp);
+        let gsp = falcon::<Gsp>(&rig.model);
         assert_eq!(gsp.mailboxes().mailbox0, 0x8000_0000, "LIBOS_INTERRUPT_PROCESSOR_SUSPENDED");
         assert!(!rig.riscv_active());
         assert_eq!(rig.model.gsp_rm_status(), GspRmStatus::Unloaded);
@@ -1362,7 +1364,7 @@ impl Rig {
         let fmc = FmcImages { image: &fmc_image, hash384: &hash, public_key: &key, signature: &sig };
         let mut cot = cot_payload(&fmc, &addresses);
         edit(&mut cot);
-        let fsp = falcon(&self.model, FalconEngine::Fsp);
+        let fsp = falcon::<Fsp>(&self.model);
         let clock = ModelClock::default();
         FspChannel::new(&fsp, &clock).send_and_read(cot.as_bytes(), NVDM_TYPE_COT)
     }
@@ -1377,7 +1379,7 @@ fn hopper_fsp_chain_of_trust_boots_gsp_rm() {
     let messages = rig.model.fsp_received_messages();
     assert_eq!(messages.len(), 1);
     assert_eq!((messages[0][0], messages[0].len()), (0x14, 1 + 860), "NVDM type COT and NVDM_PAYLOAD_COT");
-    assert_eq!(falcon(&rig.model, FalconEngine::Gsp).mailboxes().mailbox0, 0, "no GSP-FMC error");
+    assert_eq!(falcon::<Gsp>(&rig.model).mailboxes().mailbox0, 0, "no GSP-FMC error");
     assert!(rig.riscv_active());
     let (lo, hi) = rig.model.wpr2().expect("the FMC raised WPR2");
     let vram = rig.model.config().vram_bytes;
@@ -1417,7 +1419,7 @@ fn hopper_fsp_refuses_bad_cot_and_the_fmc_bad_metadata() {
     rig.meta.gsp_fw_offset = 0x1_0000_0000;
     rig.rewrite_meta();
     rig.fsp_chain_of_trust(|_| {}).expect("the FSP itself accepts");
-    let mailbox0 = falcon(&rig.model, FalconEngine::Gsp).mailboxes().mailbox0;
+    let mailbox0 = falcon::<Gsp>(&rig.model).mailboxes().mailbox0;
     let errors = gsp_rm_errors(&rig.model);
     assert!(matches!(errors[..], [GspRmError::Fmc(BooterError::Layout { .. })]), "{errors:?}");
     let GspRmError::Fmc(error) = errors[0] else { unreachable!() };

@@ -51,11 +51,10 @@ fn suspend_and_resume_keep_rm_objects_on_ga102_and_ad102() {
             let sr = boot.sr_data().expect("SR data");
             assert_eq!(sr.meta_in_memory(), Some(sr.meta));
             assert_eq!(sr.meta.size_of_suspend_resume_data, wpr2_before.1 + 1 - wpr2_before.0);
-            let gsp = nvgpu::falcon::Falcon::new(
+            let gsp = nvgpu::falcon::Falcon::<_, _, nvgpu::falcon::Gsp>::new(
                 model,
                 ModelClock::default(),
                 nvgpu::hal::for_chipset(chip),
-                nvgpu::hw::engine::FalconEngine::Gsp,
             )
             .expect("GSP falcon");
             assert!(!gsp.is_riscv_active(), "{chip:?}: GSP halted");

@@ -10,6 +10,7 @@
 use alloc::vec::Vec;
 
 use super::pio::pio_address_limit;
+use super::HostBooted;
 use super::{Falcon, FalconError, Result, DMA_TIMEOUT_MS};
 use crate::hal::FalconLayout;
 use crate::hw::falcon::{
@@ -64,7 +65,7 @@ pub struct DmaSegment {
     pub virtual_address: Option<u32>,
 }
 
-impl<R: RegisterIo, C: Clock> Falcon<R, C> {
+impl<R: RegisterIo, C: Clock, E: HostBooted> Falcon<R, C, E> {
     /// The FBIF base, for engines whose DMA the driver programs.
     fn fbif_base(&self) -> Result<u32> {
         self.unit.fbif_base.ok_or(self.unsupported("DMA through the FBIF"))

@@ -6,8 +6,8 @@
 //! auto-increment for writes or reads; afterwards EMEMC must point just past the last word, or
 //! auto-increment did not work. Port 0 is RM's channel (`FSP_EMEM_CHANNEL_RM`).
 
-use super::{Falcon, FalconError, Result};
-use crate::hw::engine::{FalconEngine, NV_PFSP_EMEMC, NV_PFSP_EMEMD, NV_PGSP_EMEMC, NV_PGSP_EMEMD};
+use super::{Falcon, FalconError, HasEmem, Result};
+use crate::hw::engine::{NV_PFSP_EMEMC, NV_PGSP_EMEMC};
 use crate::hw::RegisterIo;
 use crate::platform::Clock;
 
@@ -29,16 +29,7 @@ const _: () = assert!(
         && (1u32 << (NV_PFSP_EMEMC::OFFS.bits.width() + NV_PFSP_EMEMC::BLK.bits.width())) == ADDRESS_WORDS
 );
 
-impl<R: RegisterIo, C: Clock> Falcon<R, C> {
-    /// BAR0 offsets of this engine's EMEMC and EMEMD (port 0).
-    fn emem_ports(&self) -> Result<(u32, u32)> {
-        match self.engine() {
-            FalconEngine::Fsp => Ok((NV_PFSP_EMEMC::address(PORT), NV_PFSP_EMEMD::address(PORT))),
-            FalconEngine::Gsp => Ok((NV_PGSP_EMEMC::address(PORT), NV_PGSP_EMEMD::address(PORT))),
-            FalconEngine::Sec2 => Err(self.unsupported("EMEM")),
-        }
-    }
-
+impl<R: RegisterIo, C: Clock, E: HasEmem> Falcon<R, C, E> {
     /// Checks a transfer of `len` bytes at `offset` and returns its first word.
     fn check_emem(&self, what: &'static str, offset: u32, len: usize) -> Result<u32> {
         self.check_aligned(what, offset.into(), WORD)?;
@@ -74,7 +65,7 @@ impl<R: RegisterIo, C: Clock> Falcon<R, C> {
 
     /// Writes `data` (whole words) into EMEM at byte `offset` (word aligned).
     pub fn emem_write(&self, offset: u32, data: &[u8]) -> Result<()> {
-        let (ememc, ememd) = self.emem_ports()?;
+        let (ememc, ememd) = E::emem_ports(PORT);
         let start = self.check_emem("EMEM write", offset, data.len())?;
         self.io.write32(ememc, Self::emem_control(start, true));
         for chunk in data.chunks_exact(WORD as usize) {
@@ -85,7 +76,7 @@ impl<R: RegisterIo, C: Clock> Falcon<R, C> {
 
     /// Reads EMEM at byte `offset` (word aligned) into `out` (whole words).
     pub fn emem_read(&self, offset: u32, out: &mut [u8]) -> Result<()> {
-        let (ememc, ememd) = self.emem_ports()?;
+        let (ememc, ememd) = E::emem_ports(PORT);
         let start = self.check_emem("EMEM read", offset, out.len())?;
         self.io.write32(ememc, Self::emem_control(start, false));
         for chunk in out.chunks_exact_mut(WORD as usize) {

@@ -10,6 +10,7 @@
 //! `kernel_gsp_frts_tu102.c` (signature at DMEM `PKCDataOffset`, DMEM following IMEM in the
 //! image), and the BROM programming of `kgspExecuteHsFalcon_GA102`.
 
+use super::HostBooted;
 use super::{Falcon, FalconError, Result};
 use crate::hal::FalconLayout;
 use crate::hw::falcon2::{
@@ -104,7 +105,7 @@ impl BromParams {
     }
 }
 
-impl<R: RegisterIo, C: Clock> Falcon<R, C> {
+impl<R: RegisterIo, C: Clock, E: HostBooted> Falcon<R, C, E> {
     /// Programs the boot ROM for an HS image: signature location, engine mask, ucode id and
     /// RSA-3072. GA102 and later only (Turing and GA100 verify HS code without these).
     pub fn program_brom(&self, params: &BromParams) -> Result<()> {

@@ -23,6 +23,7 @@
 
 mod dma;
 mod emem;
+mod engine;
 mod error;
 mod hs;
 mod pio;
@@ -31,12 +32,13 @@ mod pio;
 mod tests;
 
 pub use dma::{DmaSegment, DmaTarget, FalconMemory, DMA_BLOCK};
+pub use engine::{Engine, Fsp, Gsp, HasEmem, HostBooted, Sec2};
 pub use error::{engine_name, FalconError, Result};
 pub use hs::{booter_signature_index, patch_signature, BromParams, HsSignatureLocation};
 pub use pio::FALCON_BLOCK;
 
 use crate::hal::{FalconLayout, Hal};
-use crate::hw::engine::{self, FalconEngine, FalconUnit};
+use crate::hw::engine::{FalconEngine, FalconUnit};
 use crate::hw::falcon::{ga102, tu102, NV_PFALCON_FALCON_CPUCTL, NV_PFALCON_FALCON_CPUCTL_ALIAS};
 use crate::hw::falcon::{
     NV_PFALCON_FALCON_BOOTVEC, NV_PFALCON_FALCON_IRQSCLR, NV_PFALCON_FALCON_IRQSTAT, NV_PFALCON_FALCON_MAILBOX0,
@@ -71,31 +73,29 @@ pub struct Mailboxes {
     pub mailbox1: u32,
 }
 
-/// One falcon of one GPU: its registers (through `io`), its place in BAR0 (`unit`) and the chip's
-/// choices (`hal`). Owns nothing on the GPU; callers serialise steps on one engine.
-pub struct Falcon<R: RegisterIo, C: Clock> {
+/// One falcon of one GPU: engine `E` ([`Gsp`], [`Sec2`], [`Fsp`]), its registers (through
+/// `io`), its place in BAR0 (`unit`) and the chip's choices (`hal`). Owns nothing on the GPU;
+/// callers serialise steps on one engine.
+pub struct Falcon<R: RegisterIo, C: Clock, E: Engine> {
     io: R,
     clock: C,
     hal: &'static Hal,
     unit: FalconUnit,
+    engine: core::marker::PhantomData<E>,
 }
 
-impl<R: RegisterIo, C: Clock> Falcon<R, C> {
-    /// The falcon of `engine` as the chip's HAL places it; [`FalconError::NotPresent`] when the
-    /// HAL lists none (SEC2 on Hopper, the FSP before Hopper, the PMU anywhere).
-    pub fn new(io: R, clock: C, hal: &'static Hal, engine: FalconEngine) -> Result<Self> {
+impl<R: RegisterIo, C: Clock, E: Engine> Falcon<R, C, E> {
+    /// The falcon `E` as the chip's HAL places it; [`FalconError::NotPresent`] when the HAL
+    /// lists none (SEC2 on Hopper, the FSP before Hopper).
+    pub fn new(io: R, clock: C, hal: &'static Hal) -> Result<Self> {
+        let engine = E::ENGINE;
         let unit = *hal.falcon(engine).ok_or(FalconError::NotPresent { engine })?;
-        Ok(Self::for_unit(io, clock, hal, unit))
-    }
-
-    /// A falcon at an explicit place, with the layout and resets of `hal`'s family.
-    pub fn for_unit(io: R, clock: C, hal: &'static Hal, unit: FalconUnit) -> Self {
-        Self { io, clock, hal, unit }
+        Ok(Self { io, clock, hal, unit, engine: core::marker::PhantomData })
     }
 
     /// Which engine this is.
     pub fn engine(&self) -> FalconEngine {
-        self.unit.engine
+        E::ENGINE
     }
 
     /// Where the engine's registers are.
@@ -125,6 +125,79 @@ impl<R: RegisterIo, C: Clock> Falcon<R, C> {
     }
 
     // ---------------------------------------------------------------------------------------
+    // State queries.
+
+    /// Whether the falcon CPU is halted (`CPUCTL_HALTED`).
+    pub fn is_halted(&self) -> bool {
+        NV_PFALCON_FALCON_CPUCTL::read(&self.io, self.base()).halted()
+    }
+
+    /// Whether scrubbing after reset has finished.
+    pub fn is_scrubbing_done(&self) -> bool {
+        (self.hal.falcon_scrubbing_done)(&self.io, self.base())
+    }
+
+    /// Whether the engine has a RISC-V core (`HWCFG2_RISCV`, same bit in both layouts).
+    pub fn has_riscv(&self) -> bool {
+        match self.layout() {
+            FalconLayout::Tu102 => tu102::NV_PFALCON_FALCON_HWCFG2::read(&self.io, self.base()).riscv(),
+            FalconLayout::Ga102 => ga102::NV_PFALCON_FALCON_HWCFG2::read(&self.io, self.base()).riscv(),
+        }
+    }
+
+    /// Whether the engine's RISC-V core is running (false where the driver knows of none).
+    pub fn is_riscv_active(&self) -> bool {
+        match self.unit.riscv_base {
+            Some(riscv_base) => (self.hal.riscv_active)(&self.io, riscv_base),
+            None => false,
+        }
+    }
+
+    /// IMEM size in bytes, as `HWCFG_IMEM_SIZE` (256-byte blocks) reports it.
+    pub fn imem_size(&self) -> u32 {
+        let blocks = crate::hw::falcon::NV_PFALCON_FALCON_HWCFG::read(&self.io, self.base()).imem_size();
+        u32::from(blocks) * FALCON_BLOCK
+    }
+
+    /// Reads both mailboxes, whatever the CPU's state.
+    pub fn mailboxes(&self) -> Mailboxes {
+        Mailboxes {
+            mailbox0: NV_PFALCON_FALCON_MAILBOX0::read(&self.io, self.base()).raw(),
+            mailbox1: NV_PFALCON_FALCON_MAILBOX1::read(&self.io, self.base()).raw(),
+        }
+    }
+
+    /// The mailboxes as a finished ucode's results: [`FalconError::NotHalted`] while it runs.
+    pub fn results(&self) -> Result<Mailboxes> {
+        if !self.is_halted() {
+            return Err(FalconError::NotHalted { engine: self.engine() });
+        }
+        Ok(self.mailboxes())
+    }
+
+    /// Pending interrupts.
+    pub fn interrupt_status(&self) -> NV_PFALCON_FALCON_IRQSTAT {
+        NV_PFALCON_FALCON_IRQSTAT::read(&self.io, self.base())
+    }
+
+    /// Clears the interrupts whose bits are set in `which`.
+    pub fn clear_interrupts(&self, which: NV_PFALCON_FALCON_IRQSCLR) {
+        which.write(&self.io, self.base());
+    }
+
+    /// Clears the HALT and SWGEN0 interrupts a finished ucode leaves pending.
+    pub fn clear_halt_interrupts(&self) {
+        self.clear_interrupts(
+            NV_PFALCON_FALCON_IRQSCLR::default()
+                .with(NV_PFALCON_FALCON_IRQSCLR::HALT, true)
+                .with(NV_PFALCON_FALCON_IRQSCLR::SWGEN0, true),
+        );
+    }
+}
+
+/// What the host does only to the engines it boots (GSP, SEC2).
+impl<R: RegisterIo, C: Clock, E: HostBooted> Falcon<R, C, E> {
+    // ---------------------------------------------------------------------------------------
     // Reset and core selection.
 
     /// Resets the engine and leaves it ready to load falcon ucode: the engine reset (per
@@ -133,7 +206,8 @@ impl<R: RegisterIo, C: Clock> Falcon<R, C> {
     /// booter read the RM's identity from it). This is what RM's `kflcnReset_TU102` amounts to
     /// for engines without a PMC enable bit (GSP, SEC2), done once instead of twice.
     ///
-    /// The FSP is not reset by the driver: it is the root of trust and boots itself.
+    /// The FSP is not reset by the driver (it is the root of trust and boots itself): a
+    /// `Falcon<_, _, Fsp>` has no `reset`.
     pub fn reset(&self) -> Result<()> {
         self.reset_engine()?;
         self.wait_for_scrubbing()?;
@@ -157,21 +231,17 @@ impl<R: RegisterIo, C: Clock> Falcon<R, C> {
     /// with RM's pre-reset wait on GA10x/Ada and Hopper's reset-status handshake.
     pub fn reset_engine(&self) -> Result<()> {
         let engine = self.engine();
-        let reset_offset = match engine {
-            FalconEngine::Gsp => engine::NV_PGSP_FALCON_ENGINE::OFFSET,
-            FalconEngine::Sec2 => engine::NV_PSEC_FALCON_ENGINE::OFFSET,
-            FalconEngine::Fsp => return Err(self.unsupported("engine reset (the FSP resets only itself)")),
-        };
+        let reset_offset = E::ENGINE_RESET;
         log::debug!("{} falcon: engine reset", engine_name(engine));
 
         if self.hal.falcon_pre_reset_wait {
             self.pre_reset_wait();
         }
 
-        let with_status = engine == FalconEngine::Gsp && self.hal.gsp_reset_status;
+        let with_status = E::RESET_STATUS_HANDSHAKE && self.hal.gsp_reset_status;
         if with_status {
             // kgspResetHw_GH100: the reset state machine reports each transition.
-            use engine::gh100::{ResetStatus, NV_PGSP_FALCON_ENGINE as Reg};
+            use crate::hw::engine::gh100::{ResetStatus, NV_PGSP_FALCON_ENGINE as Reg};
             Reg::modify(&self.io, |r| r.with(Reg::RESET, true));
             self.wait(RESET_STATUS_TIMEOUT_MS, "engine reset to assert", || {
                 (Reg::read(&self.io).reset_status() == Ok(ResetStatus::Asserted)).then_some(())
@@ -182,7 +252,7 @@ impl<R: RegisterIo, C: Clock> Falcon<R, C> {
             })?;
         } else {
             // kgspResetHw_TU102 / ksec2ResetHw_TU102: both engines' registers have one layout.
-            use engine::NV_PGSP_FALCON_ENGINE as Reg;
+            use crate::hw::engine::NV_PGSP_FALCON_ENGINE as Reg;
             let reset_bit = Reg::RESET.bits;
             for assert in [true, false] {
                 let value = reset_bit.insert(self.io.read32(reset_offset), assert as u32);
@@ -253,41 +323,6 @@ impl<R: RegisterIo, C: Clock> Falcon<R, C> {
     }
 
     // ---------------------------------------------------------------------------------------
-    // State queries.
-
-    /// Whether the falcon CPU is halted (`CPUCTL_HALTED`).
-    pub fn is_halted(&self) -> bool {
-        NV_PFALCON_FALCON_CPUCTL::read(&self.io, self.base()).halted()
-    }
-
-    /// Whether scrubbing after reset has finished.
-    pub fn is_scrubbing_done(&self) -> bool {
-        (self.hal.falcon_scrubbing_done)(&self.io, self.base())
-    }
-
-    /// Whether the engine has a RISC-V core (`HWCFG2_RISCV`, same bit in both layouts).
-    pub fn has_riscv(&self) -> bool {
-        match self.layout() {
-            FalconLayout::Tu102 => tu102::NV_PFALCON_FALCON_HWCFG2::read(&self.io, self.base()).riscv(),
-            FalconLayout::Ga102 => ga102::NV_PFALCON_FALCON_HWCFG2::read(&self.io, self.base()).riscv(),
-        }
-    }
-
-    /// Whether the engine's RISC-V core is running (false where the driver knows of none).
-    pub fn is_riscv_active(&self) -> bool {
-        match self.unit.riscv_base {
-            Some(riscv_base) => (self.hal.riscv_active)(&self.io, riscv_base),
-            None => false,
-        }
-    }
-
-    /// IMEM size in bytes, as `HWCFG_IMEM_SIZE` (256-byte blocks) reports it.
-    pub fn imem_size(&self) -> u32 {
-        let blocks = crate::hw::falcon::NV_PFALCON_FALCON_HWCFG::read(&self.io, self.base()).imem_size();
-        u32::from(blocks) * FALCON_BLOCK
-    }
-
-    // ---------------------------------------------------------------------------------------
     // Start, halt, mailboxes, interrupts.
 
     /// Sets the IMEM address the CPU starts at.
@@ -299,22 +334,6 @@ impl<R: RegisterIo, C: Clock> Falcon<R, C> {
     pub fn write_mailboxes(&self, mailboxes: Mailboxes) {
         NV_PFALCON_FALCON_MAILBOX0(mailboxes.mailbox0).write(&self.io, self.base());
         NV_PFALCON_FALCON_MAILBOX1(mailboxes.mailbox1).write(&self.io, self.base());
-    }
-
-    /// Reads both mailboxes, whatever the CPU's state.
-    pub fn mailboxes(&self) -> Mailboxes {
-        Mailboxes {
-            mailbox0: NV_PFALCON_FALCON_MAILBOX0::read(&self.io, self.base()).raw(),
-            mailbox1: NV_PFALCON_FALCON_MAILBOX1::read(&self.io, self.base()).raw(),
-        }
-    }
-
-    /// The mailboxes as a finished ucode's results: [`FalconError::NotHalted`] while it runs.
-    pub fn results(&self) -> Result<Mailboxes> {
-        if !self.is_halted() {
-            return Err(FalconError::NotHalted { engine: self.engine() });
-        }
-        Ok(self.mailboxes())
     }
 
     /// Starts the CPU at the boot vector: through `CPUCTL_ALIAS` when `CPUCTL_ALIAS_EN` says
@@ -344,24 +363,5 @@ impl<R: RegisterIo, C: Clock> Falcon<R, C> {
         self.write_mailboxes(mailboxes);
         self.start();
         self.wait_for_halt(timeout_ms)
-    }
-
-    /// Pending interrupts.
-    pub fn interrupt_status(&self) -> NV_PFALCON_FALCON_IRQSTAT {
-        NV_PFALCON_FALCON_IRQSTAT::read(&self.io, self.base())
-    }
-
-    /// Clears the interrupts whose bits are set in `which`.
-    pub fn clear_interrupts(&self, which: NV_PFALCON_FALCON_IRQSCLR) {
-        which.write(&self.io, self.base());
-    }
-
-    /// Clears the HALT and SWGEN0 interrupts a finished ucode leaves pending.
-    pub fn clear_halt_interrupts(&self) {
-        self.clear_interrupts(
-            NV_PFALCON_FALCON_IRQSCLR::default()
-                .with(NV_PFALCON_FALCON_IRQSCLR::HALT, true)
-                .with(NV_PFALCON_FALCON_IRQSCLR::SWGEN0, true),
-        );
     }
 }

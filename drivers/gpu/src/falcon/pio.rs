@@ -5,6 +5,7 @@
 //! reading, `kcrashcatEngineReadDmem_TU102`, which RM uses on every chip (the DMEMC AINCR bit
 //! is declared only in Turing's header; GA102's header leaves bit 25 unnamed).
 
+use super::{Engine, HostBooted};
 use super::{Falcon, FalconError, Result};
 use crate::hal::FalconLayout;
 use crate::hw::falcon::{ga102, tu102, NV_PFALCON_FALCON_DMEMD, NV_PFALCON_FALCON_IMEMD, NV_PFALCON_FALCON_IMEMT};
@@ -41,7 +42,8 @@ fn words(data: &[u8]) -> impl Iterator<Item = u32> + '_ {
     data.chunks_exact(WORD as usize).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
 }
 
-impl<R: RegisterIo, C: Clock> Falcon<R, C> {
+/// Argument checks every memory access shares (PIO, DMA, EMEM).
+impl<R: RegisterIo, C: Clock, E: Engine> Falcon<R, C, E> {
     pub(super) fn check_aligned(&self, what: &'static str, address: u64, alignment: u32) -> Result<()> {
         if !address.is_multiple_of(u64::from(alignment)) {
             return Err(FalconError::AddressNotAligned { engine: self.engine(), what, address, alignment });
@@ -62,7 +64,9 @@ impl<R: RegisterIo, C: Clock> Falcon<R, C> {
         }
         Ok(())
     }
+}
 
+impl<R: RegisterIo, C: Clock, E: HostBooted> Falcon<R, C, E> {
     /// Writes `code` into IMEM at `imem_offset` (a block boundary), tagging each 256-byte block
     /// with consecutive tags from `virtual_address >> 8`, and marking the blocks secure when
     /// `secure` (heavy-secure code is verified from secure blocks).

@@ -90,8 +90,10 @@ impl FakeFalcon {
         fake
     }
 
-    fn falcon(&self) -> Falcon<&FakeFalcon, StepClock> {
-        Falcon::new(self, StepClock::default(), self.hal, self.unit.engine).expect("present")
+    /// The driver's falcon `E` over this fake (which stands for that engine).
+    fn falcon<E: Engine>(&self) -> Falcon<&FakeFalcon, StepClock, E> {
+        assert_eq!(E::ENGINE, self.unit.engine, "the fake is another engine");
+        Falcon::new(self, StepClock::default(), self.hal).expect("present")
     }
 
     fn set(&self, offset: u32, value: u32) {
@@ -355,12 +357,12 @@ fn words_of(data: &[u8]) -> Vec<u32> {
 #[test]
 fn falcons_come_from_the_hal() {
     let fake = FakeFalcon::new(&hal::HOPPER, FalconEngine::Gsp);
-    let sec2 = Falcon::new(&fake, StepClock::default(), &hal::HOPPER, FalconEngine::Sec2);
+    let sec2 = Falcon::<_, _, Sec2>::new(&fake, StepClock::default(), &hal::HOPPER);
     assert_eq!(sec2.err(), Some(FalconError::NotPresent { engine: FalconEngine::Sec2 }));
     assert_eq!(FalconError::NotPresent { engine: FalconEngine::Sec2 }.to_string(), "this chip has no SEC2 falcon");
-    let fsp = Falcon::new(&fake, StepClock::default(), &hal::HOPPER, FalconEngine::Fsp).unwrap();
+    let fsp = Falcon::<_, _, Fsp>::new(&fake, StepClock::default(), &hal::HOPPER).unwrap();
     assert_eq!(fsp.unit().base, 0x008f_0000);
-    let gsp = Falcon::new(&fake, StepClock::default(), &hal::TURING, FalconEngine::Gsp).unwrap();
+    let gsp = Falcon::<_, _, Gsp>::new(&fake, StepClock::default(), &hal::TURING).unwrap();
     assert_eq!(gsp.unit().base, 0x0011_0000);
 }
 
@@ -370,7 +372,7 @@ fn ga10x_gsp_reset_waits_ready_toggles_reset_scrubs_and_selects_the_falcon_core(
     let hwcfg2 = (1 << 31) | (1 << 10); // RESET_READY, RISCV
     fake.set(0x1100f4, hwcfg2);
     fake.set(0x111668, (1 << 4) | 1); // BCR: RISC-V selected, valid
-    fake.falcon().reset().unwrap();
+    fake.falcon::<Gsp>().reset().unwrap();
 
     let mut expected = vec![R(0x1100f4, hwcfg2)]; // pre-reset: RESET_READY
     expected.extend(reset_toggle(0x1103c0, 0));
@@ -392,7 +394,7 @@ fn ga10x_gsp_reset_waits_ready_toggles_reset_scrubs_and_selects_the_falcon_core(
 fn turing_sec2_reset_scrubs_in_dmactl_and_has_no_core_switch() {
     let fake = FakeFalcon::new(&hal::TURING, FalconEngine::Sec2);
     fake.scrub_polls.set(1);
-    fake.falcon().reset().unwrap();
+    fake.falcon::<Sec2>().reset().unwrap();
     let mut expected = reset_toggle(0x8403c0, 0);
     expected.extend([R(0x84010c, 0b110), R(0x84010c, 0), R(0x0, BOOT0), W(0x840084, BOOT0)]);
     assert_eq!(fake.take_log(), expected);
@@ -402,7 +404,7 @@ fn turing_sec2_reset_scrubs_in_dmactl_and_has_no_core_switch() {
 fn hopper_gsp_reset_follows_the_reset_status_handshake() {
     let fake = FakeFalcon::new(&hal::HOPPER, FalconEngine::Gsp);
     fake.scrub_polls.set(0);
-    fake.falcon().reset().unwrap();
+    fake.falcon::<Gsp>().reset().unwrap();
     let log = fake.take_log();
     assert_eq!(
         log[..8],
@@ -421,18 +423,10 @@ fn hopper_gsp_reset_follows_the_reset_status_handshake() {
 }
 
 #[test]
-fn the_fsp_is_never_reset_by_the_driver() {
-    let fake = FakeFalcon::new(&hal::HOPPER, FalconEngine::Fsp);
-    let err = fake.falcon().reset().unwrap_err();
-    assert!(matches!(err, FalconError::Unsupported { engine: FalconEngine::Fsp, .. }), "{err:?}");
-    assert!(fake.take_log().is_empty());
-}
-
-#[test]
 fn scrubbing_that_never_ends_times_out_naming_engine_and_step() {
     let fake = FakeFalcon::new(&hal::ADA, FalconEngine::Sec2);
     fake.scrub_polls.set(u32::MAX);
-    let err = fake.falcon().reset().unwrap_err();
+    let err = fake.falcon::<Sec2>().reset().unwrap_err();
     assert_eq!(
         err,
         FalconError::Timeout { engine: FalconEngine::Sec2, what: "memory scrubbing", after_ms: SCRUBBING_TIMEOUT_MS }
@@ -446,12 +440,12 @@ fn scrubbing_that_never_ends_times_out_naming_engine_and_step() {
 fn reset_into_riscv_programs_the_boot_configuration() {
     let fake = FakeFalcon::new(&hal::GA10X, FalconEngine::Gsp);
     fake.set(0x1100f4, 1 << 31);
-    fake.falcon().reset_into_riscv(true).unwrap();
+    fake.falcon::<Gsp>().reset_into_riscv(true).unwrap();
     // VALID | CORE_SELECT_RISCV | BRFETCH, and the RM identity is not written.
     assert_eq!(fake.writes(), vec![(0x1103c0, 1), (0x1103c0, 0), (0x111668, 0x111)]);
 
     let turing = FakeFalcon::new(&hal::TURING, FalconEngine::Gsp);
-    let err = turing.falcon().reset_into_riscv(false).unwrap_err();
+    let err = turing.falcon::<Gsp>().reset_into_riscv(false).unwrap_err();
     assert!(matches!(err, FalconError::Unsupported { engine: FalconEngine::Gsp, .. }));
     assert!(turing.take_log().is_empty());
 }
@@ -459,7 +453,7 @@ fn reset_into_riscv_programs_the_boot_configuration() {
 #[test]
 fn state_queries_read_the_layouts_registers() {
     let fake = FakeFalcon::new(&hal::GA10X, FalconEngine::Gsp);
-    let falcon = fake.falcon();
+    let falcon = fake.falcon::<Gsp>();
     assert!(falcon.is_halted());
     assert!(falcon.is_scrubbing_done());
     assert!(!falcon.has_riscv());
@@ -478,7 +472,7 @@ fn state_queries_read_the_layouts_registers() {
 fn imem_pio_tags_every_block_and_marks_it_secure() {
     let fake = FakeFalcon::new(&hal::GA10X, FalconEngine::Sec2);
     let code = bytes(600, 3);
-    fake.falcon().load_imem(0x200, &code, 0x1000, true).unwrap();
+    fake.falcon::<Sec2>().load_imem(0x200, &code, 0x1000, true).unwrap();
 
     let words = words_of(&code);
     let mut expected = vec![R(0x840108, 0x100), W(0x840180, (2 << 8) | (1 << 24) | (1 << 28))];
@@ -495,17 +489,17 @@ fn imem_pio_tags_every_block_and_marks_it_secure() {
 #[test]
 fn turing_imemc_uses_the_narrow_block_field() {
     let fake = FakeFalcon::new(&hal::TURING, FalconEngine::Gsp);
-    fake.falcon().load_imem(0x100, &[1, 0, 0, 0], 0, false).unwrap();
+    fake.falcon::<Gsp>().load_imem(0x100, &[1, 0, 0, 0], 0, false).unwrap();
     assert_eq!(fake.writes(), vec![(0x110180, (1 << 8) | (1 << 24)), (0x110188, 0), (0x110184, 1)]);
     // Beyond the 8-bit block field: refused before any access.
-    let err = fake.falcon().load_imem(0x1_0000, &[0; 4], 0, false).unwrap_err();
+    let err = fake.falcon::<Gsp>().load_imem(0x1_0000, &[0; 4], 0, false).unwrap_err();
     assert!(matches!(err, FalconError::TooLarge { what: "IMEM load address", max: 0x10000, .. }), "{err:?}");
 }
 
 #[test]
 fn pio_arguments_are_checked_before_any_register_write() {
     let fake = FakeFalcon::new(&hal::GA10X, FalconEngine::Gsp);
-    let falcon = fake.falcon();
+    let falcon = fake.falcon::<Gsp>();
     let gsp = FalconEngine::Gsp;
 
     let err = falcon.load_imem(0x80, &[0; 4], 0, false).unwrap_err();
@@ -538,7 +532,7 @@ fn pio_arguments_are_checked_before_any_register_write() {
 #[test]
 fn dmem_pio_writes_with_aincw_and_reads_back_with_aincr() {
     let fake = FakeFalcon::new(&hal::GA10X, FalconEngine::Gsp);
-    let falcon = fake.falcon();
+    let falcon = fake.falcon::<Gsp>();
     let data = bytes(16, 9);
     falcon.load_dmem(0x104, &data).unwrap();
     let control = (1 << 8) | (1 << 2); // block 1, word 1
@@ -586,7 +580,7 @@ fn dma_programs_fbif_base_offsets_and_commands() {
             virtual_address: None,
         },
     ];
-    fake.falcon().load_dma(&buffer, DmaTarget::CoherentSysmem, &segments).unwrap();
+    fake.falcon::<Gsp>().load_dma(&buffer, DmaTarget::CoherentSysmem, &segments).unwrap();
 
     let imem_base = (bus - 0x100) >> 8;
     let dmem_base = (bus + 0x200) >> 8;
@@ -640,7 +634,7 @@ fn dma_to_tagged_dmem_and_noncoherent_memory() {
         len: 0x100,
         virtual_address: Some(0x100),
     };
-    fake.falcon().load_dma(&buffer, DmaTarget::NoncoherentSysmem, &[segment]).unwrap();
+    fake.falcon::<Sec2>().load_dma(&buffer, DmaTarget::NoncoherentSysmem, &[segment]).unwrap();
     let writes = fake.writes();
     assert!(writes.contains(&(0x840600, 0x6)), "TRANSCFG NONCOHERENT_SYSMEM | PHYSICAL: {writes:x?}");
     assert!(writes.contains(&(0x840110, 0x0080_0000)), "base = bus + 0x100 - 0x100: {writes:x?}");
@@ -652,7 +646,7 @@ fn dma_to_tagged_dmem_and_noncoherent_memory() {
 fn dma_refuses_bad_segments_before_writing_anything() {
     let fake = FakeFalcon::new(&hal::GA10X, FalconEngine::Gsp);
     let buffer = dma_buffer(&fake, 0x10_0000, &[0; 0x400]);
-    let falcon = fake.falcon();
+    let falcon = fake.falcon::<Gsp>();
     let imem = |source_offset, falcon_offset, len| DmaSegment {
         memory: FalconMemory::Imem { secure: false },
         source_offset,
@@ -683,7 +677,7 @@ fn dma_refuses_bad_segments_before_writing_anything() {
 
     // Hopper's GSP is started by the FSP: the driver has no FBIF to program.
     let hopper = FakeFalcon::new(&hal::HOPPER, FalconEngine::Gsp);
-    let err = hopper.falcon().load_dma(&buffer, DmaTarget::CoherentSysmem, &[imem(0, 0, 0x100)]).unwrap_err();
+    let err = hopper.falcon::<Gsp>().load_dma(&buffer, DmaTarget::CoherentSysmem, &[imem(0, 0, 0x100)]).unwrap_err();
     assert!(matches!(err, FalconError::Unsupported { what: "DMA through the FBIF", .. }), "{err:?}");
     assert!(hopper.take_log().is_empty());
 }
@@ -695,7 +689,7 @@ fn dma_that_never_goes_idle_times_out() {
     fake.dma_idle.set(false);
     let segment =
         DmaSegment { memory: FalconMemory::Dmem, source_offset: 0, falcon_offset: 0, len: 4, virtual_address: None };
-    let err = fake.falcon().load_dma(&buffer, DmaTarget::CoherentSysmem, &[segment]).unwrap_err();
+    let err = fake.falcon::<Gsp>().load_dma(&buffer, DmaTarget::CoherentSysmem, &[segment]).unwrap_err();
     assert_eq!(
         err,
         FalconError::Timeout { engine: FalconEngine::Gsp, what: "DMA completion", after_ms: DMA_TIMEOUT_MS }
@@ -728,7 +722,7 @@ fn brom_parameters_go_to_the_falcon2_registers() {
     let fake = FakeFalcon::new(&hal::GA10X, FalconEngine::Sec2);
     let params = BromParams::from_fwsec_v3(&fwsec_v3_desc());
     assert_eq!(params, BromParams { signature_dmem_offset: 0x40, engine_id_mask: 0x400, ucode_id: 9 });
-    fake.falcon().program_brom(&params).unwrap();
+    fake.falcon::<Sec2>().program_brom(&params).unwrap();
     assert_eq!(
         fake.take_log(),
         vec![
@@ -739,7 +733,7 @@ fn brom_parameters_go_to_the_falcon2_registers() {
         ]
     );
     let turing = FakeFalcon::new(&hal::TURING, FalconEngine::Sec2);
-    assert!(matches!(turing.falcon().program_brom(&params), Err(FalconError::Unsupported { .. })));
+    assert!(matches!(turing.falcon::<Sec2>().program_brom(&params), Err(FalconError::Unsupported { .. })));
     assert!(turing.take_log().is_empty());
 }
 
@@ -783,7 +777,7 @@ fn booter_signature_selection_counts_back_from_the_newest() {
 #[test]
 fn execute_sets_bootvec_mailboxes_starts_and_collects_results() {
     let fake = FakeFalcon::new(&hal::GA10X, FalconEngine::Gsp);
-    let out = fake.falcon().execute(0x100, Mailboxes { mailbox0: 0x11, mailbox1: 0x22 }, 50).unwrap();
+    let out = fake.falcon::<Gsp>().execute(0x100, Mailboxes { mailbox0: 0x11, mailbox1: 0x22 }, 50).unwrap();
     assert_eq!(out, Mailboxes { mailbox0: 0xc0de_0011, mailbox1: 0x23 });
     assert_eq!(
         fake.take_log(),
@@ -806,7 +800,7 @@ fn execute_sets_bootvec_mailboxes_starts_and_collects_results() {
 fn start_goes_through_the_alias_when_cpuctl_is_locked() {
     let fake = FakeFalcon::new(&hal::ADA, FalconEngine::Sec2);
     fake.set(0x840100, 1 << 6); // ALIAS_EN
-    fake.falcon().start();
+    fake.falcon::<Sec2>().start();
     assert_eq!(fake.take_log(), vec![R(0x840100, 0x50), W(0x840130, 0x2)]);
 }
 
@@ -814,7 +808,7 @@ fn start_goes_through_the_alias_when_cpuctl_is_locked() {
 fn a_falcon_that_never_halts_times_out_and_has_no_results() {
     let fake = FakeFalcon::new(&hal::TURING, FalconEngine::Gsp);
     fake.halt_polls.set(None);
-    let falcon = fake.falcon();
+    let falcon = fake.falcon::<Gsp>();
     falcon.start();
     let err = falcon.wait_for_halt(50).unwrap_err();
     assert_eq!(err, FalconError::Timeout { engine: FalconEngine::Gsp, what: "halt", after_ms: 50 });
@@ -826,7 +820,7 @@ fn a_falcon_that_never_halts_times_out_and_has_no_results() {
 #[test]
 fn halt_interrupts_are_cleared_with_irqsclr() {
     let fake = FakeFalcon::new(&hal::GA10X, FalconEngine::Gsp);
-    let falcon = fake.falcon();
+    let falcon = fake.falcon::<Gsp>();
     falcon.clear_halt_interrupts();
     fake.set(0x110008, 1 << 4);
     assert!(falcon.interrupt_status().halt());
@@ -839,7 +833,7 @@ fn halt_interrupts_are_cleared_with_irqsclr() {
 #[test]
 fn fsp_emem_auto_increments_and_is_checked() {
     let fake = FakeFalcon::new(&hal::HOPPER, FalconEngine::Fsp);
-    let falcon = fake.falcon();
+    let falcon = fake.falcon::<Fsp>();
     let message = bytes(32, 40);
     falcon.emem_write(0x104, &message).unwrap();
     let start = (1 << 8) | (1 << 2); // block 1, word 1
@@ -863,9 +857,6 @@ fn fsp_emem_auto_increments_and_is_checked() {
     assert!(matches!(err, FalconError::AddressNotAligned { what: "EMEM write", .. }));
     let err = falcon.emem_write(0xfffc, &message).unwrap_err();
     assert!(matches!(err, FalconError::TooLarge { what: "EMEM write", max: 0x10000, .. }));
-
-    let sec2 = FakeFalcon::new(&hal::ADA, FalconEngine::Sec2);
-    assert!(matches!(sec2.falcon().emem_write(0, &message), Err(FalconError::Unsupported { what: "EMEM", .. })));
 }
 
 // -------------------------------------------------------------------------------------------

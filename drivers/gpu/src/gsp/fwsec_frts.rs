@@ -31,8 +31,8 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::boot::dma::DmaRegion;
 use crate::falcon::{
-    engine_name, patch_signature, BromParams, DmaSegment, DmaTarget, Falcon, FalconError, FalconMemory,
-    HsSignatureLocation, Mailboxes, FALCON_BLOCK,
+    engine_name, patch_signature, BromParams, DmaSegment, DmaTarget, Falcon, FalconError, FalconMemory, Gsp,
+    HostBooted, HsSignatureLocation, Mailboxes, FALCON_BLOCK,
 };
 use crate::hal::{FalconLayout, Family, Hal};
 use crate::hw::boot::{ucode_fuse_offset, FuseEngine};
@@ -491,7 +491,7 @@ fn align_256(value: u32) -> Option<u32> {
 /// checks the postcondition. The falcon is reset first, as RM resets it just before
 /// (`kgspBootstrapRiscvOSEarly_*`). `generic_bootloader` is needed for v2 FWSEC only.
 pub fn run_fwsec_frts<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
-    gsp: &Falcon<R, C>,
+    gsp: &Falcon<R, C, Gsp>,
     hal: &Hal,
     dma: &A,
     fwsec: &Fwsec<'_>,
@@ -522,7 +522,7 @@ pub fn run_fwsec_frts<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
 /// which RM runs at unload before booter_unload, and checks its postcondition: the GFW boot
 /// status readable and COMPLETED, and no SB error code in `NV_PBUS_VBIOS_SCRATCH(0x15)`.
 pub fn run_fwsec_sb<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
-    gsp: &Falcon<R, C>,
+    gsp: &Falcon<R, C, Gsp>,
     hal: &Hal,
     dma: &A,
     fwsec: &Fwsec<'_>,
@@ -562,7 +562,7 @@ pub const NV_VBIOS_FWSECLIC_SB_ERR_CODE_MASK: u32 = 0xffff;
 /// the signature was chosen for.
 #[allow(clippy::too_many_arguments)]
 fn run_fwsec_command<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
-    gsp: &Falcon<R, C>,
+    gsp: &Falcon<R, C, Gsp>,
     hal: &Hal,
     dma: &A,
     fwsec: &Fwsec<'_>,
@@ -654,7 +654,9 @@ pub fn check_frts_postcondition(
 
 /// `kflcnDisableCtxReq_TU102`: lets the falcon's DMA use physical addresses without a context
 /// (`FBIF_CTL_ALLOW_PHYS_NO_CTX`, `DMACTL` cleared). Returns the FBIF base.
-pub(crate) fn disable_ctx_req<R: RegisterIo, C: Clock>(falcon: &Falcon<R, C>) -> Result<u32, FalconError> {
+pub(crate) fn disable_ctx_req<R: RegisterIo, C: Clock, E: HostBooted>(
+    falcon: &Falcon<R, C, E>,
+) -> Result<u32, FalconError> {
     let fbif = falcon
         .unit()
         .fbif_base
@@ -669,7 +671,7 @@ pub(crate) fn disable_ctx_req<R: RegisterIo, C: Clock>(falcon: &Falcon<R, C>) ->
 /// (`s_vbiosFillFlcnUcodeFromDescV2`, `s_prepareHsFalconWithLoader`, `kgspExecuteHsFalcon_TU102`).
 #[allow(clippy::too_many_arguments)]
 fn run_with_loader<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
-    gsp: &Falcon<R, C>,
+    gsp: &Falcon<R, C, Gsp>,
     dma: &A,
     fwsec: &Fwsec<'_>,
     desc: &FalconUcodeDescV2,

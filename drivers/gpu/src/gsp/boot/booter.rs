@@ -16,7 +16,9 @@
 use core::fmt;
 
 use super::dma::DmaRegion;
-use crate::falcon::{BromParams, DmaSegment, DmaTarget, Falcon, FalconError, FalconMemory, Mailboxes, FALCON_BLOCK};
+use crate::falcon::{
+    BromParams, DmaSegment, DmaTarget, Falcon, FalconError, FalconMemory, Mailboxes, Sec2, FALCON_BLOCK,
+};
 use crate::firmware::{BooterFirmware, FirmwareError};
 use crate::gsp::fwsec_frts::{disable_ctx_req, read_ucode_fuse_version};
 use crate::hal::{FalconLayout, Hal};
@@ -107,7 +109,7 @@ fn align_256(value: u32) -> Option<u32> {
 /// `s_executeBooterUcode_TU102`: SEC2 is reset first (`kflcnReset_HAL`), the image gets the
 /// signature SEC2's fuse selects, and a non-zero `MAILBOX0` at halt is the booter's error.
 pub fn run_booter<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
-    sec2: &Falcon<R, C>,
+    sec2: &Falcon<R, C, Sec2>,
     hal: &Hal,
     dma: &A,
     booter: Booter,

@@ -32,7 +32,7 @@ use core::mem::size_of;
 use zerocopy::byteorder::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::falcon::{Falcon, FalconError};
+use crate::falcon::{Falcon, FalconError, Fsp};
 use crate::hal::Hal;
 use crate::hw::engine::{NV_PFSP_MSGQ_HEAD, NV_PFSP_MSGQ_TAIL, NV_PFSP_QUEUE_HEAD, NV_PFSP_QUEUE_TAIL};
 use crate::hw::therm::{FspBootStatus, NV_THERM_I2CS_SCRATCH_FSP_BOOT_COMPLETE};
@@ -420,13 +420,13 @@ pub fn wait_for_fsp_boot<R: RegisterIo + ?Sized, C: Clock + ?Sized>(
 
 /// RM's channel to the FSP: EMEM through the FSP falcon, and the queue registers.
 pub struct FspChannel<'f, R: RegisterIo, C: Clock> {
-    fsp: &'f Falcon<R, C>,
+    fsp: &'f Falcon<R, C, Fsp>,
     clock: &'f C,
 }
 
 impl<'f, R: RegisterIo, C: Clock> FspChannel<'f, R, C> {
     /// The channel through `fsp` (the FSP falcon), waiting by `clock`.
-    pub fn new(fsp: &'f Falcon<R, C>, clock: &'f C) -> Self {
+    pub fn new(fsp: &'f Falcon<R, C, Fsp>, clock: &'f C) -> Self {
         Self { fsp, clock }
     }
 

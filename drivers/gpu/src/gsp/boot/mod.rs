@@ -36,7 +36,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::chip::Chipset;
-use crate::falcon::{Falcon, FalconError, Mailboxes};
+use crate::falcon::{Engine, Falcon, FalconError, Fsp, Gsp, Mailboxes, Sec2};
 use crate::firmware::FirmwareBundle;
 use crate::gsp::fwsec_frts::{
     run_fwsec_frts, run_fwsec_sb, FrtsRegion, FwsecFrtsError, FwsecFrtsOutcome, GenericBootloader,
@@ -51,7 +51,7 @@ use crate::gsp::rpcs::{
 };
 use crate::gsp::wpr::{GspFwWprMeta, WprChipParams};
 use crate::hal::{BootFlow, FbSizeSource, Hal};
-use crate::hw::engine::{FalconEngine, NV_PGSP_MAILBOX};
+use crate::hw::engine::NV_PGSP_MAILBOX;
 use crate::hw::falcon::NV_PFALCON_FALCON_OS;
 use crate::hw::{fb, gc6, RegisterIo};
 use crate::platform::{wait_for, Clock, DmaAllocator, Timeout};
@@ -799,12 +799,12 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         lines
     }
 
-    fn falcon(&self, engine: FalconEngine) -> StepResult<Falcon<&'a R, ClockRef<'a, C>>> {
-        Ok(Falcon::new(self.inputs.io, ClockRef(self.inputs.clock), self.hal, engine)?)
+    fn falcon<E: Engine>(&self) -> StepResult<Falcon<&'a R, ClockRef<'a, C>, E>> {
+        Ok(Falcon::new(self.inputs.io, ClockRef(self.inputs.clock), self.hal)?)
     }
 
-    fn gsp_falcon(&self) -> StepResult<Falcon<&'a R, ClockRef<'a, C>>> {
-        self.falcon(FalconEngine::Gsp)
+    fn gsp_falcon(&self) -> StepResult<Falcon<&'a R, ClockRef<'a, C>, Gsp>> {
+        self.falcon()
     }
 
     fn boot_data(&self) -> StepResult<&BootData<'a, A>> {
@@ -931,7 +931,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let image =
             self.inputs.firmware.booter_load.as_ref().ok_or(BootErrorKind::Missing { what: "booter_load firmware" })?;
         let mailboxes = address_mailboxes(self.boot_data()?.wpr_meta_address());
-        let sec2 = self.falcon(FalconEngine::Sec2)?;
+        let sec2 = self.falcon::<Sec2>()?;
         let outcome = run_booter(&sec2, self.hal, self.inputs.dma, Booter::Load, image, mailboxes)?;
         self.report.booter_load = Some(outcome);
         Ok(())
@@ -963,7 +963,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
             .booter_unload
             .as_ref()
             .ok_or(BootErrorKind::Missing { what: "booter_unload firmware" })?;
-        let sec2 = self.falcon(FalconEngine::Sec2)?;
+        let sec2 = self.falcon::<Sec2>()?;
         let mailboxes = Mailboxes { mailbox0: BOOTER_UNLOAD_MAILBOX, mailbox1: BOOTER_UNLOAD_MAILBOX };
         run_booter(&sec2, self.hal, self.inputs.dma, Booter::Unload, image, mailboxes)?;
         match wpr2(self.inputs.io) {
@@ -1026,7 +1026,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
 
         // The message.
         let cot = fsp::cot_payload(&fmc, &addresses);
-        let fsp_falcon = self.falcon(FalconEngine::Fsp)?;
+        let fsp_falcon = self.falcon::<Fsp>()?;
         let clock = ClockRef(self.inputs.clock);
         fsp::FspChannel::new(&fsp_falcon, &clock)
             .send_and_read(zerocopy::IntoBytes::as_bytes(&cot), fsp::NVDM_TYPE_COT)?;
@@ -1099,7 +1099,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let data = self.boot_data()?;
         Ok(BootCore {
             gsp: self.gsp_falcon()?,
-            sec2: self.falcon(FalconEngine::Sec2).ok(),
+            sec2: self.falcon::<Sec2>().ok(),
             clock: self.inputs.clock,
             libos_args: data.libos_args_address(),
             app_version: data.boot_desc.app_version,

@@ -11,7 +11,7 @@
 
 use super::booter::address_mailboxes;
 use super::ClockRef;
-use crate::falcon::{Falcon, FalconError};
+use crate::falcon::{Falcon, FalconError, Gsp, Sec2};
 use crate::gsp::fwsec_frts::disable_ctx_req;
 use crate::gsp::rpcs::{CoreOpError, SequencerCore, RM_DEFAULT_TIMEOUT_MS};
 use crate::hal::FalconLayout;
@@ -23,9 +23,9 @@ use crate::platform::{wait_for, Clock};
 
 /// The GSP (and SEC2, for a resume) as a sequencer sees them.
 pub struct BootCore<'a, R: RegisterIo, C: Clock + ?Sized> {
-    pub gsp: Falcon<&'a R, ClockRef<'a, C>>,
+    pub gsp: Falcon<&'a R, ClockRef<'a, C>, Gsp>,
     /// SEC2, where the chip has one (Turing to Ada).
-    pub sec2: Option<Falcon<&'a R, ClockRef<'a, C>>>,
+    pub sec2: Option<Falcon<&'a R, ClockRef<'a, C>, Sec2>>,
     pub clock: &'a C,
     /// Bus address of the LIBOS arguments (the GSP mailboxes at resume).
     pub libos_args: u64,

@@ -42,13 +42,13 @@ use super::dma::DmaRegion;
 use super::{
     wpr2, BootError, BootErrorKind, BootReport, BootStep, GspBoot, StepResult, LIBOS_INTERRUPT_PROCESSOR_SUSPENDED,
 };
+use crate::falcon::Sec2;
 use crate::gsp::init_args::GspSrInitArguments;
 use crate::gsp::queue::GspDoorbell;
 use crate::gsp::radix3::{build_radix3, Radix3Error, Radix3Layout, RADIX3_PAGE_SIZE};
 use crate::gsp::rpcs::UnloadingGuestDriver;
 use crate::gsp::sr_meta::{GspFwSRMeta, SrMetaError};
 use crate::hal::BootFlow;
-use crate::hw::engine::FalconEngine;
 use crate::hw::RegisterIo;
 use crate::platform::{wait_for, Clock, DmaAllocator, DmaError};
 
@@ -302,7 +302,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
             .booter_unload
             .as_ref()
             .ok_or(BootErrorKind::Missing { what: "booter_unload firmware" })?;
-        let sec2 = self.falcon(FalconEngine::Sec2)?;
+        let sec2 = self.falcon::<Sec2>()?;
         run_booter(&sec2, self.hal, self.inputs.dma, Booter::Unload, image, address_mailboxes(address))?;
         match wpr2(self.inputs.io) {
             Some((lo, hi)) => Err(BootErrorKind::Wpr2StillUp { lo, hi }),
@@ -334,7 +334,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let address = sr.meta_address();
         let image =
             self.inputs.firmware.booter_load.as_ref().ok_or(BootErrorKind::Missing { what: "booter_load firmware" })?;
-        let sec2 = self.falcon(FalconEngine::Sec2)?;
+        let sec2 = self.falcon::<Sec2>()?;
         let outcome = run_booter(&sec2, self.hal, self.inputs.dma, Booter::Load, image, address_mailboxes(address))?;
         self.report.booter_load = Some(outcome);
         Ok(())
