@@ -664,6 +664,16 @@ mod tests {
         mem: &mut FlatMemory,
         edit: impl FnOnce(&mut Launch),
     ) -> Result<Option<ComputeLaunch>, ComputeError> {
+        launch_qmd_of(Family::Ga10x, engine, mem, edit)
+    }
+
+    /// A launch whose QMD the driver built for `family`.
+    fn launch_qmd_of(
+        family: Family,
+        engine: &mut ComputeEngine,
+        mem: &mut FlatMemory,
+        edit: impl FnOnce(&mut Launch),
+    ) -> Result<Option<ComputeLaunch>, ComputeError> {
         let mut l = Launch {
             program_address: CODE_AT,
             grid: [1, 1, 1],
@@ -674,10 +684,10 @@ mod tests {
             const0: (BANK_AT, CONST0_BYTES),
             release: None,
             local_bytes_per_thread: 64,
-            sm_config: Some(sm_shared_config(Family::Ga10x, 0).unwrap()),
+            sm_config: Some(sm_shared_config(family, 0).unwrap()),
         };
         edit(&mut l);
-        let words: Vec<u8> = qmd(Family::Ga10x, &l).unwrap().words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        let words: Vec<u8> = qmd(family, &l).unwrap().words().iter().flat_map(|w| w.to_le_bytes()).collect();
         mem.write(QMD_AT, &words).unwrap();
         engine.method(NVC6C0_SEND_PCAS_A, (QMD_AT >> 8) as u32, mem)?;
         engine.method(
@@ -799,26 +809,7 @@ mod tests {
         let mut engine = ComputeEngine::new(Family::Ga10x);
         configure(&mut engine, &plan, &mut mem);
         // A Hopper QMD (V04_00) sent to an Ampere compute class (V03_00).
-        let l = Launch {
-            program_address: CODE_AT,
-            grid: [1, 1, 1],
-            block: [32, 1, 1],
-            shared_memory: 0,
-            registers: 32,
-            barriers: 1,
-            const0: (BANK_AT, CONST0_BYTES),
-            release: None,
-            local_bytes_per_thread: 64,
-            sm_config: Some(sm_shared_config(Family::Hopper, 0).unwrap()),
-        };
-        let words: Vec<u8> = qmd(Family::Hopper, &l).unwrap().words().iter().flat_map(|w| w.to_le_bytes()).collect();
-        mem.write(QMD_AT, &words).unwrap();
-        engine.method(NVC6C0_SEND_PCAS_A, (QMD_AT >> 8) as u32, &mut mem).unwrap();
-        let r = engine.method(
-            NVC6C0_SEND_SIGNALING_PCAS2_B,
-            NVC6C0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_INVALIDATE_COPY_SCHEDULE,
-            &mut mem,
-        );
+        let r = launch_qmd_of(Family::Hopper, &mut engine, &mut mem, |_| {});
         assert!(matches!(&r, Err(ComputeError::BadLaunch(why)) if why.contains("major version")), "{r:?}");
     }
 
