@@ -6,7 +6,7 @@
 //! ordinary memory through the kernel's page-fault handler ([`crate::managed::PageFaults`]),
 //! its UVM statistics reported as one JSON line.
 
-use crate::gpu::{BootModules, FrameDma, KernelClock};
+use crate::gpu_types::{Bar0, BootModules, FrameDma, KernelClock};
 use nvgpu::platform::FirmwareSource;
 use nvgpu::runtime::{Gpu, GpuConfig, StreamKind};
 
@@ -23,7 +23,7 @@ pub fn run() -> bool {
     let outcome = crate::gsp::with_boot(0, |chipset, bar0, info, rpc| {
         // Client index 0 is the kernel's own RM client (`crate::gsp`).
         let config = GpuConfig {
-            runs_ptx: matches!(bar0, crate::gpu::Bar0::Model(_)),
+            runs_ptx: matches!(bar0, Bar0::Model(_)),
             client_index: 1,
             page_faulting: true,
             timeout_ms: 120_000,

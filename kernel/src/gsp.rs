@@ -9,7 +9,7 @@
 // unsafe here: `Send` for the GSP sessions, which live in a lock.
 #![allow(unsafe_code)]
 
-use crate::gpu::{Bar0, FrameDma, KernelClock};
+use crate::gpu_types::{Bar0, BootModules, FrameDma, KernelClock};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -94,14 +94,13 @@ pub fn bring_up(
     vbios: &'static Vbios,
     pci: Option<kernel::pci::PciAddress>,
 ) -> Result<GspSummary, GspBringUpError> {
-    let bundle: &'static FirmwareBundle<'static> = Box::leak(Box::new(
-        FirmwareBundle::load(&crate::gpu::BootModules, chipset).map_err(GspBringUpError::Firmware)?,
-    ));
+    let bundle: &'static FirmwareBundle<'static> =
+        Box::leak(Box::new(FirmwareBundle::load(&BootModules, chipset).map_err(GspBringUpError::Firmware)?));
     // Turing's FWSEC runs through NVIDIA's generic falcon bootloader; Hopper boots through the
     // FSP with the GSP-FMC and its credentials. Both travel as boot modules when present.
     let generic_bootloader =
-        FirmwareBundle::generic_bootloader(&crate::gpu::BootModules, chipset).map_err(GspBringUpError::Firmware)?;
-    let fmc = FirmwareBundle::fmc_images(&crate::gpu::BootModules, chipset).map_err(GspBringUpError::Firmware)?;
+        FirmwareBundle::generic_bootloader(&BootModules, chipset).map_err(GspBringUpError::Firmware)?;
+    let fmc = FirmwareBundle::fmc_images(&BootModules, chipset).map_err(GspBringUpError::Firmware)?;
     let inputs = BootInputs {
         io: bar0,
         clock: &CLOCK,
@@ -115,7 +114,7 @@ pub fn bring_up(
     let mut boot = GspBoot::new(inputs, BootConfig::default(), QueueHeadDoorbell(bar0));
     // Model GPUs come with the model's logging file, so their LIBOS logs print decoded; real
     // firmware needs NVIDIA's gsp_log_*.bin, which Debian does not ship (logs print raw).
-    if let crate::gpu::Bar0::Model(_) = bar0 {
+    if let Bar0::Model(_) = bar0 {
         let file: &'static [u8] = sim::gsp_rm::log::model_log_firmware().leak();
         match nvgpu::gsp::logs::LogMetadata::from_log_firmware(file) {
             Ok(meta) => {

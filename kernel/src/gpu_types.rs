@@ -1,0 +1,117 @@
+//! The boundary types the GPU modules share: how a GPU's registers are reached ([`Bar0`]: a
+//! real BAR0 as uncached MMIO, or the GPU model), and the driver's platform boundaries
+//! implemented for this machine (the TSC clock, frames as DMA memory, boot modules as
+//! firmware). [`crate::gpu`] claims GPUs and brings them up; [`crate::gsp`] boots their
+//! GSP-RM and the application runtime opens them; both use these, neither imports the other's
+//! internals.
+
+// unsafe here: DMA buffers over physical frames and the aligned copies of boot modules (to
+// move behind mem/).
+#![allow(unsafe_code)]
+
+use crate::mem::mmio::Mmio;
+use crate::mem::{frames, PHYS_OFFSET};
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use nvgpu::hw::RegisterIo;
+use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer, DmaError, FirmwareSource};
+use spin::Mutex;
+
+/// BAR0 mapped uncached. Outside the BAR (or misaligned) a read returns all ones, as a PCI
+/// master abort would, and a write is dropped.
+pub struct MmioBar0(Mmio);
+
+impl MmioBar0 {
+    /// BAR0 over `bar`, its uncached mapping.
+    pub fn over(bar: Mmio) -> Self {
+        MmioBar0(bar)
+    }
+}
+
+impl RegisterIo for MmioBar0 {
+    fn read32(&self, offset: u32) -> u32 {
+        self.0.read32(u64::from(offset)).unwrap_or(0xFFFF_FFFF)
+    }
+    fn write32(&self, offset: u32, value: u32) {
+        self.0.write32(u64::from(offset), value);
+    }
+}
+
+/// How a GPU's registers are reached: a real BAR0, or the GPU model.
+pub enum Bar0 {
+    Mmio(MmioBar0),
+    Model(Box<sim::ModelGpu>),
+}
+
+impl RegisterIo for Bar0 {
+    fn read32(&self, offset: u32) -> u32 {
+        match self {
+            Bar0::Mmio(m) => m.read32(offset),
+            Bar0::Model(m) => m.read32(offset),
+        }
+    }
+    fn write32(&self, offset: u32, value: u32) {
+        match self {
+            Bar0::Mmio(m) => m.write32(offset, value),
+            Bar0::Model(m) => m.write32(offset, value),
+        }
+    }
+}
+
+/// The TSC clock.
+pub struct KernelClock;
+
+impl Clock for KernelClock {
+    fn now_ns(&self) -> u64 {
+        crate::time::nanos_since_entry()
+    }
+}
+
+/// DMA memory from the frame allocator: physically contiguous, identity bus addresses (no
+/// IOMMU is programmed), reached by the CPU through the RAM mapping.
+pub struct FrameDma;
+
+impl DmaAllocator for FrameDma {
+    fn alloc(&self, len: usize) -> Result<DmaBuffer, DmaError> {
+        let pages = (len as u64).div_ceil(4096).max(1);
+        let phys = frames::alloc_contiguous(pages).ok_or(DmaError { requested: len })?;
+        // SAFETY: the frames were just allocated for this buffer alone and are mapped at
+        // PHYS_OFFSET; the device sees them at their physical address.
+        Ok(unsafe { DmaBuffer::new((PHYS_OFFSET + phys) as *mut u8, phys, len) })
+    }
+    fn free(&self, buffer: DmaBuffer) {
+        let pages = (buffer.len() as u64).div_ceil(4096).max(1);
+        for i in 0..pages {
+            frames::free(buffer.bus_address() + i * 4096);
+        }
+    }
+}
+
+/// Firmware from boot modules, by name.
+pub struct BootModules;
+
+/// Copies of modules that were not 8-byte aligned (cpio "newc" aligns file data to 4 bytes
+/// only; ELF parsing wants the alignment of the ELF64 header).
+static ALIGNED: Mutex<Vec<(String, &'static [u8])>> = Mutex::new(Vec::new());
+
+impl FirmwareSource for BootModules {
+    fn get(&self, name: &str) -> Option<&[u8]> {
+        let data = crate::boot_extras().module(name)?.data;
+        if (data.as_ptr() as usize).is_multiple_of(8) {
+            return Some(data);
+        }
+        let mut cache = ALIGNED.lock();
+        if let Some((_, copy)) = cache.iter().find(|(n, _)| n == name) {
+            return Some(copy);
+        }
+        let words: Vec<u64> = alloc::vec![0; data.len().div_ceil(8)];
+        let bytes: &'static mut [u64] = words.leak();
+        // SAFETY: a u64 slice viewed as bytes, within its length; it is leaked, so 'static.
+        let view: &'static mut [u8] =
+            unsafe { core::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut u8, data.len()) };
+        view.copy_from_slice(data);
+        cache.push((String::from(name), view));
+        Some(view)
+    }
+}
