@@ -3,9 +3,7 @@
 //! command line (`gpu=model:gh100,model:ad102`; default one GH100; `gpu=none`). The driver's
 //! boundaries for this machine (BAR0, DMA, clock, firmware) are [`crate::gpu_types`].
 
-// unsafe here: `Send` for the GPU list, which lives in a lock (to move behind arch/).
-#![allow(unsafe_code)]
-
+use crate::arch::boot_cpu::BootCpuLock;
 use crate::gpu_types::{Bar0, BootModules, MmioBar0};
 use crate::mem::mmio::Mmio;
 use crate::mem::wc::WcWindow;
@@ -18,7 +16,6 @@ use kernel::pci::{self, Decode, PciFunction};
 use nvgpu::device::{self, Foundation};
 use nvgpu::mm::{Bar1Access, Bar1AccessError};
 use nvgpu::platform::FirmwareSource;
-use spin::Mutex;
 
 /// NVIDIA's PCI vendor id.
 const NVIDIA: u16 = 0x10de;
@@ -145,16 +142,12 @@ impl Gpu {
     }
 }
 
-struct Gpus(Vec<Gpu>);
-
-// SAFETY: the kernel runs on the boot CPU only (no application processor is started), so the
-// GPUs, including model GPUs with interior mutability, are only touched from that CPU.
-unsafe impl Send for Gpus {}
-
-static GPUS: Mutex<Gpus> = Mutex::new(Gpus(Vec::new()));
+/// The GPUs, model GPUs with interior mutability among them: the boot CPU's kernel flow alone
+/// touches them (see [`BootCpuLock`]).
+static GPUS: BootCpuLock<Vec<Gpu>> = BootCpuLock::new(Vec::new());
 
 pub fn with_gpus<R>(f: impl FnOnce(&[Gpu]) -> R) -> R {
-    f(&GPUS.lock().0)
+    f(&GPUS.lock())
 }
 
 fn is_nvidia_gpu(f: &PciFunction) -> bool {
@@ -230,7 +223,7 @@ fn bring_up_one(
                     log::error!(target: "gpu", "{}: the model rejected an access: {e}", gpu.name);
                 }
             }
-            GPUS.lock().0.push(gpu);
+            GPUS.lock().push(gpu);
         }
         Err(e) => log::error!(target: "gpu", "{name}: {e}"),
     }

@@ -260,7 +260,22 @@ pub fn count(vector: u8) -> usize {
     COUNTS[vector as usize].load(Ordering::Relaxed)
 }
 
+/// How many interrupt or exception handlers are running (nested ones count again).
+static HANDLER_DEPTH: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether the CPU is inside an interrupt or exception handler (the dispatcher and anything it
+/// calls: installed handlers, the page-fault service).
+pub fn in_handler() -> bool {
+    HANDLER_DEPTH.load(Ordering::Relaxed) != 0
+}
+
 extern "C" fn interrupt_dispatch(frame: &mut TrapFrame) {
+    HANDLER_DEPTH.fetch_add(1, Ordering::Relaxed);
+    dispatch(frame);
+    HANDLER_DEPTH.fetch_sub(1, Ordering::Relaxed);
+}
+
+fn dispatch(frame: &mut TrapFrame) {
     let vector = (frame.vector & 0xff) as usize;
     COUNTS[vector].fetch_add(1, Ordering::Relaxed);
     let handler = HANDLERS[vector].load(Ordering::Acquire);

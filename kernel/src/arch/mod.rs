@@ -6,6 +6,7 @@
 
 pub mod apic;
 pub mod backtrace;
+pub mod boot_cpu;
 pub mod gdt;
 pub mod handoff;
 pub mod idt;
