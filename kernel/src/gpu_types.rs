@@ -5,18 +5,15 @@
 //! GSP-RM and the application runtime opens them; both use these, neither imports the other's
 //! internals.
 
-// unsafe here: DMA buffers over physical frames and the aligned copies of boot modules (to
-// move behind mem/).
-#![allow(unsafe_code)]
-
+use crate::mem::dma;
 use crate::mem::mmio::Mmio;
-use crate::mem::{frames, PHYS_OFFSET};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer, DmaError, FirmwareSource};
 use spin::Mutex;
+use zerocopy::IntoBytes;
 
 /// BAR0 mapped uncached. Outside the BAR (or misaligned) a read returns all ones, as a PCI
 /// master abort would, and a write is dropped.
@@ -68,22 +65,17 @@ impl Clock for KernelClock {
     }
 }
 
-/// DMA memory from the frame allocator: physically contiguous, identity bus addresses (no
-/// IOMMU is programmed), reached by the CPU through the RAM mapping.
+/// DMA memory from the frame allocator ([`crate::mem::dma`]): physically contiguous, identity
+/// bus addresses (no IOMMU is programmed), reached by the CPU through the RAM mapping.
 pub struct FrameDma;
 
 impl DmaAllocator for FrameDma {
     fn alloc(&self, len: usize) -> Result<DmaBuffer, DmaError> {
-        let pages = (len as u64).div_ceil(4096).max(1);
-        let phys = frames::alloc_contiguous(pages).ok_or(DmaError { requested: len })?;
-        // SAFETY: the frames were just allocated for this buffer alone and are mapped at
-        // PHYS_OFFSET; the device sees them at their physical address.
-        Ok(unsafe { DmaBuffer::new((PHYS_OFFSET + phys) as *mut u8, phys, len) })
+        dma::alloc(len).ok_or(DmaError { requested: len })
     }
     fn free(&self, buffer: DmaBuffer) {
-        let pages = (buffer.len() as u64).div_ceil(4096).max(1);
-        for i in 0..pages {
-            frames::free(buffer.bus_address() + i * 4096);
+        if let Err(e) = dma::free(buffer) {
+            log::error!(target: "gpu", "DMA free refused: {e}");
         }
     }
 }
@@ -105,11 +97,9 @@ impl FirmwareSource for BootModules {
         if let Some((_, copy)) = cache.iter().find(|(n, _)| n == name) {
             return Some(copy);
         }
-        let words: Vec<u64> = alloc::vec![0; data.len().div_ceil(8)];
-        let bytes: &'static mut [u64] = words.leak();
-        // SAFETY: a u64 slice viewed as bytes, within its length; it is leaked, so 'static.
-        let view: &'static mut [u8] =
-            unsafe { core::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut u8, data.len()) };
+        // u64s for the alignment, leaked for 'static, seen as bytes (zerocopy: no unsafe).
+        let words: &'static mut [u64] = alloc::vec![0u64; data.len().div_ceil(8)].leak();
+        let view: &'static mut [u8] = &mut words.as_mut_bytes()[..data.len()];
         view.copy_from_slice(data);
         cache.push((String::from(name), view));
         Some(view)

@@ -1,8 +1,10 @@
-//! Physical frames, page tables, the MMIO mapping API (uncached and write-combined) and the heap.
+//! Physical frames, DMA memory over them, page tables, the MMIO mapping API (uncached and
+//! write-combined) and the heap.
 
-// unsafe here: physical frames, page tables, the MMIO mapping API and the heap.
+// unsafe here: physical frames, DMA memory, page tables, the MMIO mapping API and the heap.
 #![allow(unsafe_code)]
 
+pub mod dma;
 pub mod frames;
 pub mod heap;
 pub mod mmio;
