@@ -1,10 +1,12 @@
 //! Physical frames, DMA memory over them, page tables, the MMIO mapping API (uncached and
-//! write-combined) and the heap.
+//! write-combined), copies of firmware tables and the heap.
 
-// unsafe here: physical frames, DMA memory, page tables, the MMIO mapping API and the heap.
+// unsafe here: physical frames, DMA memory, page tables, the MMIO mapping API, firmware table
+// copies and the heap.
 #![allow(unsafe_code)]
 
 pub mod dma;
+pub mod firmware;
 pub mod frames;
 pub mod heap;
 pub mod mmio;
