@@ -39,6 +39,21 @@ pub mod port {
     }
 }
 
+/// COM1, the 16550 UART of the serial console.
+pub mod uart {
+    /// COM1's I/O base (the PC/AT standard address; QEMU's `-serial` is COM1).
+    pub const COM1: u16 = 0x3F8;
+
+    /// A handle to COM1's UART. More than one may exist (the panic path makes its own rather
+    /// than wait for a lock): port I/O has no memory effects, so at worst characters interleave.
+    pub fn com1() -> uart_16550::SerialPort {
+        // SAFETY: `SerialPort::new` trusts that the eight ports from its base are a 16550; 0x3F8
+        // is COM1 on every PC platform the kernel boots on (QEMU pc/q35, servers with a BMC
+        // serial-over-LAN), and nothing else in the kernel uses those ports.
+        unsafe { uart_16550::SerialPort::new(COM1) }
+    }
+}
+
 pub fn rdmsr(msr: u32) -> u64 {
     let (lo, hi): (u32, u32);
     // SAFETY: callers read architectural MSRs whose presence they checked (CPUID) or that
