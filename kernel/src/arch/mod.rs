@@ -11,6 +11,7 @@ pub mod gdt;
 pub mod handoff;
 pub mod idt;
 pub mod ioapic;
+pub mod ktest_section;
 
 use core::arch::asm;
 
