@@ -2,9 +2,9 @@
 //! through `nvgpu::runtime`, a compute stream, the kernels from the boot modules
 //! (`payload-NAME-ARCH.ptx`, compiled by clang-19 when the image was built), each result
 //! checked against the CPU reference and reported on the serial port with its time; then the
-//! managed-memory example (`app::managed`), its CPU passes running over the managed buffer as
-//! ordinary memory through the kernel's page-fault handler ([`crate::managed::PageFaults`]),
-//! its UVM statistics reported as one JSON line.
+//! managed-memory example (`app::managed`), its CPU passes running over the managed buffer page
+//! by page, the pages reached through the kernel's page tables and page-fault handler
+//! ([`crate::managed::PageFaults`]), its UVM statistics reported as one JSON line.
 
 use crate::gpu_types::{Bar0, BootModules, FrameDma, KernelClock};
 use nvgpu::platform::FirmwareSource;

@@ -5,7 +5,7 @@
 
 use crate::arch::{self, apic, idt};
 use crate::mem::paging::{self, CacheType};
-use crate::mem::{frames, heap, PHYS_OFFSET};
+use crate::mem::{frames, heap, managed_window, PHYS_OFFSET};
 use crate::{kassert, ktest};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -365,18 +365,15 @@ ktest!(managed_memory_pages_arrive_through_the_page_fault_handler, || {
     let va = crate::managed::alloc(MB2 + 3 * 4096)?;
     let before = crate::managed::stats().map_or(0, |s| s.cpu_faults);
     let pages_before = crate::managed::cpu_resident_pages();
-    let (a, b) = (va as *mut u64, (va + MB2 + 8) as *mut u64);
-    // SAFETY: both addresses are inside the managed range just allocated; each first touch
-    // page-faults and the managed-memory service maps a zeroed page before the access resumes.
-    let (first_a, first_b) = unsafe { (a.read_volatile(), b.read_volatile()) };
+    // Both words are inside the managed range just allocated; each first touch page-faults and
+    // the managed-memory service maps a zeroed page before the access resumes.
+    let (a, b) = (va, va + MB2 + 8);
+    let word = |va: u64| managed_window::read_u64(va).map_err(|e| alloc::format!("{e}"));
+    let (first_a, first_b) = (word(a)?, word(b)?);
     kassert!(first_a == 0 && first_b == 0, "first touches read {first_a:#x} {first_b:#x}, not zero-filled pages");
-    // SAFETY: as above; the pages are mapped writable now.
-    unsafe {
-        a.write_volatile(0x1234_5678_9abc_def0);
-        b.write_volatile(!0x1234);
-    }
-    // SAFETY: as above.
-    let (ra, rb) = unsafe { (a.read_volatile(), b.read_volatile()) };
+    managed_window::write_u64(a, 0x1234_5678_9abc_def0).map_err(|e| alloc::format!("{e}"))?;
+    managed_window::write_u64(b, !0x1234).map_err(|e| alloc::format!("{e}"))?;
+    let (ra, rb) = (word(a)?, word(b)?);
     kassert!(ra == 0x1234_5678_9abc_def0 && rb == !0x1234, "read back {ra:#x} {rb:#x}");
     let faults = crate::managed::stats().map_or(0, |s| s.cpu_faults) - before;
     kassert!(faults == 2, "{faults} CPU faults for two pages (one each, then mapped read-write)");
