@@ -97,7 +97,7 @@ impl FirmwareSource for BootModules {
         if let Some((_, copy)) = cache.iter().find(|(n, _)| n == name) {
             return Some(copy);
         }
-        // u64s for the alignment, leaked for 'static, seen as bytes (zerocopy: no unsafe).
+        // u64s for the alignment, leaked for 'static, seen as bytes through zerocopy.
         let words: &'static mut [u64] = alloc::vec![0u64; data.len().div_ceil(8)].leak();
         let view: &'static mut [u8] = &mut words.as_mut_bytes()[..data.len()];
         view.copy_from_slice(data);
