@@ -2,11 +2,11 @@
 //! through `nvgpu::runtime`, a compute stream, the kernels from the boot modules
 //! (`payload-NAME-ARCH.ptx`, compiled by clang-19 when the image was built), each result
 //! checked against the CPU reference and reported on the serial port with its time; then the
-//! managed-memory example (`app::managed`), its CPU passes running over the managed buffer as
-//! ordinary memory through the kernel's page-fault handler ([`crate::managed::PageFaults`]),
-//! its UVM statistics reported as one JSON line.
+//! managed-memory example (`app::managed`), its CPU passes running over the managed buffer page
+//! by page, the pages reached through the kernel's page tables and page-fault handler
+//! ([`crate::managed::PageFaults`]), its UVM statistics reported as one JSON line.
 
-use crate::gpu::{BootModules, FrameDma, KernelClock};
+use crate::gpu_types::{Bar0, BootModules, FrameDma, KernelClock};
 use nvgpu::platform::FirmwareSource;
 use nvgpu::runtime::{Gpu, GpuConfig, StreamKind};
 
@@ -23,7 +23,7 @@ pub fn run() -> bool {
     let outcome = crate::gsp::with_boot(0, |chipset, bar0, info, rpc| {
         // Client index 0 is the kernel's own RM client (`crate::gsp`).
         let config = GpuConfig {
-            runs_ptx: matches!(bar0, crate::gpu::Bar0::Model(_)),
+            runs_ptx: matches!(bar0, Bar0::Model(_)),
             client_index: 1,
             page_faulting: true,
             timeout_ms: 120_000,

@@ -1,15 +1,12 @@
-//! GPUs in the kernel: the driver's boundaries implemented for this machine (BAR0 as volatile
-//! MMIO, BAR1 as a write-combined window, frames as DMA memory, the TSC clock, boot modules as
-//! firmware), the claim of NVIDIA
-//! display/3D functions found on PCI, and, when there are none, model GPUs from `sim/` chosen
-//! on the command line (`gpu=model:gh100,model:ad102`; default one GH100; `gpu=none`).
+//! GPUs in the kernel: BAR1 as a write-combined window, the claim of NVIDIA display/3D
+//! functions found on PCI, and, when there are none, model GPUs from `sim/` chosen on the
+//! command line (`gpu=model:gh100,model:ad102`; default one GH100; `gpu=none`). The driver's
+//! boundaries for this machine (BAR0, DMA, clock, firmware) are [`crate::gpu_types`].
 
-// unsafe here: BAR0 as volatile MMIO and DMA buffers over physical frames (to move behind mem/).
-#![allow(unsafe_code)]
-
+use crate::arch::boot_cpu::BootCpuLock;
+use crate::gpu_types::{Bar0, BootModules, MmioBar0};
 use crate::mem::mmio::Mmio;
 use crate::mem::wc::WcWindow;
-use crate::mem::{frames, PHYS_OFFSET};
 use crate::platform_pci;
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -17,28 +14,13 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::pci::{self, Decode, PciFunction};
 use nvgpu::device::{self, Foundation};
-use nvgpu::hw::RegisterIo;
 use nvgpu::mm::{Bar1Access, Bar1AccessError};
-use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer, DmaError, FirmwareSource};
-use spin::Mutex;
+use nvgpu::platform::FirmwareSource;
 
 /// NVIDIA's PCI vendor id.
 const NVIDIA: u16 = 0x10de;
 /// BAR0 (the register space) of every NVIDIA GPU since Tesla is 16 MiB.
 const BAR0_SIZE: u64 = 16 << 20;
-
-/// BAR0 mapped uncached. Outside the BAR (or misaligned) a read returns all ones, as a PCI
-/// master abort would, and a write is dropped.
-pub struct MmioBar0(Mmio);
-
-impl RegisterIo for MmioBar0 {
-    fn read32(&self, offset: u32) -> u32 {
-        self.0.read32(u64::from(offset)).unwrap_or(0xFFFF_FFFF)
-    }
-    fn write32(&self, offset: u32, value: u32) {
-        self.0.write32(u64::from(offset), value);
-    }
-}
 
 /// NVIDIA's BAR1 (the VRAM aperture) is the GPU's second memory BAR, counting a 64-bit BAR once
 /// (`NV_GPU_BAR_INDEX_FB` = 1 in `kernel-open/common/inc/nv.h`, an index into the memory BARs
@@ -130,84 +112,6 @@ impl Bar1Access for Bar1Port<'_> {
     }
 }
 
-/// The TSC clock.
-pub struct KernelClock;
-
-impl Clock for KernelClock {
-    fn now_ns(&self) -> u64 {
-        crate::time::nanos_since_entry()
-    }
-}
-
-/// DMA memory from the frame allocator: physically contiguous, identity bus addresses (no
-/// IOMMU is programmed), reached by the CPU through the RAM mapping.
-pub struct FrameDma;
-
-impl DmaAllocator for FrameDma {
-    fn alloc(&self, len: usize) -> Result<DmaBuffer, DmaError> {
-        let pages = (len as u64).div_ceil(4096).max(1);
-        let phys = frames::alloc_contiguous(pages).ok_or(DmaError { requested: len })?;
-        // SAFETY: the frames were just allocated for this buffer alone and are mapped at
-        // PHYS_OFFSET; the device sees them at their physical address.
-        Ok(unsafe { DmaBuffer::new((PHYS_OFFSET + phys) as *mut u8, phys, len) })
-    }
-    fn free(&self, buffer: DmaBuffer) {
-        let pages = (buffer.len() as u64).div_ceil(4096).max(1);
-        for i in 0..pages {
-            frames::free(buffer.bus_address() + i * 4096);
-        }
-    }
-}
-
-/// Firmware from boot modules, by name.
-pub struct BootModules;
-
-/// Copies of modules that were not 8-byte aligned (cpio "newc" aligns file data to 4 bytes
-/// only; ELF parsing wants the alignment of the ELF64 header).
-static ALIGNED: Mutex<Vec<(String, &'static [u8])>> = Mutex::new(Vec::new());
-
-impl FirmwareSource for BootModules {
-    fn get(&self, name: &str) -> Option<&[u8]> {
-        let data = crate::boot_extras().module(name)?.data;
-        if (data.as_ptr() as usize).is_multiple_of(8) {
-            return Some(data);
-        }
-        let mut cache = ALIGNED.lock();
-        if let Some((_, copy)) = cache.iter().find(|(n, _)| n == name) {
-            return Some(copy);
-        }
-        let words: Vec<u64> = alloc::vec![0; data.len().div_ceil(8)];
-        let bytes: &'static mut [u64] = words.leak();
-        // SAFETY: a u64 slice viewed as bytes, within its length; it is leaked, so 'static.
-        let view: &'static mut [u8] =
-            unsafe { core::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut u8, data.len()) };
-        view.copy_from_slice(data);
-        cache.push((String::from(name), view));
-        Some(view)
-    }
-}
-
-/// How a GPU's registers are reached: a real BAR0, or the GPU model.
-pub enum Bar0 {
-    Mmio(MmioBar0),
-    Model(Box<sim::ModelGpu>),
-}
-
-impl RegisterIo for Bar0 {
-    fn read32(&self, offset: u32) -> u32 {
-        match self {
-            Bar0::Mmio(m) => m.read32(offset),
-            Bar0::Model(m) => m.read32(offset),
-        }
-    }
-    fn write32(&self, offset: u32, value: u32) {
-        match self {
-            Bar0::Mmio(m) => m.write32(offset, value),
-            Bar0::Model(m) => m.write32(offset, value),
-        }
-    }
-}
-
 /// A GPU the kernel brought up. GPUs are never removed: their foundation and register window
 /// live as long as the kernel (GSP-RM keeps references to both).
 pub struct Gpu {
@@ -238,16 +142,12 @@ impl Gpu {
     }
 }
 
-struct Gpus(Vec<Gpu>);
-
-// SAFETY: the kernel runs on the boot CPU only (no application processor is started), so the
-// GPUs, including model GPUs with interior mutability, are only touched from that CPU.
-unsafe impl Send for Gpus {}
-
-static GPUS: Mutex<Gpus> = Mutex::new(Gpus(Vec::new()));
+/// The GPUs, model GPUs with interior mutability among them: the boot CPU's kernel flow alone
+/// touches them (see [`BootCpuLock`]).
+static GPUS: BootCpuLock<Vec<Gpu>> = BootCpuLock::new(Vec::new());
 
 pub fn with_gpus<R>(f: impl FnOnce(&[Gpu]) -> R) -> R {
-    f(&GPUS.lock().0)
+    f(&GPUS.lock())
 }
 
 fn is_nvidia_gpu(f: &PciFunction) -> bool {
@@ -278,7 +178,7 @@ fn claim(f: &PciFunction) -> Result<MmioBar0, String> {
     pci::enable(access, f.address, Decode { memory: true, io: false, bus_master: true })
         .map_err(|e| alloc::format!("enabling decode: {e:?}"))?;
     let bar = Mmio::map(bar0.address, BAR0_SIZE).map_err(|e| alloc::format!("mapping BAR0: {e}"))?;
-    Ok(MmioBar0(bar))
+    Ok(MmioBar0::over(bar))
 }
 
 fn bring_up_one(
@@ -323,7 +223,7 @@ fn bring_up_one(
                     log::error!(target: "gpu", "{}: the model rejected an access: {e}", gpu.name);
                 }
             }
-            GPUS.lock().0.push(gpu);
+            GPUS.lock().push(gpu);
         }
         Err(e) => log::error!(target: "gpu", "{name}: {e}"),
     }

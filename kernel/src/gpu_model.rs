@@ -1,46 +1,24 @@
 //! Model GPUs inside the kernel: the same `sim` model the host tests use, reaching system
-//! memory through the kernel's RAM mapping (bus address = physical address, as `FrameDma`
-//! hands out), so the driver's DMA goes through the same boundary as on real hardware.
+//! memory as a DMA device does: the DMA memory `FrameDma` hands out (bus address = physical
+//! address), through [`crate::mem::dma`], which refuses anything that is not a live DMA
+//! allocation. So the driver's DMA goes through the same boundary as on real hardware, and the
+//! model cannot touch the kernel's own memory.
 
-// unsafe here: the model reads and writes system memory through the RAM mapping.
-#![allow(unsafe_code)]
-
-use crate::mem::paging;
-use crate::mem::PHYS_OFFSET;
+use crate::mem::dma;
 use alloc::boxed::Box;
 use alloc::string::String;
 use nvgpu::chip::Chipset;
 use sim::{ModelGpu, SystemMemory};
 
-/// System memory as the model's DMA engine sees it: RAM the kernel maps at PHYS_OFFSET.
+/// System memory as the model's DMA engine sees it: live DMA allocations.
 struct KernelMemory;
-
-fn ram_range(bus: u64, len: usize) -> Option<u64> {
-    let end = bus.checked_add(len as u64)?;
-    let mut page = bus & !0xfff;
-    while page < end {
-        let (p, _, _) = paging::translate(PHYS_OFFSET.checked_add(page)?)?;
-        if p != page {
-            return None;
-        }
-        page += 0x1000;
-    }
-    Some(PHYS_OFFSET + bus)
-}
 
 impl SystemMemory for KernelMemory {
     fn read(&self, bus: u64, buf: &mut [u8]) -> bool {
-        let Some(virt) = ram_range(bus, buf.len()) else { return false };
-        // SAFETY: the range is RAM mapped at PHYS_OFFSET (checked page by page above). The
-        // driver owns the DMA buffers it points the model at, as it would with a real device.
-        unsafe { core::ptr::copy_nonoverlapping(virt as *const u8, buf.as_mut_ptr(), buf.len()) };
-        true
+        dma::device_read(bus, buf)
     }
     fn write(&self, bus: u64, buf: &[u8]) -> bool {
-        let Some(virt) = ram_range(bus, buf.len()) else { return false };
-        // SAFETY: as in read.
-        unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), virt as *mut u8, buf.len()) };
-        true
+        dma::device_write(bus, buf)
     }
 }
 

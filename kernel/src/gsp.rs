@@ -6,10 +6,8 @@
 //! A booted GSP keeps using the DMA memory its boot laid out, so each session lives for the
 //! kernel's lifetime (`SESSIONS`): nothing here is ever freed while GSP-RM runs.
 
-// unsafe here: `Send` for the GSP sessions, which live in a lock.
-#![allow(unsafe_code)]
-
-use crate::gpu::{Bar0, FrameDma, KernelClock};
+use crate::arch::boot_cpu::BootCpuLock;
+use crate::gpu_types::{Bar0, BootModules, FrameDma, KernelClock};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -38,15 +36,9 @@ struct Live {
     pci: Option<kernel::pci::PciAddress>,
 }
 
-/// Owner of every live GSP session.
-struct Sessions(Vec<Live>);
-
-// SAFETY: the kernel runs on the boot CPU only (application processors are never started), so
-// the sessions, and the model GPUs with interior mutability behind them, are only ever touched
-// from that one CPU; the Mutex serialises interrupt-free kernel code paths.
-unsafe impl Send for Sessions {}
-
-static SESSIONS: Mutex<Sessions> = Mutex::new(Sessions(Vec::new()));
+/// Every live GSP session. The sessions, and the model GPUs with interior mutability behind
+/// them, are touched by the boot CPU's kernel flow alone (see [`BootCpuLock`]).
+static SESSIONS: BootCpuLock<Vec<Live>> = BootCpuLock::new(Vec::new());
 
 /// What the boot log and the tests see of one GPU's GSP.
 #[derive(Clone)]
@@ -94,14 +86,13 @@ pub fn bring_up(
     vbios: &'static Vbios,
     pci: Option<kernel::pci::PciAddress>,
 ) -> Result<GspSummary, GspBringUpError> {
-    let bundle: &'static FirmwareBundle<'static> = Box::leak(Box::new(
-        FirmwareBundle::load(&crate::gpu::BootModules, chipset).map_err(GspBringUpError::Firmware)?,
-    ));
+    let bundle: &'static FirmwareBundle<'static> =
+        Box::leak(Box::new(FirmwareBundle::load(&BootModules, chipset).map_err(GspBringUpError::Firmware)?));
     // Turing's FWSEC runs through NVIDIA's generic falcon bootloader; Hopper boots through the
     // FSP with the GSP-FMC and its credentials. Both travel as boot modules when present.
     let generic_bootloader =
-        FirmwareBundle::generic_bootloader(&crate::gpu::BootModules, chipset).map_err(GspBringUpError::Firmware)?;
-    let fmc = FirmwareBundle::fmc_images(&crate::gpu::BootModules, chipset).map_err(GspBringUpError::Firmware)?;
+        FirmwareBundle::generic_bootloader(&BootModules, chipset).map_err(GspBringUpError::Firmware)?;
+    let fmc = FirmwareBundle::fmc_images(&BootModules, chipset).map_err(GspBringUpError::Firmware)?;
     let inputs = BootInputs {
         io: bar0,
         clock: &CLOCK,
@@ -115,7 +106,7 @@ pub fn bring_up(
     let mut boot = GspBoot::new(inputs, BootConfig::default(), QueueHeadDoorbell(bar0));
     // Model GPUs come with the model's logging file, so their LIBOS logs print decoded; real
     // firmware needs NVIDIA's gsp_log_*.bin, which Debian does not ship (logs print raw).
-    if let crate::gpu::Bar0::Model(_) = bar0 {
+    if let Bar0::Model(_) = bar0 {
         let file: &'static [u8] = sim::gsp_rm::log::model_log_firmware().leak();
         match nvgpu::gsp::logs::LogMetadata::from_log_firmware(file) {
             Ok(meta) => {
@@ -155,14 +146,14 @@ pub fn bring_up(
     log::info!(target: "gsp", "{name}: {commands_sent} RPCs sent to GSP-RM so far");
 
     let summary = GspSummary { gpu: name.into(), report, gpu_name, fb_regions, fb_bytes, rm_objects: 3, commands_sent };
-    SESSIONS.lock().0.push(Live { chipset, bar0, boot, client, subdevice, pci });
+    SESSIONS.lock().push(Live { chipset, bar0, boot, client, subdevice, pci });
     SUMMARIES.lock().push(summary.clone());
     Ok(summary)
 }
 
 /// Number of live GSP sessions.
 pub fn live_sessions() -> usize {
-    SESSIONS.lock().0.len()
+    SESSIONS.lock().len()
 }
 
 pub type Rpc =
@@ -171,7 +162,7 @@ pub type Rpc =
 /// Runs `f` with the RM client and RPC channel of session `index`.
 pub fn with_session<R>(index: usize, f: impl FnOnce(&mut RmClient, &mut Rpc) -> R) -> Option<R> {
     let mut s = SESSIONS.lock();
-    let live = s.0.get_mut(index)?;
+    let live = s.get_mut(index)?;
     let rpc = live.boot.rpc()?;
     Some(f(&mut live.client, rpc))
 }
@@ -183,7 +174,7 @@ pub fn with_boot<R>(
     f: impl FnOnce(Chipset, &'static Bar0, nvgpu::gsp::rpcs::GspStaticConfigInfo, &mut Rpc) -> R,
 ) -> Option<R> {
     let mut s = SESSIONS.lock();
-    let live = s.0.get_mut(index)?;
+    let live = s.get_mut(index)?;
     let info = *live.boot.static_info()?;
     let bar0 = live.bar0;
     let rpc = live.boot.rpc()?;
@@ -196,7 +187,7 @@ pub fn unload_all() -> usize {
     let mut sessions = SESSIONS.lock();
     let mut failed = 0;
     let summaries = SUMMARIES.lock();
-    for (live, summary) in sessions.0.iter_mut().zip(summaries.iter()) {
+    for (live, summary) in sessions.iter_mut().zip(summaries.iter()) {
         match live.boot.unload() {
             Ok(report) => {
                 let ms = report.steps.iter().map(|s| s.elapsed_ns).sum::<u64>() / 1_000_000;
@@ -244,7 +235,7 @@ fn set_power(pci: Option<kernel::pci::PciAddress>, state: kernel::pci::PowerStat
 /// to D3hot), then resumes it (D0, booter_load with the SR meta, INIT_DONE again).
 pub fn suspend_and_resume(index: usize) -> Result<(u64, u64), SuspendResumeError> {
     let mut s = SESSIONS.lock();
-    let live = s.0.get_mut(index).ok_or(SuspendResumeError::NoSession)?;
+    let live = s.get_mut(index).ok_or(SuspendResumeError::NoSession)?;
     let t0 = crate::time::nanos_since_entry();
     live.boot.suspend(nvgpu::gsp::boot::suspend::PmTransition::Standby).map_err(SuspendResumeError::Boot)?;
     set_power(live.pci, kernel::pci::PowerState::D3Hot)?;
@@ -258,6 +249,6 @@ pub fn suspend_and_resume(index: usize) -> Result<(u64, u64), SuspendResumeError
 /// The chip and subdevice of session `index`.
 pub fn session_subdevice(index: usize) -> Option<(Chipset, nvgpu::gsp::rm::Handle<nvgpu::gsp::rm::Subdevice>)> {
     let s = SESSIONS.lock();
-    let live = s.0.get(index)?;
+    let live = s.get(index)?;
     Some((live.chipset, live.subdevice))
 }

@@ -1,32 +1,11 @@
 //! In-kernel tests, registered in the `.ktests` linker section (no nightly test frameworks):
-//! `ktest!(name, || -> Result<(), String> { ... })` places a `KTest` there; `run_all` walks the
-//! section, reports each test on serial, and the caller exits through isa-debug-exit.
+//! `ktest!(name, || -> Result<(), String> { ... })` places a `KTest` there (both are
+//! [`crate::arch::ktest_section`]'s, which owns the section); `run_all` walks the section,
+//! reports each test on serial, and the caller exits through isa-debug-exit.
 //! A test that needs hardware the machine lacks returns `Err("SKIP: why")`: reported as
 //! skipped, never as passed.
 
-// unsafe here: the bounds of the `.ktests` linker section.
-#![allow(unsafe_code)]
-
-use alloc::string::String;
-
-#[repr(C)]
-pub struct KTest {
-    pub name: &'static str,
-    pub run: fn() -> Result<(), String>,
-}
-
-#[macro_export]
-macro_rules! ktest {
-    ($name:ident, $body:expr) => {
-        const _: () = {
-            // The `.ktests` section is walked by `run_all`; `unsafe_code` flags `link_section`.
-            #[allow(unsafe_code)]
-            #[unsafe(link_section = ".ktests")]
-            #[used]
-            static TEST: $crate::ktest::KTest = $crate::ktest::KTest { name: stringify!($name), run: $body };
-        };
-    };
-}
+use crate::arch::ktest_section;
 
 /// Fails a test with a formatted message unless `cond` holds.
 #[macro_export]
@@ -38,26 +17,9 @@ macro_rules! kassert {
     };
 }
 
-unsafe extern "C" {
-    // Linker-script symbols: only their addresses matter.
-    static __ktests_start: u8;
-    static __ktests_end: u8;
-}
-
-fn all() -> &'static [KTest] {
-    // SAFETY: the linker script brackets the `.ktests` section with these symbols, and that
-    // section holds only `KTest` statics placed by `ktest!` (same type, same alignment).
-    unsafe {
-        let start = core::ptr::addr_of!(__ktests_start) as *const KTest;
-        let end = core::ptr::addr_of!(__ktests_end) as *const KTest;
-        let n = (end as usize - start as usize) / core::mem::size_of::<KTest>();
-        core::slice::from_raw_parts(start, n)
-    }
-}
-
 /// Runs the tests whose name contains `filter` (all when empty); returns (passed, failed).
 pub fn run_all(filter: &str) -> (usize, usize) {
-    let tests = all();
+    let tests = ktest_section::all();
     let selected = tests.iter().filter(|t| t.name.contains(filter)).count();
     crate::println!("ktest: running {selected} tests");
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);

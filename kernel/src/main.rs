@@ -9,6 +9,7 @@ mod app_runner;
 mod arch;
 mod gpu;
 mod gpu_model;
+mod gpu_types;
 mod gsp;
 mod ktest;
 mod ktests;

@@ -11,9 +11,6 @@
 //! faulting code holds the heap or frame-allocator lock (managed memory is the application's,
 //! not the allocator's, so it does not).
 
-// unsafe here: the page-fault hook's service pointer and the CPU's view of managed pages.
-#![allow(unsafe_code)]
-
 use nvgpu::mm::format::PageSize;
 use spin::Mutex;
 use uvm::page_mask::{PAGE_SIZE, VA_BLOCK_SIZE};
@@ -22,6 +19,7 @@ use uvm::processor::ProcessorId;
 use uvm::service::{BackendError, Location, NoPrefetch, PageAccess, PageCopy, UvmBackend, UvmContext};
 use uvm::va_block::{AccessType, MappingTarget, Prot};
 
+use crate::mem::managed_window::{self, WindowError};
 use crate::mem::{frames, paging};
 use alloc::boxed::Box;
 use nvgpu::hw::RegisterIo;
@@ -162,7 +160,8 @@ fn page_fault(cr2: u64, error_code: u64) -> bool {
         return false;
     }
     let write = error_code & crate::arch::idt::PF_ERROR_WRITE != 0;
-    if let Some(served) = serve_gpu_context(cr2, write) {
+    // A GPU context's service, lent while a copy of `PageFaults::in_place` runs, goes first.
+    if let Some(served) = managed_window::serve_lent(cr2, write) {
         return served;
     }
     // A fault while the service itself runs (or another CPU holds it) is not resolvable here.
@@ -203,64 +202,12 @@ impl CpuMappings for KernelCpuMappings {
     }
 }
 
-/// The CPU fault service of the GPU context whose buffers CPU code is running over: a
-/// type-erased `FnMut(address, write) -> served`, set by [`with_gpu_service`] for the length of
-/// one call and cleared before it returns.
-struct GpuService(*mut (dyn FnMut(u64, bool) -> bool + 'static));
-
-// SAFETY: the pointer is only dereferenced by the page-fault handler on the CPU running the
-// `with_gpu_service` call that set it (one CPU runs application code), while that call runs.
-unsafe impl Send for GpuService {}
-
-static GPU_SERVICE: Mutex<Option<GpuService>> = Mutex::new(None);
-
-/// Runs `body` with CPU faults in the managed window served by `service` first (`Some(served)`
-/// from [`serve_gpu_context`] while it runs). Not nested.
-fn with_gpu_service<T>(
-    service: &mut dyn FnMut(u64, bool) -> bool,
-    body: impl FnOnce() -> T,
-) -> Result<T, &'static str> {
-    init();
-    let raw: *mut (dyn FnMut(u64, bool) -> bool + '_) = service;
-    // SAFETY: only the trait object's lifetime is erased: the pointer is removed by `Clear`
-    // when this function returns or unwinds, before `service`'s borrow ends, so it is never
-    // used after `service` is gone.
-    let raw: *mut (dyn FnMut(u64, bool) -> bool + 'static) = unsafe { core::mem::transmute(raw) };
-    {
-        let mut slot = GPU_SERVICE.lock();
-        if slot.is_some() {
-            return Err("CPU access to managed memory is already in progress");
-        }
-        *slot = Some(GpuService(raw));
-    }
-    struct Clear;
-    impl Drop for Clear {
-        fn drop(&mut self) {
-            *GPU_SERVICE.lock() = None;
-        }
-    }
-    let _clear = Clear;
-    Ok(body())
-}
-
-/// `Some(served)` when a GPU context's service is set (the fault is its if the address is in
-/// one of its buffers), `None` otherwise.
-fn serve_gpu_context(cr2: u64, write: bool) -> Option<bool> {
-    // Held while the service runs: a fault inside it is not resolvable and stays fatal.
-    let guard = GPU_SERVICE.try_lock()?;
-    let service = guard.as_ref()?;
-    // SAFETY: set by `with_gpu_service`, which is still running (it clears the slot before it
-    // returns); its body does not use what the service borrows (see `PageFaults::in_place`),
-    // and the lock held here keeps the service from being entered twice.
-    let served = unsafe { (*service.0)(cr2, write) };
-    Some(served)
-}
-
-/// The application's CPU code over managed buffers as ordinary memory: the buffer is a slice
-/// at its window address, and each first touch of a page not mapped for the CPU is a page
-/// fault the context's service resolves. `faults` counts the page faults taken meanwhile,
-/// `migrated_back` the bytes they brought back from the GPU (the context migrates nothing else
-/// while CPU code runs).
+/// The application's CPU code over managed buffers, page by page: each page of the buffer is
+/// copied out of its window address, handed to the pass, and copied back
+/// ([`managed_window::copy_in_place`]); each first touch of a page not mapped for the CPU, by
+/// those copies, is a page fault the context's service resolves. `faults` counts the page
+/// faults taken meanwhile, `migrated_back` the bytes they brought back from the GPU (the
+/// context migrates nothing else while CPU code runs).
 #[derive(Default)]
 pub struct PageFaults {
     pub faults: usize,
@@ -293,21 +240,19 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> ap
                 false
             }
         };
+        // The page-fault hook that offers faults to the lent service is installed by `init`.
+        init();
         let before = crate::arch::idt::count(14);
-        let ran = with_gpu_service(&mut service, || {
-            // SAFETY: `[cpu, cpu + len)` is the buffer's range of the managed window, reserved
-            // for it alone; each page is either mapped to the CPU's copy or not present, and a
-            // touch of one not present faults and is resolved (the page mapped with its data)
-            // before the instruction is re-executed, as demand paging does. Nothing else
-            // writes these pages while `pass` runs: the GPU's work was waited for, and the
-            // service only fills pages the CPU has not touched yet.
-            let bytes = unsafe { core::slice::from_raw_parts_mut(cpu as *mut u8, buf.len) };
-            pass(0, bytes);
-        });
+        let ran = managed_window::copy_in_place(cpu, buf.len as u64, &mut service, pass);
         self.faults += crate::arch::idt::count(14) - before;
         self.migrated_back += um.stats().migrated_to_cpu_bytes - migrated_before;
-        if let Err(what) = ran {
-            return Err(nvgpu::runtime::RuntimeError::Unsupported { what }.into());
+        match ran {
+            Ok(()) => {}
+            Err(WindowError::OutOfWindow { .. }) => return Err(unmapped()),
+            Err(WindowError::Busy) => {
+                let what = "CPU access to managed memory is already in progress";
+                return Err(nvgpu::runtime::RuntimeError::Unsupported { what }.into());
+            }
         }
         match failure {
             Some(e) => Err(e),

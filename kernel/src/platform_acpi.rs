@@ -2,41 +2,23 @@
 //! what it found (time source, I/O APICs, CPUs). Parsing itself is `kernel::acpi` (host-tested
 //! against real server tables).
 
-// unsafe here: slices of physical memory (the RAM mapping) for the ACPI parser.
-#![allow(unsafe_code)]
-
 use crate::arch::{apic, ioapic};
-use crate::mem::paging::{self, CacheType};
-use crate::mem::PHYS_OFFSET;
+use crate::mem::firmware;
+use crate::mem::heap::Arena;
 use bootloader_api::BootInfo;
 use kernel::acpi::{self, PhysMapper, PlatformTables, Polarity, TriggerMode};
 
-/// Reads firmware tables: through the RAM mapping when the range is there, otherwise through a
-/// fresh write-back mapping (SeaBIOS keeps its tables in E820-reserved memory).
-pub struct KernelMapper;
+/// Reads firmware tables as copies ([`firmware::read`]: through the RAM mapping when the range
+/// is there, otherwise through a fresh write-back mapping, as SeaBIOS keeps its tables in
+/// E820-reserved memory; never the kernel's own RAM), kept until the mapper is dropped.
+#[derive(Default)]
+pub struct KernelMapper {
+    copies: Arena,
+}
 
 impl PhysMapper for KernelMapper {
     fn map(&self, phys: u64, len: usize) -> Option<&[u8]> {
-        let len64 = len as u64;
-        let last = phys.checked_add(len64.max(1) - 1)?;
-        if last >= 1 << 52 {
-            return None;
-        }
-        let direct = |a: u64| paging::translate(PHYS_OFFSET + a).map(|(p, _, _)| p == a).unwrap_or(false);
-        let mut mapped = true;
-        let mut page = phys & !0xfff;
-        while page <= last {
-            if !direct(page) {
-                mapped = false;
-                break;
-            }
-            page += 0x1000;
-        }
-        let virt =
-            if mapped { PHYS_OFFSET + phys } else { paging::map_mmio(phys, len64, CacheType::WriteBack).ok()? };
-        // SAFETY: `virt` maps `len` bytes of physical memory at `phys` (checked or just made);
-        // firmware tables are not written by anyone while the kernel reads them.
-        Some(unsafe { core::slice::from_raw_parts(virt as *const u8, len) })
+        Some(self.copies.keep(firmware::read(phys, len)?))
     }
 }
 
@@ -61,9 +43,10 @@ impl Discovered {
 }
 
 pub fn discover(boot_info: &BootInfo) -> Discovered {
+    let mapper = KernelMapper::default();
     let rsdp = match boot_info.rsdp_addr.into_option() {
         Some(a) => Some(a),
-        None => match acpi::find_rsdp_in_bios_areas(&KernelMapper) {
+        None => match acpi::find_rsdp_in_bios_areas(&mapper) {
             Ok(a) => {
                 log::info!(target: "acpi", "RSDP found at {a:#x} by scanning the BIOS areas");
                 Some(a)
@@ -74,7 +57,7 @@ pub fn discover(boot_info: &BootInfo) -> Discovered {
             }
         },
     };
-    let tables = rsdp.and_then(|r| match acpi::parse_platform(&KernelMapper, r) {
+    let tables = rsdp.and_then(|r| match acpi::parse_platform(&mapper, r) {
         Ok(t) => Some(t),
         Err(e) => {
             log::warn!(target: "acpi", "ACPI tables unusable ({e}): booting without ACPI");

@@ -3,24 +3,16 @@
 //! Every line: `[    1234 ms] LEVEL target: message`. Milliseconds count from kernel entry
 //! (0 until the clock is calibrated).
 
-// unsafe here: `uart_16550::SerialPort::new` is unsafe (it trusts the port number); COM1 is fixed.
-#![allow(unsafe_code)]
-
 use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicU8, Ordering};
 use spin::Mutex;
 use uart_16550::SerialPort;
 
-/// COM1's I/O base (the PC/AT standard address; QEMU's `-serial` is COM1).
-const COM1: u16 = 0x3F8;
-
 static PORT: Mutex<Option<SerialPort>> = Mutex::new(None);
 static MAX_LEVEL: AtomicU8 = AtomicU8::new(3); // Info
 
 pub fn init() {
-    // SAFETY: 0x3F8 is COM1 on every PC platform we boot on (QEMU pc/q35, servers with a
-    // BMC serial-over-LAN); nothing else in the kernel uses these ports.
-    let mut port = unsafe { SerialPort::new(COM1) };
+    let mut port = crate::arch::uart::com1();
     port.init();
     *PORT.lock() = Some(port);
     log::set_logger(&LOGGER).ok();
@@ -55,8 +47,8 @@ pub fn print(args: fmt::Arguments<'_>) {
 
 /// For the panic handler: does not wait for a lock a panicking holder may never release.
 pub fn panic_print(args: fmt::Arguments<'_>) {
-    // SAFETY: COM1 as above; concurrent use at panic time at worst interleaves characters.
-    let mut port = unsafe { SerialPort::new(COM1) };
+    // A handle of its own: concurrent use at panic time at worst interleaves characters.
+    let mut port = crate::arch::uart::com1();
     let _ = Writer(&mut port).write_fmt(args);
 }
 

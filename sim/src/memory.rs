@@ -2,9 +2,9 @@
 //!
 //! A falcon DMA (and later the GSP queues, the MMU, the copy engine) reaches system memory only
 //! through [`SystemMemory`], the device side of the same boundary the driver's
-//! `nvgpu::platform::DmaAllocator` is the CPU side of. The kernel implements it over physical
-//! memory; host tests use [`DmaArena`], which is both: the driver allocates from it, the model
-//! reads and writes the same bytes by bus address.
+//! `nvgpu::platform::DmaAllocator` is the CPU side of. The kernel implements it over its live
+//! DMA allocations (`kernel::mem::dma`); host tests use [`DmaArena`], which is both: the driver
+//! allocates from it, the model reads and writes the same bytes by bus address.
 
 // The device side of the DMA boundary on the host: `DmaArena` allocates the memory it lends out
 // as `DmaBuffer`s and reaches it by raw pointer, as the kernel's physical memory is reached.

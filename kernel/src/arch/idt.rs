@@ -94,34 +94,96 @@ isr_stub_table:
 
 unsafe extern "C" {
     static isr_stub_table: [u64; 256];
+    fn arch_probe_load(addr: u64) -> u64;
 }
 
-/// The registers as the entry path saved them, lowest address first.
+// The probe: one 3-byte load (`mov rax, [rdi]`: 48 8b 07) at the function's first byte, so a
+// page fault it raises has that address in rip, and resuming 3 bytes later reaches the `ret`.
+global_asm!(
+    r#"
+    .section .text.probe_load, "ax"
+    .global arch_probe_load
+arch_probe_load:
+    mov rax, [rdi]
+    ret
+    "#
+);
+const PROBE_LOAD_LEN: u64 = 3;
+
+/// Loads the 8 bytes at `addr` with one instruction whose page fault a vector-14 handler may
+/// skip ([`TrapFrame::skip_probe_load`]), for tests of the fault path. Only addresses that no
+/// Rust object can occupy are probed: unmapped ones, and the managed window (which holds none,
+/// see [`crate::mem::managed_window`]); `None` for any other, without touching it. A fault no
+/// handler skips goes to the page-fault service, or ends the run in the exception report.
+pub fn probe_load(addr: u64) -> Option<u64> {
+    let managed = (crate::mem::paging::MANAGED_BASE..crate::mem::paging::MANAGED_LIMIT).contains(&addr);
+    if !managed && crate::mem::paging::translate(addr).is_some() {
+        return None;
+    }
+    // SAFETY: `arch_probe_load` (above) reads 8 bytes at `addr` and returns them, touching
+    // nothing else; `addr` is unmapped (the load faults: skipped by a handler, served, or
+    // fatal) or in the managed window, where no Rust object lives.
+    Some(unsafe { arch_probe_load(addr) })
+}
+
+/// Executes `int3` with r12 holding `value` and returns what r12 holds after the #BP handler
+/// returned: `value`, when the entry path saved and restored the registers (for tests). Without
+/// an installed vector-3 handler the breakpoint is fatal.
+pub fn breakpoint_keeping_r12(value: u64) -> u64 {
+    let r: u64;
+    // SAFETY: int3 traps into vector 3; an installed handler returns to the next instruction
+    // (handlers cannot move rip or change registers, see `TrapFrame`), and without one the run
+    // ends in the exception report. r12 is declared clobbered, so nothing of the compiler's
+    // lives in it.
+    unsafe {
+        core::arch::asm!("mov r12, {v}", "int3", "mov {r}, r12", v = in(reg) value, r = out(reg) r, out("r12") _)
+    };
+    r
+}
+
+/// The registers as the entry path saved them, lowest address first. Handlers see it only
+/// through [`TrapFrame::skip_probe_load`]: the interrupted code resumes with the registers it
+/// had, where it was (a handler that could move `rip` or change registers could make any
+/// code do anything).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct TrapFrame {
-    pub r15: u64,
-    pub r14: u64,
-    pub r13: u64,
-    pub r12: u64,
-    pub r11: u64,
-    pub r10: u64,
-    pub r9: u64,
-    pub r8: u64,
-    pub rbp: u64,
-    pub rdi: u64,
-    pub rsi: u64,
-    pub rdx: u64,
-    pub rcx: u64,
-    pub rbx: u64,
-    pub rax: u64,
-    pub vector: u64,
-    pub error_code: u64,
-    pub rip: u64,
-    pub cs: u64,
-    pub rflags: u64,
-    pub rsp: u64,
-    pub ss: u64,
+    r15: u64,
+    r14: u64,
+    r13: u64,
+    r12: u64,
+    r11: u64,
+    r10: u64,
+    r9: u64,
+    r8: u64,
+    rbp: u64,
+    rdi: u64,
+    rsi: u64,
+    rdx: u64,
+    rcx: u64,
+    rbx: u64,
+    rax: u64,
+    vector: u64,
+    error_code: u64,
+    rip: u64,
+    cs: u64,
+    rflags: u64,
+    rsp: u64,
+    ss: u64,
+}
+
+impl TrapFrame {
+    /// When the exception was raised by [`probe_load`]'s load, resumes after it (the probe
+    /// then returns 0) and returns `true`; otherwise changes nothing and returns `false`.
+    pub fn skip_probe_load(&mut self) -> bool {
+        let load = arch_probe_load as unsafe extern "C" fn(u64) -> u64 as usize as u64;
+        if self.rip != load {
+            return false;
+        }
+        self.rip += PROBE_LOAD_LEN;
+        self.rax = 0;
+        true
+    }
 }
 
 /// An interrupt gate descriptor (Intel SDM vol. 3A, figure 6-8 "64-Bit IDT Gate Descriptors").
@@ -260,7 +322,22 @@ pub fn count(vector: u8) -> usize {
     COUNTS[vector as usize].load(Ordering::Relaxed)
 }
 
+/// How many interrupt or exception handlers are running (nested ones count again).
+static HANDLER_DEPTH: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether the CPU is inside an interrupt or exception handler (the dispatcher and anything it
+/// calls: installed handlers, the page-fault service).
+pub fn in_handler() -> bool {
+    HANDLER_DEPTH.load(Ordering::Relaxed) != 0
+}
+
 extern "C" fn interrupt_dispatch(frame: &mut TrapFrame) {
+    HANDLER_DEPTH.fetch_add(1, Ordering::Relaxed);
+    dispatch(frame);
+    HANDLER_DEPTH.fetch_sub(1, Ordering::Relaxed);
+}
+
+fn dispatch(frame: &mut TrapFrame) {
     let vector = (frame.vector & 0xff) as usize;
     COUNTS[vector].fetch_add(1, Ordering::Relaxed);
     let handler = HANDLERS[vector].load(Ordering::Acquire);

@@ -6,10 +6,12 @@
 
 pub mod apic;
 pub mod backtrace;
+pub mod boot_cpu;
 pub mod gdt;
 pub mod handoff;
 pub mod idt;
 pub mod ioapic;
+pub mod ktest_section;
 
 use core::arch::asm;
 
@@ -35,6 +37,21 @@ pub mod port {
         // SAFETY: as above.
         unsafe { asm!("in eax, dx", in("dx") port, out("eax") v, options(nomem, nostack, preserves_flags)) }
         v
+    }
+}
+
+/// COM1, the 16550 UART of the serial console.
+pub mod uart {
+    /// COM1's I/O base (the PC/AT standard address; QEMU's `-serial` is COM1).
+    pub const COM1: u16 = 0x3F8;
+
+    /// A handle to COM1's UART. More than one may exist (the panic path makes its own rather
+    /// than wait for a lock): port I/O has no memory effects, so at worst characters interleave.
+    pub fn com1() -> uart_16550::SerialPort {
+        // SAFETY: `SerialPort::new` trusts that the eight ports from its base are a 16550; 0x3F8
+        // is COM1 on every PC platform the kernel boots on (QEMU pc/q35, servers with a BMC
+        // serial-over-LAN), and nothing else in the kernel uses those ports.
+        unsafe { uart_16550::SerialPort::new(COM1) }
     }
 }
 

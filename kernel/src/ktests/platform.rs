@@ -1,29 +1,25 @@
 //! Platform tests: memory, paging and PAT, heap growth, exceptions, interrupts, timers.
 
-// unsafe here: these tests fault, trap and read physical memory on purpose.
-#![allow(unsafe_code)]
-
 use crate::arch::{self, apic, idt};
+use crate::mem::frames::{self, Frame};
 use crate::mem::paging::{self, CacheType};
-use crate::mem::{frames, heap, PHYS_OFFSET};
+use crate::mem::{heap, managed_window, PHYS_OFFSET};
 use crate::{kassert, ktest};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 ktest!(frame_allocator_hands_out_distinct_zeroed_frames, || {
     let before = frames::stats().allocated_frames;
-    let a = frames::alloc().ok_or("no frame")?;
-    let b = frames::alloc().ok_or("no frame")?;
-    kassert!(a != b && a % 4096 == 0 && b % 4096 == 0, "frames {a:#x} {b:#x}");
-    // SAFETY: the frame is ours until freed below; it is mapped at PHYS_OFFSET.
-    let word = unsafe { core::ptr::read_volatile((PHYS_OFFSET + a + 8) as *const u64) };
-    kassert!(word == 0, "frame not zeroed");
-    frames::free(a);
-    frames::free(b);
+    let a = Frame::alloc().ok_or("no frame")?;
+    let b = Frame::alloc().ok_or("no frame")?;
+    let (pa, pb) = (a.phys(), b.phys());
+    kassert!(pa != pb && pa % 4096 == 0 && pb % 4096 == 0, "frames {pa:#x} {pb:#x}");
+    kassert!(a.read_u64(8) == Some(0), "frame not zeroed");
+    drop(a);
+    drop(b);
     kassert!(frames::stats().allocated_frames == before, "allocation count not restored");
-    let c = frames::alloc().ok_or("no frame")?;
-    kassert!(c == b, "freed frame not reused first ({c:#x} vs {b:#x})");
-    frames::free(c);
+    let c = Frame::alloc().ok_or("no frame")?;
+    kassert!(c.phys() == pb, "freed frame not reused first ({:#x} vs {pb:#x})", c.phys());
     Ok(())
 });
 
@@ -150,9 +146,7 @@ ktest!(breakpoint_exception_returns_with_registers_and_sse_intact, || {
     });
     let x = core::hint::black_box(1.5f64);
     let before = BREAKPOINTS.load(Ordering::SeqCst);
-    let r: u64;
-    // SAFETY: int3 traps into our handler, which returns; r12 survives per the entry stubs.
-    unsafe { core::arch::asm!("mov r12, 0x1234", "int3", "mov {}, r12", out(reg) r, out("r12") _) };
+    let r = idt::breakpoint_keeping_r12(0x1234);
     idt::clear_handler(3);
     kassert!(BREAKPOINTS.load(Ordering::SeqCst) == before + 1, "handler not called");
     kassert!(idt::count(3) >= 1, "vector 3 not counted");
@@ -273,13 +267,13 @@ static FAULT_ADDR: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64
 ktest!(page_fault_reports_cr2_and_a_handler_can_recover, || {
     idt::set_handler(14, |frame| {
         FAULT_ADDR.store(arch::read_cr2(), Ordering::SeqCst);
-        // Skip the faulting `mov rax, [rcx]` (3 bytes: 48 8b 01).
-        frame.rip += 3;
+        frame.skip_probe_load();
     });
     let unmapped: u64 = 0xffff_9000_dead_0000;
-    // SAFETY: the load faults; the handler above skips it.
-    unsafe { core::arch::asm!("mov rax, [rcx]", in("rcx") unmapped, out("rax") _) };
+    // The load faults; the handler above skips it.
+    let probed = idt::probe_load(unmapped);
     idt::clear_handler(14);
+    kassert!(probed == Some(0), "the probe of {unmapped:#x} returned {probed:?}");
     let cr2 = FAULT_ADDR.load(Ordering::SeqCst);
     kassert!(cr2 == unmapped, "CR2 {cr2:#x}, expected {unmapped:#x}");
     Ok(())
@@ -365,18 +359,15 @@ ktest!(managed_memory_pages_arrive_through_the_page_fault_handler, || {
     let va = crate::managed::alloc(MB2 + 3 * 4096)?;
     let before = crate::managed::stats().map_or(0, |s| s.cpu_faults);
     let pages_before = crate::managed::cpu_resident_pages();
-    let (a, b) = (va as *mut u64, (va + MB2 + 8) as *mut u64);
-    // SAFETY: both addresses are inside the managed range just allocated; each first touch
-    // page-faults and the managed-memory service maps a zeroed page before the access resumes.
-    let (first_a, first_b) = unsafe { (a.read_volatile(), b.read_volatile()) };
+    // Both words are inside the managed range just allocated; each first touch page-faults and
+    // the managed-memory service maps a zeroed page before the access resumes.
+    let (a, b) = (va, va + MB2 + 8);
+    let word = |va: u64| managed_window::read_u64(va).map_err(|e| alloc::format!("{e}"));
+    let (first_a, first_b) = (word(a)?, word(b)?);
     kassert!(first_a == 0 && first_b == 0, "first touches read {first_a:#x} {first_b:#x}, not zero-filled pages");
-    // SAFETY: as above; the pages are mapped writable now.
-    unsafe {
-        a.write_volatile(0x1234_5678_9abc_def0);
-        b.write_volatile(!0x1234);
-    }
-    // SAFETY: as above.
-    let (ra, rb) = unsafe { (a.read_volatile(), b.read_volatile()) };
+    managed_window::write_u64(a, 0x1234_5678_9abc_def0).map_err(|e| alloc::format!("{e}"))?;
+    managed_window::write_u64(b, !0x1234).map_err(|e| alloc::format!("{e}"))?;
+    let (ra, rb) = (word(a)?, word(b)?);
     kassert!(ra == 0x1234_5678_9abc_def0 && rb == !0x1234, "read back {ra:#x} {rb:#x}");
     let faults = crate::managed::stats().map_or(0, |s| s.cpu_faults) - before;
     kassert!(faults == 2, "{faults} CPU faults for two pages (one each, then mapped read-write)");
@@ -385,12 +376,13 @@ ktest!(managed_memory_pages_arrive_through_the_page_fault_handler, || {
     // A fault past the range is not the service's: it still reaches an installed handler.
     idt::set_handler(14, |frame| {
         FAULT_ADDR.store(arch::read_cr2(), Ordering::SeqCst);
-        frame.rip += 3;
+        frame.skip_probe_load();
     });
     let past = va + MB2 + 3 * 4096 + 4096 * 1024;
-    // SAFETY: the load faults (no managed range there); the handler above skips it.
-    unsafe { core::arch::asm!("mov rax, [rcx]", in("rcx") past, out("rax") _) };
+    // The load faults (no managed range there); the handler above skips it.
+    let probed = idt::probe_load(past);
     idt::clear_handler(14);
+    kassert!(probed == Some(0), "the probe of {past:#x} returned {probed:?}");
     kassert!(FAULT_ADDR.load(Ordering::SeqCst) == past, "the fault past the range reached the handler");
     Ok(())
 });

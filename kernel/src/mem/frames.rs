@@ -131,3 +131,35 @@ pub fn stats() -> FrameStats {
     let a = ALLOCATOR.lock();
     FrameStats { total_frames: a.total_frames, allocated_frames: a.allocated_frames }
 }
+
+/// One frame, owned: allocated zeroed by [`Frame::alloc`], returned to the allocator on drop.
+pub struct Frame {
+    phys: u64,
+}
+
+impl Frame {
+    pub fn alloc() -> Option<Frame> {
+        alloc().map(|phys| Frame { phys })
+    }
+
+    pub fn phys(&self) -> u64 {
+        self.phys
+    }
+
+    /// The 8-byte word at `offset` (8-byte aligned, inside the frame).
+    pub fn read_u64(&self, offset: u64) -> Option<u64> {
+        if !offset.is_multiple_of(8) || offset >= PAGE_SIZE {
+            return None;
+        }
+        let p = (paging::phys_to_virt(self.phys) + offset) as *const u64;
+        // SAFETY: the frame is this `Frame`'s alone (taken from the allocator, returned only by
+        // `drop`) and mapped through the RAM mapping; the word is inside it and aligned.
+        Some(unsafe { core::ptr::read_volatile(p) })
+    }
+}
+
+impl Drop for Frame {
+    fn drop(&mut self) {
+        free(self.phys);
+    }
+}

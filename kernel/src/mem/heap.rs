@@ -2,7 +2,10 @@
 //! the frame allocator when an allocation does not fit.
 
 use super::paging::{self, HEAP_BASE};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::alloc::{GlobalAlloc, Layout};
+use core::cell::RefCell;
 use core::ptr::NonNull;
 use linked_list_allocator::Heap;
 use spin::Mutex;
@@ -81,6 +84,38 @@ unsafe impl GlobalAlloc for KernelHeap {
         if let Some(p) = NonNull::new(ptr) {
             // SAFETY: `ptr` came from `alloc` with this layout (GlobalAlloc's contract).
             crate::arch::without_interrupts(|| unsafe { self.heap.lock().deallocate(p, layout) });
+        }
+    }
+}
+
+/// Byte buffers kept until the arena is dropped: [`Arena::keep`] takes one over and lends it
+/// for as long as the arena is borrowed (an append-only arena: what `keep` returned stays valid
+/// while further buffers arrive). The firmware-table mapper keeps its copies in one.
+#[derive(Default)]
+pub struct Arena {
+    /// Each a `Box<[u8]>` turned into its raw pointer, so that no `Box` is moved (and retagged
+    /// as unique) while a lent reference into it lives.
+    kept: RefCell<Vec<NonNull<[u8]>>>,
+}
+
+impl Arena {
+    /// Keeps `bytes` for the arena's lifetime and lends them out.
+    pub fn keep(&self, bytes: Box<[u8]>) -> &[u8] {
+        let raw = NonNull::from(Box::leak(bytes));
+        self.kept.borrow_mut().push(raw);
+        // SAFETY: `raw` is the allocation of a `Box` leaked just now, recorded in `kept`; it is
+        // never written, moved or freed until `Arena::drop`, which cannot run while the
+        // returned reference (bound to `&self`) lives.
+        unsafe { raw.as_ref() }
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        for raw in self.kept.get_mut().drain(..) {
+            // SAFETY: each pointer came from `Box::leak` in `keep` and is freed once, here; no
+            // reference lent by `keep` outlives `&self`, which `&mut self` ends.
+            drop(unsafe { Box::from_raw(raw.as_ptr()) });
         }
     }
 }

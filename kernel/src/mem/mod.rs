@@ -1,10 +1,16 @@
-//! Physical frames, page tables, the MMIO mapping API (uncached and write-combined) and the heap.
+//! Physical frames, DMA memory over them, page tables, the MMIO mapping API (uncached and
+//! write-combined), copies of firmware tables, the CPU's access to the managed window and the
+//! heap.
 
-// unsafe here: physical frames, page tables, the MMIO mapping API and the heap.
+// unsafe here: physical frames, DMA memory, page tables, the MMIO mapping API, firmware table
+// copies, managed-window accesses and the heap.
 #![allow(unsafe_code)]
 
+pub mod dma;
+pub mod firmware;
 pub mod frames;
 pub mod heap;
+pub mod managed_window;
 pub mod mmio;
 pub mod paging;
 pub mod wc;

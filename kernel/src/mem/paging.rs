@@ -114,6 +114,62 @@ static MAP_LOCK: Mutex<()> = Mutex::new(());
 /// Whether IA32_PAT holds [`PAT_VALUE`] (the CPU has a PAT and `init` programmed it).
 static PAT_PROGRAMMED: AtomicBool = AtomicBool::new(false);
 
+/// The physical ranges of RAM the kernel owns (usable RAM, which the frame allocator hands out,
+/// and the loader's memory: the kernel image, its stack, the boot information), as `init`
+/// found them in the memory map. Rust objects live there, so device and firmware views
+/// ([`map_mmio`], [`super::firmware`]) refuse these ranges.
+struct KernelRam {
+    ranges: [(u64, u64); MAX_KERNEL_RAM_RANGES],
+    count: usize,
+    /// More ranges than fit: every range is then treated as the kernel's.
+    overflow: bool,
+}
+const MAX_KERNEL_RAM_RANGES: usize = 256;
+static KERNEL_RAM: Mutex<KernelRam> =
+    Mutex::new(KernelRam { ranges: [(0, 0); MAX_KERNEL_RAM_RANGES], count: 0, overflow: false });
+
+fn record_kernel_ram(regions: &[MemoryRegion]) {
+    let mut ram = KERNEL_RAM.lock();
+    let owned = |k: MemoryRegionKind| matches!(k, MemoryRegionKind::Usable | MemoryRegionKind::Bootloader);
+    for r in regions.iter().filter(|r| owned(r.kind) && r.end > r.start) {
+        let n = ram.count;
+        if n > 0 && ram.ranges[n - 1].1 == r.start {
+            ram.ranges[n - 1].1 = r.end;
+        } else if n == MAX_KERNEL_RAM_RANGES {
+            ram.overflow = true;
+        } else {
+            ram.ranges[n] = (r.start, r.end);
+            ram.count += 1;
+        }
+    }
+    if ram.overflow {
+        log::error!(target: "mem", "more than {MAX_KERNEL_RAM_RANGES} kernel RAM ranges: no MMIO or firmware mapping will be made");
+    }
+}
+
+/// Whether `[start, end)` overlaps RAM the kernel owns (see [`KernelRam`]): what a device view
+/// must never cover.
+pub fn overlaps_kernel_ram(start: u64, end: u64) -> bool {
+    let ram = KERNEL_RAM.lock();
+    ram.overflow || ram.ranges[..ram.count].iter().any(|&(s, e)| start < e && s < end)
+}
+
+/// The end of the real-mode area (IVT, BDA, EBDA, option ROMs, the BIOS), which the loader
+/// reserves whole as its own memory so that no frame comes from there.
+const REAL_MODE_END: u64 = 0x10_0000;
+
+/// Whether `[start, end)` may hold memory the kernel writes as Rust objects: its RAM above the
+/// real-mode area, and the kernel image with its boot stack wherever they are. What a read of
+/// firmware tables must never cover. (Below 1 MiB there are no frames, and the loader
+/// structures that may sit there are only ever read.)
+pub fn overlaps_kernel_objects(start: u64, end: u64) -> bool {
+    let image = crate::arch::handoff::layout();
+    let overlaps = |s: u64, e: u64| start < e && s < end;
+    overlaps(image.kernel_start, image.kernel_end)
+        || overlaps(image.stack_bottom, image.stack_top)
+        || (end > REAL_MODE_END && overlaps_kernel_ram(start.max(REAL_MODE_END), end))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheType {
     WriteBack,
@@ -171,6 +227,11 @@ pub enum MapError {
     },
     /// Write-combining was asked for on a CPU without a PAT.
     NoWriteCombining,
+    /// A device mapping of RAM the kernel owns (usable or loader memory) was asked for.
+    KernelRam {
+        phys: u64,
+        len: u64,
+    },
 }
 
 impl core::fmt::Display for MapError {
@@ -180,6 +241,9 @@ impl core::fmt::Display for MapError {
             MapError::OutOfVirtualSpace { size } => write!(f, "MMIO window exhausted mapping {size:#x} bytes"),
             MapError::AlreadyMapped { virt } => write!(f, "{virt:#x} is already mapped"),
             MapError::NoWriteCombining => write!(f, "write-combining needs a PAT, and CPUID.01H:EDX.PAT is clear"),
+            MapError::KernelRam { phys, len } => {
+                write!(f, "{len:#x} bytes at {phys:#x} are the kernel's RAM, not device memory")
+            }
         }
     }
 }
@@ -270,6 +334,7 @@ fn is_ram_like(kind: MemoryRegionKind) -> bool {
 /// [`PHYS_OFFSET`] and, below 4 GiB, also at their physical address (the kernel image, its
 /// stack and the loader's structures stay where the boot identity map had them).
 pub fn init(regions: &[MemoryRegion]) -> Result<(), MapError> {
+    record_kernel_ram(regions);
     if pat_supported() {
         // SAFETY: IA32_PAT exists (CPUID.01H:EDX.PAT); the value holds only defined encodings
         // (reserved ones #GP); it changes only PA1/PA5, which no mapping selects (see the
@@ -311,7 +376,8 @@ fn invlpg(virt: u64) {
 /// Maps `len` bytes of device memory at `phys` with `cache`, returning the virtual address of
 /// `phys` (which need not be page-aligned). Mappings are permanent.
 /// A write-combined request fails with [`MapError::NoWriteCombining`] when the PAT does not
-/// hold the kernel's layout.
+/// hold the kernel's layout; a range that touches RAM the kernel owns fails with
+/// [`MapError::KernelRam`] (a device view of it would alias Rust objects).
 pub fn map_mmio(phys: u64, len: u64, cache: CacheType) -> Result<u64, MapError> {
     if cache == CacheType::WriteCombining && !PAT_PROGRAMMED.load(Ordering::Relaxed) {
         return Err(MapError::NoWriteCombining);
@@ -319,6 +385,10 @@ pub fn map_mmio(phys: u64, len: u64, cache: CacheType) -> Result<u64, MapError> 
     let offset = phys & (PAGE_SIZE - 1);
     let start = phys - offset;
     let size = (offset + len.max(1) + PAGE_SIZE - 1) & !(PAGE_SIZE - 1);
+    let end = start.checked_add(size).ok_or(MapError::OutOfVirtualSpace { size })?;
+    if overlaps_kernel_ram(start, end) {
+        return Err(MapError::KernelRam { phys, len });
+    }
     // Large mappings are placed 2 MiB-aligned (virtually and physically congruent) so they
     // use 2 MiB pages.
     let align = if size >= LARGE_PAGE_SIZE { LARGE_PAGE_SIZE } else { PAGE_SIZE };
