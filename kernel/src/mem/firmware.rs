@@ -3,8 +3,9 @@
 //! [`read`] copies rather than lending a view: the bytes then belong to a Rust object of their
 //! own, and nothing the kernel does later (a device mapping of the same range, firmware or SMM
 //! writing ACPI NVS) can change them under a reference. Ranges that may hold memory the kernel
-//! writes as Rust objects (usable RAM, the loader's memory above the real-mode area, the kernel
-//! image) are refused ([`paging::overlaps_kernel_objects`]). The parser reads
+//! writes as Rust objects (the RAM frames come from, the kernel image and its stack) are refused
+//! ([`paging::overlaps_kernel_objects`]); the loader's structures, which the kernel only reads,
+//! may be read (Multiboot2 hands over a copy of the RSDP inside its information structure). The parser reads
 //! through [`crate::platform_acpi::KernelMapper`], which keeps the copies for as long as it
 //! lives.
 

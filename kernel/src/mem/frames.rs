@@ -127,6 +127,13 @@ pub fn free(frame: u64) {
     a.allocated_frames -= 1;
 }
 
+/// Whether `[start, end)` overlaps a range the allocator hands frames out of (usable RAM it
+/// took from the memory map; ranges it ignored are never handed out).
+pub fn overlaps_allocatable(start: u64, end: u64) -> bool {
+    let a = ALLOCATOR.lock();
+    a.ranges[..a.count].iter().any(|&(s, e)| start < e && s < end)
+}
+
 pub fn stats() -> FrameStats {
     let a = ALLOCATOR.lock();
     FrameStats { total_frames: a.total_frames, allocated_frames: a.allocated_frames }

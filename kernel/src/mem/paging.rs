@@ -154,20 +154,17 @@ pub fn overlaps_kernel_ram(start: u64, end: u64) -> bool {
     ram.overflow || ram.ranges[..ram.count].iter().any(|&(s, e)| start < e && s < end)
 }
 
-/// The end of the real-mode area (IVT, BDA, EBDA, option ROMs, the BIOS), which the loader
-/// reserves whole as its own memory so that no frame comes from there.
-const REAL_MODE_END: u64 = 0x10_0000;
-
-/// Whether `[start, end)` may hold memory the kernel writes as Rust objects: its RAM above the
-/// real-mode area, and the kernel image with its boot stack wherever they are. What a read of
-/// firmware tables must never cover. (Below 1 MiB there are no frames, and the loader
-/// structures that may sit there are only ever read.)
+/// Whether `[start, end)` may hold memory the kernel writes as Rust objects: the RAM the frame
+/// allocator hands out (frames, page tables, the heap, DMA memory) and the kernel image with its
+/// boot stack. What a read of firmware tables must never cover. The rest of the loader's memory
+/// (its information structures, where Multiboot2 keeps a copy of the RSDP, and the modules) is
+/// only ever read, and the real-mode area below 1 MiB is the firmware's.
 pub fn overlaps_kernel_objects(start: u64, end: u64) -> bool {
     let image = crate::arch::handoff::layout();
     let overlaps = |s: u64, e: u64| start < e && s < end;
     overlaps(image.kernel_start, image.kernel_end)
         || overlaps(image.stack_bottom, image.stack_top)
-        || (end > REAL_MODE_END && overlaps_kernel_ram(start.max(REAL_MODE_END), end))
+        || frames::overlaps_allocatable(start, end)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
