@@ -7,7 +7,7 @@ use crate::arch::boot_cpu::BootCpuLock;
 use crate::gpu_types::{Bar0, BootModules, MmioBar0};
 use crate::mem::mmio::Mmio;
 use crate::mem::wc::WcWindow;
-use crate::platform_pci;
+use crate::platform_pci::{self, BarError};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -156,17 +156,22 @@ fn is_nvidia_gpu(f: &PciFunction) -> bool {
 }
 
 /// Maps BAR1 write-combined, in full, with the same code the VGA framebuffer ktest exercises.
-fn map_bar1(f: &PciFunction) -> Result<MmioBar1, String> {
-    let bar1 = f.memory_bar(BAR1_MEMORY_BAR).ok_or("no second memory BAR (BAR1)")?;
+fn map_bar1(f: &PciFunction) -> Result<MmioBar1, BarError> {
+    let bar1 = f
+        .memory_bar(BAR1_MEMORY_BAR)
+        .ok_or(BarError::Missing { function: f.address, what: "no second memory BAR (BAR1)" })?;
     let window = platform_pci::map_prefetchable_bar(f, bar1, bar1.size, true)?;
     Ok(MmioBar1::over(window))
 }
 
-fn claim(f: &PciFunction) -> Result<MmioBar0, String> {
-    let access = platform_pci::access().ok_or("no PCI configuration access")?;
-    let bar0 = f.bars[0].filter(|b| b.is_memory() && b.address != 0).ok_or("BAR0 is not an assigned memory BAR")?;
+fn claim(f: &PciFunction) -> Result<MmioBar0, BarError> {
+    let function = f.address;
+    let access = platform_pci::access().ok_or(BarError::NoConfigAccess)?;
+    let bar0 = f.bars[0]
+        .filter(|b| b.is_memory() && b.address != 0)
+        .ok_or(BarError::Missing { function, what: "BAR0 is not an assigned memory BAR" })?;
     if bar0.size < BAR0_SIZE {
-        return Err(alloc::format!("BAR0 is {:#x} bytes, expected {:#x}", bar0.size, BAR0_SIZE));
+        return Err(BarError::TooSmall { function, bar: 0, size: bar0.size, wanted: BAR0_SIZE });
     }
     if f.power.is_some() {
         match pci::set_power_state(access, f, pci::PowerState::D0) {
@@ -175,9 +180,9 @@ fn claim(f: &PciFunction) -> Result<MmioBar0, String> {
             Err(e) => log::warn!(target: "gpu", "{}: cannot put the GPU in D0: {e:?}", f.address),
         }
     }
-    pci::enable(access, f.address, Decode { memory: true, io: false, bus_master: true })
-        .map_err(|e| alloc::format!("enabling decode: {e:?}"))?;
-    let bar = Mmio::map(bar0.address, BAR0_SIZE).map_err(|e| alloc::format!("mapping BAR0: {e}"))?;
+    pci::enable(access, function, Decode { memory: true, io: false, bus_master: true })
+        .map_err(|error| BarError::Enable { function, error })?;
+    let bar = Mmio::map(bar0.address, BAR0_SIZE).map_err(|error| BarError::Map { function, bar: 0, error })?;
     Ok(MmioBar0::over(bar))
 }
 

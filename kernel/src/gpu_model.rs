@@ -27,12 +27,23 @@ pub fn chipset_by_name(name: &str) -> Option<Chipset> {
     Chipset::ALL.iter().copied().find(|c| c.name().eq_ignore_ascii_case(name))
 }
 
+/// A model chip name that names no chip.
+#[derive(Debug)]
+pub struct UnknownChip(pub String);
+
+impl core::fmt::Display for UnknownChip {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "unknown model chip '{}' (known:", self.0)?;
+        for (i, c) in Chipset::ALL.iter().enumerate() {
+            write!(f, "{}{}", if i == 0 { " " } else { ", " }, c.name().to_ascii_lowercase())?;
+        }
+        f.write_str(")")
+    }
+}
+
 /// Creates the model for `chip` (e.g. "gh100"): its BAR0 and its PCI device id.
-pub fn create(chip: &str) -> Result<(Box<ModelGpu>, u16), String> {
-    let chipset = chipset_by_name(chip).ok_or_else(|| {
-        let known: alloc::vec::Vec<String> = Chipset::ALL.iter().map(|c| c.name().to_ascii_lowercase()).collect();
-        alloc::format!("unknown model chip '{chip}' (known: {})", known.join(", "))
-    })?;
+pub fn create(chip: &str) -> Result<(Box<ModelGpu>, u16), UnknownChip> {
+    let chipset = chipset_by_name(chip).ok_or_else(|| UnknownChip(String::from(chip)))?;
     let model = ModelGpu::for_chipset(chipset);
     model.set_system_memory(Box::new(KernelMemory));
     let device_id = model.config().pci.device_id;

@@ -130,15 +130,46 @@ pub fn init() {
     }
 }
 
+/// Why a managed allocation was refused.
+#[derive(Debug)]
+pub enum AllocError {
+    /// The service is not set up.
+    NotSetUp,
+    /// The size rounded up to pages overflows.
+    SizeOverflow { size: u64 },
+    /// The managed window has no room left for this many bytes.
+    WindowExhausted { size: u64 },
+    /// The va_space refused the range.
+    Range(uvm::va_space::VaSpaceError),
+}
+
+impl core::fmt::Display for AllocError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            AllocError::NotSetUp => f.write_str("managed memory not set up"),
+            AllocError::SizeOverflow { size } => write!(f, "a managed allocation of {size:#x} bytes overflows"),
+            AllocError::WindowExhausted { size } => write!(f, "managed window exhausted ({size:#x} bytes asked)"),
+            AllocError::Range(e) => write!(f, "managed range refused: {e:?}"),
+        }
+    }
+}
+
+/// For the in-kernel tests, whose failures are messages.
+impl From<AllocError> for alloc::string::String {
+    fn from(e: AllocError) -> Self {
+        alloc::format!("{e}")
+    }
+}
+
 /// A managed allocation of `size` bytes: its CPU address, 2 MiB-aligned. Nothing is resident
 /// until touched.
-pub fn alloc(size: u64) -> Result<u64, &'static str> {
+pub fn alloc(size: u64) -> Result<u64, AllocError> {
     init();
     let mut guard = MANAGED.lock();
-    let m = guard.as_mut().ok_or("managed memory not set up")?;
-    let size = size.checked_next_multiple_of(PAGE_SIZE).ok_or("size overflows")?;
-    let va = reserve_window(size).ok_or("managed window exhausted")?;
-    m.ctx.va_space.create_managed_range(va, size, VaPolicy::default()).map_err(|_| "managed range refused")?;
+    let m = guard.as_mut().ok_or(AllocError::NotSetUp)?;
+    let size = size.checked_next_multiple_of(PAGE_SIZE).ok_or(AllocError::SizeOverflow { size })?;
+    let va = reserve_window(size).ok_or(AllocError::WindowExhausted { size })?;
+    m.ctx.va_space.create_managed_range(va, size, VaPolicy::default()).map_err(AllocError::Range)?;
     Ok(va)
 }
 

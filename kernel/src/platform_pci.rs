@@ -5,10 +5,11 @@
 
 use crate::arch::port;
 use crate::mem::mmio::Mmio;
+use crate::mem::paging::MapError;
 use crate::mem::wc::WcWindow;
 use alloc::string::String;
 use alloc::vec::Vec;
-use kernel::pci::{self, Bar, ConfigAccess, Decode, PciAddress, PciFunction, RootRange};
+use kernel::pci::{self, Bar, ConfigAccess, Decode, PciAddress, PciError, PciFunction, RootRange};
 use spin::{Mutex, Once};
 
 const CONFIG_ADDRESS: u16 = 0xCF8;
@@ -105,28 +106,75 @@ pub fn functions() -> &'static [PciFunction] {
     FUNCTIONS.get().map(|v| v.as_slice()).unwrap_or(&[])
 }
 
+/// Why a BAR could not be taken.
+#[derive(Debug)]
+pub enum BarError {
+    /// No PCI configuration access was set up.
+    NoConfigAccess,
+    /// The function lacks the BAR.
+    Missing { function: PciAddress, what: &'static str },
+    /// An I/O BAR where memory was wanted.
+    IoBar { function: PciAddress, bar: u8 },
+    /// Not prefetchable: write-combining would merge or repeat accesses with side effects.
+    NotPrefetchable { function: PciAddress, bar: u8 },
+    /// No address assigned.
+    Unassigned { function: PciAddress, bar: u8 },
+    /// Smaller than asked for (or an empty length asked).
+    TooSmall { function: PciAddress, bar: u8, size: u64, wanted: u64 },
+    /// Turning on decode (and bus mastering) was refused.
+    Enable { function: PciAddress, error: PciError },
+    /// The mapping failed.
+    Map { function: PciAddress, bar: u8, error: MapError },
+}
+
+impl core::fmt::Display for BarError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            BarError::NoConfigAccess => f.write_str("no PCI configuration access"),
+            BarError::Missing { function, what } => write!(f, "{function}: {what}"),
+            BarError::IoBar { function, bar } => write!(f, "{function} BAR{bar} is an I/O BAR"),
+            BarError::NotPrefetchable { function, bar } => {
+                write!(f, "{function} BAR{bar} is not prefetchable: it may not be mapped write-combined")
+            }
+            BarError::Unassigned { function, bar } => write!(f, "{function} BAR{bar} has no address assigned"),
+            BarError::TooSmall { function, bar, size, wanted } => {
+                write!(f, "{function} BAR{bar} is {size:#x} bytes; {wanted:#x} asked for")
+            }
+            BarError::Enable { function, error } => write!(f, "{function}: enabling decode: {error:?}"),
+            BarError::Map { function, bar, error } => write!(f, "{function} BAR{bar}: mapping: {error}"),
+        }
+    }
+}
+
+/// For the in-kernel tests, whose failures are messages.
+impl From<BarError> for String {
+    fn from(e: BarError) -> String {
+        alloc::format!("{e}")
+    }
+}
+
 /// Turns on memory decode for `f` (and bus mastering if asked; other command bits stay) and maps
 /// `len` bytes of its prefetchable memory BAR `bar` write-combined. Refuses a BAR that is not
 /// memory, not prefetchable (WC would merge or repeat accesses with side effects; PCI Local Bus
 /// Specification 3.0, §6.2.5.1), unassigned, or smaller than `len`.
-pub fn map_prefetchable_bar(f: &PciFunction, bar: &Bar, len: u64, bus_master: bool) -> Result<WcWindow, String> {
-    let which = alloc::format!("{} BAR{}", f.address, bar.index);
+pub fn map_prefetchable_bar(f: &PciFunction, bar: &Bar, len: u64, bus_master: bool) -> Result<WcWindow, BarError> {
+    let (function, index) = (f.address, bar.index);
     if !bar.is_memory() {
-        return Err(alloc::format!("{which} is an I/O BAR"));
+        return Err(BarError::IoBar { function, bar: index });
     }
     if !bar.prefetchable {
-        return Err(alloc::format!("{which} is not prefetchable: it may not be mapped write-combined"));
+        return Err(BarError::NotPrefetchable { function, bar: index });
     }
     if bar.address == 0 {
-        return Err(alloc::format!("{which} has no address assigned"));
+        return Err(BarError::Unassigned { function, bar: index });
     }
     if len == 0 || len > bar.size {
-        return Err(alloc::format!("{which} is {:#x} bytes; {len:#x} asked for", bar.size));
+        return Err(BarError::TooSmall { function, bar: index, size: bar.size, wanted: len });
     }
-    let access = access().ok_or("no PCI configuration access")?;
-    pci::enable(access, f.address, Decode { memory: true, io: false, bus_master })
-        .map_err(|e| alloc::format!("{which}: enabling memory decode: {e:?}"))?;
-    WcWindow::map(bar.address, len).map_err(|e| alloc::format!("{which}: {e}"))
+    let access = access().ok_or(BarError::NoConfigAccess)?;
+    pci::enable(access, function, Decode { memory: true, io: false, bus_master })
+        .map_err(|error| BarError::Enable { function, error })?;
+    WcWindow::map(bar.address, len).map_err(|error| BarError::Map { function, bar: index, error })
 }
 
 fn make_access(d: &crate::platform_acpi::Discovered) -> (Access, Vec<RootRange>) {
