@@ -1323,7 +1323,7 @@ fn model_facts_match_nvidia_headers() {
     }
     assert!(checked >= 20, "{checked} facts");
     // The sequencer opcodes the model's script uses, by their position in the enum of rmgspseq.h.
-    let rmgspseq = std::fs::read_to_string(tree.join("src/nvidia/arch/nvalloc/common/inc/rmgspseq.h")).unwrap();
+    let rmgspseq = std::fs::read_to_string(tree.join(nvgpu::hw::headers::RMGSPSEQ.path)).unwrap();
     let enum_body = rmgspseq.split("typedef enum GSP_SEQ_BUF_OPCODE").nth(1).unwrap().split('}').next().unwrap();
     let names: Vec<&str> = enum_body.lines().filter_map(|l| l.trim().strip_prefix("GSP_SEQ_BUF_OPCODE_")).collect();
     for op in [SeqOpcode::RegWrite, SeqOpcode::RegModify, SeqOpcode::RegPoll, SeqOpcode::DelayUs, SeqOpcode::CoreResume]
