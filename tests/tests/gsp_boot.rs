@@ -748,10 +748,19 @@ fn nvidia_file(path: &str) -> String {
 }
 
 #[test]
-fn the_boots_pending_facts_match_nvidias_headers() {
-    use nvgpu::hw::FactValue;
+fn the_boots_facts_match_nvidias_headers() {
+    use nvgpu::hw::{boot, FactValue};
     let mut checked = 0;
-    for table in nvgpu::hw::boot::FACT_TABLES {
+    for table in [
+        boot::FUSE_FACTS,
+        boot::DEBUG_FUSE_FACTS,
+        boot::tu102::FACTS,
+        boot::gh100::FACTS,
+        boot::VALUE_FACTS,
+        boot::FB_FACTS,
+        boot::GH100_FALCON_FACTS,
+        boot::PCFG_FACTS,
+    ] {
         for group in table.iter() {
             for facts in group.iter() {
                 for fact in facts.iter() {
@@ -776,13 +785,13 @@ fn the_boots_pending_facts_match_nvidias_headers() {
 #[test]
 fn fwsec_and_fsp_constants_match_nvidias_sources() {
     use nvgpu::gsp::boot::fsp;
-    use nvgpu::gsp::fwsec_frts as f;
+    use nvgpu::hw::{bus, fw};
     let frts = nvidia_file(headers::KERNEL_GSP_FRTS_TU102.path);
     for (name, value) in [
-        ("FWSECLIC_READ_VBIOS_STRUCT_FLAGS", u64::from(f::FWSECLIC_READ_VBIOS_STRUCT_FLAGS)),
-        ("FWSECLIC_FRTS_REGION_MEDIA_FB", f::FWSECLIC_FRTS_REGION_MEDIA_FB.into()),
-        ("FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K", f::FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K.into()),
-        ("NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15", f::NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15.into()),
+        ("FWSECLIC_READ_VBIOS_STRUCT_FLAGS", u64::from(fw::FWSECLIC_READ_VBIOS_STRUCT_FLAGS)),
+        ("FWSECLIC_FRTS_REGION_MEDIA_FB", fw::FWSECLIC_FRTS_REGION_MEDIA_FB.into()),
+        ("FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K", fw::FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K.into()),
+        ("NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15", bus::NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15.into()),
         ("FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS", nvgpu::vbios::DMEMMAPPER_CMD_FRTS.into()),
         ("FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB", nvgpu::vbios::DMEMMAPPER_CMD_SB.into()),
     ] {

@@ -27,12 +27,13 @@ use nvgpu::gsp::rpc::{RpcEvent, RpcFunction, RpcMessageHeader, RPC_MESSAGE_HEADE
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::gsp::wpr::{FirmwareImages, GspFwWprMeta, SysmemRegion, WprChipParams, WprLayoutInputs};
 use nvgpu::hal::{self, FalconLayout};
+use nvgpu::hw::boot::NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION;
 use nvgpu::hw::engine::{FalconEngine, NV_PGSP_MAILBOX, NV_PGSP_QUEUE_HEAD};
 use nvgpu::hw::gc6::NV_PGC6_BSI_SECURE_SCRATCH_14;
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::{DmaAllocator, DmaBuffer};
 use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS};
-use sim::booter::{build_model_booter, load_style, BooterLoadStyle, NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION};
+use sim::booter::{build_model_booter, load_style, BooterLoadStyle};
 use sim::gsp_rm::image::build_model_image;
 use sim::gsp_rm::payloads::*;
 use sim::gsp_rm::sequencer;
@@ -352,8 +353,8 @@ impl Rig {
         let cmd = sim::fwsec::frts_command_bytes(self.meta.frts_offset);
         let cmd_at = dmem_at(fwsec.dmem_mapper.cmd_in_buffer_offset);
         image[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);
-        let fuse =
-            model.read32(sim::facts_pending::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION + 4 * (u32::from(desc.ucode_id) - 1));
+        let fuse = model
+            .read32(nvgpu::hw::boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION::OFFSET + 4 * (u32::from(desc.ucode_id) - 1));
         let fuse_version = 32 - (fuse & 0xffff).leading_zeros();
         let location = HsSignatureLocation::from_fwsec_v3(&desc).unwrap();
         nvgpu::falcon::patch_signature(
@@ -418,7 +419,7 @@ impl Rig {
         let fuse = if model.chipset().family() == nvgpu::hal::Family::Turing {
             0
         } else {
-            model.read32(NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION + 4 * (ucode_id - 1)) & 0xffff
+            model.read32(NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION::OFFSET + 4 * (ucode_id - 1)) & 0xffff
         };
         let fuse_version = 32 - fuse.leading_zeros();
         let image = booter.patched_image(fuse_version).unwrap();

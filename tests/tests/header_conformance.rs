@@ -278,6 +278,12 @@ impl Defines {
                     let arch = parse_number(args[1]).ok_or_else(|| format!("bad architecture in {e}"))?;
                     return Ok(Value::Number((series << 24) | arch));
                 }
+                // nvmisc.h: `NVBIT(b)` is `(1U << (b))` (`PCI_LAST_IMAGE` is `NVBIT(7)`).
+                if callee == "NVBIT" && args.len() == 1 {
+                    if let Some(bit) = parse_number(args[0]).filter(|&b| b < 32) {
+                        return Ok(Value::Number(1 << bit));
+                    }
+                }
                 // A register array at a literal index: `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05(0)`.
                 if let ([arg], Ok(Value::Indexed { base, stride })) =
                     (args.as_slice(), self.eval_name(callee, depth + 1))
@@ -399,13 +405,7 @@ fn check_facts<'a>(facts: impl Iterator<Item = &'a HeaderFact>, releases: &[&str
 }
 
 fn driver_facts() -> impl Iterator<Item = &'static HeaderFact> {
-    hw::all_facts()
-        .chain(chip::facts())
-        .chain(hal::facts())
-        // Facts the model still declares next to their use (PCI ROM signatures, FWSEC command
-        // layout, ...): checked the same way until they move into nvgpu::hw.
-        .chain(sim::facts_pending::FACTS.iter())
-        .chain(sim::gsp_rm::facts())
+    hw::all_facts().chain(chip::facts()).chain(hal::facts()).chain(sim::gsp_rm::facts())
 }
 
 fn finish(what: &str, report: Report) {
@@ -770,6 +770,7 @@ fn define_reader_handles_nvidia_forms() {
          #define GPU_ARCHITECTURE(series, arch) (DRF_DEF(GPU, _ARCHITECTURE, _SERIES, series) | \\\n    DRF_NUM(GPU, _ARCHITECTURE, _ARCH, arch))\n\
          #define NVGPU_ARCHITECTURE_SERIES_CLASSIC 0x00\n\
          #define GPU_ARCHITECTURE_TURING GPU_ARCHITECTURE(_CLASSIC, 0x0160)\n\
+         #define PCI_LAST_IMAGE NVBIT(7)\n\
          typedef enum {\n    NV_FIRMWARE_CHIP_FAMILY_GA10X = 4,\n} t;\n",
     );
     assert_eq!(d.eval_name("NV_A", 0), Ok(Value::Number(0xa00)));
@@ -782,5 +783,6 @@ fn define_reader_handles_nvidia_forms() {
     assert!(matches!(d.eval_name("NV_M", 0), Ok(Value::Other(_))));
     assert_eq!(d.eval_name("GPU_ARCHITECTURE_TURING", 0), Ok(Value::Number(0x160)));
     assert_eq!(d.eval_name("NV_FIRMWARE_CHIP_FAMILY_GA10X", 0), Ok(Value::Number(4)));
+    assert_eq!(d.eval_name("PCI_LAST_IMAGE", 0), Ok(Value::Number(0x80)));
     assert!(d.eval_name("NV_MISSING", 0).is_err());
 }

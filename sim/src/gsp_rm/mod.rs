@@ -145,7 +145,7 @@ const OWN_FACTS: &[nvgpu::hw::HeaderFact] = {
         payloads::fact(
             "NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION",
             GA100_DEV_FUSE,
-            crate::booter::NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION as u64,
+            nvgpu::hw::boot::NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION::OFFSET as u64,
         ),
         payloads::fact("NV_GSP_ERROR_TAG_VAL", GSP_ERROR, error::NV_GSP_ERROR_TAG_VAL as u64),
         bits("NV_GSP_ERROR_TAG", GSP_ERROR, 31, error::NV_GSP_ERROR_TAG_SHIFT),

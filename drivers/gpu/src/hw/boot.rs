@@ -1,15 +1,16 @@
-//! Facts the GSP boot reads outside the falcon and engine blocks: the ucode revocation fuses,
-//! two GC6 scratch values, the FB local memory range, GH100's boot ROM lockdown bit and the PCI
-//! configuration mirror. Their tables are in `hw::FACT_TABLES`, so the header conformance test
-//! checks them like every other fact.
+//! Facts the GSP boot reads outside the falcon and engine blocks: the ucode revocation fuses and
+//! the GSP debug fuse, two GC6 scratch values, the FB local memory range, GH100's boot ROM
+//! lockdown bit, the PCI configuration mirror and the PCI class codes the boards report. Their
+//! tables are in `hw::FACT_TABLES`, so the header conformance test checks them like every other
+//! fact.
 //!
 //! The fuse registers are declared for ucode id 1 only, as the header names them one by one
 //! (`NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION` .. `UCODE16`, 4 bytes apart) and RM computes the
 //! others as `UCODE1 + 4 * (id - 1)` (`kgspReadUcodeFuseVersion_GA100`,
 //! `ksec2ReadUcodeFuseVersion_GA100`); see [`ucode_fuse_offset`].
 
-use crate::hw::{headers, FactGroup};
-use crate::{constants, registers};
+use crate::hw::headers;
+use crate::{constants, field_values, registers};
 
 registers! {
     /// Facts of the ucode revocation fuses.
@@ -43,12 +44,68 @@ constants! {
         in headers::TU102_DEV_GC6_ISLAND_ADDENDUM;
 }
 
+field_values! {
+    /// `NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_DATA`: whether the part is production-fused.
+    pub enum SecureGspDebugDis: NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_DATA in headers::GA100_DEV_FUSE {
+        /// Debug mode enabled: a debug-fused part (it runs debug-signed FWSEC).
+        No = 0x0 => NO,
+        /// Debug disabled: a production part.
+        Yes = 0x1 => YES,
+    }
+}
+
+registers! {
+    /// Facts of the GSP debug fuse (GA100 and later; [`tu102::FACTS`] and [`gh100::FACTS`] have
+    /// the other headers').
+    pub const DEBUG_FUSE_FACTS;
+
+    /// Whether GSP debug mode is fused off, which selects the FWSEC signing (production or
+    /// debug) RM picks.
+    pub NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS(0x0082074c) in headers::GA100_DEV_FUSE {
+        /// The fuse.
+        0:0 DATA => data: SecureGspDebugDis,
+    }
+}
+
+/// The GSP debug fuse on Turing.
+pub mod tu102 {
+    use crate::hw::headers;
+    use crate::registers;
+
+    registers! {
+        /// Facts of this module.
+        pub const FACTS;
+
+        /// `NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS` at Turing's offset.
+        pub NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS(0x0002174c) in headers::TU102_DEV_FUSE {
+            /// The fuse ([`super::SecureGspDebugDis`] values).
+            0:0 DATA => data: u8,
+        }
+    }
+}
+
+/// The GSP debug fuse as Hopper's header has it (at GA100's offset).
+pub mod gh100 {
+    use crate::hw::headers;
+    use crate::registers;
+
+    registers! {
+        /// Facts of this module.
+        pub const FACTS;
+
+        /// `NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS` on Hopper.
+        pub NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS(0x0082074c) in headers::GH100_DEV_FUSE {
+            /// The fuse ([`super::SecureGspDebugDis`] values).
+            0:0 DATA => data: u8,
+        }
+    }
+
+    const _: () = assert!(NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS::OFFSET == super::NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS::OFFSET);
+}
+
 /// Number of `NV_FUSE_OPT_FPF_*_UCODE<n>_VERSION` registers per engine (n = 1..16): RM's
 /// `index < 16` in `kgspReadUcodeFuseVersion_GA100` (the header names no `__SIZE_1`).
 pub const NV_FUSE_OPT_FPF_UCODE_VERSION_COUNT: u32 = 16;
-
-/// Every table of this module, for `hw::FACT_TABLES` once the lead moves them.
-pub const FACT_TABLES: &[&[FactGroup]] = &[FUSE_FACTS, VALUE_FACTS, FB_FACTS, GH100_FALCON_FACTS, PCFG_FACTS];
 
 /// Which engine's revocation fuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,3 +183,12 @@ constants! {
     /// The same on Hopper (`kbifGetPciConfigSpacePriMirror_GH100`).
     pub NV_EP_PCFGM: Range = 0x92fff : 0x92000 in headers::GH100_DEV_XTL_EP_PRI;
 }
+
+/// PCI class code (base class 03h, sub-class 00h): VGA-compatible display controller, what
+/// NVIDIA's display boards report. From the PCI Code and ID Assignment Specification (class
+/// 03h), not from an NVIDIA file: it cannot be checked against NVIDIA's headers.
+pub const PCI_CLASS_DISPLAY_VGA: u16 = 0x0300;
+/// PCI class code (base class 03h, sub-class 02h): 3D controller (not VGA-compatible), what
+/// NVIDIA's compute boards (A100, H100/H200, B200) report. Same source as
+/// [`PCI_CLASS_DISPLAY_VGA`]; not header-checked.
+pub const PCI_CLASS_DISPLAY_3D: u16 = 0x0302;

@@ -30,8 +30,10 @@ pub mod intr;
 pub mod mmu;
 pub mod pmc;
 pub mod pramin;
+pub mod pri;
 pub mod qmd;
 pub mod therm;
+pub mod vbios;
 pub mod vm;
 
 pub use headers::Header;
@@ -94,19 +96,25 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     falcon::tu102::FACTS,
     falcon::ga102::FACTS,
     falcon::gh100::FACTS,
+    falcon::SIZE_FACTS,
     falcon2::FACTS,
     falcon2::VALUE_FACTS,
     boot::FUSE_FACTS,
+    boot::DEBUG_FUSE_FACTS,
+    boot::tu102::FACTS,
+    boot::gh100::FACTS,
     boot::VALUE_FACTS,
     boot::FB_FACTS,
     boot::GH100_FALCON_FACTS,
     boot::PCFG_FACTS,
     engine::BASE_FACTS,
+    engine::SIZE_FACTS,
     engine::FACTS,
     engine::gh100::FACTS,
     engine::gb202::FACTS,
     fb::FACTS,
     fb::ALIGNMENT_FACTS,
+    fw::FACTS,
     gc6::CONSTANT_FACTS,
     gc6::FACTS,
     therm::FACTS,
@@ -142,6 +150,8 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     intr::FACTS,
     pramin::FACTS,
     pramin::CONSTANT_FACTS,
+    pri::FACTS,
+    vbios::FACTS,
     fault::FACTS,
     fault::tu102::FACTS,
     fault::gh100::FACTS,
@@ -677,6 +687,46 @@ macro_rules! constants {
     (@fact $kind:ident $value:literal) => { $crate::hw::FactValue::Number($value as u64) };
 }
 pub use constants;
+
+/// Registers facts of constants declared outside `hw`, next to the code that reads them: the
+/// VBIOS parser keeps its format constants in `crate::vbios`. Each constant has NVIDIA's name,
+/// and the fact takes both its name and its value from it, so neither is written twice.
+///
+/// ```ignore
+/// facts_of! {
+///     /// Facts of the ROM formats.
+///     pub const FACTS;
+///     crate::vbios { PCI_EXP_ROM_SIGNATURE_NV, PCI_DATA_STRUCT_SIGNATURE } in headers::PCI_EXP_TABLE;
+///     crate::vbios { NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION: Bits } in headers::KERNEL_GSP_FWSEC;
+/// }
+/// ```
+/// A constant marked `: Bits` is a [`BitRange`] (a field's `hi:lo`); the others are numbers.
+#[macro_export]
+macro_rules! facts_of {
+    (
+        $(#[$tmeta:meta])*
+        $tvis:vis const $table:ident;
+        $( $($module:ident)::+ { $($name:ident $(: $kind:ident)?),* $(,)? } in $header:path; )*
+    ) => {
+        $(#[$tmeta])*
+        $tvis const $table: &[$crate::hw::FactGroup] = &[&[$(
+            {
+                use $($module)::+ as declared_in;
+                &[$( $crate::hw::HeaderFact {
+                    name: stringify!($name),
+                    header: $header,
+                    value: $crate::facts_of!(@value declared_in::$name $(, $kind)?),
+                }, )*]
+            }
+        ),*]];
+    };
+
+    (@value $value:expr) => { $crate::hw::FactValue::Number($value as u64) };
+    (@value $value:expr, Bits) => {
+        $crate::hw::FactValue::Bits { hi: $value.hi as u32, lo: $value.lo as u32 }
+    };
+}
+pub use facts_of;
 
 /// A unit's BAR0 address window, inclusive, as headers write it (`NV_PGSP 0x113fff:0x110000`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
