@@ -1308,7 +1308,10 @@ fn model_facts_match_nvidia_headers() {
     use nvgpu::hw::FactValue;
     let tree = real_data().join(format!("open-gpu-kernel-modules-{}", nvgpu::hw::headers::OGKM_PINNED));
     let mut checked = 0;
-    for fact in sim::gsp_rm::facts() {
+    // The RM values the GSP-RM model answers with and the register arrays it implements, declared
+    // in `nvgpu::hw` (the conformance test checks them too, with its own reader).
+    let tables = [nvgpu::hw::rm::ERROR_FACTS, nvgpu::hw::rm::FACTS, nvgpu::hw::engine::SIZE_FACTS];
+    for fact in tables.iter().flat_map(|t| t.iter()).flat_map(|g| g.iter()).flat_map(|f| f.iter()) {
         let path = tree.join(fact.header.path);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!("missing real data {} ({e}): run `sudo scripts/fetch-real-data.sh`", path.display())

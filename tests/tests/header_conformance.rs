@@ -405,7 +405,7 @@ fn check_facts<'a>(facts: impl Iterator<Item = &'a HeaderFact>, releases: &[&str
 }
 
 fn driver_facts() -> impl Iterator<Item = &'static HeaderFact> {
-    hw::all_facts().chain(chip::facts()).chain(hal::facts()).chain(sim::gsp_rm::facts())
+    hw::all_facts().chain(chip::facts()).chain(hal::facts())
 }
 
 fn finish(what: &str, report: Report) {

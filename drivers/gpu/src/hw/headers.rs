@@ -272,6 +272,8 @@ headers! {
     /// `NV2080_CTRL_GPU_GET_GID_INFO_PARAMS`, the GPC/TPC/ZCULL info, `NV2080_GPU_MAX_*`,
     /// `NV2080_CTRL_CMD_GPU_GET_INFO_V2` and its indices.
     CTRL2080GPU = OGKM_PINNED: "src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080gpu.h";
+    /// `RM_SHA1_GID_SIZE`: the bytes of a binary GPU UUID.
+    GPU_UUID = OGKM_PINNED: "src/nvidia/inc/kernel/gpu/gpu_uuid.h";
     /// `NV2080_CTRL_BIOS_GET_SKU_INFO_PARAMS`.
     CTRL2080BIOS = OGKM_PINNED: "src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080bios.h";
     /// `NV2080_CTRL_CMD_GR_CTXSW_PREEMPTION_BIND_BUFFERS_CONTEXT_POOL`.

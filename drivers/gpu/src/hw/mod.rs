@@ -32,6 +32,7 @@ pub mod pmc;
 pub mod pramin;
 pub mod pri;
 pub mod qmd;
+pub mod rm;
 pub mod therm;
 pub mod vbios;
 pub mod vm;
@@ -152,6 +153,8 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     pramin::CONSTANT_FACTS,
     pri::FACTS,
     vbios::FACTS,
+    rm::ERROR_FACTS,
+    rm::FACTS,
     fault::FACTS,
     fault::tu102::FACTS,
     fault::gh100::FACTS,
