@@ -1,8 +1,8 @@
 //! Every hardware fact the driver declares, checked against NVIDIA's own sources.
 //!
-//! The driver's register declarations, constants and chip tables each carry NVIDIA's name and the
-//! header that defines it (`nvgpu::hw::all_facts()`, `nvgpu::chip::facts()`,
-//! `nvgpu::hal::facts()`). This test reads those headers from the trees
+//! The driver's register declarations and constants each carry NVIDIA's name and the header that
+//! defines it, all declared in `nvgpu::hw` (`nvgpu::hw::all_facts()`; the chip table, the HAL and
+//! the GPU model import them from there). This test reads those headers from the trees
 //! `scripts/fetch-real-data.sh` unpacks under `target/real-data/` and compares value by value:
 //! offsets, field bit ranges, named field values, register arrays, chip and class numbers. It also
 //! checks what is not a `#define`: which classes RM lists for each chip, which firmware file and
@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use nvgpu::chip::{self, Chipset};
-use nvgpu::hal::{self, Family};
+use nvgpu::hal::Family;
 use nvgpu::hw::{self, headers, FactValue, Header, HeaderFact};
 
 // ---------------------------------------------------------------------------------------------
@@ -405,7 +405,7 @@ fn check_facts<'a>(facts: impl Iterator<Item = &'a HeaderFact>, releases: &[&str
 }
 
 fn driver_facts() -> impl Iterator<Item = &'static HeaderFact> {
-    hw::all_facts().chain(chip::facts()).chain(hal::facts())
+    hw::all_facts()
 }
 
 fn finish(what: &str, report: Report) {

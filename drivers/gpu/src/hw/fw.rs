@@ -3,12 +3,14 @@
 //! model reads them from the same declarations; the values in them are checked by the model
 //! against the header-checked constants, not against the driver's.
 //!
-//! All of them are defined in RM's `kernel_gsp_frts_tu102.c` itself (535.261.03), not in a
+//! The structures are all defined in RM's `kernel_gsp_frts_tu102.c` itself (535.261.03), not in a
 //! header: [`KERNEL_GSP_FRTS_TU102`]. [`LAYOUTS`] lists each one's size and fields, and
 //! `tests/tests/fw_layout.rs` compiles that file's definitions with the C compiler and compares.
 //!
 //! - The falcon application interface FWSEC's DMEM starts with: `FALCON_APPLICATION_INTERFACE_*`,
 //!   read at any DMEM offset (unaligned, little-endian fields).
+//! - Which firmware a chip takes: `NV_FIRMWARE_CHIP_FAMILY_*` ([`CHIP_FAMILY_FACTS`], from
+//!   `nv-firmware.h`).
 //! - The FWSEC FRTS command: `FWSECLIC_*`, and the values RM fills it with ([`FACTS`], checked
 //!   against that file by the header conformance test).
 
@@ -127,6 +129,21 @@ constants! {
     /// `FWSECLIC_FRTS_REGION_DESC.frtsRegionSize`: 1 MiB in 4 KiB units, the only size RM asks
     /// for.
     pub FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K: u32 = 0x100 in headers::KERNEL_GSP_FRTS_TU102;
+}
+
+constants! {
+    /// Facts of the firmware families (`nv_firmware_chip_family_t`, `nv-firmware.h`): which GSP
+    /// firmware image and signature a chip takes (`crate::chip::FirmwareFamily`).
+    pub const CHIP_FAMILY_FACTS;
+
+    pub NV_FIRMWARE_CHIP_FAMILY_TU10X: u32 = 1 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_TU11X: u32 = 2 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_GA100: u32 = 3 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_GA10X: u32 = 4 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_AD10X: u32 = 5 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_GH100: u32 = 6 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_GB10X: u32 = 8 in headers::NV_FIRMWARE_570;
+    pub NV_FIRMWARE_CHIP_FAMILY_GB20X: u32 = 9 in headers::NV_FIRMWARE_570;
 }
 
 /// `FWSECLIC_READ_VBIOS_DESC.version` as `s_executeFwsec_TU102` fills it (a literal in RM's

@@ -60,7 +60,7 @@ impl<T: RegisterIo + ?Sized> RegisterIo for &T {
 }
 
 /// The value a header gives a name, in the shapes NVIDIA's `#define`s take.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FactValue {
     /// `#define NAME 0x1234`: an offset, a field value, a class number.
     Number(u64),
@@ -73,7 +73,7 @@ pub enum FactValue {
 }
 
 /// One fact the driver relies on, as NVIDIA names it, and where to find it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct HeaderFact {
     /// NVIDIA's name for it, e.g. `NV_PMC_BOOT_42_CHIP_ID`.
     pub name: &'static str,
@@ -91,6 +91,8 @@ pub type FactGroup = &'static [&'static [HeaderFact]];
 pub const FACT_TABLES: &[&[FactGroup]] = &[
     pmc::FACTS,
     pmc::r570::FACTS,
+    pmc::ARCHITECTURE_FACTS,
+    pmc::NV_ARCH_FACTS,
     bus::REGISTER_FACTS,
     bus::CONSTANT_FACTS,
     falcon::FACTS,
@@ -116,6 +118,7 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     fb::FACTS,
     fb::ALIGNMENT_FACTS,
     fw::FACTS,
+    fw::CHIP_FAMILY_FACTS,
     gc6::CONSTANT_FACTS,
     gc6::FACTS,
     therm::FACTS,
@@ -161,6 +164,7 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     fault::BUFFER_FACTS,
     fault::PACKET_FACTS,
     compute::FACTS,
+    qmd::VERSION_FACTS,
     ce::method::FACTS,
     ce::FACTS,
     ce::VALUE_FACTS,
@@ -690,6 +694,40 @@ macro_rules! constants {
     (@fact $kind:ident $value:literal) => { $crate::hw::FactValue::Number($value as u64) };
 }
 pub use constants;
+
+/// Declares names a header must define whose values the crate does not use (the define shows
+/// that a format exists where it is cited), each a [`HeaderFact`] of value
+/// [`FactValue::Defined`], and collects them into a table.
+///
+/// ```ignore
+/// defined_names! {
+///     pub const VERSION_FACTS;
+///     /// Turing's QMD layout version.
+///     pub NVC5C0_QMDV02_03_QMD_MAJOR_VERSION in headers::CLC5C0_QMD;
+/// }
+/// ```
+#[macro_export]
+macro_rules! defined_names {
+    (
+        $(#[$tmeta:meta])*
+        $tvis:vis const $table:ident;
+        $( $(#[$meta:meta])* $vis:vis $name:ident in $header:path; )*
+    ) => {
+        $(
+            $(#[$meta])*
+            #[allow(non_upper_case_globals)]
+            $vis const $name: $crate::hw::HeaderFact = $crate::hw::HeaderFact {
+                name: stringify!($name),
+                header: $header,
+                value: $crate::hw::FactValue::Defined,
+            };
+        )*
+
+        $(#[$tmeta])*
+        $tvis const $table: &[$crate::hw::FactGroup] = &[&[&[$($name),*]]];
+    };
+}
+pub use defined_names;
 
 /// Registers facts of constants declared outside `hw`, next to the code that reads them: the
 /// VBIOS parser keeps its format constants in `crate::vbios`. Each constant has NVIDIA's name,
