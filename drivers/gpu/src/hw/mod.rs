@@ -4,7 +4,10 @@
 //!
 //! Registers are declarations (see [`registers!`]): a name, an address, and fields by bit range.
 //! Each declaration also yields [`HeaderFact`]s, and `tests/tests/header_conformance.rs` checks
-//! every one of them against the headers themselves, so a wrong number cannot hide here.
+//! every one of them against the headers themselves, so a wrong number cannot hide here. The
+//! format constants the VBIOS parser keeps next to itself (`crate::vbios`) are registered by
+//! [`vbios`]. Facts are built nowhere else: the same test fails on a [`Header`] or [`HeaderFact`]
+//! built outside this module, and on a header path written outside [`headers`].
 //!
 //! [`RegisterIo`] is the driver's register I/O boundary: the kernel implements it over a mapped
 //! BAR0, the model implements it in software.
