@@ -70,9 +70,9 @@ use nvgpu::chip::Chipset;
 use nvgpu::gsp::radix3::{Radix3Layout, RADIX3_ENTRIES_PER_PAGE, RADIX3_PAGE_SIZE};
 use nvgpu::gsp::wpr::{GspFwWprMeta, GSP_FW_WPR_META_MAGIC, GSP_FW_WPR_META_REVISION};
 use nvgpu::hal::Family;
+use nvgpu::hw::falcon2::ModSelAlgo;
 use zerocopy::FromBytes;
 
-use crate::facts_pending::NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K;
 use crate::gsp_rm::image::{self as gsp_image, GspRmImageError};
 use crate::memory::SystemMemory;
 use crate::ucode::{self, HaltCode, UcodeSpec, FLAG_DEBUG_SIGNED, FLAG_HS, FLAG_PKC, SIGNATURE_SIZE};
@@ -81,14 +81,6 @@ use crate::ucode::{self, HaltCode, UcodeSpec, FLAG_DEBUG_SIGNED, FLAG_HS, FLAG_P
 pub const APPLICATION_BOOTER_LOAD: u32 = 2;
 /// Application id of the model `booter_unload`.
 pub const APPLICATION_BOOTER_UNLOAD: u32 = 3;
-
-/// `NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION` (`ampere/ga100/dev_fuse.h`, 535.261.03): ucode id `n`
-/// (1-based, up to 16) at `+ 4 * (n - 1)`, as `ksec2ReadUcodeFuseVersion_GA100` reads it (GA100,
-/// GA10x, Ada; Turing has no such fuse and reads version 0). Belongs in `nvgpu::hw` with the GSP
-/// ones.
-pub const NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION: u32 = 0x0082_4140;
-/// The SEC2 ucode ids with a fuse register.
-pub const FPF_SEC2_UCODE_VERSION_COUNT: u32 = 16;
 
 /// The ucode id NVIDIA's GA100/GA10x/Ada booters carry (`patch_meta.ucodeId`); the model booter
 /// uses the same.
@@ -638,7 +630,7 @@ fn check_load(fp: &BooterFingerprint, ucode: &dyn LoadedUcode) -> Result<(), Hal
         return Err(HaltCode::ChecksumMismatch);
     }
     if let Some(brom) = ucode.brom() {
-        let programmed = brom.mod_sel & 0xFF == NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K
+        let programmed = brom.mod_sel & 0xFF == ModSelAlgo::Rsa3k as u32
             && brom.ucode_id & 0xFF == fp.ucode_id
             && brom.engid_mask == fp.engine_id_mask
             && brom.paraaddr0 == fp.signature_dmem_offset;

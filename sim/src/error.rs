@@ -25,7 +25,7 @@ use crate::ucode::HaltCode;
 pub const POISON: u32 = 0xBADF_5040;
 
 const _: () = {
-    use crate::facts_pending::*;
+    use nvgpu::hw::pri::*;
     assert!(POISON & GPU_READ_PRI_ERROR_MASK == GPU_READ_PRI_ERROR_CODE);
     assert!(POISON & FLCN_CSB_PRIV_PRI_ERROR_MASK == FLCN_CSB_PRIV_PRI_ERROR_CODE);
 };

@@ -1,8 +1,8 @@
 //! Falcon engines (GSP, SEC2, FSP) as the driver sees them through BAR0.
 //!
 //! Registers follow `nvgpu::hw::falcon` (`dev_falcon_v4.h`, `dev_fbif_v4.h`, `dev_riscv_pri.h`
-//! of TU102/GA102/GH100), `nvgpu::hw::engine` (engine reset, FSP EMEM and queues) and, pending
-//! their move into `nvgpu::hw`, the boot ROM registers in [`crate::facts_pending`]. Behaviour
+//! of TU102/GA102/GH100), `nvgpu::hw::engine` (engine reset, FSP EMEM and queues) and
+//! `nvgpu::hw::falcon2` (the boot ROM registers, `dev_falcon_second_pri.h`). Behaviour
 //! follows what RM (`kernel_falcon_tu102.c`, `kernel_falcon_ga102.c`, `kernel_gsp_falcon_tu102.c`,
 //! `kernel_gsp_falcon_ga102.c`) and Nova rely on:
 //!
@@ -60,15 +60,18 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use nvgpu::hal::FalconLayout;
-use nvgpu::hw::engine::{self, FalconEngine, FalconUnit};
+use nvgpu::hw::engine::{self, FalconEngine, FalconUnit, FSP_EMEM_CHANNEL_RM_SIZE, NV_PFSP_EMEMC__SIZE_1};
 use nvgpu::hw::falcon::{
-    self as hwf, ga102, gh100, tu102, DmaTransferSize, FbifMemType, FbifTarget, NV_PFALCON_FALCON_CPUCTL,
-    NV_PFALCON_FALCON_DMATRFCMD,
+    self as hwf, ga102, gh100, tu102, DmaTransferSize, FbifMemType, FbifTarget, HWCFG_DMEM_SIZE_MASK,
+    HWCFG_DMEM_SIZE_SHIFT, NV_PFALCON_FALCON_CPUCTL, NV_PFALCON_FALCON_DMATRFCMD, NV_PFALCON_FBIF_TRANSCFG__SIZE_1,
+};
+use nvgpu::hw::falcon2::{
+    self as f2, ModSelAlgo, NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID, NV_PFALCON2_FALCON_BROM_ENGIDMASK,
+    NV_PFALCON2_FALCON_BROM_PARAADDR, NV_PFALCON2_FALCON_MOD_SEL,
 };
 
 use crate::booter::{self, BooterKind, BooterOutcome, BromState, LoadedUcode, PeerGsp};
 use crate::error::{AccessKind, DmaError, FalconError, FalconMemory, ModelError, POISON};
-use crate::facts_pending::*;
 use crate::fwsec::{self, FwsecContext, FwsecEffect};
 use crate::generic_bl;
 use crate::gpu::{ChipEvent, ErrorLog, Machine};
@@ -82,7 +85,10 @@ pub const IMEM_SIZE: u32 = 64 * 1024;
 /// DMEM of every model falcon.
 pub const DMEM_SIZE: u32 = 64 * 1024;
 /// EMEM of the model FSP.
-pub const FSP_EMEM_SIZE: u32 = NV_PFSP_EMEMC__SIZE_1 * FSP_EMEM_CHANNEL_RM_SIZE;
+pub const FSP_EMEM_SIZE: u32 = NV_PFSP_EMEMC__SIZE_1 * FSP_EMEM_CHANNEL_RM_SIZE as u32;
+/// Elements of `NV_PFALCON2_FALCON_BROM_PARAADDR(i)` the model keeps (RM writes index 0 only;
+/// the header gives no `__SIZE_1`).
+const BROM_PARAADDR_MODELLED: u32 = 4;
 /// IMEM ports (`IMEMC(i)` stride 16 reaches `DMEMC(0)` at the fifth).
 pub const IMEM_PORTS: usize = 4;
 /// DMEM ports the model implements.
@@ -818,15 +824,16 @@ impl Falcon {
 
     fn read_brom(&self, rel: u32) -> Option<u32> {
         match rel {
-            NV_PFALCON2_FALCON_MOD_SEL => Some(self.brom_mod_sel),
-            NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID => Some(self.brom_ucode_id),
-            NV_PFALCON2_FALCON_BROM_ENGIDMASK => Some(self.brom_engid_mask),
+            NV_PFALCON2_FALCON_MOD_SEL::OFFSET => Some(self.brom_mod_sel),
+            NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID::OFFSET => Some(self.brom_ucode_id),
+            NV_PFALCON2_FALCON_BROM_ENGIDMASK::OFFSET => Some(self.brom_engid_mask),
             r => self.paraaddr_index(r).map(|i| self.brom_paraaddr[i]),
         }
     }
 
     fn paraaddr_index(&self, rel: u32) -> Option<usize> {
-        let index = rel.checked_sub(NV_PFALCON2_FALCON_BROM_PARAADDR)? / 4;
+        let index =
+            rel.checked_sub(NV_PFALCON2_FALCON_BROM_PARAADDR::OFFSET)? / NV_PFALCON2_FALCON_BROM_PARAADDR::STRIDE;
         (rel.is_multiple_of(4) && index < BROM_PARAADDR_MODELLED).then_some(index as usize)
     }
 
@@ -879,9 +886,9 @@ impl Falcon {
                     }
                 }
                 r if self.spec.has_boot_rom_registers() => match r {
-                    NV_PFALCON2_FALCON_MOD_SEL => self.brom_mod_sel = value,
-                    NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID => self.brom_ucode_id = value,
-                    NV_PFALCON2_FALCON_BROM_ENGIDMASK => self.brom_engid_mask = value,
+                    NV_PFALCON2_FALCON_MOD_SEL::OFFSET => self.brom_mod_sel = value,
+                    NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID::OFFSET => self.brom_ucode_id = value,
+                    NV_PFALCON2_FALCON_BROM_ENGIDMASK::OFFSET => self.brom_engid_mask = value,
                     r => match self.paraaddr_index(r) {
                         Some(i) => self.brom_paraaddr[i] = value,
                         None => return false,
@@ -1192,7 +1199,7 @@ impl Falcon {
         let transcfg = hwf::NV_PFALCON_FBIF_TRANSCFG::from_raw(raw);
         let target = hwf::NV_PFALCON_FBIF_TRANSCFG::TARGET.bits.extract(transcfg.raw());
         let sysmem =
-            target == FbifTarget::CoherentSysmem as u32 || target == NV_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM;
+            target == FbifTarget::CoherentSysmem as u32 || target == f2::NV_SOE_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM;
         if !sysmem || transcfg.mem_type() != Ok(FbifMemType::Physical) || ctxdma as usize >= self.fbif_transcfg.len() {
             return Err(dma(DmaError::Aperture { ctxdma, transcfg: transcfg.raw() }));
         }
@@ -1437,7 +1444,7 @@ impl Falcon {
     /// The model boot ROM's PKC check (see `crate::ucode`, step 6).
     fn verify_signature(&self, header: &ucode::ModelUcodeHeader, machine: &Machine) -> Result<(), HaltCode> {
         let ucode_id = header.ucode_id.get();
-        let programmed = self.brom_mod_sel & 0xFF == NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K
+        let programmed = self.brom_mod_sel & 0xFF == ModSelAlgo::Rsa3k as u32
             && self.brom_ucode_id & 0xFF == ucode_id
             && self.brom_engid_mask == header.engine_id_mask.get();
         let at = self.brom_paraaddr[0] as usize;

@@ -35,32 +35,27 @@
 use alloc::vec::Vec;
 use core::mem::size_of;
 
-use nvgpu::hw::bus::{NV_VBIOS_FWSECLIC, NV_VBIOS_FWSECLIC_FRTS_ERR_CODE_NONE, NV_VBIOS_FWSECLIC_SCRATCH_INDEX_0E};
-use nvgpu::vbios::{APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB, DMEMMAPPER_SIGNATURE};
-use zerocopy::{FromBytes, IntoBytes};
-
-use crate::facts_pending::{
+use nvgpu::hw::bus::{
+    NV_VBIOS_FWSECLIC, NV_VBIOS_FWSECLIC_FRTS_ERR_CODE_NONE, NV_VBIOS_FWSECLIC_SCRATCH_INDEX_0E,
+    NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15,
+};
+use nvgpu::hw::fw::{
     FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION,
     FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE, FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE,
     FALCON_APPLICATION_INTERFACE_HEADER_V1_VERSION, FWSECLIC_FRTS_REGION_DESC_SIZE, FWSECLIC_FRTS_REGION_DESC_VERSION,
     FWSECLIC_FRTS_REGION_MEDIA_FB, FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K, FWSECLIC_READ_VBIOS_DESC_SIZE,
-    FWSECLIC_READ_VBIOS_DESC_VERSION, FWSECLIC_READ_VBIOS_STRUCT_FLAGS, NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15,
+    FWSECLIC_READ_VBIOS_DESC_VERSION, FWSECLIC_READ_VBIOS_STRUCT_FLAGS,
 };
+use nvgpu::vbios::{APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB, DMEMMAPPER_SIGNATURE};
+use zerocopy::{FromBytes, IntoBytes};
+
 use crate::ucode::HaltCode;
 
-// The structures are the firmware ABI's, declared once in `nvgpu::hw::fw`; this model reads
-// them and checks their values against the header-checked constants of `facts_pending`.
+// The structures, their sizes and the values in them are the firmware ABI's, declared once in
+// `nvgpu::hw::fw`; this model reads them and checks the values the driver wrote.
 pub use nvgpu::hw::fw::{
     AppInterfaceEntryV1, AppInterfaceHeaderV1, DmemMapperV3, FwseclicFrtsCmd, FwseclicFrtsRegionDesc,
     FwseclicReadVbiosDesc,
-};
-
-const _: () = {
-    assert!(size_of::<AppInterfaceHeaderV1>() == FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE as usize);
-    assert!(size_of::<AppInterfaceEntryV1>() == FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE as usize);
-    assert!(size_of::<DmemMapperV3>() == FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE as usize);
-    assert!(size_of::<FwseclicReadVbiosDesc>() == FWSECLIC_READ_VBIOS_DESC_SIZE as usize);
-    assert!(size_of::<FwseclicFrtsRegionDesc>() == FWSECLIC_FRTS_REGION_DESC_SIZE as usize);
 };
 
 /// Bytes of the FRTS command FWSEC reads: the two descriptors (RM's C struct adds 4 bytes of

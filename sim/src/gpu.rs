@@ -38,14 +38,13 @@ use core::cell::RefCell;
 use nvgpu::chip::Chipset;
 use nvgpu::gsp::wpr::GspFwWprMeta;
 use nvgpu::hal::Family;
+use nvgpu::hw::boot::{self, SecureGspDebugDis, NV_FUSE_OPT_FPF_UCODE_VERSION_COUNT};
 use nvgpu::hw::engine::FalconEngine;
 use nvgpu::hw::{bus, fb, gc6, pmc, therm, RegisterIo};
 use nvgpu::vbios::{Bar0Read, NV_PROM_DATA_BASE, PROM_WINDOW_SIZE};
 
 use crate::board::{BarSizes, ModelConfig, PciIdentity};
-use crate::booter::{FPF_SEC2_UCODE_VERSION_COUNT, NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION};
 use crate::error::{AccessKind, ModelError, UnmodelledAccess, POISON};
-use crate::facts_pending::*;
 use crate::falcon::{Env, Falcon, FalconSpec};
 use crate::gsp_rm::{BootSequencer, GspCtx, GspFault, GspRm, GspRmStatus, RegistryEntry, RmObject};
 use crate::memory::SystemMemory;
@@ -87,7 +86,7 @@ pub(crate) struct Machine {
     pub debug_fused: bool,
     fwsec_ucode_fuse: u16,
     /// Raw `NV_FUSE_OPT_FPF_SEC2_UCODE<n>_VERSION`, n = 1..=16.
-    sec2_ucode_fuse: [u16; FPF_SEC2_UCODE_VERSION_COUNT as usize],
+    sec2_ucode_fuse: [u16; NV_FUSE_OPT_FPF_UCODE_VERSION_COUNT as usize],
     scratch: [u32; bus::NV_PBUS_SW_SCRATCH__SIZE_1 as usize],
     wpr2_lo: u32,
     wpr2_hi: u32,
@@ -212,7 +211,7 @@ impl ModelGpu {
                 vram_bytes: config.vram_bytes,
                 debug_fused: config.debug_fused,
                 fwsec_ucode_fuse: config.fwsec_ucode_fuse,
-                sec2_ucode_fuse: [0; FPF_SEC2_UCODE_VERSION_COUNT as usize],
+                sec2_ucode_fuse: [0; NV_FUSE_OPT_FPF_UCODE_VERSION_COUNT as usize],
                 scratch: [0; bus::NV_PBUS_SW_SCRATCH__SIZE_1 as usize],
                 wpr2_lo: 0,
                 wpr2_hi: 0,
@@ -488,8 +487,8 @@ impl ModelGpu {
         let silicon = crate::silicon::of(self.family());
         let ga102_or_later = silicon.usable_fb_size_register;
         let fuse_debug_dis = match silicon.gsp_debug_fuse {
-            crate::silicon::GspDebugFuse::Tu102 => Some(NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_TU102),
-            crate::silicon::GspDebugFuse::Ga100 => Some(NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_GA100),
+            crate::silicon::GspDebugFuse::Tu102 => Some(boot::tu102::NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS::OFFSET),
+            crate::silicon::GspDebugFuse::Ga100 => Some(boot::NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS::OFFSET),
             crate::silicon::GspDebugFuse::None => None,
         };
         let has_ucode_fuses = silicon.ucode_fuse_registers;
@@ -529,26 +528,22 @@ impl ModelGpu {
             ),
             o if Some(o) == fuse_debug_dis => (
                 "NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS",
-                if machine.debug_fused {
-                    NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_DATA_NO
-                } else {
-                    NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_DATA_YES
-                },
+                if machine.debug_fused { SecureGspDebugDis::No as u32 } else { SecureGspDebugDis::Yes as u32 },
             ),
             o if has_ucode_fuses
-                && (NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION
-                    ..NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION + 4 * FPF_SEC2_UCODE_VERSION_COUNT)
+                && (boot::NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION::OFFSET
+                    ..boot::NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION::OFFSET + 4 * NV_FUSE_OPT_FPF_UCODE_VERSION_COUNT)
                     .contains(&o) =>
             {
-                let index = ((o - NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION) / 4) as usize;
+                let index = ((o - boot::NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION::OFFSET) / 4) as usize;
                 ("NV_FUSE_OPT_FPF_SEC2_UCODE<n>_VERSION", u32::from(machine.sec2_ucode_fuse[index]))
             }
             o if has_ucode_fuses
-                && (NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION
-                    ..NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION + 4 * FPF_GSP_UCODE_VERSION_COUNT)
+                && (boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION::OFFSET
+                    ..boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION::OFFSET + 4 * NV_FUSE_OPT_FPF_UCODE_VERSION_COUNT)
                     .contains(&o) =>
             {
-                let ucode_id = (o - NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION) / 4 + 1;
+                let ucode_id = (o - boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION::OFFSET) / 4 + 1;
                 ("NV_FUSE_OPT_FPF_GSP_UCODE<n>_VERSION", machine.ucode_fuse(ucode_id))
             }
             _ => return None,

@@ -13,12 +13,12 @@ use nvgpu::falcon::{
     HostBooted, HsSignatureLocation, Mailboxes, Sec2,
 };
 use nvgpu::hal::{self, FalconLayout};
+use nvgpu::hw::boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION;
 use nvgpu::hw::engine::FalconEngine;
 use nvgpu::hw::falcon::NV_PFALCON_FALCON_RM;
 use nvgpu::hw::{pmc, RegisterIo};
 use nvgpu::platform::DmaAllocator;
 use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS};
-use sim::facts_pending::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION;
 use sim::ucode::{build_image, UcodeSpec, FLAG_HS};
 use sim::{DmaArena, HaltCode, ModelError, ModelGpu};
 use tests::model_boot::ModelClock;
@@ -163,7 +163,8 @@ impl FwsecRun {
 
     /// The fuse version of `ucode_id` as RM reads it (highest set bit of the fuse, plus one).
     fn fuse_version(&self, ucode_id: u8) -> u32 {
-        let fuse = self.model.read32(NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION + 4 * (u32::from(ucode_id) - 1)) & 0xffff;
+        let fuse =
+            self.model.read32(NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION::OFFSET + 4 * (u32::from(ucode_id) - 1)) & 0xffff;
         32 - fuse.leading_zeros()
     }
 

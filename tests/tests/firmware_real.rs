@@ -19,6 +19,7 @@ use nvgpu::firmware::{
     GSP_SIGNATURE_SECTION_PREFIX, GSP_VERSION_SECTION, HS_PATCH_META_SIZE, NVFW_BIN_HDR_SIZE, NVFW_BIN_MAGIC,
     NVFW_HS_HEADER_V2_SIZE, NVFW_HS_LOAD_HEADER_V2_SIZE, RM_RISCV_UCODE_DESC_SHORT_SIZE, RM_RISCV_UCODE_DESC_SIZE,
 };
+use nvgpu::hw::headers;
 use nvgpu::platform::FirmwareSource;
 
 // ---------------------------------------------------------------------------------------------
@@ -565,7 +566,7 @@ fn struct_fields(text: &str, name: &str) -> Vec<String> {
 
 #[test]
 fn declared_facts_match_nvidias_sources() {
-    let nvoc = source_file("src/nvidia/generated/g_kernel_gsp_nvoc.h");
+    let nvoc = source_file(headers::KERNEL_GSP_NVOC_H.path);
     for (name, value) in [
         ("GSP_VERSION_SECTION_NAME", GSP_VERSION_SECTION),
         ("GSP_IMAGE_SECTION_NAME", GSP_IMAGE_SECTION),
@@ -579,7 +580,7 @@ fn declared_facts_match_nvidias_sources() {
         assert_eq!(line.split_whitespace().nth(2), Some(format!("\"{value}\"").as_str()), "{name}");
     }
 
-    let riscv = source_file("src/nvidia/arch/nvalloc/common/inc/rmRiscvUcode.h");
+    let riscv = source_file(headers::RM_RISCV_UCODE.path);
     let fields = struct_fields(&riscv, "RM_RISCV_UCODE_DESC");
     assert_eq!(fields.len() * 4, RM_RISCV_UCODE_DESC_SIZE, "{fields:?}");
     assert_eq!(fields[RM_RISCV_UCODE_DESC_SHORT_SIZE / 4 - 1], "swbromDataSize");
@@ -587,7 +588,7 @@ fn declared_facts_match_nvidias_sources() {
     assert_eq!(fields[7], "appVersion");
     assert_eq!(fields[14], "bIsMonitorEnabled");
 
-    let booter = source_file("src/nvidia/src/kernel/gpu/gsp/kernel_gsp_booter.c");
+    let booter = source_file(headers::KERNEL_GSP_BOOTER_C.path);
     assert_eq!(
         struct_fields(&booter, "header"),
         [
@@ -629,7 +630,7 @@ fn declared_facts_match_nvidias_sources() {
 
 #[test]
 fn boot_image_chips_follow_nvidias_hal() {
-    let nvoc = source_file("src/nvidia/generated/g_kernel_gsp_nvoc.c");
+    let nvoc = source_file(headers::KERNEL_GSP_NVOC_C.path);
     for (function, image) in [
         ("kgspGetBinArchiveBooterLoadUcode", BootImage::BooterLoad),
         ("kgspGetBinArchiveBooterUnloadUcode", BootImage::BooterUnload),

@@ -24,6 +24,7 @@ use nvgpu::gsp::msgq::MessageQueueLayout;
 use nvgpu::gsp::queue::QueueHeadDoorbell;
 use nvgpu::gsp::wpr::{WprChipParams, GSP_FW_WPR_META_MAGIC};
 use nvgpu::hal;
+use nvgpu::hw::headers;
 use nvgpu::platform::Clock;
 use nvgpu::vbios::{FwsecKind, Vbios};
 use sim::{BootSequencer, DmaArena, GspFault, GspRmStatus, HaltCode, ModelConfig, ModelGpu};
@@ -746,10 +747,19 @@ fn nvidia_file(path: &str) -> String {
 }
 
 #[test]
-fn the_boots_pending_facts_match_nvidias_headers() {
-    use nvgpu::hw::FactValue;
+fn the_boots_facts_match_nvidias_headers() {
+    use nvgpu::hw::{boot, FactValue};
     let mut checked = 0;
-    for table in nvgpu::hw::boot::FACT_TABLES {
+    for table in [
+        boot::FUSE_FACTS,
+        boot::DEBUG_FUSE_FACTS,
+        boot::tu102::FACTS,
+        boot::gh100::FACTS,
+        boot::VALUE_FACTS,
+        boot::FB_FACTS,
+        boot::GH100_FALCON_FACTS,
+        boot::PCFG_FACTS,
+    ] {
         for group in table.iter() {
             for facts in group.iter() {
                 for fact in facts.iter() {
@@ -774,13 +784,13 @@ fn the_boots_pending_facts_match_nvidias_headers() {
 #[test]
 fn fwsec_and_fsp_constants_match_nvidias_sources() {
     use nvgpu::gsp::boot::fsp;
-    use nvgpu::gsp::fwsec_frts as f;
-    let frts = nvidia_file("src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_frts_tu102.c");
+    use nvgpu::hw::{bus, fw};
+    let frts = nvidia_file(headers::KERNEL_GSP_FRTS_TU102.path);
     for (name, value) in [
-        ("FWSECLIC_READ_VBIOS_STRUCT_FLAGS", u64::from(f::FWSECLIC_READ_VBIOS_STRUCT_FLAGS)),
-        ("FWSECLIC_FRTS_REGION_MEDIA_FB", f::FWSECLIC_FRTS_REGION_MEDIA_FB.into()),
-        ("FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K", f::FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K.into()),
-        ("NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15", f::NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15.into()),
+        ("FWSECLIC_READ_VBIOS_STRUCT_FLAGS", u64::from(fw::FWSECLIC_READ_VBIOS_STRUCT_FLAGS)),
+        ("FWSECLIC_FRTS_REGION_MEDIA_FB", fw::FWSECLIC_FRTS_REGION_MEDIA_FB.into()),
+        ("FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K", fw::FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K.into()),
+        ("NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15", bus::NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15.into()),
         ("FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS", nvgpu::vbios::DMEMMAPPER_CMD_FRTS.into()),
         ("FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB", nvgpu::vbios::DMEMMAPPER_CMD_SB.into()),
     ] {
@@ -795,7 +805,7 @@ fn fwsec_and_fsp_constants_match_nvidias_sources() {
     ] {
         assert!(frts.contains(decl), "kernel_gsp_frts_tu102.c declares {decl}");
     }
-    let mctp = nvidia_file("src/nvidia/arch/nvalloc/common/inc/fsp/fsp_mctp_format.h");
+    let mctp = nvidia_file(headers::FSP_MCTP_FORMAT.path);
     for (name, hi, lo) in [
         ("MCTP_HEADER_SEID", 23, 16),
         ("MCTP_HEADER_SEQ", 29, 28),
@@ -815,7 +825,7 @@ fn fwsec_and_fsp_constants_match_nvidias_sources() {
         define_value(&mctp, "MCTP_MSG_HEADER_VENDOR_ID_NV"),
         Some((fsp::MCTP_MSG_HEADER_VENDOR_ID_NV.into(), None))
     );
-    let nvdm = nvidia_file("src/nvidia/arch/nvalloc/common/inc/fsp/fsp_nvdm_format.h");
+    let nvdm = nvidia_file(headers::FSP_NVDM_FORMAT.path);
     for (name, value) in [
         ("NVDM_TYPE_COT", fsp::NVDM_TYPE_COT),
         ("NVDM_TYPE_FSP_RESPONSE", fsp::NVDM_TYPE_FSP_RESPONSE),
@@ -824,9 +834,9 @@ fn fwsec_and_fsp_constants_match_nvidias_sources() {
     ] {
         assert_eq!(define_value(&nvdm, name), Some((value.into(), None)), "{name}");
     }
-    let channels = nvidia_file("src/nvidia/arch/nvalloc/common/inc/fsp/fsp_emem_channels.h");
+    let channels = nvidia_file(headers::FSP_EMEM_CHANNELS.path);
     assert_eq!(define_value(&channels, "FSP_EMEM_CHANNEL_RM_SIZE"), Some((fsp::FSP_EMEM_CHANNEL_RM_SIZE as u64, None)));
-    let retval = nvidia_file("src/nvidia/inc/kernel/gpu/fsp/kern_fsp_retval.h");
+    let retval = nvidia_file(headers::KERN_FSP_RETVAL.path);
     assert_eq!(define_value(&retval, "FSP_OK"), Some((fsp::FSP_OK.into(), None)));
     assert_eq!(
         define_value(&retval, "FSP_ERR_IFS_ERR_INVALID_STATE"),
@@ -837,7 +847,7 @@ fn fwsec_and_fsp_constants_match_nvidias_sources() {
         Some((fsp::FSP_ERR_IFR_FILE_NOT_FOUND.into(), None))
     );
     // NVDM_PAYLOAD_COT's fields in order (packed: the sizes add up to 860).
-    let cot = nvidia_file("src/nvidia/generated/g_kern_fsp_nvoc.h");
+    let cot = nvidia_file(headers::G_KERN_FSP_NVOC.path);
     let fields: Vec<&str> = [
         "NvU16 version;",
         "NvU16 size;",

@@ -846,12 +846,8 @@ fn gsp_rm_stopping_after_boot_times_out_the_rpc_and_the_boot_sees_its_error_word
 
 #[test]
 fn the_gsp_error_word_is_decoded_as_nvidias_header_lays_it_out() {
-    use nvgpu::gsp::boot::{
-        NV_GSP_ERROR_CODE, NV_GSP_ERROR_REASON, NV_GSP_ERROR_SKIPPED, NV_GSP_ERROR_TAG, NV_GSP_ERROR_TAG_VAL,
-        NV_GSP_ERROR_TASK,
-    };
-    let header =
-        data_root().join("open-gpu-kernel-modules-535.261.03/src/nvidia/arch/nvalloc/common/inc/gsp/gsp_error.h");
+    use nvgpu::hw::rm::{NV_GSP_ERROR, NV_GSP_ERROR_TAG_VAL};
+    let header = data_root().join("open-gpu-kernel-modules-535.261.03").join(nvgpu::hw::headers::GSP_ERROR.path);
     let text = String::from_utf8(read(&header)).expect("text");
     let define = |name: &str| -> String {
         text.lines()
@@ -859,14 +855,10 @@ fn the_gsp_error_word_is_decoded_as_nvidias_header_lays_it_out() {
             .unwrap_or_else(|| panic!("{name} in gsp_error.h"))
             .to_string()
     };
-    for (name, (hi, lo)) in [
-        ("NV_GSP_ERROR_CODE", NV_GSP_ERROR_CODE),
-        ("NV_GSP_ERROR_REASON", NV_GSP_ERROR_REASON),
-        ("NV_GSP_ERROR_TASK", NV_GSP_ERROR_TASK),
-        ("NV_GSP_ERROR_SKIPPED", NV_GSP_ERROR_SKIPPED),
-        ("NV_GSP_ERROR_TAG", NV_GSP_ERROR_TAG),
-    ] {
-        assert_eq!(define(name), format!("{hi}:{lo}"), "{name}");
+    for field in
+        [NV_GSP_ERROR::CODE, NV_GSP_ERROR::REASON, NV_GSP_ERROR::TASK, NV_GSP_ERROR::SKIPPED, NV_GSP_ERROR::TAG]
+    {
+        assert_eq!(define(field.name), format!("{}:{}", field.bits.hi, field.bits.lo), "{}", field.name);
     }
     assert_eq!(define("NV_GSP_ERROR_TAG_VAL"), format!("{NV_GSP_ERROR_TAG_VAL:#X}").replace("0X", "0x"));
     // A word with every field set, decoded and printed in RM's words.

@@ -29,12 +29,13 @@ use nvgpu::gsp::rpc::{RpcEvent, RpcFunction, RpcMessageHeader, RPC_MESSAGE_HEADE
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::gsp::wpr::{FirmwareImages, GspFwWprMeta, SysmemRegion, WprChipParams, WprLayoutInputs};
 use nvgpu::hal::{self, FalconLayout};
+use nvgpu::hw::boot::NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION;
 use nvgpu::hw::engine::{NV_PGSP_MAILBOX, NV_PGSP_QUEUE_HEAD};
 use nvgpu::hw::gc6::NV_PGC6_BSI_SECURE_SCRATCH_14;
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::{DmaAllocator, DmaBuffer};
 use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS};
-use sim::booter::{build_model_booter, load_style, BooterLoadStyle, NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION};
+use sim::booter::{build_model_booter, load_style, BooterLoadStyle};
 use sim::gsp_rm::image::build_model_image;
 use sim::gsp_rm::payloads::*;
 use sim::gsp_rm::sequencer;
@@ -354,8 +355,8 @@ impl Rig {
         let cmd = sim::fwsec::frts_command_bytes(self.meta.frts_offset);
         let cmd_at = dmem_at(fwsec.dmem_mapper.cmd_in_buffer_offset);
         image[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);
-        let fuse =
-            model.read32(sim::facts_pending::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION + 4 * (u32::from(desc.ucode_id) - 1));
+        let fuse = model
+            .read32(nvgpu::hw::boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION::OFFSET + 4 * (u32::from(desc.ucode_id) - 1));
         let fuse_version = 32 - (fuse & 0xffff).leading_zeros();
         let location = HsSignatureLocation::from_fwsec_v3(&desc).unwrap();
         nvgpu::falcon::patch_signature(
@@ -420,7 +421,7 @@ impl Rig {
         let fuse = if model.chipset().family() == nvgpu::hal::Family::Turing {
             0
         } else {
-            model.read32(NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION + 4 * (ucode_id - 1)) & 0xffff
+            model.read32(NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION::OFFSET + 4 * (ucode_id - 1)) & 0xffff
         };
         let fuse_version = 32 - fuse.leading_zeros();
         let image = booter.patched_image(fuse_version).unwrap();
@@ -1309,7 +1310,10 @@ fn model_facts_match_nvidia_headers() {
     use nvgpu::hw::FactValue;
     let tree = real_data().join(format!("open-gpu-kernel-modules-{}", nvgpu::hw::headers::OGKM_PINNED));
     let mut checked = 0;
-    for fact in sim::gsp_rm::facts() {
+    // The RM values the GSP-RM model answers with and the register arrays it implements, declared
+    // in `nvgpu::hw` (the conformance test checks them too, with its own reader).
+    let tables = [nvgpu::hw::rm::ERROR_FACTS, nvgpu::hw::rm::FACTS, nvgpu::hw::engine::SIZE_FACTS];
+    for fact in tables.iter().flat_map(|t| t.iter()).flat_map(|g| g.iter()).flat_map(|f| f.iter()) {
         let path = tree.join(fact.header.path);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!("missing real data {} ({e}): run `sudo scripts/fetch-real-data.sh`", path.display())
@@ -1325,7 +1329,7 @@ fn model_facts_match_nvidia_headers() {
     }
     assert!(checked >= 20, "{checked} facts");
     // The sequencer opcodes the model's script uses, by their position in the enum of rmgspseq.h.
-    let rmgspseq = std::fs::read_to_string(tree.join("src/nvidia/arch/nvalloc/common/inc/rmgspseq.h")).unwrap();
+    let rmgspseq = std::fs::read_to_string(tree.join(nvgpu::hw::headers::RMGSPSEQ.path)).unwrap();
     let enum_body = rmgspseq.split("typedef enum GSP_SEQ_BUF_OPCODE").nth(1).unwrap().split('}').next().unwrap();
     let names: Vec<&str> = enum_body.lines().filter_map(|l| l.trim().strip_prefix("GSP_SEQ_BUF_OPCODE_")).collect();
     for op in [SeqOpcode::RegWrite, SeqOpcode::RegModify, SeqOpcode::RegPoll, SeqOpcode::DelayUs, SeqOpcode::CoreResume]

@@ -21,9 +21,9 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use nvgpu::gsp::layout::{ConstantFact, StructLayout};
-use nvgpu::gsp::status::{NvStatus, NVSTATUSCODES_H};
-use nvgpu::gsp::{headers as gsp_headers, rm, rm_fifo, rm_gmmu, rm_intr, rpcs};
-use nvgpu::hw::headers::OGKM_PINNED;
+use nvgpu::gsp::status::NvStatus;
+use nvgpu::gsp::{rm, rm_fifo, rm_gmmu, rm_intr, rpcs};
+use nvgpu::hw::headers::{self, OGKM_PINNED};
 use nvgpu::hw::Header;
 use tests::rm_c::{function_body, read_source as read, require_tree as tree, rm_flags, squash, try_compile_and_run};
 
@@ -50,19 +50,10 @@ fn constants() -> Vec<&'static ConstantFact> {
         .collect()
 }
 
+/// Every file the crate cites from the pinned release (`hw::headers` is their one home): the
+/// structure and constant headers above, and the RM sources `rm_sources_read_as_followed` reads.
 fn cited_headers() -> Vec<Header> {
-    let mut all: Vec<Header> = rpcs::headers::ALL
-        .iter()
-        .chain(rm::headers::ALL)
-        .chain(rm_fifo::headers::ALL)
-        .chain(rm_intr::headers::ALL)
-        .chain(rm_gmmu::page_headers::ALL)
-        .copied()
-        .collect();
-    all.push(NVSTATUSCODES_H);
-    all.push(gsp_headers::MESSAGE_QUEUE_CPU);
-    all.push(gsp_headers::MSGQ_C);
-    all
+    headers::ALL.iter().copied().filter(|h| h.release == OGKM_PINNED).collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,7 +303,7 @@ fn status_codes_match_nvstatuscodes_h() {
         }
     }
     // Every code of the header is declared, with the header's description.
-    let text = read(&tree(), NVSTATUSCODES_H.path);
+    let text = read(&tree(), headers::NVSTATUSCODES.path);
     let mut codes = 0;
     for line in text.lines().filter(|l| l.starts_with("NV_STATUS_CODE(")) {
         codes += 1;
@@ -357,12 +348,10 @@ fn citations_name_the_defining_header() {
 /// behaviour these snippets describe is in no header the C program could print).
 #[test]
 fn rm_sources_read_as_followed() {
-    use rm::headers as r;
-    use rpcs::headers as h;
     let tree = tree();
     let anchors: &[(&Header, &str, &[&str])] = &[
         (
-            &gsp_headers::MESSAGE_QUEUE_CPU,
+            &headers::MESSAGE_QUEUE_CPU,
             "GspMsgQueueSendCommand",
             &[
                 "gpuSetTimeout(pGpu, 1000000, &timeout, timeoutFlags);",
@@ -373,7 +362,7 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &gsp_headers::MESSAGE_QUEUE_CPU,
+            &headers::MESSAGE_QUEUE_CPU,
             "GspMsgQueueReceiveStatus",
             &[
                 "NvU32 nMaxRetries = 3;",
@@ -383,9 +372,9 @@ fn rm_sources_read_as_followed() {
                 "nRet = msgqRxMarkConsumed(pMQI->hQueue, nElements);",
             ],
         ),
-        (&gsp_headers::MESSAGE_QUEUE_CPU, "GspStatusQueueInit", &["NvU32 timeoutUs = 4000000;"]),
+        (&headers::MESSAGE_QUEUE_CPU, "GspStatusQueueInit", &["NvU32 timeoutUs = 4000000;"]),
         (
-            &gsp_headers::MSGQ_C,
+            &headers::MSGQ_C,
             "msgqRxLink",
             &[
                 "pQueue->pReadOutgoing = &pQueue->pOurRxHdr->readPtr;",
@@ -394,17 +383,17 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &gsp_headers::MSGQ_C,
+            &headers::MSGQ_C,
             "msgqTxCreate",
             &["pQueue->txFree = pQueue->tx.msgCount - 1;"],
         ),
         (
-            &gsp_headers::MSGQ_C,
+            &headers::MSGQ_C,
             "msgqTxGetFreeSpace",
             &["pQueue->txFree = pQueue->txReadPtr + pQueue->tx.msgCount - pQueue->tx.writePtr - 1;"],
         ),
         (
-            &gsp_headers::MSGQ_C,
+            &headers::MSGQ_C,
             "msgqRxGetReadAvailable",
             &[
                 "if (pQueue->rx.writePtr >= pQueue->rx.msgCount)",
@@ -412,7 +401,7 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &h::RPC_C,
+            &headers::RPC_C,
             "_issueRpcLarge",
             &[
                 "entryLength = NV_MIN(bufSize, pRpc->maxRpcSize);",
@@ -423,12 +412,12 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &h::RPC_C,
+            &headers::RPC_C,
             "_issueRpcAndWait",
             &["if (vgpu_rpc_message_header_v->rpc_result != NV_VGPU_MSG_RESULT_SUCCESS)"],
         ),
         (
-            &h::RPC_C,
+            &headers::RPC_C,
             "rpcRmApiAlloc_GSP",
             &[
                 "rpc_params->hClient = hClient;",
@@ -441,7 +430,7 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &h::RPC_C,
+            &headers::RPC_C,
             "rpcRmApiControl_GSP",
             &[
                 "rpc_params->cmd = cmd;",
@@ -450,7 +439,7 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &h::RPC_C,
+            &headers::RPC_C,
             "rpcRmApiFree_GSP",
             &[
                 "rpc_params->hRoot = hClient;",
@@ -459,7 +448,7 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &h::RPC_C,
+            &headers::RPC_C,
             "rpcGspSetSystemInfo_v17_00",
             &[
                 "GspSystemInfo *rpcInfo = (GspSystemInfo *)&rpc_message->gsp_set_system_info_v17_00.data;",
@@ -467,7 +456,7 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &h::RPC_C,
+            &headers::RPC_C,
             "rpcGetGspStaticInfo_v14_00",
             &[
                 "GspStaticConfigInfo *rpcInfo = (GspStaticConfigInfo *)&rpc_message->get_gsp_static_info_v14_00.data;",
@@ -475,12 +464,12 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &h::RPC_C,
+            &headers::RPC_C,
             "rpcUnloadingGuestDriver_v1F_07",
             &["rpc_message->unloading_guest_driver_v1F_07.newLevel = newPMLevel;"],
         ),
         (
-            &h::REGISTRY_C,
+            &headers::REGISTRY_C,
             "regCopyEntriesToPackedBuffer",
             &[
                 "pEntry->nameOffset = dataOffset;",
@@ -490,27 +479,27 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &h::KERNEL_GSP_C,
+            &headers::KERNEL_GSP_C,
             "_kgspConstructRpcObject",
             &["pRpc->maxRpcSize = GSP_MSG_QUEUE_RPC_SIZE_MAX;"],
         ),
         (
-            &h::KERNEL_GSP_C,
+            &headers::KERNEL_GSP_C,
             "_kgspRpcSendMessage",
             &["kgspSetCmdQueueHead_HAL(pGpu, pKernelGsp, pRpc->pMessageQueueInfo->queueIdx, 0);"],
         ),
         (
-            &h::KERNEL_GSP_C,
+            &headers::KERNEL_GSP_C,
             "_kgspRpcRecvPoll",
             &["timeoutUs = defaultus + defaultus / 2;"],
         ),
         (
-            &h::KERNEL_GSP_C,
+            &headers::KERNEL_GSP_C,
             "_kgspRpcDrainOneEvent",
             &["if (pMsgHdr->function == expectedFunc)", "_kgspProcessRpcEvent(pGpu, pRpc);"],
         ),
         (
-            &h::KERNEL_GSP_C,
+            &headers::KERNEL_GSP_C,
             "kgspExecuteSequencerBuffer_IMPL",
             &[
                 "NV_ASSERT_OR_RETURN((pParams->bufferSizeDWord != 0), NV_ERR_INVALID_STATE);",
@@ -529,19 +518,19 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &h::KERNEL_GSP_TU102_C,
+            &headers::KERNEL_GSP_TU102_C,
             "kgspSetCmdQueueHead_TU102",
             &["GPU_REG_WR32(pGpu, NV_PGSP_QUEUE_HEAD(queueIdx), value);"],
         ),
         (
-            &h::KERNEL_GSP_TU102_C,
+            &headers::KERNEL_GSP_TU102_C,
             "kgspExecuteSequencerCommand_TU102",
             &["case GSP_SEQ_BUF_OPCODE_CORE_RESUME:", "status = NV_ERR_INVALID_ARGUMENT;"],
         ),
-        (&h::GPU_TIMEOUT_C, "timeoutSet", &["if (timeoutUs == GPU_TIMEOUT_DEFAULT)"]),
-        (&h::UNIX_OS_C, "osGetTimeoutParams", &["case NV_GPU_MODE_GRAPHICS_MODE: *pTimeoutUs = 4 * 1000000;"]),
+        (&headers::GPU_TIMEOUT_C, "timeoutSet", &["if (timeoutUs == GPU_TIMEOUT_DEFAULT)"]),
+        (&headers::UNIX_OS_C, "osGetTimeoutParams", &["case NV_GPU_MODE_GRAPHICS_MODE: *pTimeoutUs = 4 * 1000000;"]),
         (
-            &r::RMAPI_UTILS_C,
+            &headers::RMAPI_UTILS_C,
             "rmapiutilAllocClientAndDeviceHandles",
             &[
                 "nv0080AllocParams.hClientShare = hClient;",
@@ -550,7 +539,7 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &r::RS_CLIENT_C,
+            &headers::RS_CLIENT_C,
             "clientSetHandleGenerator_IMPL",
             &[
                 "(0xcaf00000, 0xcaf3ffff) and host RM (0xcaf40000, 0xcaf80000).",
@@ -558,17 +547,17 @@ fn rm_sources_read_as_followed() {
             ],
         ),
         (
-            &rm_fifo::headers::KERNEL_RC_NOTIFICATION_C,
+            &headers::KERNEL_RC_NOTIFICATION_C,
             "krcErrorSetNotifier_IMPL",
             &["0xffff /* notifierStatus */,"],
         ),
         (
-            &rm_fifo::headers::KERNEL_RC_NOTIFICATION_C,
+            &headers::KERNEL_RC_NOTIFICATION_C,
             "_krcErrorWriteNotifierCpuMemHelper",
             &["notifyFillNotifierMemory(pGpu, pMemory, exceptType, (NvU16)gpuGetNv2080EngineType(localRmEngineType), notifierStatus,"],
         ),
         (
-            &r::RS_CLIENT_C,
+            &headers::RS_CLIENT_C,
             "clientGenResourceHandle_IMPL",
             &["hResource = pClient->handleRangeStart + ((pClient->handleGenIdx++) % pClient->handleRangeSize);"],
         ),

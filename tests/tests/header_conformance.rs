@@ -1,8 +1,8 @@
 //! Every hardware fact the driver declares, checked against NVIDIA's own sources.
 //!
-//! The driver's register declarations, constants and chip tables each carry NVIDIA's name and the
-//! header that defines it (`nvgpu::hw::all_facts()`, `nvgpu::chip::facts()`,
-//! `nvgpu::hal::facts()`). This test reads those headers from the trees
+//! The driver's register declarations and constants each carry NVIDIA's name and the header that
+//! defines it, all declared in `nvgpu::hw` (`nvgpu::hw::all_facts()`; the chip table, the HAL and
+//! the GPU model import them from there). This test reads those headers from the trees
 //! `scripts/fetch-real-data.sh` unpacks under `target/real-data/` and compares value by value:
 //! offsets, field bit ranges, named field values, register arrays, chip and class numbers. It also
 //! checks what is not a `#define`: which classes RM lists for each chip, which firmware file and
@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use nvgpu::chip::{self, Chipset};
-use nvgpu::hal::{self, Family};
+use nvgpu::hal::Family;
 use nvgpu::hw::{self, headers, FactValue, Header, HeaderFact};
 
 // ---------------------------------------------------------------------------------------------
@@ -278,6 +278,12 @@ impl Defines {
                     let arch = parse_number(args[1]).ok_or_else(|| format!("bad architecture in {e}"))?;
                     return Ok(Value::Number((series << 24) | arch));
                 }
+                // nvmisc.h: `NVBIT(b)` is `(1U << (b))` (`PCI_LAST_IMAGE` is `NVBIT(7)`).
+                if callee == "NVBIT" && args.len() == 1 {
+                    if let Some(bit) = parse_number(args[0]).filter(|&b| b < 32) {
+                        return Ok(Value::Number(1 << bit));
+                    }
+                }
                 // A register array at a literal index: `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05(0)`.
                 if let ([arg], Ok(Value::Indexed { base, stride })) =
                     (args.as_slice(), self.eval_name(callee, depth + 1))
@@ -400,12 +406,6 @@ fn check_facts<'a>(facts: impl Iterator<Item = &'a HeaderFact>, releases: &[&str
 
 fn driver_facts() -> impl Iterator<Item = &'static HeaderFact> {
     hw::all_facts()
-        .chain(chip::facts())
-        .chain(hal::facts())
-        // Facts the model still declares next to their use (PCI ROM signatures, FWSEC command
-        // layout, ...): checked the same way until they move into nvgpu::hw.
-        .chain(sim::facts_pending::FACTS.iter())
-        .chain(sim::gsp_rm::facts())
 }
 
 fn finish(what: &str, report: Report) {
@@ -770,6 +770,7 @@ fn define_reader_handles_nvidia_forms() {
          #define GPU_ARCHITECTURE(series, arch) (DRF_DEF(GPU, _ARCHITECTURE, _SERIES, series) | \\\n    DRF_NUM(GPU, _ARCHITECTURE, _ARCH, arch))\n\
          #define NVGPU_ARCHITECTURE_SERIES_CLASSIC 0x00\n\
          #define GPU_ARCHITECTURE_TURING GPU_ARCHITECTURE(_CLASSIC, 0x0160)\n\
+         #define PCI_LAST_IMAGE NVBIT(7)\n\
          typedef enum {\n    NV_FIRMWARE_CHIP_FAMILY_GA10X = 4,\n} t;\n",
     );
     assert_eq!(d.eval_name("NV_A", 0), Ok(Value::Number(0xa00)));
@@ -782,5 +783,362 @@ fn define_reader_handles_nvidia_forms() {
     assert!(matches!(d.eval_name("NV_M", 0), Ok(Value::Other(_))));
     assert_eq!(d.eval_name("GPU_ARCHITECTURE_TURING", 0), Ok(Value::Number(0x160)));
     assert_eq!(d.eval_name("NV_FIRMWARE_CHIP_FAMILY_GA10X", 0), Ok(Value::Number(4)));
+    assert_eq!(d.eval_name("PCI_LAST_IMAGE", 0), Ok(Value::Number(0x80)));
     assert!(d.eval_name("NV_MISSING", 0).is_err());
+}
+
+// ---------------------------------------------------------------------------------------------
+// One home for every fact: `nvgpu::hw` (with `nvgpu::vbios` for the format constants the VBIOS
+// parser keeps next to itself, which `hw::vbios` registers) declares each fact once, and every
+// header path once, in `hw::headers`. Nothing else builds a `Header` or a `HeaderFact`, so no fact
+// can escape the tables this test checks.
+
+/// The workspace's source trees.
+const SOURCE_TREES: &[&str] =
+    &["drivers", "sim", "uvm", "nvlink", "app", "kernel", "tools", "xtask", "boot", "tests", "fuzz"];
+/// Where facts are declared.
+const HW_DIR: &str = "drivers/gpu/src/hw/";
+/// Where header paths are written.
+const HEADERS_FILE: &str = "drivers/gpu/src/hw/headers.rs";
+/// This file, which names the identifiers it looks for.
+const THIS_FILE: &str = "tests/tests/header_conformance.rs";
+/// `nvgpu::hw`'s macros that declare facts (each builds `HeaderFact`s).
+const FACT_MACROS: &[&str] = &["registers", "constants", "field_values", "facts_of", "defined_names"];
+/// What to do instead of building a fact outside `hw`.
+const FACT_ADVICE: &str = "declare the fact once in a module of drivers/gpu/src/hw/ (registers!, constants!, \
+     field_values!, defined_names!, or facts_of! for a constant of nvgpu::vbios), add its table to \
+     hw::FACT_TABLES, and import the declaration";
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every `.rs` file under `dir` (relative to the workspace root), skipping build output.
+fn rust_files(root: &Path, dir: &str, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let rel = format!("{dir}/{name}");
+        let Ok(kind) = entry.file_type() else { continue };
+        if kind.is_dir() && name != "target" && !name.starts_with('.') {
+            rust_files(root, &rel, out);
+        } else if kind.is_file() && name.ends_with(".rs") {
+            out.push(rel);
+        }
+    }
+}
+
+/// A Rust source with its comments and literals blanked out (same length in chars, newlines
+/// kept), and its string literals' contents with the line each starts on.
+struct Lexed {
+    code: Vec<char>,
+    strings: Vec<(usize, String)>,
+}
+
+impl Lexed {
+    fn line_of(&self, at: usize) -> usize {
+        1 + self.code[..at].iter().filter(|&&c| c == '\n').count()
+    }
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn lex(text: &str) -> Lexed {
+    let src: Vec<char> = text.chars().collect();
+    let mut code = src.clone();
+    let mut strings = Vec::new();
+    let blank = |code: &mut Vec<char>, from: usize, to: usize| {
+        for c in &mut code[from..to.min(src.len())] {
+            if *c != '\n' {
+                *c = ' ';
+            }
+        }
+    };
+    let at = |i: usize| src.get(i).copied().unwrap_or('\0');
+    let mut line = 1;
+    let mut i = 0;
+    while i < src.len() {
+        let c = src[i];
+        let prev_ident = i > 0 && is_ident_char(src[i - 1]);
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c == '/' && at(i + 1) == '/' {
+            let end = src[i..].iter().position(|&c| c == '\n').map_or(src.len(), |n| i + n);
+            blank(&mut code, i, end);
+            i = end;
+        } else if c == '/' && at(i + 1) == '*' {
+            let (start, mut depth) = (i, 0);
+            while i < src.len() {
+                if at(i) == '/' && at(i + 1) == '*' {
+                    depth += 1;
+                    i += 2;
+                } else if at(i) == '*' && at(i + 1) == '/' {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    line += usize::from(at(i) == '\n');
+                    i += 1;
+                }
+            }
+            blank(&mut code, start, i);
+        } else if !prev_ident && (c == 'r' || (matches!(c, 'b' | 'c') && at(i + 1) == 'r')) && {
+            let hashes = if c == 'r' { i + 1 } else { i + 2 };
+            let quote = (hashes..src.len()).find(|&j| src[j] != '#').unwrap_or(src.len());
+            at(quote) == '"'
+        } {
+            // A raw string: r"..", r#".."#, br#".."#.
+            let hashes_at = if c == 'r' { i + 1 } else { i + 2 };
+            let quote = (hashes_at..src.len()).find(|&j| src[j] != '#').unwrap_or(src.len());
+            let hashes = quote - hashes_at;
+            let body = quote + 1;
+            let mut end = body;
+            while end < src.len() && !(src[end] == '"' && (1..=hashes).all(|k| at(end + k) == '#')) {
+                end += 1;
+            }
+            let content: String = src[body..end.min(src.len())].iter().collect();
+            strings.push((line, content.clone()));
+            line += content.matches('\n').count();
+            blank(&mut code, i, end + 1 + hashes);
+            i = end + 1 + hashes;
+        } else if c == '"' || (!prev_ident && matches!(c, 'b' | 'c') && at(i + 1) == '"') {
+            let body = if c == '"' { i + 1 } else { i + 2 };
+            let mut end = body;
+            while end < src.len() && src[end] != '"' {
+                end += if src[end] == '\\' { 2 } else { 1 };
+            }
+            let content: String = src[body..end.min(src.len())].iter().collect();
+            strings.push((line, content.clone()));
+            line += content.matches('\n').count();
+            blank(&mut code, i, end + 1);
+            i = end + 1;
+        } else if c == '\'' && (at(i + 1) == '\\' || (at(i + 1) != '\'' && at(i + 2) == '\'')) {
+            // A char literal ('a', '\n', '\u{1F}'); anything else after a quote is a lifetime.
+            let mut end = if at(i + 1) == '\\' { i + 3 } else { i + 2 };
+            while end < src.len() && src[end] != '\'' {
+                end += 1;
+            }
+            blank(&mut code, i, end + 1);
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    Lexed { code, strings }
+}
+
+/// The identifiers of `code` with their offsets.
+fn idents(code: &[char]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < code.len() {
+        if is_ident_char(code[i]) {
+            let start = i;
+            while i < code.len() && is_ident_char(code[i]) {
+                i += 1;
+            }
+            if !code[start].is_ascii_digit() {
+                out.push((start, code[start..i].iter().collect()));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The code after `at`, without leading whitespace.
+fn after(code: &[char], at: usize) -> String {
+    code[at..].iter().skip_while(|c| c.is_whitespace()).take(3).collect()
+}
+
+/// The code before `at`, without trailing whitespace, reversed.
+fn before(code: &[char], at: usize) -> String {
+    code[..at].iter().rev().skip_while(|c| c.is_whitespace()).take(3).collect()
+}
+
+/// Where `rel` (outside `hw`) builds a `Header` or `HeaderFact`: a struct literal (or pattern),
+/// an associated-function call, a `const fn` returning one, or one of `hw`'s fact macros used
+/// from here.
+fn fact_constructions(rel: &str, lexed: &Lexed) -> Vec<String> {
+    let code = &lexed.code;
+    let tokens = idents(code);
+    let mut found = Vec::new();
+    for (k, (at, word)) in tokens.iter().enumerate() {
+        let end = at + word.len();
+        let prev_word = k.checked_sub(1).map(|p| tokens[p].1.as_str());
+        let where_ = format!("{rel}:{}", lexed.line_of(*at));
+        if word == "Header" || word == "HeaderFact" {
+            let qualified = before(code, *at).starts_with("::");
+            // `Other::Header`: another path's item of that name (an enum variant, say).
+            if qualified && !matches!(prev_word, Some("hw" | "headers")) {
+                continue;
+            }
+            if matches!(prev_word, Some("struct" | "enum" | "impl" | "for" | "trait")) && !qualified {
+                continue;
+            }
+            let next = after(code, end);
+            if before(code, *at).starts_with(">-") {
+                // `-> Header`: a constructor if the function is a `const fn`.
+                let func = tokens[..k].iter().rposition(|(_, w)| w == "fn");
+                if func.is_some_and(|f| f > 0 && tokens[f - 1].1 == "const") {
+                    found.push(format!("{where_}: a `const fn` returning `{word}` builds facts outside nvgpu::hw"));
+                }
+            } else if next.starts_with('{') {
+                found.push(format!("{where_}: a `{word} {{ .. }}` literal builds a fact outside nvgpu::hw"));
+            } else if next.starts_with("::") {
+                let call = tokens.get(k + 1).is_some_and(|(a, w)| after(code, a + w.len()).starts_with('('));
+                if call {
+                    found.push(format!("{where_}: `{word}::{}(..)` builds a fact outside nvgpu::hw", tokens[k + 1].1));
+                }
+            }
+        } else if FACT_MACROS.contains(&word.as_str()) {
+            let root = |p: Option<&str>| matches!(p, Some("nvgpu" | "crate" | "hw"));
+            let invoked = after(code, end).starts_with('!');
+            let qualified = before(code, *at).starts_with("::") && root(prev_word);
+            // Imported by a `use` rooted at `nvgpu` (or, in the driver, at `crate`).
+            let in_use = {
+                let text: String = code[..*at].iter().collect();
+                let start = text
+                    .rmatch_indices("use ")
+                    .map(|(u, _)| u)
+                    .find(|&u| !text[..u].chars().next_back().is_some_and(is_ident_char));
+                start.map(|u| &text[u..]).is_some_and(|stmt| {
+                    !stmt.contains(';')
+                        && (stmt.starts_with("use nvgpu::")
+                            || (rel.starts_with("drivers/gpu/src/") && stmt.starts_with("use crate::")))
+                })
+            };
+            if (invoked && qualified) || (in_use && !invoked) {
+                found.push(format!("{where_}: `{word}!` (nvgpu::hw's fact macro) used outside nvgpu::hw"));
+            }
+        }
+    }
+    found
+}
+
+/// The NVIDIA path a string literal names, if it ends in one (`src/.../x.h`, `kernel-open/...`,
+/// `classes/...` of open-gpu-doc; `.h` or `.c`), also inside a longer path.
+fn header_path(literal: &str) -> Option<&str> {
+    if !(literal.ends_with(".h") || literal.ends_with(".c")) {
+        return None;
+    }
+    ["src/", "kernel-open/", "classes/"]
+        .iter()
+        .filter_map(|root| {
+            literal.match_indices(root).map(|(i, _)| i).find(|&i| i == 0 || literal.as_bytes()[i - 1] == b'/')
+        })
+        .min()
+        .map(|i| &literal[i..])
+}
+
+#[test]
+fn facts_and_header_paths_are_declared_once_in_hw() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for tree in SOURCE_TREES {
+        rust_files(&root, tree, &mut files);
+    }
+    assert!(files.iter().any(|f| f == HEADERS_FILE), "{HEADERS_FILE} not found under {}", root.display());
+    let mut problems = Vec::new();
+    let mut paths: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut scanned = 0;
+    for rel in &files {
+        if rel == THIS_FILE {
+            continue;
+        }
+        let text = std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let lexed = lex(&text);
+        scanned += 1;
+        if !rel.starts_with(HW_DIR) {
+            problems.extend(fact_constructions(rel, &lexed));
+        }
+        for (line, literal) in &lexed.strings {
+            if let Some(path) = header_path(literal) {
+                paths.entry(path.to_owned()).or_default().push(format!("{rel}:{line}"));
+            }
+        }
+    }
+    for (path, places) in &paths {
+        let outside: Vec<&String> = places.iter().filter(|p| !p.starts_with(&format!("{HEADERS_FILE}:"))).collect();
+        if outside.len() >= 2 || (!outside.is_empty() && outside.len() < places.len()) {
+            for place in &outside {
+                problems.push(format!(
+                    "{place}: header path \"{path}\" is written {} times ({}); name it once in {HEADERS_FILE} \
+                     (`NAME = RELEASE: \"{path}\";`) and use `headers::NAME` (or `headers::NAME.path`)",
+                    places.len(),
+                    places.join(", ")
+                ));
+            }
+        }
+    }
+    assert!(scanned > 100, "only {scanned} source files scanned under {}", root.display());
+    assert!(
+        problems.is_empty(),
+        "{} place(s) keep a fact or a header path outside nvgpu::hw (for a fact: {FACT_ADVICE}):\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
+    println!("{scanned} source files: no fact built and no header path written outside nvgpu::hw");
+}
+
+#[test]
+fn each_header_is_named_once() {
+    let mut seen = BTreeMap::new();
+    for h in headers::ALL {
+        assert!(header_path(h.path).is_some() || h.path == "README.md", "{}: not a source path", h.path);
+        if let Some(previous) = seen.insert((h.release, h.path), h) {
+            panic!("{} {} is named twice in hw::headers ({previous:?})", h.release, h.path);
+        }
+    }
+}
+
+/// The scanner itself finds what it must and nothing else.
+#[test]
+fn the_fact_scanner_tells_constructions_from_lookalikes() {
+    let bad = lex(concat!(
+        "use nvgpu::hw::{Header, HeaderFact, FactValue};\n",
+        "const A: Header = Header { release: R, path: P };\n",
+        "const B: HeaderFact = nvgpu::hw::HeaderFact { name: \"N\", header: A, value: FactValue::Defined };\n",
+        "const fn pinned(path: &'static str) -> Header { todo!() }\n",
+        "const C: Header = Header::new(\"x\");\n",
+        "nvgpu::constants! { pub const F; }\n",
+        "use nvgpu::{registers, hw};\n",
+    ));
+    let found = fact_constructions("sim/src/x.rs", &bad);
+    assert_eq!(found.len(), 6, "{found:#?}");
+    for (line, want) in [
+        (2, "`Header { .. }`"),
+        (3, "`HeaderFact { .. }`"),
+        (4, "const fn"),
+        (5, "Header::new"),
+        (6, "constants!"),
+        (7, "registers!"),
+    ] {
+        assert!(
+            found.iter().any(|f| f.starts_with(&format!("sim/src/x.rs:{line}:")) && f.contains(want)),
+            "{line}: {found:#?}"
+        );
+    }
+    let fine = lex(concat!(
+        "// A `Header { release, path }` in a comment, /* or HeaderFact { .. } here */\n",
+        "let s = \"Header { path }\"; let r = r#\"HeaderFact { x }\"#; let c = '{';\n",
+        "let e = GspRmImageError::ModelHeader { what: \"x\" };\n",
+        "let t = SdtHeader { len: 0 }; let v = Token::Header { at: 0 };\n",
+        "fn f<'a>(h: &'a Header) -> &'a str { h.path }\n",
+        "fn g(fact: &HeaderFact) -> u64 { 0 }\n",
+        "use super::layout::{c_constant, ConstantFact}; let k = constants! { A in B = 1; };\n",
+    ));
+    assert_eq!(fact_constructions("drivers/gpu/src/gsp/x.rs", &fine), Vec::<String>::new());
+    assert_eq!(header_path("src/nvidia/generated/g_gpu_nvoc.h"), Some("src/nvidia/generated/g_gpu_nvoc.h"));
+    assert_eq!(header_path("open-gpu-kernel-modules-535.261.03/src/x/y.h"), Some("src/x/y.h"));
+    assert_eq!(header_path("src/kernel/gpu/gsp/x.c\\0"), None);
+    assert_eq!(fine.strings.len(), 3);
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use tests::rng::Rng;
 
 use nvgpu::hw::mmu;
-use nvgpu::hw::{FactValue, HeaderFact};
+use nvgpu::hw::FactValue;
 use nvgpu::mm::format::ver3_pte_pcf_table;
 use nvgpu::mm::{
     Aperture, DualPde, FormatError, Kind, LevelKind, MmuFormat, PageSize, PageTableError, PageTableMemory, PageTables,
@@ -442,7 +442,7 @@ fn arithmetic_ranges_match_the_headers() {
         .map(|f| f.name)
         .collect();
     for fact in mmu::ARITHMETIC_FACTS.iter().flat_map(|g| g.iter()).flat_map(|f| f.iter()) {
-        let HeaderFact { name, header, value } = *fact;
+        let (name, header, value) = (fact.name, fact.header, fact.value);
         assert!(names.contains(name), "{name} must be in mmu::FACTS (as a defined name) for the conformance test");
         let path = root.join(format!("open-gpu-kernel-modules-{}", header.release)).join(header.path);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {

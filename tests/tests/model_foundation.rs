@@ -10,10 +10,14 @@ use nvgpu::chip::{self, Chipset};
 use nvgpu::hal::{self, FalconLayout};
 use nvgpu::hw::engine::{self, FalconEngine, FalconUnit};
 use nvgpu::hw::falcon::{self as hwf, ga102, tu102, DmaTransferSize, FbifMemType, FbifTarget};
-use nvgpu::hw::{bus, fb, gc6, therm, RegisterIo};
+use nvgpu::hw::falcon2::{
+    ModSelAlgo, NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID, NV_PFALCON2_FALCON_BROM_ENGIDMASK,
+    NV_PFALCON2_FALCON_BROM_PARAADDR, NV_PFALCON2_FALCON_MOD_SEL,
+};
+use nvgpu::hw::pri::{GPU_READ_PRI_ERROR_CODE, GPU_READ_PRI_ERROR_MASK};
+use nvgpu::hw::{boot, bus, fb, gc6, therm, RegisterIo};
 use nvgpu::platform::DmaAllocator;
 use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB};
-use sim::facts_pending as pending;
 use sim::{DmaArena, DmaError, FalconError, HaltCode, ModelError, ModelGpu, UnmodelledAccess, POISON};
 
 /// Polls before a wait gives up (the model finishes pending work in a handful).
@@ -92,11 +96,7 @@ fn unknown_registers_poison_and_are_recorded() {
     let model = ModelGpu::rtx3090();
     let value = model.read32(0x0000_0004);
     assert_eq!(value, POISON);
-    assert_eq!(
-        value & pending::GPU_READ_PRI_ERROR_MASK,
-        pending::GPU_READ_PRI_ERROR_CODE,
-        "RM's PRI-error check sees it"
-    );
+    assert_eq!(value & GPU_READ_PRI_ERROR_MASK, GPU_READ_PRI_ERROR_CODE, "RM's PRI-error check sees it");
     model.write32(0x0012_3450, 0xDEAD_BEEF);
     // Inside a falcon's window, but not a register.
     let gsp = gsp(Chipset::GA102).base;
@@ -325,10 +325,10 @@ impl<'m> Flcn<'m> {
     /// Programs the boot ROM for a PKC-signed ucode (RM `kgspExecuteHsFalcon_GA102`).
     fn program_brom(&self, signature_dmem_offset: u32, engine_id_mask: u16, ucode_id: u8) {
         let riscv = self.riscv();
-        self.model.write32(riscv + pending::NV_PFALCON2_FALCON_BROM_PARAADDR, signature_dmem_offset);
-        self.model.write32(riscv + pending::NV_PFALCON2_FALCON_BROM_ENGIDMASK, u32::from(engine_id_mask));
-        self.model.write32(riscv + pending::NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID, u32::from(ucode_id));
-        self.model.write32(riscv + pending::NV_PFALCON2_FALCON_MOD_SEL, pending::NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K);
+        self.model.write32(NV_PFALCON2_FALCON_BROM_PARAADDR::address(riscv, 0), signature_dmem_offset);
+        self.model.write32(NV_PFALCON2_FALCON_BROM_ENGIDMASK::address(riscv), u32::from(engine_id_mask));
+        self.model.write32(NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID::address(riscv), u32::from(ucode_id));
+        self.model.write32(NV_PFALCON2_FALCON_MOD_SEL::address(riscv), ModSelAlgo::Rsa3k as u32);
     }
 }
 
@@ -344,7 +344,7 @@ struct PreparedFwsec {
 
 fn fuse_version(model: &ModelGpu, ucode_id: u8) -> u32 {
     // kgspReadUcodeFuseVersion_GA100: highest set bit + 1, or 0.
-    let raw = model.read32(pending::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION + 4 * (u32::from(ucode_id) - 1)) & 0xFFFF;
+    let raw = model.read32(boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION::OFFSET + 4 * (u32::from(ucode_id) - 1)) & 0xFFFF;
     if raw == 0 {
         0
     } else {
@@ -355,11 +355,11 @@ fn fuse_version(model: &ModelGpu, ucode_id: u8) -> u32 {
 fn prepare_fwsec(model: &ModelGpu, cmd: u32, frts_offset: u64, naive_signature: bool) -> PreparedFwsec {
     let vbios = Vbios::from_prom(model).unwrap();
     let debug_dis = if model.chipset().family() == hal::Family::Turing {
-        pending::NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_TU102
+        boot::tu102::NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS::OFFSET
     } else {
-        pending::NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_GA100
+        boot::NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS::OFFSET
     };
-    let kind = if model.read32(debug_dis) & 1 == pending::NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_DATA_YES {
+    let kind = if model.read32(debug_dis) & 1 == boot::SecureGspDebugDis::Yes as u32 {
         FwsecKind::Prod
     } else {
         FwsecKind::Debug

@@ -1,9 +1,10 @@
 //! Chip identification: which chipset a GPU is, from NV_PMC_BOOT_42 (NV_PMC_BOOT_0 where BOOT_42
 //! reads zero), and what that chipset needs (boot flow, firmware, classes) through its HAL.
 //!
-//! Architecture numbers come from `src/common/inc/swref/published/nv_ref.h`
-//! (NV_PMC_BOOT_42_ARCHITECTURE_*), implementation numbers from `nv_arch.h`
-//! (GPU_IMPLEMENTATION_*), both of open-gpu-kernel-modules 535.261.03; Blackwell's from 570.133.07.
+//! Architecture numbers (`nv_ref.h`'s NV_PMC_BOOT_42_ARCHITECTURE_*) and implementation numbers
+//! (`nv_arch.h`'s GPU_IMPLEMENTATION_*) of open-gpu-kernel-modules 535.261.03, Blackwell's from
+//! 570.133.07, are declared in `hw::pmc`, the firmware families in `hw::fw`; the table here
+//! names them.
 //! A chip id is `architecture << 4 | implementation` (NV_PMC_BOOT_42_CHIP_ID). Anything not
 //! declared here is refused with [`Error::Unsupported`], never guessed.
 //!
@@ -13,7 +14,7 @@
 use core::fmt;
 
 use crate::hal::{self, BootFlow, Family, Hal, MmuVersion, QmdVersion};
-use crate::hw::{headers, pmc, FactGroup, FactValue, Header, HeaderFact, RegisterIo};
+use crate::hw::{fw, headers, pmc, Header, RegisterIo};
 
 /// GPU architecture generations the driver supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,9 +48,7 @@ impl fmt::Display for Architecture {
 macro_rules! arch_ids {
     ($(
         $(#[$meta:meta])*
-        $id:ident = $value:literal, $arch:ident,
-            $boot42_name:ident in $boot42_header:path,
-            $nv_arch_name:ident in $nv_arch_header:path;
+        $id:ident = $value:path, $arch:ident, $nv_arch:path;
     )*) => {
         /// Architecture numbers as NV_PMC_BOOT_42_ARCHITECTURE holds them, by NVIDIA's names.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -77,85 +76,38 @@ macro_rules! arch_ids {
             }
         }
 
-        const ARCH_FACTS: &[HeaderFact] = &[
-            $(
-                HeaderFact {
-                    name: stringify!($boot42_name),
-                    header: $boot42_header,
-                    value: FactValue::Number($value),
-                },
-                HeaderFact {
-                    name: stringify!($nv_arch_name),
-                    header: $nv_arch_header,
-                    value: FactValue::Number(($value as u64) << 4),
-                },
-            )*
-        ];
+        // nv_arch.h's GPU_ARCHITECTURE_* is the same number shifted by 4 (the chip id of
+        // implementation 0): the two headers agree.
+        const _: () = { $( assert!(($value as u16) << 4 == $nv_arch); )* };
     };
 }
 
 arch_ids! {
     /// Turing.
-    TU100 = 0x16, Turing,
-        NV_PMC_BOOT_42_ARCHITECTURE_TU100 in headers::NV_REF,
-        GPU_ARCHITECTURE_TURING in headers::NV_ARCH;
+    TU100 = pmc::NV_PMC_BOOT_42_ARCHITECTURE_TU100, Turing, pmc::GPU_ARCHITECTURE_TURING;
     /// Ampere (GA100 and GA10x).
-    GA100 = 0x17, Ampere,
-        NV_PMC_BOOT_42_ARCHITECTURE_GA100 in headers::NV_REF,
-        GPU_ARCHITECTURE_AMPERE in headers::NV_ARCH;
+    GA100 = pmc::NV_PMC_BOOT_42_ARCHITECTURE_GA100, Ampere, pmc::GPU_ARCHITECTURE_AMPERE;
     /// Hopper.
-    GH100 = 0x18, Hopper,
-        NV_PMC_BOOT_42_ARCHITECTURE_GH100 in headers::NV_REF,
-        GPU_ARCHITECTURE_HOPPER in headers::NV_ARCH;
+    GH100 = pmc::NV_PMC_BOOT_42_ARCHITECTURE_GH100, Hopper, pmc::GPU_ARCHITECTURE_HOPPER;
     /// Ada.
-    AD100 = 0x19, Ada,
-        NV_PMC_BOOT_42_ARCHITECTURE_AD100 in headers::NV_REF,
-        GPU_ARCHITECTURE_ADA in headers::NV_ARCH;
+    AD100 = pmc::NV_PMC_BOOT_42_ARCHITECTURE_AD100, Ada, pmc::GPU_ARCHITECTURE_ADA;
     /// Blackwell datacenter (GB10x).
-    GB100 = 0x1A, Blackwell,
-        NV_PMC_BOOT_42_ARCHITECTURE_GB100 in headers::NV_REF_570,
-        GPU_ARCHITECTURE_BLACKWELL_GB1XX in headers::NV_ARCH_570;
+    GB100 = pmc::NV_PMC_BOOT_42_ARCHITECTURE_GB100, Blackwell, pmc::GPU_ARCHITECTURE_BLACKWELL_GB1XX;
     /// Blackwell client and workstation (GB20x).
-    GB200 = 0x1B, Blackwell,
-        NV_PMC_BOOT_42_ARCHITECTURE_GB200 in headers::NV_REF_570,
-        GPU_ARCHITECTURE_BLACKWELL_GB2XX in headers::NV_ARCH_570;
+    GB200 = pmc::NV_PMC_BOOT_42_ARCHITECTURE_GB200, Blackwell, pmc::GPU_ARCHITECTURE_BLACKWELL_GB2XX;
 }
 
 /// Architecture numbers older than Turing (no GSP: not supported), for error messages.
-const PRE_TURING: &[(u8, &str)] =
-    &[(0x11, "Maxwell GM10x"), (0x12, "Maxwell GM20x"), (0x13, "Pascal"), (0x14, "Volta GV100"), (0x15, "Volta GV11x")];
-
-/// Facts behind [`PRE_TURING`] (named only in 570.133.07's nv_ref.h).
-const PRE_TURING_FACTS: &[HeaderFact] = &[
-    HeaderFact {
-        name: "NV_PMC_BOOT_42_ARCHITECTURE_GM100",
-        header: headers::NV_REF_570,
-        value: FactValue::Number(0x11),
-    },
-    HeaderFact {
-        name: "NV_PMC_BOOT_42_ARCHITECTURE_GM200",
-        header: headers::NV_REF_570,
-        value: FactValue::Number(0x12),
-    },
-    HeaderFact {
-        name: "NV_PMC_BOOT_42_ARCHITECTURE_GP100",
-        header: headers::NV_REF_570,
-        value: FactValue::Number(0x13),
-    },
-    HeaderFact {
-        name: "NV_PMC_BOOT_42_ARCHITECTURE_GV100",
-        header: headers::NV_REF_570,
-        value: FactValue::Number(0x14),
-    },
-    HeaderFact {
-        name: "NV_PMC_BOOT_42_ARCHITECTURE_GV110",
-        header: headers::NV_REF_570,
-        value: FactValue::Number(0x15),
-    },
+const PRE_TURING: &[(u8, &str)] = &[
+    (pmc::NV_PMC_BOOT_42_ARCHITECTURE_GM100, "Maxwell GM10x"),
+    (pmc::NV_PMC_BOOT_42_ARCHITECTURE_GM200, "Maxwell GM20x"),
+    (pmc::NV_PMC_BOOT_42_ARCHITECTURE_GP100, "Pascal"),
+    (pmc::NV_PMC_BOOT_42_ARCHITECTURE_GV100, "Volta GV100"),
+    (pmc::NV_PMC_BOOT_42_ARCHITECTURE_GV110, "Volta GV11x"),
 ];
 
 macro_rules! chipsets {
-    ($( $name:ident: $arch:ident, $implementation:literal, $family:ident, $fw:ident, $header:path; )*) => {
+    ($( $name:ident: $arch:ident, $implementation:path, $family:ident, $fw:ident; )*) => {
         /// A supported GPU chip.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[allow(clippy::upper_case_acronyms)]
@@ -200,56 +152,48 @@ macro_rules! chipsets {
                 None
             }
         }
-
-        const IMPLEMENTATION_FACTS: &[HeaderFact] = &[
-            $( HeaderFact {
-                name: concat!("GPU_IMPLEMENTATION_", stringify!($name)),
-                header: $header,
-                value: FactValue::Number($implementation),
-            }, )*
-        ];
     };
 }
 
 chipsets! {
-    TU102: TU100, 0x02, Turing, Tu10x, headers::NV_ARCH;
-    TU104: TU100, 0x04, Turing, Tu10x, headers::NV_ARCH;
-    TU106: TU100, 0x06, Turing, Tu10x, headers::NV_ARCH;
-    TU116: TU100, 0x08, Turing, Tu11x, headers::NV_ARCH;
-    TU117: TU100, 0x07, Turing, Tu11x, headers::NV_ARCH;
-    GA100: GA100, 0x00, Ga100, Ga100, headers::NV_ARCH;
-    GA102: GA100, 0x02, Ga10x, Ga10x, headers::NV_ARCH;
-    GA103: GA100, 0x03, Ga10x, Ga10x, headers::NV_ARCH;
-    GA104: GA100, 0x04, Ga10x, Ga10x, headers::NV_ARCH;
-    GA106: GA100, 0x06, Ga10x, Ga10x, headers::NV_ARCH;
-    GA107: GA100, 0x07, Ga10x, Ga10x, headers::NV_ARCH;
-    AD102: AD100, 0x02, Ada, Ad10x, headers::NV_ARCH;
-    AD103: AD100, 0x03, Ada, Ad10x, headers::NV_ARCH;
-    AD104: AD100, 0x04, Ada, Ad10x, headers::NV_ARCH;
-    AD106: AD100, 0x06, Ada, Ad10x, headers::NV_ARCH;
-    AD107: AD100, 0x07, Ada, Ad10x, headers::NV_ARCH;
-    GH100: GH100, 0x00, Hopper, Gh100, headers::NV_ARCH;
-    GB100: GB100, 0x00, BlackwellGb10x, Gb10x, headers::NV_ARCH_570;
-    GB102: GB100, 0x02, BlackwellGb10x, Gb10x, headers::NV_ARCH_570;
-    GB202: GB200, 0x02, BlackwellGb20x, Gb20x, headers::NV_ARCH_570;
-    GB203: GB200, 0x03, BlackwellGb20x, Gb20x, headers::NV_ARCH_570;
-    GB205: GB200, 0x05, BlackwellGb20x, Gb20x, headers::NV_ARCH_570;
-    GB206: GB200, 0x06, BlackwellGb20x, Gb20x, headers::NV_ARCH_570;
-    GB207: GB200, 0x07, BlackwellGb20x, Gb20x, headers::NV_ARCH_570;
+    TU102: TU100, pmc::GPU_IMPLEMENTATION_TU102, Turing, Tu10x;
+    TU104: TU100, pmc::GPU_IMPLEMENTATION_TU104, Turing, Tu10x;
+    TU106: TU100, pmc::GPU_IMPLEMENTATION_TU106, Turing, Tu10x;
+    TU116: TU100, pmc::GPU_IMPLEMENTATION_TU116, Turing, Tu11x;
+    TU117: TU100, pmc::GPU_IMPLEMENTATION_TU117, Turing, Tu11x;
+    GA100: GA100, pmc::GPU_IMPLEMENTATION_GA100, Ga100, Ga100;
+    GA102: GA100, pmc::GPU_IMPLEMENTATION_GA102, Ga10x, Ga10x;
+    GA103: GA100, pmc::GPU_IMPLEMENTATION_GA103, Ga10x, Ga10x;
+    GA104: GA100, pmc::GPU_IMPLEMENTATION_GA104, Ga10x, Ga10x;
+    GA106: GA100, pmc::GPU_IMPLEMENTATION_GA106, Ga10x, Ga10x;
+    GA107: GA100, pmc::GPU_IMPLEMENTATION_GA107, Ga10x, Ga10x;
+    AD102: AD100, pmc::GPU_IMPLEMENTATION_AD102, Ada, Ad10x;
+    AD103: AD100, pmc::GPU_IMPLEMENTATION_AD103, Ada, Ad10x;
+    AD104: AD100, pmc::GPU_IMPLEMENTATION_AD104, Ada, Ad10x;
+    AD106: AD100, pmc::GPU_IMPLEMENTATION_AD106, Ada, Ad10x;
+    AD107: AD100, pmc::GPU_IMPLEMENTATION_AD107, Ada, Ad10x;
+    GH100: GH100, pmc::GPU_IMPLEMENTATION_GH100, Hopper, Gh100;
+    GB100: GB100, pmc::GPU_IMPLEMENTATION_GB100, BlackwellGb10x, Gb10x;
+    GB102: GB100, pmc::GPU_IMPLEMENTATION_GB102, BlackwellGb10x, Gb10x;
+    GB202: GB200, pmc::GPU_IMPLEMENTATION_GB202, BlackwellGb20x, Gb20x;
+    GB203: GB200, pmc::GPU_IMPLEMENTATION_GB203, BlackwellGb20x, Gb20x;
+    GB205: GB200, pmc::GPU_IMPLEMENTATION_GB205, BlackwellGb20x, Gb20x;
+    GB206: GB200, pmc::GPU_IMPLEMENTATION_GB206, BlackwellGb20x, Gb20x;
+    GB207: GB200, pmc::GPU_IMPLEMENTATION_GB207, BlackwellGb20x, Gb20x;
 }
 
 /// Which GSP firmware image and signature a chip takes (`nv_firmware_chip_family_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum FirmwareFamily {
-    Tu10x = 1,
-    Tu11x = 2,
-    Ga100 = 3,
-    Ga10x = 4,
-    Ad10x = 5,
-    Gh100 = 6,
-    Gb10x = 8,
-    Gb20x = 9,
+    Tu10x = fw::NV_FIRMWARE_CHIP_FAMILY_TU10X,
+    Tu11x = fw::NV_FIRMWARE_CHIP_FAMILY_TU11X,
+    Ga100 = fw::NV_FIRMWARE_CHIP_FAMILY_GA100,
+    Ga10x = fw::NV_FIRMWARE_CHIP_FAMILY_GA10X,
+    Ad10x = fw::NV_FIRMWARE_CHIP_FAMILY_AD10X,
+    Gh100 = fw::NV_FIRMWARE_CHIP_FAMILY_GH100,
+    Gb10x = fw::NV_FIRMWARE_CHIP_FAMILY_GB10X,
+    Gb20x = fw::NV_FIRMWARE_CHIP_FAMILY_GB20X,
 }
 
 impl FirmwareFamily {
@@ -337,17 +281,6 @@ impl FirmwareFamily {
         }
     }
 }
-
-const FIRMWARE_FAMILY_FACTS: &[HeaderFact] = &[
-    HeaderFact { name: "NV_FIRMWARE_CHIP_FAMILY_TU10X", header: headers::NV_FIRMWARE, value: FactValue::Number(1) },
-    HeaderFact { name: "NV_FIRMWARE_CHIP_FAMILY_TU11X", header: headers::NV_FIRMWARE, value: FactValue::Number(2) },
-    HeaderFact { name: "NV_FIRMWARE_CHIP_FAMILY_GA100", header: headers::NV_FIRMWARE, value: FactValue::Number(3) },
-    HeaderFact { name: "NV_FIRMWARE_CHIP_FAMILY_GA10X", header: headers::NV_FIRMWARE, value: FactValue::Number(4) },
-    HeaderFact { name: "NV_FIRMWARE_CHIP_FAMILY_AD10X", header: headers::NV_FIRMWARE, value: FactValue::Number(5) },
-    HeaderFact { name: "NV_FIRMWARE_CHIP_FAMILY_GH100", header: headers::NV_FIRMWARE, value: FactValue::Number(6) },
-    HeaderFact { name: "NV_FIRMWARE_CHIP_FAMILY_GB10X", header: headers::NV_FIRMWARE_570, value: FactValue::Number(8) },
-    HeaderFact { name: "NV_FIRMWARE_CHIP_FAMILY_GB20X", header: headers::NV_FIRMWARE_570, value: FactValue::Number(9) },
-];
 
 /// The GSP-RM firmware release this driver boots (`lib/firmware/nvidia/<version>/`).
 pub const GSP_FIRMWARE_VERSION: &str = "535.261.03";
@@ -599,14 +532,6 @@ boards! {
 /// NVIDIA's name for the board with PCI device id `device_id`, if it is one of [`BOARDS`].
 pub fn board_name(device_id: u16) -> Option<&'static str> {
     BOARDS.iter().find(|b| b.device_id == device_id).map(|b| b.name)
-}
-
-/// Facts of this module: architecture and implementation numbers, firmware families.
-pub const FACTS: &[FactGroup] = &[&[ARCH_FACTS, PRE_TURING_FACTS, IMPLEMENTATION_FACTS, FIRMWARE_FAMILY_FACTS]];
-
-/// Iterates over every fact of this module.
-pub fn facts() -> impl Iterator<Item = &'static HeaderFact> {
-    FACTS.iter().flat_map(|g| g.iter()).flat_map(|f| f.iter())
 }
 
 #[cfg(test)]

@@ -8,14 +8,7 @@
 
 use core::fmt;
 
-/// `NV_GSP_ERROR_TAG_VAL` (`src/nvidia/arch/nvalloc/common/inc/gsp/gsp_error.h`).
-pub const NV_GSP_ERROR_TAG_VAL: u32 = 0xE;
-/// Low bit of `NV_GSP_ERROR_TAG` (31:28).
-pub const NV_GSP_ERROR_TAG_SHIFT: u32 = 28;
-/// Low bit of `NV_GSP_ERROR_TASK` (23:16).
-pub const NV_GSP_ERROR_TASK_SHIFT: u32 = 16;
-/// Low bit of `NV_GSP_ERROR_REASON` (15:8).
-pub const NV_GSP_ERROR_REASON_SHIFT: u32 = 8;
+use nvgpu::hw::rm::{NV_GSP_ERROR, NV_GSP_ERROR_TAG_VAL};
 
 /// `LIBOS_INTERRUPT_PROCESSOR_SUSPENDED`: what GSP leaves in `NV_PGSP_FALCON_MAILBOX0` once it
 /// has stopped after `UNLOADING_GUEST_DRIVER` (`_kgspIsProcessorSuspended`, `kernel_gsp_tu102.c`).
@@ -103,10 +96,10 @@ impl GspRmError {
             GspRmError::Fsp(_) => (TASK_INIT, 8, 0x12),
             GspRmError::Fmc(_) => (TASK_INIT, 8, 0x13),
         };
-        (NV_GSP_ERROR_TAG_VAL << NV_GSP_ERROR_TAG_SHIFT)
-            | (task << NV_GSP_ERROR_TASK_SHIFT)
-            | (reason << NV_GSP_ERROR_REASON_SHIFT)
-            | code
+        (NV_GSP_ERROR_TAG_VAL << NV_GSP_ERROR::TAG.bits.lo)
+            | (task << NV_GSP_ERROR::TASK.bits.lo)
+            | (reason << NV_GSP_ERROR::REASON.bits.lo)
+            | (code << NV_GSP_ERROR::CODE.bits.lo)
     }
 }
 

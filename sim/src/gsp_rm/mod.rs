@@ -100,7 +100,7 @@ use nvgpu::gsp::msgq::RM_PAGE_SIZE;
 use nvgpu::gsp::rpc::{RpcEvent, RpcMessageHeader, NV_VGPU_MSG_SIGNATURE_VALID, RPC_HEADER_VERSION};
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::gsp::wpr::GspFwWprMeta;
-use nvgpu::hw::engine::{NV_PGSP_MAILBOX, NV_PGSP_QUEUE_HEAD};
+use nvgpu::hw::engine::{NV_PGSP_MAILBOX, NV_PGSP_MAILBOX__SIZE_1, NV_PGSP_QUEUE_HEAD, NV_PGSP_QUEUE_HEAD__SIZE_1};
 use zerocopy::FromBytes;
 
 use crate::board::ModelConfig;
@@ -114,46 +114,6 @@ pub use objects::RmObject;
 
 use objects::Objects;
 use queue::Queues;
-
-/// `NV_PGSP_MAILBOX__SIZE_1` (`turing/tu102/dev_gsp.h`).
-pub const NV_PGSP_MAILBOX__SIZE_1: u32 = 4;
-/// `NV_PGSP_QUEUE_HEAD__SIZE_1` (`turing/tu102/dev_gsp.h`).
-pub const NV_PGSP_QUEUE_HEAD__SIZE_1: u32 = 8;
-
-/// The NVIDIA facts the booter and GSP-RM models declare themselves (the rest come from
-/// `nvgpu`), in `nvgpu::hw::HeaderFact` form for the header conformance check (checked by
-/// `tests/tests/gsp_model.rs`; the lead may chain them into `tests/tests/header_conformance.rs`).
-pub fn facts() -> impl Iterator<Item = &'static nvgpu::hw::HeaderFact> {
-    payloads::FACTS.iter().chain(OWN_FACTS.iter())
-}
-
-const OWN_FACTS: &[nvgpu::hw::HeaderFact] = {
-    use nvgpu::hw::headers::OGKM_PINNED;
-    use nvgpu::hw::{FactValue, Header, HeaderFact};
-    const DEV_GSP: Header =
-        Header { release: OGKM_PINNED, path: "src/common/inc/swref/published/turing/tu102/dev_gsp.h" };
-    const GA100_DEV_FUSE: Header =
-        Header { release: OGKM_PINNED, path: "src/common/inc/swref/published/ampere/ga100/dev_fuse.h" };
-    const GSP_ERROR: Header =
-        Header { release: OGKM_PINNED, path: "src/nvidia/arch/nvalloc/common/inc/gsp/gsp_error.h" };
-    const fn bits(name: &'static str, header: Header, hi: u32, lo: u32) -> HeaderFact {
-        HeaderFact { name, header, value: FactValue::Bits { hi, lo } }
-    }
-    &[
-        payloads::fact("NV_PGSP_MAILBOX__SIZE_1", DEV_GSP, NV_PGSP_MAILBOX__SIZE_1 as u64),
-        payloads::fact("NV_PGSP_QUEUE_HEAD__SIZE_1", DEV_GSP, NV_PGSP_QUEUE_HEAD__SIZE_1 as u64),
-        payloads::fact(
-            "NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION",
-            GA100_DEV_FUSE,
-            crate::booter::NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION as u64,
-        ),
-        payloads::fact("NV_GSP_ERROR_TAG_VAL", GSP_ERROR, error::NV_GSP_ERROR_TAG_VAL as u64),
-        bits("NV_GSP_ERROR_TAG", GSP_ERROR, 31, error::NV_GSP_ERROR_TAG_SHIFT),
-        bits("NV_GSP_ERROR_TASK", GSP_ERROR, 23, error::NV_GSP_ERROR_TASK_SHIFT),
-        bits("NV_GSP_ERROR_REASON", GSP_ERROR, 15, error::NV_GSP_ERROR_REASON_SHIFT),
-        bits("NV_GSP_ERROR_CODE", GSP_ERROR, 7, 0),
-    ]
-};
 
 /// A fault the model injects into the GSP boot chain or GSP-RM ([`crate::ModelGpu::inject`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -366,7 +366,7 @@ fn static_info(session: &Session, ctx: &GspCtx<'_>) -> Vec<u8> {
         support_iso: 1,
         ..FbRegionInfo::default()
     };
-    if config.pci.class == crate::facts_pending::PCI_CLASS_DISPLAY_3D {
+    if config.pci.class == nvgpu::hw::boot::PCI_CLASS_DISPLAY_3D {
         info.compute_branding = nvgpu::gsp::rpcs::COMPUTE_BRANDING_TYPE_TESLA;
         info.b_is_tesla = 1;
     }
@@ -619,7 +619,7 @@ fn gpu_info(ctx: &GspCtx<'_>, index: u32) -> Option<u32> {
         NV2080_CTRL_GPU_INFO_INDEX_SYSMEM_ACCESS => 1,
         NV2080_CTRL_GPU_INFO_INDEX_4K_PAGE_ISOLATION_REQUIRED => 0,
         NV2080_CTRL_GPU_INFO_INDEX_DISPLAY_ENABLED => {
-            u32::from(config.pci.class == crate::facts_pending::PCI_CLASS_DISPLAY_VGA)
+            u32::from(config.pci.class == nvgpu::hw::boot::PCI_CLASS_DISPLAY_VGA)
         }
         NV2080_CTRL_GPU_INFO_INDEX_MOBILE_CONFIG_ENABLED => 0,
         NV2080_CTRL_GPU_INFO_INDEX_GPU_SMC_MODE => 0,

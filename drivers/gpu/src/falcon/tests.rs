@@ -860,7 +860,7 @@ fn fsp_emem_auto_increments_and_is_checked() {
 }
 
 // -------------------------------------------------------------------------------------------
-// Facts this module declares for the lead to move into `hw`.
+// The falcon2 (boot ROM) facts this module uses, as `hw::falcon2` declares them.
 
 #[test]
 fn local_register_facts_are_named_and_placed() {

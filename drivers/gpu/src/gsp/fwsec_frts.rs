@@ -53,16 +53,11 @@ pub const FWSEC_TIMEOUT_MS: u64 = 4_000;
 // The FWSEC command interface, as `kernel_gsp_frts_tu102.c` defines it (the structures live in
 // that C file, not in a header).
 
-/// `FWSECLIC_READ_VBIOS_DESC.version` as `s_executeFwsec_TU102` fills it.
-pub const FWSECLIC_READ_VBIOS_DESC_VERSION: u32 = 1;
-/// `FWSECLIC_READ_VBIOS_STRUCT_FLAGS`.
-pub const FWSECLIC_READ_VBIOS_STRUCT_FLAGS: u32 = 2;
-/// `FWSECLIC_FRTS_REGION_DESC.version` as `s_executeFwsec_TU102` fills it.
-pub const FWSECLIC_FRTS_REGION_DESC_VERSION: u32 = 1;
-/// `FWSECLIC_FRTS_REGION_MEDIA_FB`: the FRTS region is in the framebuffer.
-pub const FWSECLIC_FRTS_REGION_MEDIA_FB: u32 = 2;
-/// `FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K`: the only size RM asks for.
-pub const FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K: u32 = 0x100;
+use crate::hw::fw::{
+    FWSECLIC_FRTS_REGION_DESC_VERSION, FWSECLIC_FRTS_REGION_MEDIA_FB, FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K,
+    FWSECLIC_READ_VBIOS_DESC_VERSION, FWSECLIC_READ_VBIOS_STRUCT_FLAGS,
+};
+
 /// The FRTS region's size in bytes.
 pub const FRTS_REGION_SIZE: u64 = (FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K as u64) << 12;
 
@@ -544,18 +539,11 @@ pub fn run_fwsec_sb<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
     if !plm.read_protection_level0() || !gc6::gfw_boot_completed(io) {
         return Err(FwsecFrtsError::GfwNotReadyAfterSb);
     }
-    let scratch = bus::NV_PBUS_VBIOS_SCRATCH::read(io, NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15).raw();
-    let code = (scratch & NV_VBIOS_FWSECLIC_SB_ERR_CODE_MASK) as u16;
-    if code != 0 {
+    if let Err(code) = bus::fwsec_sb_result(io) {
         return Err(FwsecFrtsError::SbErrorCode { code, mailbox0: gsp.mailboxes().mailbox0 });
     }
     Ok(method)
 }
-
-/// `NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15` (`kernel_gsp_frts_tu102.c`): FWSEC's SB result.
-pub const NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15: u32 = 0x15;
-/// `NV_VBIOS_FWSECLIC_SB_ERR_CODE` (15:0); `_NONE` is 0.
-pub const NV_VBIOS_FWSECLIC_SB_ERR_CODE_MASK: u32 = 0xffff;
 
 /// Loads FWSEC with `cmd` and its `cmd_bytes` (at least `required` of them must fit the
 /// command buffer) on the GSP falcon and runs it to its halt; returns how, and the fuse version

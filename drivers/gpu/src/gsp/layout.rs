@@ -9,13 +9,12 @@
 
 use core::mem::{align_of, offset_of, size_of};
 
-use super::headers;
 use super::init_args::{GspArgumentsCached, GspSrInitArguments, MessageQueueInitArguments};
 use super::libos::{self, LibosMemoryRegionInitArgument, LibosMemoryRegionKind, LibosMemoryRegionLoc};
 use super::msgq::{self, GspMsgQueueElement, MsgqRxHeader, MsgqTxHeader};
 use super::rpc::{self, RpcEvent, RpcFunction, RpcMessageHeader};
 use super::wpr::{self, GspFwWprMeta, WprMetaCrashCat, WprMetaHeapFreeList, WprMetaPartitionRpc, WprMetaSignature};
-use crate::hw::Header;
+use crate::hw::{headers, Header};
 
 /// One field of a C struct: its name as `offsetof` takes it, byte offset and size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,17 +115,6 @@ macro_rules! c_constant {
     };
 }
 pub(crate) use c_constant;
-
-/// Header citations of the pinned release: `NAME = "path";` each, and `ALL`.
-macro_rules! pinned_headers {
-    ($($(#[$meta:meta])* $name:ident = $path:literal;)*) => {
-        $( $(#[$meta])* pub const $name: $crate::hw::Header =
-            $crate::hw::Header { release: $crate::hw::headers::OGKM_PINNED, path: $path }; )*
-        /// Every file cited here.
-        pub const ALL: &[$crate::hw::Header] = &[$($name),*];
-    };
-}
-pub(crate) use pinned_headers;
 
 /// Every structure of [`super`], for the header comparison.
 pub const STRUCT_LAYOUTS: &[StructLayout] = &[
@@ -302,7 +290,8 @@ pub const CONSTANTS: &[ConstantFact] = constants! {
     NV_VGPU_MSG_FUNCTION_NUM_FUNCTIONS in RPC_GLOBAL_ENUMS = rpc::NV_VGPU_MSG_FUNCTION_NUM_FUNCTIONS;
     NV_VGPU_MSG_EVENT_FIRST_EVENT in RPC_GLOBAL_ENUMS = rpc::NV_VGPU_MSG_EVENT_FIRST_EVENT;
     NV_VGPU_MSG_EVENT_NUM_EVENTS in RPC_GLOBAL_ENUMS = rpc::NV_VGPU_MSG_EVENT_NUM_EVENTS;
-    NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0_WPR_SIZE_1MB_IN_4K in TU102_DEV_GC6_ISLAND_ADDENDUM = 0x100;
+    NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0_WPR_SIZE_1MB_IN_4K in TU102_DEV_GC6_ISLAND_ADDENDUM =
+        crate::hw::gc6::NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0_WPR_SIZE_1MB_IN_4K;
 };
 
 /// Every constant: [`CONSTANTS`], then the declared RPC function and event numbers.

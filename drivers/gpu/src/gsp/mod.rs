@@ -18,12 +18,11 @@
 //! bytes both ways. Everything read back from shared memory (queue headers, queue elements, RPC
 //! headers written by GSP-RM) is input: the readers here check bounds and return errors.
 //!
-//! Facts come from the 535.261.03 sources only (see [`headers`]); the firmware interface is not
+//! Facts come from the 535.261.03 sources only (see [`crate::hw::headers`]); the firmware interface is not
 //! compatible across releases, so nothing here is meant to work with another GSP-RM version.
 
 pub mod boot;
 pub mod fwsec_frts;
-pub mod headers;
 pub mod history;
 pub mod init_args;
 pub mod layout;

@@ -33,28 +33,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use super::layout::{ConstantFact, FieldLayout, StructLayout};
 use super::rpcs::{Free, GspRmAlloc, GspRmControl, RmCallReply, RpcChannel, RpcError, RMAPI_RPC_FLAGS_NONE};
 use super::status::NvStatus;
-
-/// The NVIDIA files this module follows.
-pub mod headers {
-    crate::gsp::layout::pinned_headers! {
-        /// `NV01_ROOT`, `NV01_NULL_OBJECT`, `NV0000_ALLOC_PARAMETERS`.
-        CL0000 = "src/common/sdk/nvidia/inc/class/cl0000.h";
-        /// `NV01_DEVICE_0`, `NV0080_ALLOC_PARAMETERS`.
-        CL0080 = "src/common/sdk/nvidia/inc/class/cl0080.h";
-        /// `NV20_SUBDEVICE_0`, `NV2080_ALLOC_PARAMETERS`.
-        CL2080 = "src/common/sdk/nvidia/inc/class/cl2080.h";
-        /// `NV_PROC_NAME_MAX_LENGTH`.
-        NVLIMITS = "src/common/sdk/nvidia/inc/nvlimits.h";
-        /// `RS_CLIENT_HANDLE_BASE`, `RS_CLIENT_HANDLE_MAX`.
-        RESSERV = "src/nvidia/inc/libraries/resserv/resserv.h";
-        /// `RS_UNIQUE_HANDLE_BASE`, `RS_UNIQUE_HANDLE_RANGE`.
-        RS_CLIENT_H = "src/nvidia/inc/libraries/resserv/rs_client.h";
-        /// `clientGenResourceHandle`, `clientSetHandleGenerator`.
-        RS_CLIENT_C = "src/nvidia/src/libraries/resserv/src/rs_client.c";
-        /// `rmapiutilAllocClientAndDeviceHandles`.
-        RMAPI_UTILS_C = "src/nvidia/src/kernel/rmapi/rmapi_utils.c";
-    }
-}
+use crate::hw::headers;
 
 /// `NV01_NULL_OBJECT`.
 pub const NV01_NULL_OBJECT: u32 = 0;

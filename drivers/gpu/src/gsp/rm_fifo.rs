@@ -19,47 +19,7 @@ use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
 use super::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use super::rm::ObjectKind;
-
-/// The headers this module cites.
-pub mod headers {
-    crate::gsp::layout::pinned_headers! {
-        /// `NV_VASPACE_ALLOCATION_PARAMETERS`, `NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS`, flags.
-        NVOS = "src/common/sdk/nvidia/inc/nvos.h";
-        /// `NV_CHANNEL_ALLOC_PARAMS`, `NV_MEMORY_DESC_PARAMS`.
-        ALLOC_CHANNEL = "src/common/sdk/nvidia/inc/alloc/alloc_channel.h";
-        /// `FERMI_VASPACE_A`.
-        CL90F1 = "src/common/sdk/nvidia/inc/class/cl90f1.h";
-        /// `KEPLER_CHANNEL_GROUP_A`.
-        CLA06C = "src/common/sdk/nvidia/inc/class/cla06c.h";
-        /// `NVB0B5_ALLOCATION_PARAMETERS`.
-        CLB0B5SW = "src/common/sdk/nvidia/inc/class/clb0b5sw.h";
-        /// `NVC361_NOTIFY_CHANNEL_PENDING`, the usermode region.
-        CLC361 = "src/common/sdk/nvidia/inc/class/clc361.h";
-        /// `NV0080_CTRL_CMD_DMA_SET_PAGE_DIRECTORY`.
-        CTRL0080DMA = "src/common/sdk/nvidia/inc/ctrl/ctrl0080/ctrl0080dma.h";
-        /// `NVA06F_CTRL_CMD_GPFIFO_SCHEDULE`, `NVA06F_CTRL_CMD_BIND`.
-        CTRLA06FGPFIFO = "src/common/sdk/nvidia/inc/ctrl/ctrla06f/ctrla06fgpfifo.h";
-        /// `NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN`.
-        CTRLC36F = "src/common/sdk/nvidia/inc/ctrl/ctrlc36f.h";
-        /// `NV2080_ENGINE_TYPE_*`.
-        CL2080_NOTIFICATION = "src/common/sdk/nvidia/inc/class/cl2080_notification.h";
-        /// `NvNotification`.
-        NVGPUTYPES = "src/common/sdk/nvidia/inc/nvgputypes.h";
-        /// `ROBUST_CHANNEL_*` error codes (Xids).
-        NVERROR = "src/common/sdk/nvidia/inc/nverror.h";
-        /// `Nvc46fControl` (USERD).
-        CLC46F = "src/common/sdk/nvidia/inc/class/clc46f.h";
-        /// `NV_MAX_SUBDEVICES`.
-        NVLIMITS = "src/common/sdk/nvidia/inc/nvlimits.h";
-        /// `krcErrorSetNotifier_IMPL`, `_krcErrorWriteNotifierCpuMemHelper`: what RM writes to an
-        /// error notifier.
-        KERNEL_RC_NOTIFICATION_C = "src/nvidia/src/kernel/gpu/rc/kernel_rc_notification.c";
-        /// `ADDR_SYSMEM`, `ADDR_FBMEM` (`NV_ADDRESS_SPACE`).
-        MEM_DESC = "src/nvidia/generated/g_mem_desc_nvoc.h";
-        /// `NV_CTRL_VF_DOORBELL_VECTOR`, `NV_CTRL_VF_DOORBELL_RUNLIST_ID`.
-        DEV_CTRL_TU102 = "src/common/inc/swref/published/turing/tu102/dev_ctrl.h";
-    }
-}
+use crate::hw::headers;
 
 // ---------------------------------------------------------------------------------------------
 // Numbers.

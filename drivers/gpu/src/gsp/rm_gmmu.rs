@@ -18,17 +18,7 @@ use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 use super::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use super::rm::{InternalSubdevice, RmError};
 use super::rpcs::RpcChannel;
-
-/// The control's header, `ctrl2080internal.h`, is declared once in [`super::rm_intr::headers`].
-pub use super::rm_intr::headers;
-
-/// The header of RM's page size.
-pub mod page_headers {
-    crate::gsp::layout::pinned_headers! {
-        /// `RM_PAGE_SIZE`.
-        RM_PAGE_SIZE_H = "src/nvidia/inc/kernel/gpu/mem_mgr/rm_page_size.h";
-    }
-}
+use crate::hw::headers;
 
 /// `NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER`.
 pub const NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER: u32 = 0x2080_0a9b;
@@ -146,7 +136,7 @@ pub const CONSTANTS: &[ConstantFact] = &[
         headers::CTRL2080INTERNAL,
         NV2080_CTRL_INTERNAL_GMMU_FAULT_BUFFER_MAX_PAGES
     ),
-    c_constant!("RM_PAGE_SIZE", page_headers::RM_PAGE_SIZE_H, FAULT_BUFFER_PAGE_BYTES),
+    c_constant!("RM_PAGE_SIZE", headers::RM_PAGE_SIZE, FAULT_BUFFER_PAGE_BYTES),
 ];
 
 #[cfg(test)]

@@ -24,20 +24,7 @@ use super::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use super::rm::{InternalSubdevice, RmError};
 use super::rm_fifo::{NV2080_ENGINE_TYPE_COPY0, NV2080_ENGINE_TYPE_GRAPHICS};
 use super::rpcs::RpcChannel;
-
-/// The headers this module cites.
-pub mod headers {
-    crate::gsp::layout::pinned_headers! {
-        /// The control, its parameters, `NV2080_INTR_CATEGORY`.
-        CTRL2080INTERNAL = "src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080internal.h";
-        /// `MC_ENGINE_IDX_*`.
-        ENGINE_IDX = "src/nvidia/inc/kernel/gpu/intr/engine_idx.h";
-        /// `NV_INTR_VECTOR_INVALID`.
-        DEV_CTRL_DEFINES = "src/nvidia/arch/nvalloc/common/inc/dev_ctrl_defines.h";
-        /// `NV_CPU_INTR_UVM_SUBTREE_START`.
-        DEV_VM_ADDENDUM = "src/common/inc/swref/published/turing/tu102/dev_vm_addendum.h";
-    }
-}
+use crate::hw::headers;
 
 // ---------------------------------------------------------------------------------------------
 // Numbers.

@@ -37,68 +37,9 @@ use super::rm::NV01_NULL_OBJECT;
 use super::rpc::{RpcEvent, RpcFunction, RpcMessageHeader};
 use super::status::NvStatus;
 use crate::chip::Chipset;
+use crate::hw::headers;
 use crate::hw::RegisterIo;
 use crate::platform::{wait_for, Clock, Timeout};
-
-/// The NVIDIA files this module follows, beyond those of [`super::headers`].
-pub mod headers {
-    crate::gsp::layout::pinned_headers! {
-        /// `rpc_gsp_rm_alloc_v03_00`, `rpc_gsp_rm_control_v03_00`, `rpc_free_v03_00`,
-        /// `rpc_run_cpu_sequencer_v17_00`, `rpc_os_error_log_v17_00`, `rpc_post_event_v17_00`, ...
-        G_RPC_STRUCTURES = "src/nvidia/generated/g_rpc-structures.h";
-        /// `NVOS00_PARAMETERS_v03_00`.
-        G_SDK_STRUCTURES = "src/nvidia/generated/g_sdk-structures.h";
-        /// `GspStaticConfigInfo`, `GspSystemInfo`, `GSP_VF_INFO`, `GspSMInfo`.
-        GSP_STATIC_CONFIG = "src/nvidia/inc/kernel/gpu/gsp/gsp_static_config.h";
-        /// `PACKED_REGISTRY_TABLE`, `PACKED_REGISTRY_ENTRY`, `REGISTRY_TABLE_ENTRY_TYPE_*`.
-        G_OS_NVOC = "src/nvidia/generated/g_os_nvoc.h";
-        /// `BUSINFO`.
-        G_CHIPSET_NVOC = "src/nvidia/generated/g_chipset_nvoc.h";
-        /// `GSP_SEQ_BUF_OPCODE_*`, `GSP_SEQ_BUF_PAYLOAD_*`, `GSP_SEQ_BUF_REG_SAVE_SIZE`.
-        RMGSPSEQ = "src/nvidia/arch/nvalloc/common/inc/rmgspseq.h";
-        /// `MAX_GPC_COUNT`, `VIRTUAL_DISPLAY_GET_*_PARAMS`, `NV_VGPU_MSG_RESULT_*`.
-        RPC_HEADERS = "src/nvidia/kernel/inc/vgpu/rpc_headers.h";
-        /// `NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO_PARAMS` and its region entry.
-        CTRL2080FB = "src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080fb.h";
-        /// `NV2080_CTRL_GPU_GET_GID_INFO_PARAMS`, the GPC/TPC/ZCULL info, `NV2080_GPU_MAX_*`.
-        CTRL2080GPU = "src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080gpu.h";
-        /// `NV2080_CTRL_BIOS_GET_SKU_INFO_PARAMS`.
-        CTRL2080BIOS = "src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080bios.h";
-        /// `NV2080_CTRL_CMD_GR_CTXSW_PREEMPTION_BIND_BUFFERS_CONTEXT_POOL`.
-        CTRL2080GR = "src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080gr.h";
-        /// `NV0080_CTRL_GR_CAPS_TBL_SIZE`.
-        CTRL0080GR = "src/common/sdk/nvidia/inc/ctrl/ctrl0080/ctrl0080gr.h";
-        /// `RM_ENGINE_TYPE_*`.
-        GPU_ENGINE_TYPE = "src/nvidia/inc/kernel/gpu/gpu_engine_type.h";
-        /// `NVGPU_ENGINE_CAPS_MASK_*`.
-        NVBITMASK = "src/nvidia/inc/kernel/gpu/nvbitmask.h";
-        /// `COMPUTE_BRANDING_TYPE`.
-        G_GPU_NVOC_H = "src/nvidia/generated/g_gpu_nvoc.h";
-        /// `RMAPI_RPC_FLAGS_*`.
-        RMAPI_H = "src/nvidia/inc/kernel/rmapi/rmapi.h";
-        /// `RPC_HISTORY_DEPTH`, `RpcHistoryEntry`.
-        OBJRPC_H = "src/nvidia/kernel/inc/objrpc.h";
-        /// `_issueRpcAndWait`, `_issueRpcLarge`, `rpcRmApiAlloc_GSP`, `rpcRmApiControl_GSP`,
-        /// `rpcRmApiFree_GSP`, `rpcGspSetSystemInfo_v17_00`, `rpcSetRegistry_v17_00`,
-        /// `rpcGetGspStaticInfo_v14_00`, `rpcUnloadingGuestDriver_v1F_07`.
-        RPC_C = "src/nvidia/kernel/vgpu/nv/rpc.c";
-        /// `regCopyEntriesToPackedBuffer`: how registry entries are packed.
-        REGISTRY_C = "src/nvidia/arch/nvalloc/unix/src/registry.c";
-        /// `kgspExecuteSequencerBuffer_IMPL`, `_kgspRpcRecvPoll`, `_kgspProcessRpcEvent`,
-        /// `_kgspRpcSendMessage`.
-        KERNEL_GSP_C = "src/nvidia/src/kernel/gpu/gsp/kernel_gsp.c";
-        /// `kgspExecuteSequencerCommand_TU102` (`CORE_RESUME`), `kgspSetCmdQueueHead_TU102`.
-        KERNEL_GSP_TU102_C = "src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_tu102.c";
-        /// `timeoutSet`: a timeout of `GPU_TIMEOUT_DEFAULT` (0) means the default.
-        GPU_TIMEOUT_C = "src/nvidia/src/kernel/gpu/gpu_timeout.c";
-        /// `GPU_TIMEOUT_DEFAULT`.
-        GPU_TIMEOUT_H = "src/nvidia/inc/kernel/gpu/gpu_timeout.h";
-        /// `osGetTimeoutParams`: RM's default timeout (4 s for a graphics-mode GPU).
-        UNIX_OS_C = "src/nvidia/arch/nvalloc/unix/src/os.c";
-        /// `RPC_TASK_RM_QUEUE_IDX`.
-        MESSAGE_QUEUE_H = "src/nvidia/inc/kernel/gpu/gsp/message_queue.h";
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Errors.
@@ -2255,7 +2196,7 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
     layout!(
         "rpc_gsp_rm_alloc_v03_00",
         RpcGspRmAllocV03_00,
-        headers::G_RPC_STRUCTURES,
+        headers::RPC_STRUCTURES,
         [
             field!(RpcGspRmAllocV03_00, "hClient" => h_client),
             field!(RpcGspRmAllocV03_00, "hParent" => h_parent),
@@ -2271,7 +2212,7 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
     layout!(
         "rpc_gsp_rm_control_v03_00",
         RpcGspRmControlV03_00,
-        headers::G_RPC_STRUCTURES,
+        headers::RPC_STRUCTURES,
         [
             field!(RpcGspRmControlV03_00, "hClient" => h_client),
             field!(RpcGspRmControlV03_00, "hObject" => h_object),
@@ -2296,7 +2237,7 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
     layout!(
         "rpc_free_v03_00",
         RpcFreeV03_00,
-        headers::G_RPC_STRUCTURES,
+        headers::RPC_STRUCTURES,
         [
             field!(RpcFreeV03_00, "params" => params),
             field!(RpcFreeV03_00, "params.hRoot" => params.h_root),
@@ -2307,7 +2248,7 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
     layout!(
         "rpc_unloading_guest_driver_v1F_07",
         RpcUnloadingGuestDriverV1F07,
-        headers::G_RPC_STRUCTURES,
+        headers::RPC_STRUCTURES,
         [
             field!(RpcUnloadingGuestDriverV1F07, "bInPMTransition" => b_in_pm_transition),
             field!(RpcUnloadingGuestDriverV1F07, "bGc6Entering" => b_gc6_entering),
@@ -2317,7 +2258,7 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
     layout!(
         "rpc_run_cpu_sequencer_v17_00",
         RpcRunCpuSequencerV17_00,
-        headers::G_RPC_STRUCTURES,
+        headers::RPC_STRUCTURES,
         [
             field!(RpcRunCpuSequencerV17_00, "bufferSizeDWord" => buffer_size_dword),
             field!(RpcRunCpuSequencerV17_00, "cmdIndex" => cmd_index),
@@ -2328,7 +2269,7 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
     layout!(
         "rpc_os_error_log_v17_00",
         RpcOsErrorLogV17_00,
-        headers::G_RPC_STRUCTURES,
+        headers::RPC_STRUCTURES,
         [
             field!(RpcOsErrorLogV17_00, "exceptType" => except_type),
             field!(RpcOsErrorLogV17_00, "runlistId" => runlist_id),
@@ -2339,7 +2280,7 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
     layout!(
         "rpc_post_event_v17_00",
         RpcPostEventV17_00,
-        headers::G_RPC_STRUCTURES,
+        headers::RPC_STRUCTURES,
         [
             field!(RpcPostEventV17_00, "hClient" => h_client),
             field!(RpcPostEventV17_00, "hEvent" => h_event),
@@ -2689,7 +2630,7 @@ pub const CONSTANTS: &[ConstantFact] = constants![
         NVGPU_ENGINE_CAPS_MASK_BITS = NVGPU_ENGINE_CAPS_MASK_BITS,
         NVGPU_ENGINE_CAPS_MASK_ARRAY_MAX = NVGPU_ENGINE_CAPS_MASK_ARRAY_MAX,
     ],
-    headers::G_GPU_NVOC_H => [
+    headers::G_GPU_NVOC => [
         COMPUTE_BRANDING_TYPE_TESLA = COMPUTE_BRANDING_TYPE_TESLA,
     ],
     headers::GPU_ENGINE_TYPE => [

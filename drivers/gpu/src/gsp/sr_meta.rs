@@ -14,12 +14,7 @@ use core::mem::{align_of, offset_of, size_of};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::layout::{ConstantFact, FieldLayout, StructLayout};
-use crate::hw::headers::OGKM_PINNED;
-use crate::hw::Header;
-
-/// Where NVIDIA defines [`GspFwSRMeta`].
-pub const GSP_FW_SR_META_HEADER: Header =
-    Header { release: OGKM_PINNED, path: "src/nvidia/arch/nvalloc/common/inc/gsp/gsp_fw_sr_meta.h" };
+use crate::hw::headers;
 
 /// `GSP_FW_SR_META_MAGIC`.
 pub const GSP_FW_SR_META_MAGIC: u64 = 0x8a3b_b9e6_c6c3_9d93;
@@ -133,7 +128,7 @@ impl GspFwSRMeta {
 pub const SR_META_LAYOUT: StructLayout = StructLayout {
     c_name: "GspFwSRMeta",
     rust_name: "GspFwSRMeta",
-    header: GSP_FW_SR_META_HEADER,
+    header: headers::GSP_FW_SR_META,
     size: size_of::<GspFwSRMeta>(),
     align: align_of::<GspFwSRMeta>(),
     fields: &[
@@ -159,8 +154,8 @@ pub const SR_META_LAYOUT: StructLayout = StructLayout {
 
 /// The constants of `gsp_fw_sr_meta.h`.
 pub const SR_META_CONSTANTS: &[ConstantFact] = &[
-    ConstantFact { c_name: "GSP_FW_SR_META_MAGIC", header: GSP_FW_SR_META_HEADER, value: GSP_FW_SR_META_MAGIC },
-    ConstantFact { c_name: "GSP_FW_SR_META_REVISION", header: GSP_FW_SR_META_HEADER, value: GSP_FW_SR_META_REVISION },
+    ConstantFact { c_name: "GSP_FW_SR_META_MAGIC", header: headers::GSP_FW_SR_META, value: GSP_FW_SR_META_MAGIC },
+    ConstantFact { c_name: "GSP_FW_SR_META_REVISION", header: headers::GSP_FW_SR_META, value: GSP_FW_SR_META_REVISION },
 ];
 
 #[cfg(test)]

@@ -10,12 +10,6 @@
 
 use core::fmt;
 
-use crate::hw::headers::OGKM_PINNED;
-use crate::hw::Header;
-
-/// The header the codes come from.
-pub const NVSTATUSCODES_H: Header = Header { release: OGKM_PINNED, path: "src/common/sdk/nvidia/inc/nvstatuscodes.h" };
-
 /// A status code that `nvstatuscodes.h` does not define, as the raw value read.
 ///
 /// Only [`NvStatus::from_raw`] makes one, so a value that has a name never hides in here.

@@ -16,7 +16,7 @@ use crate::hw::falcon::{self, ga102, tu102};
 use crate::hw::pramin::WindowRegister;
 use crate::hw::qmd::{self, QmdLayout};
 use crate::hw::UnitRange;
-use crate::hw::{boot, classes, compute, fault, headers, therm, FactGroup, FactValue, Header, HeaderFact, RegisterIo};
+use crate::hw::{boot, classes, compute, fault, therm, HeaderFact, RegisterIo};
 use crate::mm::format::{Kind, MmuFormat};
 
 /// The families that share a HAL.
@@ -75,10 +75,9 @@ pub enum MmuVersion {
 pub struct QmdVersion {
     pub major: u8,
     pub minor: u8,
-    /// The define that shows the compute class's QMD header has this layout.
-    pub nvidia_name: &'static str,
-    /// That header.
-    pub header: Header,
+    /// The define that shows the compute class's QMD header has this layout (`hw::qmd`, where
+    /// the conformance test finds it).
+    pub define: HeaderFact,
 }
 
 /// The classes a family's channels use.
@@ -250,19 +249,14 @@ const FSP: FalconUnit =
     FalconUnit { engine: FalconEngine::Fsp, base: engine::FSP_BASE, riscv_base: None, fbif_base: None };
 
 const QMD_V02_03_TURING: QmdVersion =
-    QmdVersion { major: 2, minor: 3, nvidia_name: "NVC5C0_QMDV02_03_QMD_MAJOR_VERSION", header: headers::CLC5C0_QMD };
-const QMD_V03_00_GA100: QmdVersion =
-    QmdVersion { major: 3, minor: 0, nvidia_name: "NVC6C0_QMDV03_00_QMD_MAJOR_VERSION", header: headers::CLC6C0_QMD };
-const QMD_V03_00_GA10X: QmdVersion =
-    QmdVersion { major: 3, minor: 0, nvidia_name: "NVC7C0_QMDV03_00_QMD_MAJOR_VERSION", header: headers::CLC7C0_QMD };
-const QMD_V03_00_ADA: QmdVersion =
-    QmdVersion { major: 3, minor: 0, nvidia_name: "NVC9C0_QMDV03_00_QMD_MAJOR_VERSION", header: headers::CLC9C0_QMD };
+    QmdVersion { major: 2, minor: 3, define: qmd::NVC5C0_QMDV02_03_QMD_MAJOR_VERSION };
+const QMD_V03_00_GA100: QmdVersion = QmdVersion { major: 3, minor: 0, define: qmd::NVC6C0_QMDV03_00_QMD_MAJOR_VERSION };
+const QMD_V03_00_GA10X: QmdVersion = QmdVersion { major: 3, minor: 0, define: qmd::NVC7C0_QMDV03_00_QMD_MAJOR_VERSION };
+const QMD_V03_00_ADA: QmdVersion = QmdVersion { major: 3, minor: 0, define: qmd::NVC9C0_QMDV03_00_QMD_MAJOR_VERSION };
 const QMD_V04_00_HOPPER: QmdVersion =
-    QmdVersion { major: 4, minor: 0, nvidia_name: "NVCBC0_QMDV04_00_QMD_MAJOR_VERSION", header: headers::CLCBC0_QMD };
-const QMD_V05_00_GB10X: QmdVersion =
-    QmdVersion { major: 5, minor: 0, nvidia_name: "NVCDC0_QMDV05_00_QMD_MAJOR_VERSION", header: headers::CLCDC0_QMD };
-const QMD_V05_00_GB20X: QmdVersion =
-    QmdVersion { major: 5, minor: 0, nvidia_name: "NVCEC0_QMDV05_00_QMD_MAJOR_VERSION", header: headers::CLCEC0_QMD };
+    QmdVersion { major: 4, minor: 0, define: qmd::NVCBC0_QMDV04_00_QMD_MAJOR_VERSION };
+const QMD_V05_00_GB10X: QmdVersion = QmdVersion { major: 5, minor: 0, define: qmd::NVCDC0_QMDV05_00_QMD_MAJOR_VERSION };
+const QMD_V05_00_GB20X: QmdVersion = QmdVersion { major: 5, minor: 0, define: qmd::NVCEC0_QMDV05_00_QMD_MAJOR_VERSION };
 
 /// Shared memory the SM reserves per CTA for the system from compute capability 8.0 on (CUDA
 /// C++ Programming Guide, "Compute Capabilities": "1 KB of shared memory is reserved for system
@@ -558,28 +552,6 @@ pub const fn for_family(family: Family) -> &'static Hal {
 /// The HAL of a chipset.
 pub const fn for_chipset(chipset: Chipset) -> &'static Hal {
     for_family(chipset.family())
-}
-
-/// Facts behind the MMU and QMD choices (the defines that show each format exists where cited).
-pub const FACTS: &[FactGroup] = &[&[&[
-    HeaderFact { name: "NV_MMU_VER2_PTE_VALID", header: headers::GP100_DEV_MMU, value: FactValue::Defined },
-    HeaderFact { name: "NV_MMU_VER3_PTE_VALID", header: headers::GH100_DEV_MMU, value: FactValue::Defined },
-    qmd_fact(QMD_V02_03_TURING),
-    qmd_fact(QMD_V03_00_GA100),
-    qmd_fact(QMD_V03_00_GA10X),
-    qmd_fact(QMD_V03_00_ADA),
-    qmd_fact(QMD_V04_00_HOPPER),
-    qmd_fact(QMD_V05_00_GB10X),
-    qmd_fact(QMD_V05_00_GB20X),
-]]];
-
-const fn qmd_fact(qmd: QmdVersion) -> HeaderFact {
-    HeaderFact { name: qmd.nvidia_name, header: qmd.header, value: FactValue::Defined }
-}
-
-/// Iterates over every fact of this module.
-pub fn facts() -> impl Iterator<Item = &'static HeaderFact> {
-    FACTS.iter().flat_map(|g| g.iter()).flat_map(|f| f.iter())
 }
 
 #[cfg(test)]

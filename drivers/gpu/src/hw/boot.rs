@@ -1,27 +1,16 @@
-//! Facts the GSP boot reads outside the falcon and engine blocks: the ucode revocation fuses,
-//! two GC6 scratch values, the FB local memory range, GH100's boot ROM lockdown bit and the PCI
-//! configuration mirror. Their tables are in `hw::FACT_TABLES`, so the header conformance test
-//! checks them like every other fact.
+//! Facts the GSP boot reads outside the falcon and engine blocks: the ucode revocation fuses and
+//! the GSP debug fuse, two GC6 scratch values, the FB local memory range, GH100's boot ROM
+//! lockdown bit, the PCI configuration mirror and the PCI class codes the boards report. Their
+//! tables are in `hw::FACT_TABLES`, so the header conformance test checks them like every other
+//! fact.
 //!
 //! The fuse registers are declared for ucode id 1 only, as the header names them one by one
 //! (`NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION` .. `UCODE16`, 4 bytes apart) and RM computes the
 //! others as `UCODE1 + 4 * (id - 1)` (`kgspReadUcodeFuseVersion_GA100`,
 //! `ksec2ReadUcodeFuseVersion_GA100`); see [`ucode_fuse_offset`].
 
-use crate::hw::headers::OGKM_PINNED;
-use crate::hw::{FactGroup, Header};
-use crate::{constants, registers};
-
-/// `src/common/inc/swref/published/ampere/ga100/dev_fuse.h` (535.261.03): RM reads these fuses
-/// on GA100 and every later chip of the release.
-pub const GA100_DEV_FUSE: Header =
-    Header { release: OGKM_PINNED, path: "src/common/inc/swref/published/ampere/ga100/dev_fuse.h" };
-/// `src/common/inc/swref/published/turing/tu102/dev_gc6_island.h` (535.261.03).
-pub const TU102_DEV_GC6_ISLAND: Header =
-    Header { release: OGKM_PINNED, path: "src/common/inc/swref/published/turing/tu102/dev_gc6_island.h" };
-/// `src/common/inc/swref/published/turing/tu102/dev_gc6_island_addendum.h` (535.261.03).
-pub const TU102_DEV_GC6_ISLAND_ADDENDUM: Header =
-    Header { release: OGKM_PINNED, path: "src/common/inc/swref/published/turing/tu102/dev_gc6_island_addendum.h" };
+use crate::hw::headers;
+use crate::{constants, field_values, registers};
 
 registers! {
     /// Facts of the ucode revocation fuses.
@@ -29,13 +18,13 @@ registers! {
 
     /// Revocation fuse of GSP ucode id 1: a bitmap whose highest set bit, plus one, is the
     /// lowest signature version the boot ROM accepts for that ucode.
-    pub NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION(0x008241c0) in self::GA100_DEV_FUSE {
+    pub NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION(0x008241c0) in headers::GA100_DEV_FUSE {
         /// The fuse bits.
         15:0 DATA => data: u16,
     }
 
     /// Revocation fuse of SEC2 ucode id 1 (the booters are SEC2 ucodes).
-    pub NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION(0x00824140) in self::GA100_DEV_FUSE {
+    pub NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION(0x00824140) in headers::GA100_DEV_FUSE {
         /// The fuse bits.
         15:0 DATA => data: u16,
     }
@@ -49,18 +38,74 @@ constants! {
     /// privilege level may read scratch group 05 (FWSEC lowered the mask; GFW boot status is
     /// readable).
     pub NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK_READ_PROTECTION_LEVEL0_ENABLE: u32 = 0x00000001
-        in self::TU102_DEV_GC6_ISLAND;
+        in headers::TU102_DEV_GC6_ISLAND;
     /// `NV_PGC6_BSI_SECURE_SCRATCH_14_BOOT_STAGE_3_HANDOFF`: the booter handed off to GSP-RM.
     pub NV_PGC6_BSI_SECURE_SCRATCH_14_BOOT_STAGE_3_HANDOFF_VALUE_DONE: u32 = 0x1
-        in self::TU102_DEV_GC6_ISLAND_ADDENDUM;
+        in headers::TU102_DEV_GC6_ISLAND_ADDENDUM;
+}
+
+field_values! {
+    /// `NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_DATA`: whether the part is production-fused.
+    pub enum SecureGspDebugDis: NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS_DATA in headers::GA100_DEV_FUSE {
+        /// Debug mode enabled: a debug-fused part (it runs debug-signed FWSEC).
+        No = 0x0 => NO,
+        /// Debug disabled: a production part.
+        Yes = 0x1 => YES,
+    }
+}
+
+registers! {
+    /// Facts of the GSP debug fuse (GA100 and later; [`tu102::FACTS`] and [`gh100::FACTS`] have
+    /// the other headers').
+    pub const DEBUG_FUSE_FACTS;
+
+    /// Whether GSP debug mode is fused off, which selects the FWSEC signing (production or
+    /// debug) RM picks.
+    pub NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS(0x0082074c) in headers::GA100_DEV_FUSE {
+        /// The fuse.
+        0:0 DATA => data: SecureGspDebugDis,
+    }
+}
+
+/// The GSP debug fuse on Turing.
+pub mod tu102 {
+    use crate::hw::headers;
+    use crate::registers;
+
+    registers! {
+        /// Facts of this module.
+        pub const FACTS;
+
+        /// `NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS` at Turing's offset.
+        pub NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS(0x0002174c) in headers::TU102_DEV_FUSE {
+            /// The fuse ([`super::SecureGspDebugDis`] values).
+            0:0 DATA => data: u8,
+        }
+    }
+}
+
+/// The GSP debug fuse as Hopper's header has it (at GA100's offset).
+pub mod gh100 {
+    use crate::hw::headers;
+    use crate::registers;
+
+    registers! {
+        /// Facts of this module.
+        pub const FACTS;
+
+        /// `NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS` on Hopper.
+        pub NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS(0x0082074c) in headers::GH100_DEV_FUSE {
+            /// The fuse ([`super::SecureGspDebugDis`] values).
+            0:0 DATA => data: u8,
+        }
+    }
+
+    const _: () = assert!(NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS::OFFSET == super::NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS::OFFSET);
 }
 
 /// Number of `NV_FUSE_OPT_FPF_*_UCODE<n>_VERSION` registers per engine (n = 1..16): RM's
 /// `index < 16` in `kgspReadUcodeFuseVersion_GA100` (the header names no `__SIZE_1`).
 pub const NV_FUSE_OPT_FPF_UCODE_VERSION_COUNT: u32 = 16;
-
-/// Every table of this module, for `hw::FACT_TABLES` once the lead moves them.
-pub const FACT_TABLES: &[&[FactGroup]] = &[FUSE_FACTS, VALUE_FACTS, FB_FACTS, GH100_FALCON_FACTS, PCFG_FACTS];
 
 /// Which engine's revocation fuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,18 +133,13 @@ pub const fn ucode_fuse_offset(engine: FuseEngine, ucode_id: u32) -> Option<u32>
 /// itself is declared by `hw::gc6`; only its named value is here.
 const _: () = assert!(NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK_READ_PROTECTION_LEVEL0_ENABLE == 1);
 
-/// `src/common/inc/swref/published/pascal/gp102/dev_fb.h` (535.261.03): where RM reads the
-/// framebuffer size on Turing and GA100 (`kmemsysReadUsableFbSize_GP102`).
-pub const GP102_DEV_FB: Header =
-    Header { release: OGKM_PINNED, path: "src/common/inc/swref/published/pascal/gp102/dev_fb.h" };
-
 registers! {
     /// Facts of the local memory range register.
     pub const FB_FACTS;
 
     /// The framebuffer size devinit found: `LOWER_MAG << (LOWER_SCALE + 20)` bytes, 15/16 of it
     /// usable when ECC is on.
-    pub NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE(0x00100ce0) in self::GP102_DEV_FB {
+    pub NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE(0x00100ce0) in headers::GP102_DEV_FB {
         /// Scale (a power of two on top of MiB).
         3:0 LOWER_SCALE => lower_scale: u8,
         /// Magnitude.
@@ -121,28 +161,17 @@ impl NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE {
     }
 }
 
-/// `src/common/inc/swref/published/hopper/gh100/dev_falcon_v4.h` (535.261.03).
-pub const GH100_DEV_FALCON_V4: Header =
-    Header { release: OGKM_PINNED, path: "src/common/inc/swref/published/hopper/gh100/dev_falcon_v4.h" };
-
 registers! {
     /// Facts of Hopper's HWCFG2 lockdown bit.
     pub const GH100_FALCON_FACTS;
 
     /// `NV_PFALCON_FALCON_HWCFG2` as Hopper's header adds to it (`hw::falcon::ga102` declares
     /// the register and its other fields).
-    pub NV_PFALCON_FALCON_HWCFG2(view) in self::GH100_DEV_FALCON_V4 {
+    pub NV_PFALCON_FALCON_HWCFG2(view) in headers::GH100_DEV_FALCON_V4 {
         /// The boot ROM's privilege lockdown: 1 (`_LOCK`) until the GSP-FMC releases it.
         13:13 RISCV_BR_PRIV_LOCKDOWN => riscv_br_priv_lockdown: bool,
     }
 }
-
-/// `src/common/inc/swref/published/turing/tu102/dev_nv_xve.h` (535.261.03).
-pub const TU102_DEV_NV_XVE: Header =
-    Header { release: OGKM_PINNED, path: "src/common/inc/swref/published/turing/tu102/dev_nv_xve.h" };
-/// `src/common/inc/swref/published/hopper/gh100/dev_xtl_ep_pri.h` (535.261.03).
-pub const GH100_DEV_XTL_EP_PRI: Header =
-    Header { release: OGKM_PINNED, path: "src/common/inc/swref/published/hopper/gh100/dev_xtl_ep_pri.h" };
 
 constants! {
     /// Facts of the PCI config-space mirrors in BAR0.
@@ -150,7 +179,16 @@ constants! {
 
     /// The PCI config-space mirror RM reports to GSP-RM on Turing to Ada
     /// (`kbifGetPciConfigSpacePriMirror_GM107`).
-    pub NV_PCFG: Range = 0x00088fff : 0x00088000 in self::TU102_DEV_NV_XVE;
+    pub NV_PCFG: Range = 0x00088fff : 0x00088000 in headers::TU102_DEV_NV_XVE;
     /// The same on Hopper (`kbifGetPciConfigSpacePriMirror_GH100`).
-    pub NV_EP_PCFGM: Range = 0x92fff : 0x92000 in self::GH100_DEV_XTL_EP_PRI;
+    pub NV_EP_PCFGM: Range = 0x92fff : 0x92000 in headers::GH100_DEV_XTL_EP_PRI;
 }
+
+/// PCI class code (base class 03h, sub-class 00h): VGA-compatible display controller, what
+/// NVIDIA's display boards report. From the PCI Code and ID Assignment Specification (class
+/// 03h), not from an NVIDIA file: it cannot be checked against NVIDIA's headers.
+pub const PCI_CLASS_DISPLAY_VGA: u16 = 0x0300;
+/// PCI class code (base class 03h, sub-class 02h): 3D controller (not VGA-compatible), what
+/// NVIDIA's compute boards (A100, H100/H200, B200) report. Same source as
+/// [`PCI_CLASS_DISPLAY_VGA`]; not header-checked.
+pub const PCI_CLASS_DISPLAY_3D: u16 = 0x0302;

@@ -28,6 +28,9 @@ registers! {
     pub NV_VBIOS_FWSECLIC(view) in headers::KERNEL_GSP_FRTS_TU102 {
         /// FRTS error code; [`NV_VBIOS_FWSECLIC_FRTS_ERR_CODE_NONE`] when FRTS succeeded.
         31:16 FRTS_ERR_CODE => frts_err_code: u16,
+        /// SB error code (in `NV_PBUS_VBIOS_SCRATCH(NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15)`);
+        /// [`NV_VBIOS_FWSECLIC_SB_ERR_CODE_NONE`] when the SB command succeeded.
+        15:0 SB_ERR_CODE => sb_err_code: u16,
     }
 }
 
@@ -39,6 +42,10 @@ constants! {
     pub NV_VBIOS_FWSECLIC_SCRATCH_INDEX_0E: u32 = 0x0E in headers::KERNEL_GSP_FRTS_TU102;
     /// FRTS error code meaning "no error".
     pub NV_VBIOS_FWSECLIC_FRTS_ERR_CODE_NONE: u16 = 0x00000000 in headers::KERNEL_GSP_FRTS_TU102;
+    /// Index of the scratch register holding FWSEC's SB result.
+    pub NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15: u32 = 0x15 in headers::KERNEL_GSP_FRTS_TU102;
+    /// SB error code meaning "no error".
+    pub NV_VBIOS_FWSECLIC_SB_ERR_CODE_NONE: u16 = 0x00000000 in headers::KERNEL_GSP_FRTS_TU102;
     /// Number of `NV_PBUS_SW_SCRATCH` registers.
     pub NV_PBUS_SW_SCRATCH__SIZE_1: u32 = 64 in headers::GA100_DEV_BUS;
 }
@@ -47,6 +54,15 @@ constants! {
 /// multiple of 4).
 pub fn read_prom_word(io: &(impl RegisterIo + ?Sized), byte_offset: u32) -> u32 {
     NV_PROM_DATA::read(io, byte_offset & !3).raw()
+}
+
+/// FWSEC's SB result: `Ok(())` when it reported no error, else the error code it left.
+pub fn fwsec_sb_result(io: &(impl RegisterIo + ?Sized)) -> Result<(), u16> {
+    let scratch = NV_PBUS_VBIOS_SCRATCH::read(io, NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15);
+    match NV_VBIOS_FWSECLIC::from_raw(scratch.raw()).sb_err_code() {
+        NV_VBIOS_FWSECLIC_SB_ERR_CODE_NONE => Ok(()),
+        code => Err(code),
+    }
 }
 
 /// FWSEC's FRTS result: `Ok(())` when it reported no error, else the error code it left.

@@ -29,6 +29,22 @@ constants! {
     pub NV_PSEC_FBIF_BASE: u32 = 0x00840600 in headers::TU102_DEV_SEC_ADDENDUM;
 }
 
+constants! {
+    /// Facts of the engines' register array sizes.
+    pub const SIZE_FACTS;
+
+    /// Number of `NV_PGSP_MAILBOX(i)`.
+    pub NV_PGSP_MAILBOX__SIZE_1: u32 = 4 in headers::TU102_DEV_GSP;
+    /// Number of `NV_PGSP_QUEUE_HEAD(i)`.
+    pub NV_PGSP_QUEUE_HEAD__SIZE_1: u32 = 8 in headers::TU102_DEV_GSP;
+    /// GSP's EMEM ports, `NV_PGSP_EMEMC(i)`.
+    pub NV_PGSP_EMEMC__SIZE_1: u32 = 4 in headers::TU102_DEV_GSP;
+    /// The FSP's EMEM ports, `NV_PFSP_EMEMC(i)`.
+    pub NV_PFSP_EMEMC__SIZE_1: u32 = 8 in headers::GH100_DEV_FSP_PRI;
+    /// Bytes of RM's channel in the FSP's EMEM (one packet at most).
+    pub FSP_EMEM_CHANNEL_RM_SIZE: usize = 1024 in headers::FSP_EMEM_CHANNELS;
+}
+
 /// GSP's falcon base.
 pub const GSP_BASE: u32 = NV_PGSP.first;
 /// SEC2's falcon base (Turing to Ada; Hopper and Blackwell boot through the FSP instead).

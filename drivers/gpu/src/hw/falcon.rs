@@ -10,7 +10,7 @@
 //! whose fields moved (TU102..TU117 and GA100 use `tu102`, GA102 and later use `ga102`).
 
 use super::headers;
-use crate::{field_values, registers};
+use crate::{constants, field_values, registers};
 
 field_values! {
     /// Size of one falcon DMA transfer (`NV_PFALCON_FALCON_DMATRFCMD_SIZE`).
@@ -185,6 +185,23 @@ field_values! {
         Physical = 0x1 => PHYSICAL,
     }
 }
+
+constants! {
+    /// Facts of the falcon's register array sizes.
+    pub const SIZE_FACTS;
+
+    /// Number of FBIF apertures, `NV_PFALCON_FBIF_TRANSCFG(i)`.
+    pub NV_PFALCON_FBIF_TRANSCFG__SIZE_1: u32 = 8 in headers::TU102_DEV_FBIF_V4;
+}
+
+/// Low bit of the DMEM size in `NV_PFALCON_FALCON_HWCFG` (bits 17:9, 256-byte blocks). NVIDIA's
+/// published `dev_falcon_v4.h` names only `IMEM_SIZE` (8:0); nouveau reads DMEM's size from 17:9
+/// (`drivers/gpu/drm/nouveau/nvkm/falcon/base.c`, `nvkm_falcon_oneinit`: `(caps & 0x3fe00) >> 1`,
+/// in bytes). No NVIDIA file states it, so it cannot be checked against NVIDIA's headers.
+pub const HWCFG_DMEM_SIZE_SHIFT: u32 = 9;
+/// Width mask of the HWCFG DMEM size field (nouveau, as [`HWCFG_DMEM_SIZE_SHIFT`]; not
+/// header-checked).
+pub const HWCFG_DMEM_SIZE_MASK: u32 = 0x1FF;
 
 /// Falcon registers as Turing (TU10x, TU11x) and GA100 lay them out.
 pub mod tu102 {

@@ -11,12 +11,8 @@
 //!   `NV_PFALCON_FBIF_TRANSCFG_TARGET`), and RM's generic falcon bootloader descriptor calls
 //!   context 4 "PHYS_SYS_NCOH".
 
-use crate::hw::{headers, Header};
+use crate::hw::headers;
 use crate::{constants, field_values, registers};
-
-/// `src/common/inc/swref/published/nvswitch/lr10/dev_soe_ip.h` (535.261.03).
-pub const LR10_DEV_SOE_IP: Header =
-    Header { release: headers::OGKM_PINNED, path: "src/common/inc/swref/published/nvswitch/lr10/dev_soe_ip.h" };
 
 field_values! {
     /// `NV_PFALCON2_FALCON_MOD_SEL_ALGO`: the signature algorithm the boot ROM checks.
@@ -54,7 +50,7 @@ constants! {
     pub const VALUE_FACTS;
 
     /// FBIF target: non-coherent system memory.
-    pub NV_SOE_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM: u32 = 0x2 in LR10_DEV_SOE_IP;
+    pub NV_SOE_FBIF_TRANSCFG_TARGET_NONCOHERENT_SYSMEM: u32 = 0x2 in headers::LR10_DEV_SOE_IP;
 }
 
 /// Every fact this module declares.

@@ -3,17 +3,22 @@
 //! model reads them from the same declarations; the values in them are checked by the model
 //! against the header-checked constants, not against the driver's.
 //!
-//! All of them are defined in RM's `kernel_gsp_frts_tu102.c` itself (535.261.03), not in a
+//! The structures are all defined in RM's `kernel_gsp_frts_tu102.c` itself (535.261.03), not in a
 //! header: [`KERNEL_GSP_FRTS_TU102`]. [`LAYOUTS`] lists each one's size and fields, and
 //! `tests/tests/fw_layout.rs` compiles that file's definitions with the C compiler and compares.
 //!
 //! - The falcon application interface FWSEC's DMEM starts with: `FALCON_APPLICATION_INTERFACE_*`,
 //!   read at any DMEM offset (unaligned, little-endian fields).
-//! - The FWSEC FRTS command: `FWSECLIC_*`.
+//! - Which firmware a chip takes: `NV_FIRMWARE_CHIP_FAMILY_*` ([`CHIP_FAMILY_FACTS`], from
+//!   `nv-firmware.h`).
+//! - The FWSEC FRTS command: `FWSECLIC_*`, and the values RM fills it with ([`FACTS`], checked
+//!   against that file by the header conformance test).
 
 use core::mem::{align_of, offset_of, size_of};
 
+use crate::constants;
 use crate::gsp::layout::{FieldLayout, StructLayout};
+use crate::hw::headers;
 pub use crate::hw::headers::KERNEL_GSP_FRTS_TU102;
 use zerocopy::byteorder::little_endian::{U16, U32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
@@ -112,6 +117,57 @@ const _: () = {
     assert!(size_of::<FwseclicFrtsCmd>() == 48);
     assert!(core::mem::offset_of!(FwseclicFrtsCmd, frts_region_desc) == 24);
 };
+
+constants! {
+    /// Facts of the values RM puts in the FWSEC command.
+    pub const FACTS;
+
+    /// `FWSECLIC_READ_VBIOS_DESC.flags`.
+    pub FWSECLIC_READ_VBIOS_STRUCT_FLAGS: u32 = 2 in headers::KERNEL_GSP_FRTS_TU102;
+    /// `FWSECLIC_FRTS_REGION_DESC.frtsRegionMediaType`: the FRTS region is in the framebuffer.
+    pub FWSECLIC_FRTS_REGION_MEDIA_FB: u32 = 2 in headers::KERNEL_GSP_FRTS_TU102;
+    /// `FWSECLIC_FRTS_REGION_DESC.frtsRegionSize`: 1 MiB in 4 KiB units, the only size RM asks
+    /// for.
+    pub FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K: u32 = 0x100 in headers::KERNEL_GSP_FRTS_TU102;
+}
+
+constants! {
+    /// Facts of the firmware families (`nv_firmware_chip_family_t`, `nv-firmware.h`): which GSP
+    /// firmware image and signature a chip takes (`crate::chip::FirmwareFamily`).
+    pub const CHIP_FAMILY_FACTS;
+
+    pub NV_FIRMWARE_CHIP_FAMILY_TU10X: u32 = 1 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_TU11X: u32 = 2 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_GA100: u32 = 3 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_GA10X: u32 = 4 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_AD10X: u32 = 5 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_GH100: u32 = 6 in headers::NV_FIRMWARE;
+    pub NV_FIRMWARE_CHIP_FAMILY_GB10X: u32 = 8 in headers::NV_FIRMWARE_570;
+    pub NV_FIRMWARE_CHIP_FAMILY_GB20X: u32 = 9 in headers::NV_FIRMWARE_570;
+}
+
+/// `FWSECLIC_READ_VBIOS_DESC.version` as `s_executeFwsec_TU102` fills it (a literal in RM's
+/// code, not a define).
+pub const FWSECLIC_READ_VBIOS_DESC_VERSION: u32 = 1;
+/// `FWSECLIC_FRTS_REGION_DESC.version` as `s_executeFwsec_TU102` fills it (a literal, as
+/// [`FWSECLIC_READ_VBIOS_DESC_VERSION`]).
+pub const FWSECLIC_FRTS_REGION_DESC_VERSION: u32 = 1;
+/// `sizeof(FWSECLIC_READ_VBIOS_DESC)`, what its `size` field holds.
+pub const FWSECLIC_READ_VBIOS_DESC_SIZE: u32 = size_of::<FwseclicReadVbiosDesc>() as u32;
+/// `sizeof(FWSECLIC_FRTS_REGION_DESC)`, what its `size` field holds.
+pub const FWSECLIC_FRTS_REGION_DESC_SIZE: u32 = size_of::<FwseclicFrtsRegionDesc>() as u32;
+/// `sizeof(FALCON_APPLICATION_INTERFACE_HEADER_V1)`, what its `headerSize` holds in every ROM.
+pub const FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE: u8 = size_of::<AppInterfaceHeaderV1>() as u8;
+/// `sizeof(FALCON_APPLICATION_INTERFACE_ENTRY_V1)`, what the header's `entrySize` holds.
+pub const FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE: u8 = size_of::<AppInterfaceEntryV1>() as u8;
+/// `sizeof(FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3)`, what its `size` holds.
+pub const FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE: u16 = size_of::<DmemMapperV3>() as u16;
+/// `FALCON_APPLICATION_INTERFACE_HEADER_V1.version` of every sample ROM. No NVIDIA file defines
+/// it (the structure's name carries it), so it cannot be header-checked.
+pub const FALCON_APPLICATION_INTERFACE_HEADER_V1_VERSION: u8 = 1;
+/// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3.version` of every sample ROM (the name says V3;
+/// not header-checked, as [`FALCON_APPLICATION_INTERFACE_HEADER_V1_VERSION`]).
+pub const FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION: u16 = 3;
 
 /// One field's layout: its C name, and the Rust field's offset and size.
 macro_rules! fields {

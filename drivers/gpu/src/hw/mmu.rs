@@ -18,13 +18,6 @@
 use super::{headers, FactGroup, FactValue, Header, HeaderFact, UnitRange};
 use crate::constants;
 
-/// UVM's copy of the gp100 MMU header: the one place VER2 aperture values are defined.
-pub const UVM_GP100_DEV_MMU: Header =
-    Header { release: headers::OGKM_PINNED, path: "kernel-open/nvidia-uvm/hwref/pascal/gp100/dev_mmu.h" };
-/// Turing's MMU header: `NV_MMU_PTE_KIND_GENERIC_MEMORY`, the kind Turing to Ada map memory with.
-pub const TU102_DEV_MMU: Header =
-    Header { release: headers::OGKM_PINNED, path: "src/common/inc/swref/published/turing/tu102/dev_mmu.h" };
-
 /// A field of a page-table entry: bits `hi:lo` counted across the entry's 64-bit words (bit 64
 /// is bit 0 of the second word), as `dev_mmu.h` numbers them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,26 +131,26 @@ pub mod ver2 {
         pub const UVM_FACTS;
 
         /// Bit 0 of a PDE: set means the entry is a PTE (at levels that may hold one).
-        pub NV_MMU_VER2_PDE_IS_PTE: Range = 0:0 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_PDE_APERTURE_INVALID: u32 = 0 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_PDE_APERTURE_VIDEO_MEMORY: u32 = 1 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_PDE_APERTURE_SYSTEM_COHERENT_MEMORY: u32 = 2 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_PDE_APERTURE_SYSTEM_NON_COHERENT_MEMORY: u32 = 3 in UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_PDE_IS_PTE: Range = 0:0 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_PDE_APERTURE_INVALID: u32 = 0 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_PDE_APERTURE_VIDEO_MEMORY: u32 = 1 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_PDE_APERTURE_SYSTEM_COHERENT_MEMORY: u32 = 2 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_PDE_APERTURE_SYSTEM_NON_COHERENT_MEMORY: u32 = 3 in headers::UVM_GP100_DEV_MMU;
 
-        pub NV_MMU_VER2_DUAL_PDE_IS_PTE: Range = 0:0 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_DUAL_PDE_APERTURE_BIG_INVALID: u32 = 0 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_DUAL_PDE_APERTURE_BIG_VIDEO_MEMORY: u32 = 1 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_DUAL_PDE_APERTURE_BIG_SYSTEM_COHERENT_MEMORY: u32 = 2 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_DUAL_PDE_APERTURE_BIG_SYSTEM_NON_COHERENT_MEMORY: u32 = 3 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_DUAL_PDE_APERTURE_SMALL_INVALID: u32 = 0 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_DUAL_PDE_APERTURE_SMALL_VIDEO_MEMORY: u32 = 1 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_DUAL_PDE_APERTURE_SMALL_SYSTEM_COHERENT_MEMORY: u32 = 2 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_DUAL_PDE_APERTURE_SMALL_SYSTEM_NON_COHERENT_MEMORY: u32 = 3 in UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_DUAL_PDE_IS_PTE: Range = 0:0 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_DUAL_PDE_APERTURE_BIG_INVALID: u32 = 0 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_DUAL_PDE_APERTURE_BIG_VIDEO_MEMORY: u32 = 1 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_DUAL_PDE_APERTURE_BIG_SYSTEM_COHERENT_MEMORY: u32 = 2 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_DUAL_PDE_APERTURE_BIG_SYSTEM_NON_COHERENT_MEMORY: u32 = 3 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_DUAL_PDE_APERTURE_SMALL_INVALID: u32 = 0 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_DUAL_PDE_APERTURE_SMALL_VIDEO_MEMORY: u32 = 1 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_DUAL_PDE_APERTURE_SMALL_SYSTEM_COHERENT_MEMORY: u32 = 2 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_DUAL_PDE_APERTURE_SMALL_SYSTEM_NON_COHERENT_MEMORY: u32 = 3 in headers::UVM_GP100_DEV_MMU;
 
-        pub NV_MMU_VER2_PTE_APERTURE_VIDEO_MEMORY: u32 = 0 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_PTE_APERTURE_PEER_MEMORY: u32 = 1 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_PTE_APERTURE_SYSTEM_COHERENT_MEMORY: u32 = 2 in UVM_GP100_DEV_MMU;
-        pub NV_MMU_VER2_PTE_APERTURE_SYSTEM_NON_COHERENT_MEMORY: u32 = 3 in UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_PTE_APERTURE_VIDEO_MEMORY: u32 = 0 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_PTE_APERTURE_PEER_MEMORY: u32 = 1 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_PTE_APERTURE_SYSTEM_COHERENT_MEMORY: u32 = 2 in headers::UVM_GP100_DEV_MMU;
+        pub NV_MMU_VER2_PTE_APERTURE_SYSTEM_NON_COHERENT_MEMORY: u32 = 3 in headers::UVM_GP100_DEV_MMU;
     }
 
     constants! {
@@ -186,7 +179,7 @@ pub mod ver2 {
             /// Turing kind facts.
             pub const FACTS;
 
-            pub NV_MMU_PTE_KIND_GENERIC_MEMORY: u8 = 0x06 in TU102_DEV_MMU;
+            pub NV_MMU_PTE_KIND_GENERIC_MEMORY: u8 = 0x06 in headers::TU102_DEV_MMU;
         }
     }
 }

@@ -4,7 +4,10 @@
 //!
 //! Registers are declarations (see [`registers!`]): a name, an address, and fields by bit range.
 //! Each declaration also yields [`HeaderFact`]s, and `tests/tests/header_conformance.rs` checks
-//! every one of them against the headers themselves, so a wrong number cannot hide here.
+//! every one of them against the headers themselves, so a wrong number cannot hide here. The
+//! format constants the VBIOS parser keeps next to itself (`crate::vbios`) are registered by
+//! [`vbios`]. Facts are built nowhere else: the same test fails on a [`Header`] or [`HeaderFact`]
+//! built outside this module, and on a header path written outside [`headers`].
 //!
 //! [`RegisterIo`] is the driver's register I/O boundary: the kernel implements it over a mapped
 //! BAR0, the model implements it in software.
@@ -30,8 +33,11 @@ pub mod intr;
 pub mod mmu;
 pub mod pmc;
 pub mod pramin;
+pub mod pri;
 pub mod qmd;
+pub mod rm;
 pub mod therm;
+pub mod vbios;
 pub mod vm;
 
 pub use headers::Header;
@@ -57,7 +63,7 @@ impl<T: RegisterIo + ?Sized> RegisterIo for &T {
 }
 
 /// The value a header gives a name, in the shapes NVIDIA's `#define`s take.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FactValue {
     /// `#define NAME 0x1234`: an offset, a field value, a class number.
     Number(u64),
@@ -70,7 +76,7 @@ pub enum FactValue {
 }
 
 /// One fact the driver relies on, as NVIDIA names it, and where to find it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct HeaderFact {
     /// NVIDIA's name for it, e.g. `NV_PMC_BOOT_42_CHIP_ID`.
     pub name: &'static str,
@@ -88,25 +94,34 @@ pub type FactGroup = &'static [&'static [HeaderFact]];
 pub const FACT_TABLES: &[&[FactGroup]] = &[
     pmc::FACTS,
     pmc::r570::FACTS,
+    pmc::ARCHITECTURE_FACTS,
+    pmc::NV_ARCH_FACTS,
     bus::REGISTER_FACTS,
     bus::CONSTANT_FACTS,
     falcon::FACTS,
     falcon::tu102::FACTS,
     falcon::ga102::FACTS,
     falcon::gh100::FACTS,
+    falcon::SIZE_FACTS,
     falcon2::FACTS,
     falcon2::VALUE_FACTS,
     boot::FUSE_FACTS,
+    boot::DEBUG_FUSE_FACTS,
+    boot::tu102::FACTS,
+    boot::gh100::FACTS,
     boot::VALUE_FACTS,
     boot::FB_FACTS,
     boot::GH100_FALCON_FACTS,
     boot::PCFG_FACTS,
     engine::BASE_FACTS,
+    engine::SIZE_FACTS,
     engine::FACTS,
     engine::gh100::FACTS,
     engine::gb202::FACTS,
     fb::FACTS,
     fb::ALIGNMENT_FACTS,
+    fw::FACTS,
+    fw::CHIP_FAMILY_FACTS,
     gc6::CONSTANT_FACTS,
     gc6::FACTS,
     therm::FACTS,
@@ -142,12 +157,17 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     intr::FACTS,
     pramin::FACTS,
     pramin::CONSTANT_FACTS,
+    pri::FACTS,
+    vbios::FACTS,
+    rm::ERROR_FACTS,
+    rm::FACTS,
     fault::FACTS,
     fault::tu102::FACTS,
     fault::gh100::FACTS,
     fault::BUFFER_FACTS,
     fault::PACKET_FACTS,
     compute::FACTS,
+    qmd::VERSION_FACTS,
     ce::method::FACTS,
     ce::FACTS,
     ce::VALUE_FACTS,
@@ -677,6 +697,80 @@ macro_rules! constants {
     (@fact $kind:ident $value:literal) => { $crate::hw::FactValue::Number($value as u64) };
 }
 pub use constants;
+
+/// Declares names a header must define whose values the crate does not use (the define shows
+/// that a format exists where it is cited), each a [`HeaderFact`] of value
+/// [`FactValue::Defined`], and collects them into a table.
+///
+/// ```ignore
+/// defined_names! {
+///     pub const VERSION_FACTS;
+///     /// Turing's QMD layout version.
+///     pub NVC5C0_QMDV02_03_QMD_MAJOR_VERSION in headers::CLC5C0_QMD;
+/// }
+/// ```
+#[macro_export]
+macro_rules! defined_names {
+    (
+        $(#[$tmeta:meta])*
+        $tvis:vis const $table:ident;
+        $( $(#[$meta:meta])* $vis:vis $name:ident in $header:path; )*
+    ) => {
+        $(
+            $(#[$meta])*
+            #[allow(non_upper_case_globals)]
+            $vis const $name: $crate::hw::HeaderFact = $crate::hw::HeaderFact {
+                name: stringify!($name),
+                header: $header,
+                value: $crate::hw::FactValue::Defined,
+            };
+        )*
+
+        $(#[$tmeta])*
+        $tvis const $table: &[$crate::hw::FactGroup] = &[&[&[$($name),*]]];
+    };
+}
+pub use defined_names;
+
+/// Registers facts of constants declared outside `hw`, next to the code that reads them: the
+/// VBIOS parser keeps its format constants in `crate::vbios`. Each constant has NVIDIA's name,
+/// and the fact takes both its name and its value from it, so neither is written twice.
+///
+/// ```ignore
+/// facts_of! {
+///     /// Facts of the ROM formats.
+///     pub const FACTS;
+///     crate::vbios { PCI_EXP_ROM_SIGNATURE_NV, PCI_DATA_STRUCT_SIGNATURE } in headers::PCI_EXP_TABLE;
+///     crate::vbios { NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION: Bits } in headers::KERNEL_GSP_FWSEC;
+/// }
+/// ```
+/// A constant marked `: Bits` is a [`BitRange`] (a field's `hi:lo`); the others are numbers.
+#[macro_export]
+macro_rules! facts_of {
+    (
+        $(#[$tmeta:meta])*
+        $tvis:vis const $table:ident;
+        $( $($module:ident)::+ { $($name:ident $(: $kind:ident)?),* $(,)? } in $header:path; )*
+    ) => {
+        $(#[$tmeta])*
+        $tvis const $table: &[$crate::hw::FactGroup] = &[&[$(
+            {
+                use $($module)::+ as declared_in;
+                &[$( $crate::hw::HeaderFact {
+                    name: stringify!($name),
+                    header: $header,
+                    value: $crate::facts_of!(@value declared_in::$name $(, $kind)?),
+                }, )*]
+            }
+        ),*]];
+    };
+
+    (@value $value:expr) => { $crate::hw::FactValue::Number($value as u64) };
+    (@value $value:expr, Bits) => {
+        $crate::hw::FactValue::Bits { hi: $value.hi as u32, lo: $value.lo as u32 }
+    };
+}
+pub use facts_of;
 
 /// A unit's BAR0 address window, inclusive, as headers write it (`NV_PGSP 0x113fff:0x110000`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,12 +1,15 @@
-//! PMC: the master control unit at the start of BAR0 (chip identification, engine enables).
+//! PMC: the master control unit at the start of BAR0 (chip identification, engine enables), and
+//! the numbers chip identification compares with: architectures ([`ARCHITECTURE_FACTS`]) and
+//! implementations ([`NV_ARCH_FACTS`]), which `crate::chip` builds its chip table from.
 //!
-//! Follows `src/common/inc/swref/published/nv_ref.h` (NV_PMC_BOOT_0, NV_PMC_BOOT_42) and
+//! Follows `src/common/inc/swref/published/nv_ref.h` (NV_PMC_BOOT_0, NV_PMC_BOOT_42), `nv_arch.h`
+//! and
 //! `turing/tu102/dev_boot.h` (NV_PMC_ENABLE) of open-gpu-kernel-modules 535.261.03. Release
 //! 570.133.07 widens the architecture fields for Blackwell-and-later numbering; that layout is in
 //! [`r570`] and is the one chip identification decodes with.
 
 use super::headers;
-use crate::registers;
+use crate::{constants, registers};
 
 registers! {
     /// Facts of this module (535.261.03 layouts; [`r570::FACTS`] has the 570 ones).
@@ -100,6 +103,74 @@ pub mod r570 {
             (self.architecture_1() << 5) | self.architecture_0()
         }
     }
+}
+
+constants! {
+    /// Facts of the architecture numbers (`NV_PMC_BOOT_42_ARCHITECTURE`'s values).
+    pub const ARCHITECTURE_FACTS;
+
+    /// Turing.
+    pub NV_PMC_BOOT_42_ARCHITECTURE_TU100: u8 = 0x16 in headers::NV_REF;
+    /// Ampere (GA100 and GA10x).
+    pub NV_PMC_BOOT_42_ARCHITECTURE_GA100: u8 = 0x17 in headers::NV_REF;
+    /// Hopper.
+    pub NV_PMC_BOOT_42_ARCHITECTURE_GH100: u8 = 0x18 in headers::NV_REF;
+    /// Ada.
+    pub NV_PMC_BOOT_42_ARCHITECTURE_AD100: u8 = 0x19 in headers::NV_REF;
+    /// Blackwell datacenter (GB10x).
+    pub NV_PMC_BOOT_42_ARCHITECTURE_GB100: u8 = 0x1A in headers::NV_REF_570;
+    /// Blackwell client and workstation (GB20x).
+    pub NV_PMC_BOOT_42_ARCHITECTURE_GB200: u8 = 0x1B in headers::NV_REF_570;
+
+    /// Maxwell GM10x (not supported: no GSP; named for error messages, only in 570.133.07).
+    pub NV_PMC_BOOT_42_ARCHITECTURE_GM100: u8 = 0x11 in headers::NV_REF_570;
+    /// Maxwell GM20x (not supported).
+    pub NV_PMC_BOOT_42_ARCHITECTURE_GM200: u8 = 0x12 in headers::NV_REF_570;
+    /// Pascal (not supported).
+    pub NV_PMC_BOOT_42_ARCHITECTURE_GP100: u8 = 0x13 in headers::NV_REF_570;
+    /// Volta GV100 (not supported).
+    pub NV_PMC_BOOT_42_ARCHITECTURE_GV100: u8 = 0x14 in headers::NV_REF_570;
+    /// Volta GV11x (not supported).
+    pub NV_PMC_BOOT_42_ARCHITECTURE_GV110: u8 = 0x15 in headers::NV_REF_570;
+}
+
+constants! {
+    /// Facts of `nv_arch.h`: each architecture's number shifted by 4 (`GPU_ARCHITECTURE_*`, the
+    /// chip id of implementation 0) and each chip's implementation number
+    /// (`GPU_IMPLEMENTATION_*`); a chip id is `ARCHITECTURE << 4 | IMPLEMENTATION`.
+    pub const NV_ARCH_FACTS;
+
+    pub GPU_ARCHITECTURE_TURING: u16 = 0x0160 in headers::NV_ARCH;
+    pub GPU_ARCHITECTURE_AMPERE: u16 = 0x0170 in headers::NV_ARCH;
+    pub GPU_ARCHITECTURE_HOPPER: u16 = 0x0180 in headers::NV_ARCH;
+    pub GPU_ARCHITECTURE_ADA: u16 = 0x0190 in headers::NV_ARCH;
+    pub GPU_ARCHITECTURE_BLACKWELL_GB1XX: u16 = 0x01A0 in headers::NV_ARCH_570;
+    pub GPU_ARCHITECTURE_BLACKWELL_GB2XX: u16 = 0x01B0 in headers::NV_ARCH_570;
+
+    pub GPU_IMPLEMENTATION_TU102: u8 = 0x02 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_TU104: u8 = 0x04 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_TU106: u8 = 0x06 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_TU116: u8 = 0x08 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_TU117: u8 = 0x07 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_GA100: u8 = 0x00 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_GA102: u8 = 0x02 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_GA103: u8 = 0x03 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_GA104: u8 = 0x04 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_GA106: u8 = 0x06 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_GA107: u8 = 0x07 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_AD102: u8 = 0x02 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_AD103: u8 = 0x03 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_AD104: u8 = 0x04 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_AD106: u8 = 0x06 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_AD107: u8 = 0x07 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_GH100: u8 = 0x00 in headers::NV_ARCH;
+    pub GPU_IMPLEMENTATION_GB100: u8 = 0x00 in headers::NV_ARCH_570;
+    pub GPU_IMPLEMENTATION_GB102: u8 = 0x02 in headers::NV_ARCH_570;
+    pub GPU_IMPLEMENTATION_GB202: u8 = 0x02 in headers::NV_ARCH_570;
+    pub GPU_IMPLEMENTATION_GB203: u8 = 0x03 in headers::NV_ARCH_570;
+    pub GPU_IMPLEMENTATION_GB205: u8 = 0x05 in headers::NV_ARCH_570;
+    pub GPU_IMPLEMENTATION_GB206: u8 = 0x06 in headers::NV_ARCH_570;
+    pub GPU_IMPLEMENTATION_GB207: u8 = 0x07 in headers::NV_ARCH_570;
 }
 
 #[cfg(test)]

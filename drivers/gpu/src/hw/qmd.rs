@@ -13,6 +13,28 @@
 
 use super::headers;
 use super::Header;
+use crate::defined_names;
+
+defined_names! {
+    /// The define of each compute class's QMD header that shows the layout version the HAL
+    /// picks for it (`hal::QmdVersion::define`).
+    pub const VERSION_FACTS;
+
+    /// Turing (TURING_COMPUTE_A): QMDV02_03.
+    pub NVC5C0_QMDV02_03_QMD_MAJOR_VERSION in headers::CLC5C0_QMD;
+    /// GA100 (AMPERE_COMPUTE_A): QMDV03_00.
+    pub NVC6C0_QMDV03_00_QMD_MAJOR_VERSION in headers::CLC6C0_QMD;
+    /// GA10x (AMPERE_COMPUTE_B): QMDV03_00.
+    pub NVC7C0_QMDV03_00_QMD_MAJOR_VERSION in headers::CLC7C0_QMD;
+    /// Ada (ADA_COMPUTE_A): QMDV03_00.
+    pub NVC9C0_QMDV03_00_QMD_MAJOR_VERSION in headers::CLC9C0_QMD;
+    /// Hopper (HOPPER_COMPUTE_A): QMDV04_00.
+    pub NVCBC0_QMDV04_00_QMD_MAJOR_VERSION in headers::CLCBC0_QMD;
+    /// Blackwell GB10x (BLACKWELL_COMPUTE_A): QMDV05_00.
+    pub NVCDC0_QMDV05_00_QMD_MAJOR_VERSION in headers::CLCDC0_QMD;
+    /// Blackwell GB20x (BLACKWELL_COMPUTE_B): QMDV05_00.
+    pub NVCEC0_QMDV05_00_QMD_MAJOR_VERSION in headers::CLCEC0_QMD;
+}
 
 /// What a QMD field is for, independently of its name in one version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -37,7 +37,11 @@ pub const BIT_TOKEN_BIOSDATA: u8 = 0x42;
 pub const BIT_TOKEN_FALCON_DATA: u8 = 0x70;
 /// BIOSDATA starts with `Version` (u32) and `OemVersion` (u8): `BIT_DATA_BIOSDATA_BINVER`;
 /// `BIT_DATA_BIOSDATA_BINVER_SIZE_5` (`kernel_gsp_fwsec.c`), which the token's size must exceed.
-const BIT_DATA_BIOSDATA_BINVER_SIZE_5: u16 = 5;
+pub const BIT_DATA_BIOSDATA_BINVER_SIZE_5: u16 = 5;
+/// Size of `BIT_DATA_BIOSDATA_V2`: its format `BIT_DATA_BIOSDATA_V2_FMT` "1d2b3w2d4b3w3b1d"
+/// (`rom_nvswitch.h`) adds up to 37 bytes. NVIDIA states the format, not the number, so the
+/// number cannot be checked against a define.
+pub const BIT_DATA_BIOSDATA_V2_SIZE: u16 = 37;
 
 /// `BIT_HEADER_V1_00`.
 #[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]

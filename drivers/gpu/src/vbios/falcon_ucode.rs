@@ -15,16 +15,17 @@ use super::bit::{BitTable, BIT_TOKEN_FALCON_DATA};
 use super::error::{Result, VbiosError};
 use super::source::{check_range, struct_at};
 
-/// The falcon data token's layout version the driver accepts (`BIT_DATA_FALCON_DATA_V2`).
-const BIT_DATA_FALCON_DATA_VERSION_2: u8 = 2;
+/// The falcon data token's layout version the driver accepts (`BIT_DATA_FALCON_DATA_V2`, whose
+/// name is all NVIDIA writes of it: not header-checked).
+pub const BIT_DATA_FALCON_DATA_VERSION_2: u8 = 2;
 /// `BIT_DATA_FALCON_DATA_V2_SIZE_4`: one u32, `FalconUcodeTablePtr`.
-const BIT_DATA_FALCON_DATA_V2_SIZE_4: u16 = 4;
+pub const BIT_DATA_FALCON_DATA_V2_SIZE_4: u16 = 4;
 /// `FALCON_UCODE_TABLE_HDR_V1_VERSION`.
 pub const FALCON_UCODE_TABLE_HDR_V1_VERSION: u8 = 1;
 /// `FALCON_UCODE_TABLE_HDR_V1_SIZE_6`.
-const FALCON_UCODE_TABLE_HDR_V1_SIZE_6: u8 = 6;
+pub const FALCON_UCODE_TABLE_HDR_V1_SIZE_6: u8 = 6;
 /// `FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6`.
-const FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6: u8 = 6;
+pub const FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6: u8 = 6;
 
 /// `FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC`: accepted as FWSEC in both modes.
 pub const APPID_FIRMWARE_SEC_LIC: u8 = 0x05;

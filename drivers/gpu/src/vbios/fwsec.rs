@@ -22,22 +22,24 @@ use super::falcon_ucode::{
     FalconUcodeEntry, FalconUcodeTable, APPID_FIRMWARE_SEC_LIC, APPID_FWSEC_DBG, APPID_FWSEC_PROD,
 };
 use super::source::{slice, struct_at};
+use crate::hw::BitRange;
 
-/// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION` (bit 0): 1 = the version field is valid.
-const VDESC_FLAGS_VERSION_AVAILABLE: u32 = 1 << 0;
+/// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE`: the value of
+/// `_VDESC_FLAGS_VERSION` (bit 0) that says the version field is valid.
+pub const NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE: u32 = 0x01;
 /// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION` (bits 15:8).
-const VDESC_VERSION_SHIFT: u32 = 8;
+pub const NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION: BitRange = BitRange::new(15, 8);
 /// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE` (bits 31:16).
-const VDESC_SIZE_SHIFT: u32 = 16;
-/// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2` / `_V3`.
-pub const FALCON_UCODE_DESC_VERSION_V2: u8 = 2;
-/// See [`FALCON_UCODE_DESC_VERSION_V2`].
-pub const FALCON_UCODE_DESC_VERSION_V3: u8 = 3;
+pub const NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE: BitRange = BitRange::new(31, 16);
+/// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2`: a [`FalconUcodeDescV2`] follows.
+pub const NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2: u8 = 0x02;
+/// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3`: a [`FalconUcodeDescV3`] follows.
+pub const NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3: u8 = 0x03;
 /// `FALCON_UCODE_DESC_V2_SIZE_60`.
-pub const FALCON_UCODE_DESC_V2_SIZE: u16 = 60;
+pub const FALCON_UCODE_DESC_V2_SIZE_60: u16 = 60;
 /// `FALCON_UCODE_DESC_V3_SIZE_44`: the fixed part; the signatures follow it up to the
 /// descriptor size the header gives.
-pub const FALCON_UCODE_DESC_V3_SIZE: u16 = 44;
+pub const FALCON_UCODE_DESC_V3_SIZE_44: u16 = 44;
 /// `BCRT30_RSA3K_SIG_SIZE`: one RSA-3072 signature.
 pub const FWSEC_SIGNATURE_SIZE: u32 = 384;
 /// Falcon memories are loaded in 256-byte blocks (`NV_ALIGN_UP(..., 256)` in
@@ -169,8 +171,8 @@ impl FwsecDescriptor {
     /// Descriptor version (2 or 3).
     pub const fn version(&self) -> u8 {
         match self {
-            Self::V2(_) => FALCON_UCODE_DESC_VERSION_V2,
-            Self::V3(_) => FALCON_UCODE_DESC_VERSION_V3,
+            Self::V2(_) => NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2,
+            Self::V3(_) => NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3,
         }
     }
     /// Size of the code to load into IMEM.
@@ -377,15 +379,15 @@ impl<'a> Fwsec<'a> {
             size: rom_size,
         })?;
         let vdesc = struct_at::<U32>(rom, "FWSEC descriptor header", desc_offset)?.get();
-        if vdesc & VDESC_FLAGS_VERSION_AVAILABLE == 0 {
+        if vdesc & NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE == 0 {
             return Err(VbiosError::FwsecDescVersionUnavailable { offset: desc_offset });
         }
-        let version = ((vdesc >> VDESC_VERSION_SHIFT) & 0xFF) as u8;
-        let desc_size = (vdesc >> VDESC_SIZE_SHIFT) as u16;
+        let version = NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION.extract(vdesc) as u8;
+        let desc_size = NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE.extract(vdesc) as u16;
         let desc_flags = (vdesc & 0xFF) as u8;
 
         let descriptor = match version {
-            FALCON_UCODE_DESC_VERSION_V2 if desc_size >= FALCON_UCODE_DESC_V2_SIZE => {
+            NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2 if desc_size >= FALCON_UCODE_DESC_V2_SIZE_60 => {
                 let raw: DescV2Raw = struct_at(rom, "FWSEC descriptor v2", desc_offset)?;
                 FwsecDescriptor::V2(FalconUcodeDescV2 {
                     stored_size: raw.stored_size.get(),
@@ -404,7 +406,7 @@ impl<'a> Fwsec<'a> {
                     alt_dmem_load_size: raw.alt_dmem_load_size.get(),
                 })
             }
-            FALCON_UCODE_DESC_VERSION_V3 if desc_size >= FALCON_UCODE_DESC_V3_SIZE => {
+            NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3 if desc_size >= FALCON_UCODE_DESC_V3_SIZE_44 => {
                 let raw: DescV3Raw = struct_at(rom, "FWSEC descriptor v3", desc_offset)?;
                 FwsecDescriptor::V3(FalconUcodeDescV3 {
                     stored_size: raw.stored_size.get(),
@@ -447,10 +449,10 @@ impl<'a> Fwsec<'a> {
                 // Inside the image, checked above, so this cannot fail.
                 let dmem_offset =
                     image_offset.checked_add(d.imem_load_size).ok_or(layout("DMEM starts past the end of the ROM"))?;
-                // The match above took v3 only with `desc_size >= FALCON_UCODE_DESC_V3_SIZE`.
+                // The match above took v3 only with `desc_size >= FALCON_UCODE_DESC_V3_SIZE_44`.
                 let signature_bytes = u32::from(
                     desc_size
-                        .checked_sub(FALCON_UCODE_DESC_V3_SIZE)
+                        .checked_sub(FALCON_UCODE_DESC_V3_SIZE_44)
                         .ok_or(VbiosError::UnsupportedFwsecDesc { version, size: desc_size })?,
                 );
                 let count = u32::from(d.signature_count);
@@ -459,7 +461,7 @@ impl<'a> Fwsec<'a> {
                 }
                 // Before `image_offset`, which did not overflow.
                 let signatures_at = desc_offset
-                    .checked_add(u32::from(FALCON_UCODE_DESC_V3_SIZE))
+                    .checked_add(u32::from(FALCON_UCODE_DESC_V3_SIZE_44))
                     .ok_or(layout("ucode image starts past the end of the ROM"))?;
                 let signatures = slice(rom, "FWSEC signatures", signatures_at, signature_bytes)?;
                 (image_offset, dmem_offset, signatures, count)

@@ -27,7 +27,7 @@ pub const PCI_EXP_ROM_SIGNATURE_NV: u16 = 0x4E56;
 pub const PCI_EXP_ROM_SIGNATURE_NV2: u16 = 0xBB77;
 /// Offset of the 16-bit pointer to the PCI data structure in the ROM header. PCI Firmware Spec;
 /// `OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR` in `pci_exp_table.h`.
-pub const PCI_DATA_STRUCT_PTR_OFFSET: u32 = 0x18;
+pub const OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR: u32 = 0x18;
 
 /// "PCIR". PCI Firmware Spec; `PCI_DATA_STRUCT_SIGNATURE` in `pci_exp_table.h`.
 pub const PCI_DATA_STRUCT_SIGNATURE: u32 = 0x5249_4350;
@@ -48,7 +48,7 @@ pub const NV_PCI_DATA_EXT_REV_10: u16 = 0x100;
 /// See [`NV_PCI_DATA_EXT_REV_10`].
 pub const NV_PCI_DATA_EXT_REV_11: u16 = 0x101;
 /// Offset of the private last-image byte in the NPDE. `OFFSETOF_PCI_DATA_EXT_STRUCT_LAST_IMAGE`.
-const NPDE_LAST_IMAGE_OFFSET: u16 = 0x0A;
+pub const OFFSETOF_PCI_DATA_EXT_STRUCT_LAST_IMAGE: u16 = 0x0A;
 
 /// The PCI vendor id of NVIDIA (PCI-SIG assignment; `PCI_VENDOR_ID_NVIDIA` 0x10DE in NVIDIA's
 /// `src/common/nvswitch/kernel/inc/rom_nvswitch.h`).
@@ -70,6 +70,17 @@ const IFR_V3_FLASH_STATUS_SIZE: u32 = 4096;
 /// into the ROM directory (`kernel_gsp_vbios_tu102.c`).
 const IFR_V12_ROM_OFFSET_AT: u32 = 4;
 const IFR_V3_ROM_OFFSET_AT: u32 = 8;
+
+/// `EFISignature` of the EFI PCI expansion ROM header (offset 4 of an EFI image): 0x0EF1. UEFI
+/// Specification, "PCI Option ROMs" (`EFI_PCI_EXPANSION_ROM_HEADER`); no NVIDIA file states it,
+/// so it cannot be checked against NVIDIA's headers.
+pub const EFI_PCI_EXPANSION_ROM_HEADER_EFISIGNATURE: u32 = 0x0EF1;
+/// `EFI_IMAGE_MACHINE_X64`: the PE/COFF machine type (AMD64) of x86-64 EFI drivers. UEFI
+/// Specification; not header-checked.
+pub const EFI_IMAGE_MACHINE_X64: u16 = 0x8664;
+/// `EFI_IMAGE_SUBSYSTEM_EFI_BOOT_SERVICE_DRIVER`: PE/COFF subsystem 11. UEFI Specification; not
+/// header-checked.
+pub const EFI_IMAGE_SUBSYSTEM_EFI_BOOT_SERVICE_DRIVER: u16 = 11;
 
 /// No board ships more images than this; the bound makes the walk finite whatever the lengths say.
 pub const MAX_IMAGES: usize = 32;
@@ -353,7 +364,7 @@ fn read_image<S: RomSource + ?Sized>(src: &mut S, base: u32, offset: u32) -> Res
     if !is_rom_signature(rom_signature) {
         return Err(VbiosError::BadImageSignature { image: offset, found: rom_signature });
     }
-    let pcir_ptr = read_u16(src, "ROM header", abs(offset.saturating_add(PCI_DATA_STRUCT_PTR_OFFSET)))?;
+    let pcir_ptr = read_u16(src, "ROM header", abs(offset.saturating_add(OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR)))?;
     let pcir_offset = offset.saturating_add(u32::from(pcir_ptr));
     let pcir: PciDataStruct = read_struct(src, "PCI data structure", abs(pcir_offset))?;
     if !is_pcir_signature(pcir.signature.get()) {
@@ -376,7 +387,7 @@ fn read_image<S: RomSource + ?Sized>(src: &mut S, base: u32, offset: u32) -> Res
         if ext.signature.get() == NV_PCI_DATA_EXT_SIG
             && matches!(ext.revision.get(), NV_PCI_DATA_EXT_REV_10 | NV_PCI_DATA_EXT_REV_11)
         {
-            let has_last = ext.length.get() > NPDE_LAST_IMAGE_OFFSET;
+            let has_last = ext.length.get() > OFFSETOF_PCI_DATA_EXT_STRUCT_LAST_IMAGE;
             length = ext.subimage_length.get();
             if has_last {
                 last = ext.private_last_image & PCI_LAST_IMAGE != 0;

@@ -41,8 +41,7 @@ use crate::platform::{wait_for, Clock, Timeout};
 
 /// `FSP_EMEM_CHANNEL_RM`: RM's EMEM port and queue index.
 pub const FSP_EMEM_CHANNEL_RM: u32 = 0;
-/// `FSP_EMEM_CHANNEL_RM_SIZE`: bytes of RM's channel (one packet at most).
-pub const FSP_EMEM_CHANNEL_RM_SIZE: usize = 1024;
+pub use crate::hw::engine::FSP_EMEM_CHANNEL_RM_SIZE;
 
 /// `MCTP_HEADER_SEID` (23:16).
 pub const MCTP_HEADER_SEID_SHIFT: u32 = 16;

@@ -53,6 +53,7 @@ use crate::gsp::wpr::{GspFwWprMeta, WprChipParams};
 use crate::hal::{BootFlow, FbSizeSource, Hal};
 use crate::hw::engine::NV_PGSP_MAILBOX;
 use crate::hw::falcon::NV_PFALCON_FALCON_OS;
+use crate::hw::rm::{NV_GSP_ERROR, NV_GSP_ERROR_TAG_VAL};
 use crate::hw::{fb, gc6, RegisterIo};
 use crate::platform::{wait_for, Clock, DmaAllocator, Timeout};
 use crate::vbios::{FwsecKind, Vbios, VbiosError};
@@ -368,16 +369,6 @@ impl From<fsp::FspError> for BootErrorKind {
     }
 }
 
-/// `NV_GSP_ERROR_TAG_VAL` (`gsp/gsp_error.h`): bits 31:28 of `NV_PGSP_MAILBOX(0)` when GSP-RM
-/// reports a fatal error there.
-pub const NV_GSP_ERROR_TAG_VAL: u32 = 0xE;
-/// The fields of that word as `gsp_error.h` declares them: (high bit, low bit).
-pub const NV_GSP_ERROR_TAG: (u32, u32) = (31, 28);
-pub const NV_GSP_ERROR_SKIPPED: (u32, u32) = (27, 24);
-pub const NV_GSP_ERROR_TASK: (u32, u32) = (23, 16);
-pub const NV_GSP_ERROR_REASON: (u32, u32) = (15, 8);
-pub const NV_GSP_ERROR_CODE: (u32, u32) = (7, 0);
-
 /// A fatal error GSP-RM posted in `NV_PGSP_MAILBOX(0)` (detail in `NV_PGSP_MAILBOX(1)`), as
 /// `kgspHealthCheck_TU102` (`kernel_gsp_tu102.c`) reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,29 +380,26 @@ pub struct GspErrorReport {
 }
 
 impl GspErrorReport {
-    const fn field(word: u32, (hi, lo): (u32, u32)) -> u32 {
-        (word >> lo) & (u32::MAX >> (31 - (hi - lo)))
-    }
-
-    /// The report in `NV_PGSP_MAILBOX(0)/(1)`, if the error tag is there.
+    /// The report in `NV_PGSP_MAILBOX(0)/(1)`, if the error tag ([`NV_GSP_ERROR_TAG_VAL`]) is
+    /// there.
     pub fn read(io: &(impl RegisterIo + ?Sized)) -> Option<Self> {
         let mailbox0 = NV_PGSP_MAILBOX::read(io, 0).data();
-        (Self::field(mailbox0, NV_GSP_ERROR_TAG) == NV_GSP_ERROR_TAG_VAL)
+        (NV_GSP_ERROR::TAG.bits.extract(mailbox0) == NV_GSP_ERROR_TAG_VAL)
             .then(|| Self { mailbox0, mailbox1: NV_PGSP_MAILBOX::read(io, 1).data() })
     }
 
     pub const fn task(&self) -> u32 {
-        Self::field(self.mailbox0, NV_GSP_ERROR_TASK)
+        NV_GSP_ERROR::TASK.bits.extract(self.mailbox0)
     }
     pub const fn reason(&self) -> u32 {
-        Self::field(self.mailbox0, NV_GSP_ERROR_REASON)
+        NV_GSP_ERROR::REASON.bits.extract(self.mailbox0)
     }
     pub const fn code(&self) -> u32 {
-        Self::field(self.mailbox0, NV_GSP_ERROR_CODE)
+        NV_GSP_ERROR::CODE.bits.extract(self.mailbox0)
     }
     /// Further errors GSP-RM could not report.
     pub const fn skipped(&self) -> u32 {
-        Self::field(self.mailbox0, NV_GSP_ERROR_SKIPPED)
+        NV_GSP_ERROR::SKIPPED.bits.extract(self.mailbox0)
     }
 }
 
