@@ -64,7 +64,7 @@ impl nvgpu::hw::RegisterIo for DoorbellSwitch<'_> {
         self.model.read32(offset)
     }
     fn write32(&self, offset: u32, value: u32) {
-        let doorbell = nvgpu::gsp::rm_fifo::NVC361_BASE + nvgpu::gsp::rm_fifo::NVC361_NOTIFY_CHANNEL_PENDING;
+        let doorbell = nvgpu::rm::fifo::NVC361_BASE + nvgpu::rm::fifo::NVC361_NOTIFY_CHANNEL_PENDING;
         if !(offset == doorbell && self.drop_doorbells.get()) {
             self.model.write32(offset, value);
         }

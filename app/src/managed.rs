@@ -13,10 +13,10 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 
-use nvgpu::gsp::rm::InternalSubdevice;
 use nvgpu::gsp::rpcs::RpcChannel;
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::{Clock, DmaAllocator};
+use nvgpu::rm::InternalSubdevice;
 use nvgpu::runtime::params::Args;
 use nvgpu::runtime::{Gpu, LaunchConfig, Module, Stream};
 use uvm::runtime::{CpuMappings, ManagedBuffer, ManagedConfig, ManagedError, UnifiedMemory};

@@ -63,7 +63,7 @@ pub fn run() -> bool {
                 false
             }
         };
-        let internal = nvgpu::gsp::rm::InternalSubdevice::from_static_info(&info);
+        let internal = nvgpu::rm::InternalSubdevice::from_static_info(&info);
         let mut cpu = crate::managed::PageFaults::default();
         let modules = |name: &str| BootModules.get(name);
         let managed_ok = match app::managed::run(&mut gpu, rpc, internal, stream, &modules, &mut cpu) {

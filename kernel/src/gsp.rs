@@ -15,7 +15,7 @@ use nvgpu::chip::Chipset;
 use nvgpu::firmware::FirmwareBundle;
 use nvgpu::gsp::boot::{BootConfig, BootInputs, BootReport, GspBoot};
 use nvgpu::gsp::queue::QueueHeadDoorbell;
-use nvgpu::gsp::rm::RmClient;
+use nvgpu::rm::RmClient;
 use nvgpu::vbios::Vbios;
 use spin::Mutex;
 
@@ -31,7 +31,7 @@ struct Live {
     bar0: &'static Bar0,
     boot: Session,
     client: RmClient,
-    subdevice: nvgpu::gsp::rm::Handle<nvgpu::gsp::rm::Subdevice>,
+    subdevice: nvgpu::rm::Handle<nvgpu::rm::Subdevice>,
     /// Where a real GPU sits on PCI (power state changes around suspend); `None` for models.
     pci: Option<kernel::pci::PciAddress>,
 }
@@ -63,7 +63,7 @@ pub enum GspBringUpError {
     Firmware(nvgpu::firmware::FirmwareError),
     Boot(nvgpu::gsp::boot::BootError),
     /// An RM object call failed; with the GPU and the RPC history at that moment.
-    Rm(nvgpu::gsp::rm::RmError, String),
+    Rm(nvgpu::rm::RmError, String),
     NotBooted,
 }
 
@@ -247,7 +247,7 @@ pub fn suspend_and_resume(index: usize) -> Result<(u64, u64), SuspendResumeError
 }
 
 /// The chip and subdevice of session `index`.
-pub fn session_subdevice(index: usize) -> Option<(Chipset, nvgpu::gsp::rm::Handle<nvgpu::gsp::rm::Subdevice>)> {
+pub fn session_subdevice(index: usize) -> Option<(Chipset, nvgpu::rm::Handle<nvgpu::rm::Subdevice>)> {
     let s = SESSIONS.lock();
     let live = s.get(index)?;
     Some((live.chipset, live.subdevice))

@@ -50,8 +50,8 @@ use crate::gsp_rm::{BootSequencer, GspCtx, GspFault, GspRm, GspRmStatus, Registr
 use crate::memory::SystemMemory;
 use crate::mmu::{MemorySystem, MmuClient, MmuFaultRecord};
 use crate::vbios_builder::{self, BuiltVbios, FWSEC_UCODE_ID};
-use nvgpu::gsp::rm_fifo as f;
 use nvgpu::hw::boot::NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE;
+use nvgpu::rm::fifo as f;
 
 /// The errors a model recorded, in order.
 #[derive(Default)]

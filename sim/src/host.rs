@@ -1,7 +1,7 @@
 //! The model's host (PBDMA): runs a channel's GPFIFO when its doorbell rings.
 //!
 //! Formats are the shared facts of `nvgpu::hw::host` (`clc46f.h`, `clc56f.h`, `clc86f.h`) and
-//! USERD's layout of `nvgpu::gsp::rm_fifo::UserdControl`. On a doorbell the host reads `GPPut`
+//! USERD's layout of `nvgpu::rm::fifo::UserdControl`. On a doorbell the host reads `GPPut`
 //! from USERD, fetches each GPFIFO entry from `GPGet` on through the channel's VA space (the MMU
 //! and the driver's page tables), fetches the pushbuffer segment the entry names, decodes method
 //! headers (incrementing, non-incrementing, increment-once, immediate), executes host methods
@@ -31,11 +31,11 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use nvgpu::gsp::rm_fifo::{USERD_GP_GET, USERD_GP_PUT, USERD_REFERENCE};
 use nvgpu::hw::host::{
     method, DmaSecOp, GpFetch, GpLevel, GpOpcode, SemOperation, NVC46F_DMA, NVC46F_GP_ENTRY0, NVC46F_GP_ENTRY1,
     NVC46F_SEM_EXECUTE, NVC46F_SET_OBJECT,
 };
+use nvgpu::rm::fifo::{USERD_GP_GET, USERD_GP_PUT, USERD_REFERENCE};
 
 use nvgpu::hw::host::{TlbInvalidateAccessType, TlbInvalidatePdbAperture, TlbInvalidateReplay};
 

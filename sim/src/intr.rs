@@ -15,13 +15,6 @@
 //! `ESCHED_DRIVEN_ENGINE_NOTIFICATION`. GSP-RM tells the CPU side in its answer to
 //! `NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE` ([`kernel_table`]).
 
-use nvgpu::gsp::rm_fifo as f;
-use nvgpu::gsp::rm_intr::{
-    Nv2080CtrlInternalIntrGetKernelTableEntry as TableEntry, Nv2080CtrlInternalIntrGetKernelTableParams as TableParams,
-    Nv2080IntrCategorySubtreeMap as SubtreeMap, MC_ENGINE_IDX_CE0, MC_ENGINE_IDX_GR0, MC_ENGINE_IDX_REPLAYABLE_FAULT,
-    NV2080_INTR_CATEGORY_ENUM_COUNT, NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION,
-    NV2080_INTR_CATEGORY_UVM_OWNED, NV2080_INTR_INVALID_SUBTREE, NV_CPU_INTR_UVM_SUBTREE_START, NV_INTR_VECTOR_INVALID,
-};
 use nvgpu::hw::intr::{
     leaf_subtree, vector_bit, vector_leaf, NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF as LEAF,
     NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF_EN_CLEAR as LEAF_EN_CLEAR,
@@ -31,6 +24,13 @@ use nvgpu::hw::intr::{
     NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_TOP_EN_SET as TOP_EN_SET,
 };
 use nvgpu::hw::vm::VF_BASE;
+use nvgpu::rm::fifo as f;
+use nvgpu::rm::intr::{
+    Nv2080CtrlInternalIntrGetKernelTableEntry as TableEntry, Nv2080CtrlInternalIntrGetKernelTableParams as TableParams,
+    Nv2080IntrCategorySubtreeMap as SubtreeMap, MC_ENGINE_IDX_CE0, MC_ENGINE_IDX_GR0, MC_ENGINE_IDX_REPLAYABLE_FAULT,
+    NV2080_INTR_CATEGORY_ENUM_COUNT, NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION,
+    NV2080_INTR_CATEGORY_UVM_OWNED, NV2080_INTR_INVALID_SUBTREE, NV_CPU_INTR_UVM_SUBTREE_START, NV_INTR_VECTOR_INVALID,
+};
 
 /// The non-stall (notification) vector the model's GSP-RM gives the engine of
 /// `NV2080_ENGINE_TYPE_*` `engine_type`: graphics 0, copy engine n 1 + n; `None` for others.

@@ -63,7 +63,7 @@ fn run_managed(config: ModelConfig) {
         let mut gpu = Gpu::new(rpc, model, arena, clock, &static_info, chip, cfg).unwrap_or_else(|e| panic!("{e}"));
         let stream = gpu.create_stream(rpc, StreamKind::Compute).expect("compute stream");
         let lookup = |n: &str| (n == name).then_some(text.as_slice());
-        let internal = nvgpu::gsp::rm::InternalSubdevice::from_static_info(&static_info);
+        let internal = nvgpu::rm::InternalSubdevice::from_static_info(&static_info);
         let out = app::managed::run(&mut gpu, rpc, internal, stream, &lookup, &mut app::managed::ThroughRuntime)
             .unwrap_or_else(|e| panic!("{chip:?}: {e}\nmodel: {:?}", model.errors()));
         assert!(out.report.passed(), "{chip:?}: {:?}", out.report.mismatch);

@@ -16,11 +16,11 @@
 use nvgpu::ce::{CeAddress, CeClass, CeEncoder, MemsetPattern, Pipelining};
 use nvgpu::channel::{Channel, ChannelConfig, ChannelEngine, ChannelError, Fence, GpuVaSpace, ENGINE_SUBCHANNEL};
 use nvgpu::chip::Chipset;
-use nvgpu::gsp::rm::RmClient;
-use nvgpu::gsp::rm_fifo::RobustChannelError;
 use nvgpu::gsp::rpc::RpcEvent;
 use nvgpu::mm::{Aperture, DmaTableMemory, MmuFormat, PteAttrs, RegisterTlbInvalidator, VramAllocator};
 use nvgpu::platform::DmaAllocator;
+use nvgpu::rm::fifo::RobustChannelError;
+use nvgpu::rm::RmClient;
 use sim::ModelConfig;
 use tests::model_boot::{pattern, with_booted, DoorbellSwitch};
 

@@ -9,9 +9,9 @@
 use nvgpu::ce::{CeAddress, CeClass, CeEncoder, Pipelining};
 use nvgpu::channel::{Channel, ChannelConfig, ChannelEngine, GpuVaSpace, ENGINE_SUBCHANNEL};
 use nvgpu::chip::Chipset;
-use nvgpu::gsp::rm::RmClient;
 use nvgpu::mm::{Aperture, MmuFormat, PteAttrs, RegisterTlbInvalidator, VramAllocator};
 use nvgpu::platform::{Clock, DmaAllocator};
+use nvgpu::rm::RmClient;
 use sim::{DmaArena, ModelConfig, ModelGpu};
 use tests::model_boot::with_booted;
 

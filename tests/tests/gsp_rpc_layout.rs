@@ -1,5 +1,5 @@
 //! The GSP RPC payloads, RM object parameters, status codes and constants of `nvgpu::gsp::rpcs`,
-//! `nvgpu::gsp::rm`, `nvgpu::gsp::status` and `nvgpu::gsp::queue`, checked against NVIDIA's own
+//! `nvgpu::rm`, `nvgpu::gsp::status` and `nvgpu::gsp::queue`, checked against NVIDIA's own
 //! headers by the C compiler.
 //!
 //! Like `gsp_layout.rs`, the test writes a C file that includes NVIDIA's headers from the
@@ -21,10 +21,11 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use nvgpu::gsp::layout::{ConstantFact, StructLayout};
+use nvgpu::gsp::rpcs;
 use nvgpu::gsp::status::NvStatus;
-use nvgpu::gsp::{rm, rm_fifo, rm_gmmu, rm_intr, rpcs};
 use nvgpu::hw::headers::{self, OGKM_PINNED};
 use nvgpu::hw::Header;
+use nvgpu::rm::{self as rm, fifo as rm_fifo, gmmu as rm_gmmu, intr as rm_intr};
 use tests::rm_c::{function_body, read_source as read, require_tree as tree, rm_flags, squash, try_compile_and_run};
 
 // ---------------------------------------------------------------------------------------------

@@ -11,16 +11,16 @@
 use nvgpu::ce::{CeAddress, CeClass, CeEncoder, Pipelining};
 use nvgpu::channel::{Channel, ChannelConfig, ChannelEngine, GpuVaSpace, ENGINE_SUBCHANNEL};
 use nvgpu::chip::Chipset;
-use nvgpu::gsp::rm::{InternalSubdevice, RmClient, RmError};
-use nvgpu::gsp::rm_fifo::{NV2080_ENGINE_TYPE_COPY0, NV2080_ENGINE_TYPE_GRAPHICS};
-use nvgpu::gsp::rm_intr::{
-    KernelIntrTable, Nv2080CtrlInternalIntrGetKernelTableParams, MC_ENGINE_IDX_CE0, MC_ENGINE_IDX_GR0,
-    NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE, NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION,
-};
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hw::host::method::NVC46F_NON_STALL_INTERRUPT;
 use nvgpu::intr::{InterruptEvent, Interrupts};
 use nvgpu::mm::{Aperture, DmaTableMemory, MmuFormat, PteAttrs, RegisterTlbInvalidator, VramAllocator};
+use nvgpu::rm::fifo::{NV2080_ENGINE_TYPE_COPY0, NV2080_ENGINE_TYPE_GRAPHICS};
+use nvgpu::rm::intr::{
+    KernelIntrTable, Nv2080CtrlInternalIntrGetKernelTableParams, MC_ENGINE_IDX_CE0, MC_ENGINE_IDX_GR0,
+    NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE, NV2080_INTR_CATEGORY_ESCHED_DRIVEN_ENGINE_NOTIFICATION,
+};
+use nvgpu::rm::{InternalSubdevice, RmClient, RmError};
 use sim::ModelConfig;
 use tests::model_boot::with_booted;
 

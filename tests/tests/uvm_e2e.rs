@@ -12,7 +12,7 @@
 //! Missing real data is a failure, never a skip: run `scripts/fetch-real-data.sh` (as root).
 
 use nvgpu::chip::Chipset;
-use nvgpu::gsp::rm::InternalSubdevice;
+use nvgpu::rm::InternalSubdevice;
 use nvgpu::runtime::{Args, Gpu, GpuConfig, LaunchConfig, Module, StreamKind};
 use sim::ModelConfig;
 use tests::model_boot::{pattern, with_booted, DoorbellSwitch};

@@ -20,8 +20,8 @@
 //! Missing real data is a failure, never a skip: run `scripts/fetch-real-data.sh` (as root).
 
 use nvgpu::chip::Chipset;
-use nvgpu::gsp::rm::InternalSubdevice;
 use nvgpu::platform::Clock;
+use nvgpu::rm::InternalSubdevice;
 use nvgpu::runtime::{Args, Gpu, GpuConfig, LaunchConfig, Module, Stream, StreamKind};
 use sim::{DmaArena, ModelConfig, ModelGpu};
 use tests::model_boot::{with_booted, DoorbellSwitch};

@@ -25,8 +25,6 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use nvgpu::ce::{CeAddress, CeAperture, MemsetPattern, Pipelining};
-use nvgpu::gsp::rm::{AnyObject, Handle, InternalSubdevice};
-use nvgpu::gsp::rm_intr::KernelIntrTable;
 use nvgpu::gsp::rpcs::RpcChannel;
 use nvgpu::hw::vm::{
     NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_GET as GET, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_PUT as PUT,
@@ -37,6 +35,8 @@ use nvgpu::intr::VectorControl;
 use nvgpu::mm::format::PageSize;
 use nvgpu::mm::{PteAttrs, VramAllocation};
 use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer};
+use nvgpu::rm::intr::KernelIntrTable;
+use nvgpu::rm::{AnyObject, Handle, InternalSubdevice};
 use nvgpu::runtime::{Gpu, RuntimeError, Stream};
 
 use crate::fault::batch::ServiceConfig;
@@ -339,8 +339,8 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
             Err(e) => {
                 undo(gpu, entries, pool);
                 return Err(match e {
-                    nvgpu::gsp::rm_intr::IntrTableError::Rm(e) => RuntimeError::from(e).into(),
-                    nvgpu::gsp::rm_intr::IntrTableError::TableLen { .. } => RuntimeError::Unsupported {
+                    nvgpu::rm::intr::IntrTableError::Rm(e) => RuntimeError::from(e).into(),
+                    nvgpu::rm::intr::IntrTableError::TableLen { .. } => RuntimeError::Unsupported {
                         what: "a GSP-RM interrupt table longer than NV2080_CTRL_INTERNAL_INTR_MAX_TABLE_SIZE",
                     }
                     .into(),
@@ -362,15 +362,15 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
             }
         };
         let registered =
-            nvgpu::gsp::rm_gmmu::register_params(gpu.client_handle(), object.raw(), entries.bus_address(), bytes)
-                .and_then(|mut p| nvgpu::gsp::rm_gmmu::register_fault_buffer(rpc, internal, &mut p));
+            nvgpu::rm::gmmu::register_params(gpu.client_handle(), object.raw(), entries.bus_address(), bytes)
+                .and_then(|mut p| nvgpu::rm::gmmu::register_fault_buffer(rpc, internal, &mut p));
         if let Err(e) = registered {
             let _ = gpu.free_object(rpc, object);
             undo(gpu, entries, pool);
             return Err(RuntimeError::Unsupported {
                 what: match e {
-                    nvgpu::gsp::rm_gmmu::RegisterFaultBufferError::BadSize { .. } => "a fault buffer of this size",
-                    nvgpu::gsp::rm_gmmu::RegisterFaultBufferError::Rm(_) => {
+                    nvgpu::rm::gmmu::RegisterFaultBufferError::BadSize { .. } => "a fault buffer of this size",
+                    nvgpu::rm::gmmu::RegisterFaultBufferError::Rm(_) => {
                         "GSP-RM refused NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER"
                     }
                 },

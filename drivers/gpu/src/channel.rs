@@ -21,12 +21,6 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::gsp::rm::{Device, Handle, RmClient, RmError};
-use crate::gsp::rm_fifo::{
-    self as f, ChannelGroupObject, ChannelObject, EngineObject, NvB0b5AllocationParameters, NvChannelAllocParams,
-    NvChannelGroupAllocationParameters, NvMemoryDescParams, NvVaspaceAllocationParameters, RobustChannelError,
-    VaSpaceObject,
-};
 use crate::gsp::rpcs::RpcChannel;
 use crate::hal::Family;
 use crate::host::{GpEntry, GpEntryFlags, HostClass, PushBuffer, PushError};
@@ -36,6 +30,12 @@ use crate::mm::{
     VaAllocator, VaError,
 };
 use crate::platform::{Clock, DmaAllocator, DmaBuffer, DmaError};
+use crate::rm::fifo::{
+    self as f, ChannelGroupObject, ChannelObject, EngineObject, NvB0b5AllocationParameters, NvChannelAllocParams,
+    NvChannelGroupAllocationParameters, NvMemoryDescParams, NvVaspaceAllocationParameters, RobustChannelError,
+    VaSpaceObject,
+};
+use crate::rm::{Device, Handle, RmClient, RmError};
 
 /// First VA the driver hands out (the first 4 GiB stay unmapped: a null or truncated pointer
 /// faults).

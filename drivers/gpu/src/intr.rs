@@ -7,13 +7,12 @@
 //!
 //! Which vector an engine notifies on is GSP-RM's to say
 //! (`NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE`, `vectorNonStall` per engine,
-//! [`crate::gsp::rm_intr::KernelIntrTable`]): [`Interrupts::from_kernel_table`] enables what
+//! [`crate::rm::intr::KernelIntrTable`]): [`Interrupts::from_kernel_table`] enables what
 //! the table names; [`Interrupts::enable`] takes the vectors from the caller.
 
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::gsp::rm_intr::KernelIntrTable;
 use crate::hw::intr::{
     leaf_subtree, vector_bit, vector_leaf, NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF as LEAF,
     NV_VIRTUAL_FUNCTION_PRIV_CPU_INTR_LEAF_EN_CLEAR as LEAF_EN_CLEAR,
@@ -23,6 +22,7 @@ use crate::hw::intr::{
 };
 use crate::hw::vm::VF_BASE;
 use crate::hw::RegisterIo;
+use crate::rm::intr::KernelIntrTable;
 
 /// An interrupt the service routine found and acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,8 +231,8 @@ mod tests {
 
     #[test]
     fn intr_from_kernel_table_enables_what_gsp_rm_names() {
-        use crate::gsp::rm_fifo::NV2080_ENGINE_TYPE_COPY0;
-        use crate::gsp::rm_intr::{KernelIntrEntry, MC_ENGINE_IDX_CE0, NV2080_INTR_CATEGORY_ENUM_COUNT};
+        use crate::rm::fifo::NV2080_ENGINE_TYPE_COPY0;
+        use crate::rm::intr::{KernelIntrEntry, MC_ENGINE_IDX_CE0, NV2080_INTR_CATEGORY_ENUM_COUNT};
         let io = Tree::default();
         let entry = |mc_engine_idx, vector_non_stall| KernelIntrEntry {
             mc_engine_idx,

@@ -18,5 +18,6 @@ pub mod intr;
 pub mod mm;
 pub mod payload;
 pub mod platform;
+pub mod rm;
 pub mod runtime;
 pub mod vbios;

@@ -118,7 +118,7 @@ ktest!(rm_objects_allocate_and_free_children_first_on_live_gsp, || {
     for i in 0..crate::gsp::live_sessions() {
         let outcome = crate::gsp::with_session(i, |client, rpc| -> Result<(u32, u32), alloc::string::String> {
             // A second client with its own device, then everything freed children first.
-            let mut second = nvgpu::gsp::rm::RmClient::new(rpc, 1).map_err(|e| alloc::format!("client: {e}"))?;
+            let mut second = nvgpu::rm::RmClient::new(rpc, 1).map_err(|e| alloc::format!("client: {e}"))?;
             let device = second.alloc_device(rpc, &Default::default()).map_err(|e| alloc::format!("device: {e}"))?;
             second.free_all(rpc).map_err(|e| alloc::format!("free: {e}"))?;
             Ok((client.handle().raw(), device.raw()))

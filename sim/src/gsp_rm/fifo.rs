@@ -2,7 +2,7 @@
 //! with a client-owned page directory, channel groups (`KEPLER_CHANNEL_GROUP_A`), GPFIFO
 //! channels of the family's class, engine objects (copy, compute) on channels, and the usermode
 //! object; the controls that bind a page directory, bind and schedule a channel and hand out its
-//! work-submit token. Parameters are `nvgpu::gsp::rm_fifo`'s (checked against 535.261.03's
+//! work-submit token. Parameters are `nvgpu::rm::fifo`'s (checked against 535.261.03's
 //! headers); the rules follow RM where the model needs them:
 //!
 //! - a VA space lives under a device; `NV0080_CTRL_CMD_DMA_SET_PAGE_DIRECTORY` on the device
@@ -26,12 +26,12 @@
 
 use alloc::vec::Vec;
 
-use nvgpu::gsp::rm_fifo::{
+use nvgpu::gsp::status::NvStatus;
+use nvgpu::hal::Family;
+use nvgpu::rm::fifo::{
     self as f, NvB0b5AllocationParameters, NvChannelAllocParams, NvChannelGroupAllocationParameters,
     NvVaspaceAllocationParameters, ADDR_FBMEM, ADDR_SYSMEM, FERMI_VASPACE_A, KEPLER_CHANNEL_GROUP_A,
 };
-use nvgpu::gsp::status::NvStatus;
-use nvgpu::hal::Family;
 
 use zerocopy::FromBytes;
 
@@ -255,7 +255,7 @@ impl Fifo {
             use nvgpu::hw::host::{NV_RAMIN_ALLOC_SIZE, NV_RAMUSERD_BASE_SHIFT};
             let instance = mem_desc(&p.instance_mem, NV_RAMIN_ALLOC_SIZE.into())?;
             let userd = mem_desc(&p.userd_mem, 1 << NV_RAMUSERD_BASE_SHIFT)?;
-            if p.userd_mem.size < nvgpu::gsp::rm_fifo::USERD_SIZE {
+            if p.userd_mem.size < nvgpu::rm::fifo::USERD_SIZE {
                 return Err(NvStatus::NV_ERR_INVALID_ARGUMENT);
             }
             let error_notifier =

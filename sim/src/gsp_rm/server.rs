@@ -23,10 +23,10 @@
 use alloc::vec::Vec;
 
 use nvgpu::gsp::msgq::GSP_MSG_QUEUE_RPC_SIZE_MAX;
-use nvgpu::gsp::rm_intr::NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE;
 use nvgpu::gsp::rpc::{RpcFunction, RpcMessageHeader, NV_VGPU_MSG_RESULT_RPC_PENDING, NV_VGPU_MSG_UNION_INIT};
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hal::Family;
+use nvgpu::rm::intr::NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE;
 
 use crate::compute::{model_max_warps_per_sm, MODEL_TPC_MASK_PER_GPC};
 use zerocopy::{FromBytes, IntoBytes};
@@ -469,7 +469,7 @@ fn register_fault_buffer(
     params: &[u8],
     ctx: &mut GspCtx<'_>,
 ) -> Result<(), NvStatus> {
-    use nvgpu::gsp::rm_gmmu::{
+    use nvgpu::rm::gmmu::{
         Nv2080CtrlInternalGmmuRegisterFaultBufferParams as Params, FAULT_BUFFER_PAGE_BYTES,
         NV2080_CTRL_INTERNAL_GMMU_FAULT_BUFFER_MAX_PAGES as MAX_PAGES,
     };
@@ -583,7 +583,7 @@ fn control(session: &mut Session, function: u32, params: &[u8], ctx: &mut GspCtx
                 out.copy_from_slice(table.as_bytes());
                 NvStatus::NV_OK
             }
-            (nvgpu::gsp::rm_gmmu::NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER, NV20_SUBDEVICE_0) => {
+            (nvgpu::rm::gmmu::NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER, NV20_SUBDEVICE_0) => {
                 if request.h_client != INTERNAL_CLIENT {
                     break 'status NvStatus::NV_ERR_NOT_SUPPORTED;
                 }

@@ -261,7 +261,7 @@ fn execute(r: &Request) -> Result<String, String> {
                 prefetch: r.prefetch,
                 ..ManagedConfig::default()
             };
-            let internal = nvgpu::gsp::rm::InternalSubdevice::from_static_info(&info);
+            let internal = nvgpu::rm::InternalSubdevice::from_static_info(&info);
             Some(UnifiedMemory::new(&mut gpu, rpc, internal, config).map_err(|e| format!("managed memory: {e}"))?)
         } else {
             None

@@ -6,7 +6,7 @@
 //! (`src/nvidia/src/kernel/gpu/falcon/arch/{turing,ampere}/kernel_falcon_*.c`), the engine resets
 //! of `kgspResetHw_*`/`ksec2ResetHw_*`, the loaders of `kernel_gsp_falcon_{tu102,ga102}.c`, and
 //! the FSP EMEM access of `kern_fsp_gh100.c`. Registers are `crate::hw`'s declarations
-//! (`hw::falcon`, `hw::engine`), plus the few in [`regs`] that `hw` lacks.
+//! (`hw::falcon`, `hw::engine`).
 //!
 //! A [`Falcon`] is generic over the register I/O (BAR0) and the clock; every wait is bounded by
 //! the clock through [`crate::platform::wait_for`] and fails with a [`FalconError::Timeout`]

@@ -89,7 +89,7 @@ macro_rules! layout {
 }
 
 /// A structure's layout for the header comparison, fields listed as `"cName" => rust_field`:
-/// the table form the RM-object modules (`rm_fifo`, `rm_intr`) use.
+/// the table form the RM-object modules (`rm::fifo`, `rm::intr`) use.
 macro_rules! c_struct {
     ($c:literal, $ty:ident, $header:expr, [$($cf:literal => $f:ident),* $(,)?]) => {
         $crate::gsp::layout::StructLayout {

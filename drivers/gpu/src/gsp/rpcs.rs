@@ -33,13 +33,13 @@ use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 use super::history::{Direction, EntryId, HistorySnapshot, RpcHistory, RpcHistoryEntry, RpcName, RpcOutcome};
 use super::layout::{ConstantFact, FieldLayout, StructLayout};
 use super::queue::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, RECORD_PAYLOAD_MAX};
-use super::rm::NV01_NULL_OBJECT;
 use super::rpc::{RpcEvent, RpcFunction, RpcMessageHeader};
 use super::status::NvStatus;
 use crate::chip::Chipset;
 use crate::hw::headers;
 use crate::hw::RegisterIo;
 use crate::platform::{wait_for, Clock, Timeout};
+use crate::rm::NV01_NULL_OBJECT;
 
 // ---------------------------------------------------------------------------------------------
 // Errors.

@@ -702,7 +702,7 @@ pub use constants;
 /// that a format exists where it is cited), each a [`HeaderFact`] of value
 /// [`FactValue::Defined`], and collects them into a table.
 ///
-/// ```ignore
+/// ```text
 /// defined_names! {
 ///     pub const VERSION_FACTS;
 ///     /// Turing's QMD layout version.
@@ -736,7 +736,7 @@ pub use defined_names;
 /// VBIOS parser keeps its format constants in `crate::vbios`. Each constant has NVIDIA's name,
 /// and the fact takes both its name and its value from it, so neither is written twice.
 ///
-/// ```ignore
+/// ```text
 /// facts_of! {
 ///     /// Facts of the ROM formats.
 ///     pub const FACTS;

@@ -21,13 +21,13 @@ use crate::ce::{CeAddress, CeClass, CeEncoder, MemsetPattern, Pipelining};
 use crate::channel::{Channel, ChannelConfig, ChannelEngine, Fence, GpuMapping, GpuVaSpace, ENGINE_SUBCHANNEL};
 use crate::chip::Chipset;
 use crate::compute::memory::{LocalMemoryPlan, MemoryConfigError};
-use crate::gsp::rm::{Device, Handle, RmClient, Subdevice};
 use crate::gsp::rpcs::{GspStaticConfigInfo, RpcChannel};
 use crate::hw::RegisterIo;
 use crate::mm::{
     Aperture, DmaTableMemory, MmuFormat, PteAttrs, RegisterTlbInvalidator, VramAllocation, VramAllocator, VramStats,
 };
 use crate::platform::{Clock, DmaAllocator, DmaBuffer};
+use crate::rm::{Device, Handle, RmClient, Subdevice};
 
 /// How a [`Gpu`] is set up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,11 +211,8 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         let device = rm.alloc_device(rpc, &Default::default())?;
         let subdevice = rm.alloc_subdevice(rpc, device, &Default::default())?;
         let family = chipset.family();
-        let flags = if config.page_faulting {
-            crate::gsp::rm_fifo::NV_VASPACE_ALLOCATION_FLAGS_ENABLE_PAGE_FAULTING
-        } else {
-            0
-        };
+        let flags =
+            if config.page_faulting { crate::rm::fifo::NV_VASPACE_ALLOCATION_FLAGS_ENABLE_PAGE_FAULTING } else { 0 };
         let mut vas = GpuVaSpace::create_with_flags(
             rm,
             rpc,
@@ -350,7 +347,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         rpc: &mut impl RpcChannel,
         class: u32,
         params: &[u8],
-    ) -> Result<crate::gsp::rm::Handle<crate::gsp::rm::AnyObject>, RuntimeError> {
+    ) -> Result<crate::rm::Handle<crate::rm::AnyObject>, RuntimeError> {
         Ok(self.rm.alloc_raw(rpc, self.subdevice, class, params)?.0)
     }
 
@@ -358,7 +355,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
     pub fn free_object(
         &mut self,
         rpc: &mut impl RpcChannel,
-        object: crate::gsp::rm::Handle<crate::gsp::rm::AnyObject>,
+        object: crate::rm::Handle<crate::rm::AnyObject>,
     ) -> Result<(), RuntimeError> {
         Ok(self.rm.free(rpc, object)?)
     }

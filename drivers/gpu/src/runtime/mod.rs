@@ -34,9 +34,9 @@ use zerocopy::{FromBytes, Immutable, IntoBytes};
 
 use crate::ce::CeEncodeError;
 use crate::channel::ChannelError;
-use crate::gsp::rm::RmError;
 use crate::mm::{VaError, VramError};
 use crate::platform::DmaError;
+use crate::rm::RmError;
 
 pub use buffer::DeviceBuffer;
 pub use gpu::{Event, Gpu, GpuConfig, Stream, StreamKind};

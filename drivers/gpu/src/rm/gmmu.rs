@@ -15,9 +15,9 @@
 
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
-use super::layout::{c_constant, c_struct, ConstantFact, StructLayout};
-use super::rm::{InternalSubdevice, RmError};
-use super::rpcs::RpcChannel;
+use super::{InternalSubdevice, RmError};
+use crate::gsp::layout::{c_constant, c_struct, ConstantFact, StructLayout};
+use crate::gsp::rpcs::RpcChannel;
 use crate::hw::headers;
 
 /// `NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER`.

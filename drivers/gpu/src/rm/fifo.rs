@@ -17,8 +17,8 @@
 
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
-use super::layout::{c_constant, c_struct, ConstantFact, StructLayout};
-use super::rm::ObjectKind;
+use super::ObjectKind;
+use crate::gsp::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use crate::hw::headers;
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 //! Resource manager objects allocated in GSP-RM: a client (`NV01_ROOT`), its device
 //! (`NV01_DEVICE_0`) and subdevice (`NV20_SUBDEVICE_0`), and any other object class through
-//! [`RmClient::alloc`]; controls on them; freeing them children first.
+//! [`RmClient::alloc`]; controls on them; freeing them children first. Beside `gsp/`, over its
+//! RPCs: [`fifo`] (channels and their objects), [`gmmu`] (the fault buffer's registration),
+//! [`intr`] (the interrupt table).
 //!
 //! The sequence follows RM's own `rmapiutilAllocClientAndDeviceHandles` /
 //! `rmapiutilFreeClientAndDeviceHandles` (`src/nvidia/src/kernel/rmapi/rmapi_utils.c`, 535.261.03)
@@ -24,15 +26,19 @@
 //! object's descendants deepest first, then the object; [`RmClient::free_all`] does that for
 //! every object and then frees the client.
 
+pub mod fifo;
+pub mod gmmu;
+pub mod intr;
+
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-use super::layout::{ConstantFact, FieldLayout, StructLayout};
-use super::rpcs::{Free, GspRmAlloc, GspRmControl, RmCallReply, RpcChannel, RpcError, RMAPI_RPC_FLAGS_NONE};
-use super::status::NvStatus;
+use crate::gsp::layout::{ConstantFact, FieldLayout, StructLayout};
+use crate::gsp::rpcs::{Free, GspRmAlloc, GspRmControl, RmCallReply, RpcChannel, RpcError, RMAPI_RPC_FLAGS_NONE};
+use crate::gsp::status::NvStatus;
 use crate::hw::headers;
 
 /// `NV01_NULL_OBJECT`.
@@ -524,7 +530,7 @@ pub struct InternalSubdevice {
 
 impl InternalSubdevice {
     /// The handles from GSP-RM's static information.
-    pub fn from_static_info(info: &super::rpcs::GspStaticConfigInfo) -> Self {
+    pub fn from_static_info(info: &crate::gsp::rpcs::GspStaticConfigInfo) -> Self {
         InternalSubdevice { client: info.h_internal_client, subdevice: info.h_internal_subdevice }
     }
 

@@ -20,10 +20,10 @@ use core::fmt;
 
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
-use super::layout::{c_constant, c_struct, ConstantFact, StructLayout};
-use super::rm::{InternalSubdevice, RmError};
-use super::rm_fifo::{NV2080_ENGINE_TYPE_COPY0, NV2080_ENGINE_TYPE_GRAPHICS};
-use super::rpcs::RpcChannel;
+use super::fifo::{NV2080_ENGINE_TYPE_COPY0, NV2080_ENGINE_TYPE_GRAPHICS};
+use super::{InternalSubdevice, RmError};
+use crate::gsp::layout::{c_constant, c_struct, ConstantFact, StructLayout};
+use crate::gsp::rpcs::RpcChannel;
 use crate::hw::headers;
 
 // ---------------------------------------------------------------------------------------------
