@@ -60,7 +60,7 @@ pub use nvgpu::hw::fw::{
 
 /// Bytes of the FRTS command FWSEC reads: the two descriptors (RM's C struct adds 4 bytes of
 /// tail padding, which FWSEC does not read).
-pub const FRTS_COMMAND_BYTES: usize = (FWSECLIC_READ_VBIOS_DESC_SIZE + FWSECLIC_FRTS_REGION_DESC_SIZE) as usize;
+pub const FRTS_COMMAND_BYTES: usize = nvgpu::gsp::fwsec_frts::FWSECLIC_FRTS_CMD_FIELDS_SIZE;
 
 /// The FRTS command's bytes for a 1 MiB region at byte offset `frts_offset` of VRAM, as the
 /// driver writes them into the command-in buffer (`FwseclicFrtsCmd::new` of `nvgpu`).
