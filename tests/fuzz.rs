@@ -12,13 +12,12 @@ use std::cell::Cell;
 
 use kernel::acpi::{self, PhysMapper};
 use nvgpu::firmware::{BinHeader, BooterFirmware, BootloaderFirmware, FirmwareKind, GenericBootloaderFirmware, GspElf};
+use nvgpu::gsp::commands::{Free, GetGspStaticInfo, GspEvent, GspRmAlloc, GspRmControl, Rpc, UnloadingGuestDriver};
 use nvgpu::gsp::logs::{printf, GspLogs, LoggingElf};
 use nvgpu::gsp::msgq::{seal_element, verify_element, MessageQueueLayout};
 use nvgpu::gsp::queue::{GspDoorbell, GspMessage, GspMessageQueues};
 use nvgpu::gsp::rpc::RpcMessageHeader;
-use nvgpu::gsp::rpcs::{
-    Free, GetGspStaticInfo, GspEvent, GspRmAlloc, GspRmControl, Rpc, SequencerBuffer, UnloadingGuestDriver,
-};
+use nvgpu::gsp::sequencer::SequencerBuffer;
 use nvgpu::payload::{Cubin, Fatbin, Module};
 use nvgpu::platform::{Clock, DmaAllocator};
 use nvgpu::vbios::{FwsecKind, Vbios};

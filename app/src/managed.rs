@@ -13,7 +13,7 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 
-use nvgpu::gsp::rpcs::RpcChannel;
+use nvgpu::gsp::commands::RpcChannel;
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::{Clock, DmaAllocator};
 use nvgpu::rm::InternalSubdevice;

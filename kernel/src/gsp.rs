@@ -157,7 +157,7 @@ pub fn live_sessions() -> usize {
 }
 
 pub type Rpc =
-    nvgpu::gsp::rpcs::GspRpc<QueueHeadDoorbell<&'static Bar0>, nvgpu::gsp::boot::ClockRef<'static, KernelClock>>;
+    nvgpu::gsp::commands::GspRpc<QueueHeadDoorbell<&'static Bar0>, nvgpu::gsp::boot::ClockRef<'static, KernelClock>>;
 
 /// Runs `f` with the RM client and RPC channel of session `index`.
 pub fn with_session<R>(index: usize, f: impl FnOnce(&mut RmClient, &mut Rpc) -> R) -> Option<R> {
@@ -171,7 +171,7 @@ pub fn with_session<R>(index: usize, f: impl FnOnce(&mut RmClient, &mut Rpc) -> 
 /// that create their own RM client, like the application runtime).
 pub fn with_boot<R>(
     index: usize,
-    f: impl FnOnce(Chipset, &'static Bar0, nvgpu::gsp::rpcs::GspStaticConfigInfo, &mut Rpc) -> R,
+    f: impl FnOnce(Chipset, &'static Bar0, nvgpu::gsp::commands::GspStaticConfigInfo, &mut Rpc) -> R,
 ) -> Option<R> {
     let mut s = SESSIONS.lock();
     let live = s.get_mut(index)?;

@@ -75,7 +75,7 @@ fn seeds_get_past_the_first_checks() {
     let (rpc, _) = seeds("gsp_rpc");
     let sequencer = seed_named(&rpc, "sequencer-0");
     let received = verify_element(&sequencer[1..]).unwrap();
-    let buffer = nvgpu::gsp::rpcs::SequencerBuffer::decode(received.params).expect("the sequencer seed decodes");
+    let buffer = nvgpu::gsp::sequencer::SequencerBuffer::decode(received.params).expect("the sequencer seed decodes");
     assert_eq!(buffer.commands.len(), 3);
 
     let (queues, _) = seeds("gsp_queue");

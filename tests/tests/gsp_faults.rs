@@ -39,12 +39,12 @@ use nvgpu::gsp::boot::fsp::{FmcImages, FspError};
 use nvgpu::gsp::boot::{
     BootConfig, BootError, BootErrorKind, BootInputs, BootStep, GspBoot, GspErrorReport, INIT_DONE_TIMEOUT_MS,
 };
+use nvgpu::gsp::commands::{GspRpc, LogEvents, RpcError, RpcErrorKind, RPC_REPLY_TIMEOUT_MS};
 use nvgpu::gsp::fwsec_frts::GenericBootloader;
 use nvgpu::gsp::history::{Direction, RpcHistoryEntry, RpcName, RpcOutcome};
 use nvgpu::gsp::msgq::ElementError;
 use nvgpu::gsp::queue::{QueueHeadDoorbell, TransportError};
 use nvgpu::gsp::rpc::{RpcEvent, RpcFunction};
-use nvgpu::gsp::rpcs::{GspRpc, LogEvents, RpcError, RpcErrorKind, RPC_REPLY_TIMEOUT_MS};
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::Clock;
@@ -803,7 +803,7 @@ fn gsp_rm_stopping_before_its_core_resume_fails_the_sequencer_naming_the_resume_
         assert_eq!(error.step, BootStep::WaitInitDone);
         assert!(matches!(rpc_error(&error).kind, RpcErrorKind::Sequencer(_)), "{error}");
         // Bounded by the resume's own wait (RM's default timeout), inside the INIT_DONE bound.
-        assert!(elapsed_ns < (nvgpu::gsp::rpcs::RM_DEFAULT_TIMEOUT_MS + 1) * MS, "{elapsed_ns}");
+        assert!(elapsed_ns < (nvgpu::gsp::commands::RM_DEFAULT_TIMEOUT_MS + 1) * MS, "{elapsed_ns}");
         assert_eq!(error.gsp_error, Some(injected_stop()));
         assert_boot_error_line(
             &error,

@@ -1,10 +1,10 @@
-//! The GSP RPC payloads, RM object parameters, status codes and constants of `nvgpu::gsp::rpcs`,
+//! The GSP RPC payloads, RM object parameters, status codes and constants of `nvgpu::gsp::commands`,
 //! `nvgpu::rm`, `nvgpu::gsp::status` and `nvgpu::gsp::queue`, checked against NVIDIA's own
 //! headers by the C compiler.
 //!
 //! Like `gsp_layout.rs`, the test writes a C file that includes NVIDIA's headers from the
 //! unpacked open-gpu-kernel-modules 535.261.03 tree with RM's own flags (`src/nvidia/Makefile`),
-//! prints `sizeof`/`_Alignof` of every struct of `rpcs::STRUCT_LAYOUTS` and
+//! prints `sizeof`/`_Alignof` of every struct of `commands::STRUCT_LAYOUTS` and
 //! `rm::STRUCT_LAYOUTS`, `offsetof`/`sizeof` of each field (only `offsetof` for flexible array
 //! members), the value of every constant, expression and `NV_STATUS` code, compiles it with the
 //! machine's `cc` into `target/tmp/`, runs it and compares. It also checks that every name is
@@ -20,8 +20,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use nvgpu::gsp::commands;
 use nvgpu::gsp::layout::{ConstantFact, StructLayout};
-use nvgpu::gsp::rpcs;
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hw::headers::{self, OGKM_PINNED};
 use nvgpu::hw::Header;
@@ -32,7 +32,7 @@ use tests::rm_c::{function_body, read_source as read, require_tree as tree, rm_f
 // What is checked.
 
 fn struct_layouts() -> Vec<&'static StructLayout> {
-    rpcs::STRUCT_LAYOUTS
+    commands::STRUCT_LAYOUTS
         .iter()
         .chain(rm::STRUCT_LAYOUTS)
         .chain(rm_fifo::STRUCT_LAYOUTS)
@@ -42,7 +42,7 @@ fn struct_layouts() -> Vec<&'static StructLayout> {
 }
 
 fn constants() -> Vec<&'static ConstantFact> {
-    rpcs::CONSTANTS
+    commands::CONSTANTS
         .iter()
         .chain(rm::CONSTANTS)
         .chain(rm_fifo::CONSTANTS)
@@ -122,7 +122,7 @@ fn c_string(s: &str) -> String {
 
 fn expressions() -> Vec<(String, u64)> {
     let mut all: Vec<(String, u64)> = constants().iter().map(|c| (c.c_name.to_owned(), c.value)).collect();
-    all.extend(rpcs::expression_checks().into_iter().map(|(e, v)| (e.to_owned(), v)));
+    all.extend(commands::expression_checks().into_iter().map(|(e, v)| (e.to_owned(), v)));
     all.extend(rm_fifo::expression_checks().into_iter().map(|(e, v)| (e.to_owned(), v)));
     all.extend(rm_intr::expression_checks().into_iter().map(|(e, v)| (e.to_owned(), v)));
     all

@@ -25,7 +25,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use nvgpu::ce::{CeAddress, CeAperture, MemsetPattern, Pipelining};
-use nvgpu::gsp::rpcs::RpcChannel;
+use nvgpu::gsp::commands::RpcChannel;
 use nvgpu::hw::vm::{
     NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_GET as GET, NV_VIRTUAL_FUNCTION_PRIV_MMU_FAULT_BUFFER_PUT as PUT,
     NV_VIRTUAL_FUNCTION_PRIV_MMU_REPLAY_FAULT_BUFFER as REPLAYABLE, VF_BASE,

@@ -21,7 +21,7 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::gsp::rpcs::RpcChannel;
+use crate::gsp::commands::RpcChannel;
 use crate::hal::Family;
 use crate::host::{GpEntry, GpEntryFlags, HostClass, PushBuffer, PushError};
 use crate::hw::RegisterIo;

@@ -367,7 +367,7 @@ fn static_info(session: &Session, ctx: &GspCtx<'_>) -> Vec<u8> {
         ..FbRegionInfo::default()
     };
     if config.pci.class == nvgpu::hw::boot::PCI_CLASS_DISPLAY_3D {
-        info.compute_branding = nvgpu::gsp::rpcs::COMPUTE_BRANDING_TYPE_TESLA;
+        info.compute_branding = nvgpu::gsp::commands::COMPUTE_BRANDING_TYPE_TESLA;
         info.b_is_tesla = 1;
     }
     for engine in [RM_ENGINE_TYPE_GR0, RM_ENGINE_TYPE_COPY0, RM_ENGINE_TYPE_COPY0 + 1, RM_ENGINE_TYPE_COPY0 + 2] {

@@ -23,13 +23,13 @@
 
 use alloc::vec;
 
+use nvgpu::gsp::commands::RpcUnloadingGuestDriverV1F07;
 use nvgpu::gsp::init_args::GspArgumentsCached;
 use nvgpu::gsp::libos::{
     LibosMemoryRegionInitArgument, LIBOS_INIT_ARGUMENTS_COUNT, LIBOS_INIT_ARGUMENTS_SIZE, RMARGS_ID,
 };
 use nvgpu::gsp::radix3::RADIX3_PAGE_SIZE;
 use nvgpu::gsp::rpc::RpcEvent;
-use nvgpu::gsp::rpcs::RpcUnloadingGuestDriverV1F07;
 use nvgpu::gsp::sr_meta::{GspFwSRMeta, GSP_FW_SR_META_MAGIC};
 use nvgpu::gsp::status::NvStatus;
 use zerocopy::FromBytes;

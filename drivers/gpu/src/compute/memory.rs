@@ -126,7 +126,7 @@ impl LocalMemoryPlan {
     /// The plan from GSP-RM's static info: TPCs of the GPCs present, warps per SM.
     pub fn from_static_info(
         bytes_per_thread: u32,
-        info: &crate::gsp::rpcs::GspStaticConfigInfo,
+        info: &crate::gsp::commands::GspStaticConfigInfo,
     ) -> Result<Self, MemoryConfigError> {
         let gpc_mask = info.gpc_info.gpc_mask;
         let tpcs = info

@@ -1,5 +1,16 @@
-//! GSP boot data structures: what the CPU lays out in memory for GSP-RM (and what GSP-RM writes
-//! back), byte for byte as NVIDIA's open-gpu-kernel-modules 535.261.03 defines it.
+//! GSP-RM: the data the CPU lays out for it (and what it writes back), byte for byte as NVIDIA's
+//! open-gpu-kernel-modules 535.261.03 defines it, the queues and commands it speaks, and its boot.
+//! In the order the data flows:
+//!
+//! - the firmware-interface structures, below;
+//! - [`queue`]: the command and status queues over [`msgq`]'s layout (send, receive, records);
+//! - [`commands`]: the RPCs as types, one file per group, and the client that sends them;
+//! - [`sequencer`]: the CPU sequencer GSP-RM drives through `GSP_RUN_CPU_SEQUENCER`, with the
+//!   falcon operations its scripts ask for;
+//! - [`boot`]: the boot flows (FWSEC and booter, or FSP and FMC), suspend and resume;
+//! - [`logs`], [`history`]: what GSP-RM logged, and the RPCs exchanged, for error reports.
+//!
+//! The RM objects over these RPCs are [`crate::rm`], beside this module. The structures:
 //!
 //! - [`wpr`]: `GspFwWprMeta`, the WPR2 metadata Booter (or, on Hopper, the FSP chain) reads, and
 //!   the framebuffer layout RM computes for it (`kgspCalculateFbLayout_TU102/_GH100`).
@@ -22,6 +33,7 @@
 //! compatible across releases, so nothing here is meant to work with another GSP-RM version.
 
 pub mod boot;
+pub mod commands;
 pub mod fwsec_frts;
 pub mod history;
 pub mod init_args;
@@ -32,7 +44,7 @@ pub mod msgq;
 pub mod queue;
 pub mod radix3;
 pub mod rpc;
-pub mod rpcs;
+pub mod sequencer;
 pub mod sr_meta;
 pub mod status;
 pub mod wpr;

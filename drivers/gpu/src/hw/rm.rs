@@ -3,7 +3,7 @@
 //! list sizes and the values the GSP-RM model answers them with (`ctrl0080gpu.h`,
 //! `ctrl2080gpu.h`, `ctrl2080fb.h`, `gpu_uuid.h`). The driver decodes the error word with these
 //! declarations and the model builds it with them; the structures the RPCs carry are in
-//! `crate::gsp::rpcs` and `crate::rm` (checked by `tests/tests/gsp_rpc_layout.rs`).
+//! `crate::gsp::commands` and `crate::rm` (checked by `tests/tests/gsp_rpc_layout.rs`).
 
 use super::headers;
 use crate::{constants, registers};

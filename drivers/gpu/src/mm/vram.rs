@@ -15,7 +15,7 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::gsp::rpcs::FbRegionInfo;
+use crate::gsp::commands::FbRegionInfo;
 
 /// Bytes in a page, the allocation granule.
 pub const PAGE_SIZE: u64 = 4 << 10;

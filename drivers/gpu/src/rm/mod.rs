@@ -36,8 +36,8 @@ use core::marker::PhantomData;
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
+use crate::gsp::commands::{Free, GspRmAlloc, GspRmControl, RmCallReply, RpcChannel, RpcError, RMAPI_RPC_FLAGS_NONE};
 use crate::gsp::layout::{ConstantFact, FieldLayout, StructLayout};
-use crate::gsp::rpcs::{Free, GspRmAlloc, GspRmControl, RmCallReply, RpcChannel, RpcError, RMAPI_RPC_FLAGS_NONE};
 use crate::gsp::status::NvStatus;
 use crate::hw::headers;
 
@@ -530,7 +530,7 @@ pub struct InternalSubdevice {
 
 impl InternalSubdevice {
     /// The handles from GSP-RM's static information.
-    pub fn from_static_info(info: &crate::gsp::rpcs::GspStaticConfigInfo) -> Self {
+    pub fn from_static_info(info: &crate::gsp::commands::GspStaticConfigInfo) -> Self {
         InternalSubdevice { client: info.h_internal_client, subdevice: info.h_internal_subdevice }
     }
 
@@ -660,9 +660,9 @@ pub const CONSTANTS: &[ConstantFact] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gsp::commands::{GspRpc, Rpc, RpcErrorKind, RpcFreeV03_00, RpcGspRmAllocV03_00, RpcGspRmControlV03_00};
     use crate::gsp::queue::fake::{setup, FakeMessage, Outgoing};
     use crate::gsp::rpc::RpcFunction;
-    use crate::gsp::rpcs::{GspRpc, Rpc, RpcErrorKind, RpcFreeV03_00, RpcGspRmAllocV03_00, RpcGspRmControlV03_00};
     use alloc::boxed::Box;
     use alloc::rc::Rc;
     use alloc::string::ToString;

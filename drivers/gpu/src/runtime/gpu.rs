@@ -21,7 +21,7 @@ use crate::ce::{CeAddress, CeClass, CeEncoder, MemsetPattern, Pipelining};
 use crate::channel::{Channel, ChannelConfig, ChannelEngine, Fence, GpuMapping, GpuVaSpace, ENGINE_SUBCHANNEL};
 use crate::chip::Chipset;
 use crate::compute::memory::{LocalMemoryPlan, MemoryConfigError};
-use crate::gsp::rpcs::{GspStaticConfigInfo, RpcChannel};
+use crate::gsp::commands::{GspStaticConfigInfo, RpcChannel};
 use crate::hw::RegisterIo;
 use crate::mm::{
     Aperture, DmaTableMemory, MmuFormat, PteAttrs, RegisterTlbInvalidator, VramAllocation, VramAllocator, VramStats,

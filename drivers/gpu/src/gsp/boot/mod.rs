@@ -27,7 +27,6 @@ pub mod booter;
 pub mod data;
 pub mod dma;
 pub mod fsp;
-pub mod sequencer;
 pub mod suspend;
 
 use alloc::boxed::Box;
@@ -38,6 +37,10 @@ use core::fmt;
 use crate::chip::Chipset;
 use crate::falcon::{Engine, Falcon, FalconError, Fsp, Gsp, Mailboxes, Sec2};
 use crate::firmware::FirmwareBundle;
+use crate::gsp::commands::{
+    GetGspStaticInfo, GspEvent, GspRpc, GspSetSystemInfo, GspStaticConfigInfo, GspSystemInfo, RegistryTable, RpcError,
+    SetRegistry, UnloadingGuestDriver,
+};
 use crate::gsp::fwsec_frts::{
     run_fwsec_frts, run_fwsec_sb, FrtsRegion, FwsecFrtsError, FwsecFrtsOutcome, GenericBootloader,
 };
@@ -45,10 +48,7 @@ use crate::gsp::logs::{GspLogs, LogLine, LogMetadata};
 use crate::gsp::msgq::MessageQueueLayout;
 use crate::gsp::queue::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, STATUS_QUEUE_LINK_TIMEOUT_MS};
 use crate::gsp::rpc::RpcEvent;
-use crate::gsp::rpcs::{
-    run_sequencer, GetGspStaticInfo, GspEvent, GspRpc, GspSetSystemInfo, GspStaticConfigInfo, GspSystemInfo,
-    RegistryTable, RpcError, SetRegistry, UnloadingGuestDriver,
-};
+use crate::gsp::sequencer::run_sequencer;
 use crate::gsp::wpr::{GspFwWprMeta, WprChipParams};
 use crate::hal::{BootFlow, FbSizeSource, Hal};
 use crate::hw::engine::NV_PGSP_MAILBOX;
@@ -61,7 +61,7 @@ use crate::vbios::{FwsecKind, Vbios, VbiosError};
 use self::booter::{address_mailboxes, run_booter, Booter, BooterError, BooterOutcome, BOOTER_UNLOAD_MAILBOX};
 use self::data::{BootData, BootDataError, FbInputs};
 use self::dma::DmaRegion;
-use self::sequencer::BootCore;
+use crate::gsp::sequencer::BootCore;
 use crate::hw::boot::{
     NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE,
     NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK_READ_PROTECTION_LEVEL0_ENABLE,
@@ -1048,7 +1048,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
     }
 
     // -----------------------------------------------------------------------------------------
-    // The RPC steps (typed RPCs from `gsp::rpcs`).
+    // The RPC steps (typed RPCs from `gsp::commands`).
 
     fn rpc_client(&mut self) -> StepResult<&mut GspRpc<D, ClockRef<'a, C>>> {
         self.rpc.as_mut().ok_or(BootErrorKind::Missing { what: "the RPC client (queues)" })
@@ -1149,9 +1149,12 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
     fn unloading_guest_driver(&mut self) -> StepResult<()> {
         self.rpc_client()?.call(&UnloadingGuestDriver::default())?;
         let gsp = self.gsp_falcon()?;
-        wait_for(self.inputs.clock, crate::gsp::rpcs::RM_DEFAULT_TIMEOUT_MS, "the GSP processor to suspend", || {
-            (gsp.mailboxes().mailbox0 == LIBOS_INTERRUPT_PROCESSOR_SUSPENDED).then_some(())
-        })?;
+        wait_for(
+            self.inputs.clock,
+            crate::gsp::commands::RM_DEFAULT_TIMEOUT_MS,
+            "the GSP processor to suspend",
+            || (gsp.mailboxes().mailbox0 == LIBOS_INTERRUPT_PROCESSOR_SUSPENDED).then_some(()),
+        )?;
         Ok(())
     }
 }

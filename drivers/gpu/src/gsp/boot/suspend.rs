@@ -43,10 +43,10 @@ use super::{
     wpr2, BootError, BootErrorKind, BootReport, BootStep, GspBoot, StepResult, LIBOS_INTERRUPT_PROCESSOR_SUSPENDED,
 };
 use crate::falcon::Sec2;
+use crate::gsp::commands::UnloadingGuestDriver;
 use crate::gsp::init_args::GspSrInitArguments;
 use crate::gsp::queue::GspDoorbell;
 use crate::gsp::radix3::{build_radix3, Radix3Error, Radix3Layout, RADIX3_PAGE_SIZE};
-use crate::gsp::rpcs::UnloadingGuestDriver;
 use crate::gsp::sr_meta::{GspFwSRMeta, SrMetaError};
 use crate::hal::BootFlow;
 use crate::hw::RegisterIo;
@@ -252,9 +252,12 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let rpc = UnloadingGuestDriver { in_pm_transition: true, gc6_entering: false, new_level: transition.level() };
         self.rpc_client()?.call(&rpc)?;
         let gsp = self.gsp_falcon()?;
-        wait_for(self.inputs.clock, crate::gsp::rpcs::RM_DEFAULT_TIMEOUT_MS, "the GSP processor to suspend", || {
-            (gsp.mailboxes().mailbox0 == LIBOS_INTERRUPT_PROCESSOR_SUSPENDED).then_some(())
-        })?;
+        wait_for(
+            self.inputs.clock,
+            crate::gsp::commands::RM_DEFAULT_TIMEOUT_MS,
+            "the GSP processor to suspend",
+            || (gsp.mailboxes().mailbox0 == LIBOS_INTERRUPT_PROCESSOR_SUSPENDED).then_some(()),
+        )?;
         self.collect_logs();
         Ok(())
     }

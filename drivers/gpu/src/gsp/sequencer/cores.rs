@@ -1,5 +1,5 @@
 //! The GSP core operations a `GSP_RUN_CPU_SEQUENCER` script asks the CPU for, on this GPU's
-//! falcons: the [`SequencerCore`] the boot hands to `gsp::rpcs::run_sequencer`.
+//! falcons: the [`SequencerCore`] the boot hands to [`super::run_sequencer`].
 //!
 //! Follows `kgspExecuteSequencerBuffer` (`kernel_gsp.c`: `CORE_RESET` is a falcon reset plus
 //! `kflcnDisableCtxReq`, `CORE_START` a falcon start, `CORE_WAIT_FOR_HALT` a bounded halt wait)
@@ -9,11 +9,12 @@
 //! `NV_PGC6_BSI_SECURE_SCRATCH_14_BOOT_STAGE_3_HANDOFF`, SEC2 `MAILBOX0` must be 0, then (GA102
 //! and later) `NV_PFALCON_FALCON_OS`, and the RISC-V core must be active.
 
-use super::booter::address_mailboxes;
-use super::ClockRef;
+use super::{CoreOpError, SequencerCore};
 use crate::falcon::{Falcon, FalconError, Gsp, Sec2};
+use crate::gsp::boot::booter::address_mailboxes;
+use crate::gsp::boot::ClockRef;
+use crate::gsp::commands::RM_DEFAULT_TIMEOUT_MS;
 use crate::gsp::fwsec_frts::disable_ctx_req;
-use crate::gsp::rpcs::{CoreOpError, SequencerCore, RM_DEFAULT_TIMEOUT_MS};
 use crate::hal::FalconLayout;
 use crate::hw::boot::NV_PGC6_BSI_SECURE_SCRATCH_14_BOOT_STAGE_3_HANDOFF_VALUE_DONE;
 use crate::hw::falcon::NV_PFALCON_FALCON_OS;
