@@ -1148,6 +1148,12 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
     /// (`kgspWaitForProcessorSuspend_TU102`: `MAILBOX0` = `LIBOS_INTERRUPT_PROCESSOR_SUSPENDED`).
     fn unloading_guest_driver(&mut self) -> StepResult<()> {
         self.rpc_client()?.call(&UnloadingGuestDriver::default())?;
+        self.wait_for_processor_suspend()
+    }
+
+    /// `kgspWaitForProcessorSuspend_TU102`: GSP-RM's processor reports it suspended in
+    /// `MAILBOX0` (`LIBOS_INTERRUPT_PROCESSOR_SUSPENDED`), within RM's default timeout.
+    fn wait_for_processor_suspend(&self) -> StepResult<()> {
         let gsp = self.gsp_falcon()?;
         wait_for(
             self.inputs.clock,

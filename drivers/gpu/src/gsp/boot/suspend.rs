@@ -39,9 +39,7 @@ use alloc::vec::Vec;
 
 use super::booter::{address_mailboxes, run_booter, Booter};
 use super::dma::DmaRegion;
-use super::{
-    wpr2, BootError, BootErrorKind, BootReport, BootStep, GspBoot, StepResult, LIBOS_INTERRUPT_PROCESSOR_SUSPENDED,
-};
+use super::{wpr2, BootError, BootErrorKind, BootReport, BootStep, GspBoot, StepResult};
 use crate::falcon::Sec2;
 use crate::gsp::commands::UnloadingGuestDriver;
 use crate::gsp::init_args::GspSrInitArguments;
@@ -50,7 +48,7 @@ use crate::gsp::radix3::{build_radix3, Radix3Error, Radix3Layout, RADIX3_PAGE_SI
 use crate::gsp::sr_meta::{GspFwSRMeta, SrMetaError};
 use crate::hal::BootFlow;
 use crate::hw::RegisterIo;
-use crate::platform::{wait_for, Clock, DmaAllocator, DmaError};
+use crate::platform::{Clock, DmaAllocator, DmaError};
 
 /// `NV2080_CTRL_GPU_SET_POWER_STATE_GPU_LEVEL_3` (`ctrl2080gpu.h`): standby (S3).
 pub const NV2080_CTRL_GPU_SET_POWER_STATE_GPU_LEVEL_3: u32 = 3;
@@ -251,13 +249,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         self.sr_preconditions(false)?;
         let rpc = UnloadingGuestDriver { in_pm_transition: true, gc6_entering: false, new_level: transition.level() };
         self.rpc_client()?.call(&rpc)?;
-        let gsp = self.gsp_falcon()?;
-        wait_for(
-            self.inputs.clock,
-            crate::gsp::commands::RM_DEFAULT_TIMEOUT_MS,
-            "the GSP processor to suspend",
-            || (gsp.mailboxes().mailbox0 == LIBOS_INTERRUPT_PROCESSOR_SUSPENDED).then_some(()),
-        )?;
+        self.wait_for_processor_suspend()?;
         self.collect_logs();
         Ok(())
     }
