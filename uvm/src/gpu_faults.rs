@@ -81,6 +81,9 @@ pub fn service_fault_batch(
     ctx.stats.fault_batches += 1;
     ctx.stats.gpu_faults += faults.len() as u64;
     let mut i = 0;
+    // One block's pages and their places in `faults`, reused block after block.
+    let mut pages: Vec<PageAccess> = Vec::with_capacity(faults.len());
+    let mut indices: Vec<usize> = Vec::with_capacity(faults.len());
     while i < faults.len() {
         let Some(&first) = faults.get(i) else { break };
         // The faults of one block: same 2 MiB window and the same va_range (a window can hold
@@ -88,8 +91,8 @@ pub fn service_fault_batch(
         let range = ctx.va_space.range(first.va).map(|r| (r.start(), r.end()));
         let window = first.va & !(VA_BLOCK_SIZE - 1);
         let mut j = i;
-        let mut pages: Vec<PageAccess> = Vec::new();
-        let mut indices: Vec<usize> = Vec::new();
+        pages.clear();
+        indices.clear();
         while let Some(&f) = faults.get(j) {
             let same_block = f.va & !(VA_BLOCK_SIZE - 1) == window && range.is_some_and(|(s, e)| f.va >= s && f.va < e);
             if j > i && !same_block {

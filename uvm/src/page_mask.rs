@@ -170,6 +170,21 @@ impl PageMask {
         }
     }
 
+    /// The big (64 KiB) pages with a set page: bit n for big page n.
+    pub fn big_pages_touched(&self) -> u32 {
+        const PER_WORD: usize = 64 / PAGES_PER_BIG_PAGE;
+        const BIG: u64 = (1 << PAGES_PER_BIG_PAGE) - 1;
+        let mut bits = 0u32;
+        for (i, &w) in self.words.iter().enumerate() {
+            for k in 0..PER_WORD {
+                if (w >> (k * PAGES_PER_BIG_PAGE)) & BIG != 0 {
+                    bits |= 1 << (i * PER_WORD + k);
+                }
+            }
+        }
+        bits
+    }
+
     /// Set pages inside `region`.
     pub fn count_in(&self, region: PageRegion) -> usize {
         Self::region_word_masks(region)
@@ -308,6 +323,22 @@ impl fmt::Debug for PageMask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn big_pages_touched_names_each_big_page_with_a_set_page() {
+        let mut m = PageMask::new();
+        assert_eq!(m.big_pages_touched(), 0);
+        for page in [0, 15, 16, 100, 511] {
+            m.set(page);
+        }
+        // Pages 0 and 15: big page 0; 16: 1; 100: 6; 511: 31.
+        assert_eq!(m.big_pages_touched(), 1 | 1 << 1 | 1 << 6 | 1 << 31);
+        assert_eq!(PageMask::from_region(PageRegion::full()).big_pages_touched(), u32::MAX);
+        let by_region = (0..BIG_PAGES_PER_BLOCK)
+            .filter(|&b| m.count_in(PageRegion::big_page(b)) > 0)
+            .fold(0u32, |bits, b| bits | 1 << b);
+        assert_eq!(m.big_pages_touched(), by_region);
+    }
 
     #[test]
     fn geometry_matches_uvm() {

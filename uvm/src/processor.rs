@@ -116,8 +116,17 @@ impl ProcessorMask {
 
     /// Members in id order: the CPU first, then GPUs by index.
     pub fn iter(&self) -> impl Iterator<Item = ProcessorId> + '_ {
-        let bits = self.0;
-        (0..=MAX_GPUS).filter(move |i| bits & (1 << i) != 0).filter_map(ProcessorId::from_index)
+        let mut bits = self.0;
+        core::iter::from_fn(move || {
+            while bits != 0 {
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if let Some(p) = ProcessorId::from_index(i) {
+                    return Some(p);
+                }
+            }
+            None
+        })
     }
 
     pub fn first(&self) -> Option<ProcessorId> {

@@ -446,7 +446,8 @@ impl UvmContext {
             self.unpinned_pages += bt.unpin_expired(now).count() as u64;
         }
         let topology: &dyn thrashing::TopologyMasks = &*backend;
-        let mut by_dest: BTreeMap<ProcessorId, (PageMask, PageAccesses)> = BTreeMap::new();
+        // Few destinations (usually one): a list, in processor order once filled.
+        let mut by_dest: Vec<(ProcessorId, (PageMask, PageAccesses))> = Vec::new();
         for (page, access) in wanted.iter() {
             if block.prot(processor, page) >= access.required_prot() && access != AccessType::Prefetch {
                 result.already_mapped += 1;
@@ -467,10 +468,16 @@ impl UvmContext {
                 ThrashingHint::Pin { residency, .. } => Some(residency),
             };
             let dest = select_residency(&policy, processor, access, block.residency_of(page), pin, backend);
-            let e = by_dest.entry(dest).or_default();
-            e.0.set(page);
-            e.1.insert(page, access);
+            let i = by_dest.iter().position(|(d, _)| *d == dest).unwrap_or_else(|| {
+                by_dest.push((dest, Default::default()));
+                by_dest.len() - 1
+            });
+            if let Some((_, (mask, accesses))) = by_dest.get_mut(i) {
+                mask.set(page);
+                accesses.insert(page, access);
+            }
         }
+        by_dest.sort_unstable_by_key(|&(d, _)| d);
         if by_dest.is_empty() {
             // Every page was already mapped or throttled: nothing to move, but the throttles
             // count (the bottom half limits its throttled batches by them).
@@ -480,7 +487,8 @@ impl UvmContext {
         // Prefetch only when everything goes to one place; the prefetcher leaves thrashing pages
         // out of its regions.
         if by_dest.len() == 1 {
-            if let Some((&dest, (mask, accesses))) = by_dest.iter_mut().next() {
+            if let Some((dest, (mask, accesses))) = by_dest.first_mut() {
+                let dest = *dest;
                 let thrashing_pages = bt.thrashing_pages();
                 let extra = prefetch
                     .hint(block, dest, mask, &thrashing_pages, policy.preferred_location)
@@ -544,15 +552,14 @@ impl UvmContext {
         let cfg = self.thrashing_config;
         let bt = self.thrashing.entry(start).or_default();
         let before = bt.stats().thrashing_detected;
-        for r in moved.regions() {
-            for page in r.pages() {
-                let cause = match accesses.get(page) {
-                    Some(AccessType::Prefetch) => MigrationCause::Prefetch,
-                    _ => MigrationCause::ReplayableFault,
-                };
-                let event = ThrashingEvent::Migration { cause, mode: TransferMode::Move, read_duplication: duplicate };
-                bt.record_event(&cfg, PageRegion::page(page), dest, event, now);
-            }
+        // Each page on its own, as UVM's per-page detection sees it; prefetched pages have
+        // their own cause.
+        let prefetched = moved.and(&accesses.masks[AccessType::Prefetch as usize]);
+        for (pages, cause) in
+            [(moved.andnot(&prefetched), MigrationCause::ReplayableFault), (prefetched, MigrationCause::Prefetch)]
+        {
+            let event = ThrashingEvent::Migration { cause, mode: TransferMode::Move, read_duplication: duplicate };
+            bt.record_page_events(&cfg, &pages, dest, event, now);
         }
         self.stats.thrashing_events += bt.stats().thrashing_detected - before;
     }
@@ -607,19 +614,28 @@ impl UvmContext {
         // Memory at the destination.
         let phys = self.alloc_pages(start, dest, &to_move, backend)?;
         let block = self.block_at(start)?;
-        let mut copies: Vec<PageCopy> = Vec::new();
-        let mut zero: Vec<Location> = Vec::new();
-        for page in to_move.iter() {
-            let dst = Location { processor: dest, phys: phys(page) };
-            let from = block.residency_of(page);
-            let src = from
-                .iter()
-                .find_map(|p| block.state(p).and_then(|s| s.phys(page)).map(|pa| Location { processor: p, phys: pa }));
-            match src {
-                Some(src) => push_copy(&mut copies, PageCopy { dst, src, bytes: PAGE_SIZE }),
-                None => zero.push(dst),
+        // Sources: each page's copy on the first processor (in id order) holding it; pages
+        // resident nowhere are zero-filled.
+        let mut copies: Vec<PageCopy> = Vec::with_capacity(to_move.count());
+        let mut unsourced = to_move;
+        for holder in block.resident_processors().iter() {
+            let Some(state) = block.state(holder) else { continue };
+            let from_here = unsourced.and(&state.resident);
+            if from_here.is_empty() {
+                continue;
+            }
+            for page in from_here.iter() {
+                if let Some(pa) = state.phys(page) {
+                    unsourced.clear(page);
+                    let dst = Location { processor: dest, phys: phys(page) };
+                    push_copy(
+                        &mut copies,
+                        PageCopy { dst, src: Location { processor: holder, phys: pa }, bytes: PAGE_SIZE },
+                    );
+                }
             }
         }
+        let zero: Vec<Location> = unsourced.iter().map(|page| Location { processor: dest, phys: phys(page) }).collect();
         backend.copy(&copies)?;
         for (dst, bytes) in zero_runs(&zero) {
             backend.zero(dst, bytes)?;
@@ -634,12 +650,12 @@ impl UvmContext {
         let block = self.block_at(start)?;
         block.set_resident(dest, &to_move, &phys)?;
 
-        let mappers: Vec<ProcessorId> = block.mapped_processors().iter().collect();
+        let mappers = block.mapped_processors();
         if duplicate {
             let dup = pages.and(&pages_with_copies(block));
             block.read_duplicated = block.read_duplicated.or(&dup);
             // Every copy becomes read-only: a write must collapse the duplicates first.
-            for m in mappers {
+            for m in mappers.iter() {
                 let block = self.block_at(start)?;
                 let writable = block.mapped(m, Prot::ReadWrite).and(&dup);
                 if !writable.is_empty() {
@@ -649,21 +665,21 @@ impl UvmContext {
             return Ok(to_move.count());
         }
         // Revoke mappings of copies that go away, then drop those copies.
-        for m in mappers {
+        for m in mappers.iter() {
             let block = self.block_at(start)?;
-            let stale: PageMask = block
-                .mapped(m, Prot::ReadOnly)
-                .and(&pages)
-                .iter()
-                .filter(|&pg| block.mapping_target(m, pg) != Some(dest))
-                .collect();
+            let mapped = block.mapped(m, Prot::ReadOnly).and(&pages);
+            let stale = match m {
+                // The CPU maps only its own copies.
+                ProcessorId::Cpu if dest == ProcessorId::Cpu => PageMask::new(),
+                ProcessorId::Cpu => mapped,
+                ProcessorId::Gpu(_) => mapped.iter().filter(|&pg| block.mapping_target(m, pg) != Some(dest)).collect(),
+            };
             if !stale.is_empty() {
                 self.unmap_pages(start, m, &stale, backend)?;
             }
         }
         let block = self.block_at(start)?;
-        let holders: Vec<ProcessorId> = block.resident_processors().iter().filter(|&p| p != dest).collect();
-        for h in holders {
+        for h in block.resident_processors().iter().filter(|&p| p != dest) {
             let block = self.block_at(start)?;
             let drop = block.resident(h).and(&pages);
             if drop.is_empty() {
@@ -890,9 +906,21 @@ impl UvmContext {
             let t = if holders.test(p) { Some(p) } else { holders.iter().find(|&h| backend.can_access(p, h)) }?;
             block.state(t).and_then(|s| s.phys(page)).map(|phys| MappingTarget { target: t, phys })
         };
-        let targets: Vec<(PageIndex, MappingTarget)> =
-            pages.iter().filter_map(|pg| target_of(pg).map(|t| (pg, t))).collect();
-        let mappable = PageMask::from_iter(targets.iter().map(|&(pg, _)| pg));
+        // Pages resident on `p` map its own copy; the others look for the closest holder.
+        let own = pages.and(&block.resident(p));
+        let own_state = block.state(p);
+        let mut targets: Vec<(PageIndex, MappingTarget)> = Vec::with_capacity(pages.count());
+        let mut mappable = PageMask::new();
+        for pg in pages.iter() {
+            let t = match own_state {
+                Some(st) if own.test(pg) => st.phys(pg).map(|phys| MappingTarget { target: p, phys }),
+                _ => target_of(pg),
+            };
+            if let Some(t) = t {
+                targets.push((pg, t));
+                mappable.set(pg);
+            }
+        }
         match p {
             ProcessorId::Cpu => {
                 // CPU mappings are 4 KiB; remap changed pages.
@@ -901,7 +929,7 @@ impl UvmContext {
                 for r in was_mapped.regions() {
                     backend.unmap(p, block.page_address(r.first), r.size())?;
                 }
-                block.set_mapping(p, &mappable, prot, |pg| lookup(&targets, pg))?;
+                block.set_mapping(p, &mappable, prot, in_order(&targets))?;
                 for &(pg, t) in &targets {
                     backend.map(p, block.page_address(pg), PAGE_SIZE, PageSize::Size4K, t, prot)?;
                 }
@@ -909,7 +937,7 @@ impl UvmContext {
             ProcessorId::Gpu(g) => {
                 let block = self.block_at(start)?;
                 let old = block.gpu(g).map(|s| s.pte_layout).unwrap_or_default();
-                block.set_mapping(p, &mappable, prot, |pg| lookup(&targets, pg))?;
+                block.set_mapping(p, &mappable, prot, in_order(&targets))?;
                 let new = block.compute_pte_layout(g);
                 rewrite_gpu_ptes(block, g, &old, &new, &mappable, backend)?;
                 block.gpu_mut(g)?.pte_layout = new;
@@ -946,9 +974,22 @@ impl UvmContext {
     }
 }
 
-/// The target of `page` in `targets` (ascending by page, as built from a mask).
-fn lookup(targets: &[(PageIndex, MappingTarget)], page: PageIndex) -> Option<MappingTarget> {
-    targets.binary_search_by_key(&page, |&(p, _)| p).ok().and_then(|i| targets.get(i)).map(|&(_, t)| t)
+/// The target of each page in `targets` (ascending by page, as built from a mask), for pages
+/// asked in ascending order: one pass over the list.
+fn in_order(targets: &[(PageIndex, MappingTarget)]) -> impl FnMut(PageIndex) -> Option<MappingTarget> + '_ {
+    let mut rest = targets;
+    move |page| {
+        while let Some((&(p, t), tail)) = rest.split_first() {
+            if p > page {
+                return None;
+            }
+            rest = tail;
+            if p == page {
+                return Some(t);
+            }
+        }
+        None
+    }
 }
 
 /// Pages of `block` held by more than one processor.
@@ -997,21 +1038,21 @@ fn rewrite_gpu_ptes(
     backend: &mut impl UvmBackend,
 ) -> Result<(), BackendError> {
     let p = ProcessorId::Gpu(g);
-    let mut granules = PageMask::new();
-    if old.is_2m || new.is_2m {
-        granules = PageMask::from_region(PageRegion::full());
+    // The touched granules, one bit per 64 KiB big page.
+    let granules: u32 = if old.is_2m || new.is_2m { u32::MAX } else { changed.big_pages_touched() };
+    if old.is_2m {
+        backend.unmap(p, block.page_address(0), VA_BLOCK_SIZE)?;
     } else {
-        for page in changed.iter() {
-            granules.set_region(PageRegion::big_page(page / PAGES_PER_BIG_PAGE));
-        }
-    }
-    let touches = |r: &PageRegion| granules.count_in(*r) > 0;
-    for (r, _) in old.extents().iter().filter(|(r, _)| touches(r)) {
-        backend.unmap(p, block.page_address(r.first), r.size())?;
+        for_each_extent(old, granules, |r, _| backend.unmap(p, block.page_address(r.first), r.size()))?;
     }
     let Some(state) = block.gpu(g) else { return Ok(()) };
-    for (r, size) in new.extents().into_iter().filter(|(r, _)| touches(r)) {
-        // One backend call per PTE-size run with a contiguous target.
+    let mut map_extent = |r: PageRegion, size: PageSize| -> Result<(), BackendError> {
+        // One backend call per PTE-size run with a contiguous target and one permission.
+        let step = match size {
+            PageSize::Size2M => PAGES_PER_BLOCK,
+            PageSize::Size64K => PAGES_PER_BIG_PAGE,
+            _ => 1,
+        };
         let mut run_start = r.first;
         while run_start < r.outer {
             let Some(t0) = state.target(run_start) else {
@@ -1019,11 +1060,6 @@ fn rewrite_gpu_ptes(
                 continue;
             };
             let prot = state.state.prot(run_start);
-            let step = match size {
-                PageSize::Size2M => PAGES_PER_BLOCK,
-                PageSize::Size64K => PAGES_PER_BIG_PAGE,
-                _ => 1,
-            };
             let mut end = run_start + step;
             while end < r.outer
                 && state.state.prot(end) == prot
@@ -1038,6 +1074,34 @@ fn rewrite_gpu_ptes(
                 .map(p, block.page_address(run_start), (end - run_start) as u64 * PAGE_SIZE, size, t0, prot)
                 .map_err(|_| BackendError::MappingFailed { processor: p, va: block.page_address(run_start) })?;
             run_start = end;
+        }
+        Ok(())
+    };
+    if new.is_2m {
+        map_extent(PageRegion::full(), PageSize::Size2M)
+    } else {
+        for_each_extent(new, granules, map_extent)
+    }
+}
+
+/// Calls `f` with each extent of `layout` (not a 2 MiB one) in the big pages `granules` names,
+/// in address order: a 64 KiB PTE's big page, or a run of 4 KiB PTEs inside one big page.
+fn for_each_extent(
+    layout: &PteLayout,
+    granules: u32,
+    mut f: impl FnMut(PageRegion, PageSize) -> Result<(), BackendError>,
+) -> Result<(), BackendError> {
+    let mut bits = granules;
+    while bits != 0 {
+        let big = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        let region = PageRegion::big_page(big);
+        if layout.big & (1 << big) != 0 {
+            f(region, PageSize::Size64K)?;
+        } else {
+            for r in layout.small.regions_in(region) {
+                f(r, PageSize::Size4K)?;
+            }
         }
     }
     Ok(())

@@ -155,7 +155,7 @@ impl PteLayout {
 
     /// The mappings as (region, page size), in address order.
     pub fn extents(&self) -> Vec<(PageRegion, PageSize)> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(if self.is_2m { 1 } else { self.pte_count() });
         if self.is_2m {
             out.push((PageRegion::full(), PageSize::Size2M));
             return out;
@@ -204,7 +204,7 @@ pub struct MappingTarget {
 }
 
 /// What a GPU holds of a block beyond [`ProcessorState`].
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct GpuBlockState {
     pub state: ProcessorState,
     /// Pages evicted from this GPU to the CPU (`evicted` mask).
@@ -213,28 +213,31 @@ pub struct GpuBlockState {
     pub pte_layout: PteLayout,
     /// Set after a fatal fault in the block: 4 KiB PTEs only, so cancels are precise.
     pub force_4k_ptes: bool,
-    /// Where each mapped page points.
-    targets: Vec<(PageIndex, MappingTarget)>,
+    /// Where each mapped page points, by page index.
+    targets: Box<[Option<MappingTarget>; PAGES_PER_BLOCK]>,
+}
+
+impl Default for GpuBlockState {
+    fn default() -> Self {
+        GpuBlockState {
+            state: ProcessorState::default(),
+            evicted: PageMask::new(),
+            pte_layout: PteLayout::default(),
+            force_4k_ptes: false,
+            targets: Box::new([None; PAGES_PER_BLOCK]),
+        }
+    }
 }
 
 impl GpuBlockState {
     /// Where the GPU's mapping of `page` points.
     pub fn target(&self, page: PageIndex) -> Option<MappingTarget> {
-        self.targets.binary_search_by_key(&page, |&(p, _)| p).ok().and_then(|i| self.targets.get(i)).map(|&(_, t)| t)
+        self.targets.get(page).copied().flatten()
     }
 
     fn set_target(&mut self, page: PageIndex, target: Option<MappingTarget>) {
-        match (self.targets.binary_search_by_key(&page, |&(p, _)| p), target) {
-            (Ok(i), Some(t)) => {
-                if let Some(slot) = self.targets.get_mut(i) {
-                    slot.1 = t;
-                }
-            }
-            (Ok(i), None) => {
-                self.targets.remove(i);
-            }
-            (Err(i), Some(t)) => self.targets.insert(i, (page, t)),
-            (Err(_), None) => {}
+        if let Some(slot) = self.targets.get_mut(page) {
+            *slot = target;
         }
     }
 }
@@ -447,14 +450,15 @@ impl VaBlock {
     ) -> Result<(), VaBlockError> {
         self.check_mask(pages)?;
         let state = self.state_mut(p)?;
+        state.resident = state.resident.or(pages);
         for page in pages.iter() {
-            state.resident.set(page);
             if let Some(slot) = state.phys.get_mut(page) {
                 *slot = phys(page);
             }
         }
         if let ProcessorId::Gpu(g) = p {
-            self.gpu_mut(g)?.evicted = self.gpu_mut(g)?.evicted.andnot(pages);
+            let gpu = self.gpu_mut(g)?;
+            gpu.evicted = gpu.evicted.andnot(pages);
         }
         Ok(())
     }
@@ -473,13 +477,13 @@ impl VaBlock {
     }
 
     /// Sets `p`'s mapping of `pages` to exactly `prot` (`Prot::None` unmaps); a GPU mapping
-    /// records where each page points (`target`).
+    /// records where each page points (`target`, asked for each page in ascending order).
     pub fn set_mapping(
         &mut self,
         p: ProcessorId,
         pages: &PageMask,
         prot: Prot,
-        target: impl Fn(PageIndex) -> Option<MappingTarget>,
+        mut target: impl FnMut(PageIndex) -> Option<MappingTarget>,
     ) -> Result<(), VaBlockError> {
         self.check_mask(pages)?;
         let state = self.state_mut(p)?;
@@ -595,7 +599,11 @@ impl VaBlock {
             for g in block.gpus.iter_mut().flatten() {
                 restrict(&mut g.state, &keep);
                 g.evicted = g.evicted.and(&keep);
-                g.targets.retain(|&(p, _)| keep.test(p));
+                for (page, slot) in g.targets.iter_mut().enumerate() {
+                    if !keep.test(page) {
+                        *slot = None;
+                    }
+                }
             }
             let gpus: Vec<u8> = block.gpus().map(|(i, _)| i).collect();
             for i in gpus {

@@ -4,14 +4,13 @@
 //! grouping by 2 MiB va_block, the flush mode of the BATCH_FLUSH replay policy, the prefetch
 //! fault throttle, and the per-service limits.
 
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::ops::Range;
 
 use nvgpu::hw::vm::PrfFilter;
 
 use super::buffer::FlushMode;
-use super::entry::{AccessTypeMask, FaultEntry, InstancePtr};
+use super::entry::{AccessTypeMask, FaultAccess, FaultEntry, InstancePtr};
 use crate::page_mask::VA_BLOCK_SIZE;
 
 /// Faults fetched per batch (`UVM_PERF_FAULT_BATCH_COUNT_DEFAULT`), capped at the buffer size.
@@ -161,7 +160,8 @@ impl FaultBatch {
         utlb_of: impl Fn(&FaultEntry) -> u16,
     ) -> FaultBatch {
         let mut faults: Vec<BatchFault> = Vec::with_capacity(entries.len());
-        let mut utlbs: BTreeMap<u16, UtlbState> = BTreeMap::new();
+        // uTLBs in the order first seen (a batch sees few of them).
+        let mut utlbs: Vec<(u16, UtlbState)> = Vec::new();
         let mut last: Option<usize> = None;
         let mut num_coalesced = 0;
         let mut is_single_instance = true;
@@ -178,7 +178,11 @@ impl FaultBatch {
             };
             let index = faults.len();
             faults.push(current);
-            let utlb = utlbs.entry(current.utlb_id).or_default();
+            let u = utlbs.iter().position(|&(id, _)| id == current.utlb_id).unwrap_or_else(|| {
+                utlbs.push((current.utlb_id, UtlbState::default()));
+                utlbs.len() - 1
+            });
+            let Some((_, utlb)) = utlbs.get_mut(u) else { continue };
 
             let same_instance = last.is_none_or(|l| current.same_instance(&faults[l]));
             if let (Some(l), true, false) = (last, coalesce, current.is_fatal) {
@@ -254,7 +258,10 @@ impl FaultBatch {
         // a stable one would.
         let mut by_instance: Vec<((InstancePtr, u8), usize)> =
             self.representatives().map(|(i, f)| (f.instance_key(), i)).collect();
-        by_instance.sort_unstable();
+        // One instance (the usual batch): equal keys, already in index order.
+        if !self.is_single_instance {
+            by_instance.sort_unstable();
+        }
 
         let mut order = Vec::with_capacity(by_instance.len());
         let mut unresolved = Vec::new();
@@ -274,16 +281,33 @@ impl FaultBatch {
             }
         }
         // By va_space, address, most intrusive access first; ties keep the instance order.
-        let mut keyed: Vec<(OrderKey<V>, ServiceFault<V>)> = order
-            .iter()
-            .enumerate()
-            .map(|(pos, f)| {
-                let e = &self.faults[f.index].entry;
-                ((f.va_space, e.va, core::cmp::Reverse(e.access), pos), *f)
-            })
-            .collect();
-        keyed.sort_unstable_by_key(|&(key, _)| key);
-        let order: Vec<ServiceFault<V>> = keyed.into_iter().map(|(_, f)| f).collect();
+        let single_va_space = order.windows(2).all(|w| w[0].va_space == w[1].va_space);
+        let order: Vec<ServiceFault<V>> = if single_va_space && u32::try_from(order.len()).is_ok() {
+            // One va_space (the usual batch): the rest of the key packed in one integer,
+            // address above access (most intrusive first) above position.
+            let mut keys: Vec<u128> = order
+                .iter()
+                .enumerate()
+                .map(|(pos, f)| {
+                    let e = &self.faults[f.index].entry;
+                    let less_intrusive = u128::from(FaultAccess::AtomicStrong as u8 - e.access as u8);
+                    (u128::from(e.va) << 64) | (less_intrusive << 32) | pos as u128
+                })
+                .collect();
+            keys.sort_unstable();
+            keys.iter().filter_map(|&k| order.get((k & 0xffff_ffff) as usize).copied()).collect()
+        } else {
+            let mut keyed: Vec<(OrderKey<V>, ServiceFault<V>)> = order
+                .iter()
+                .enumerate()
+                .map(|(pos, f)| {
+                    let e = &self.faults[f.index].entry;
+                    ((f.va_space, e.va, core::cmp::Reverse(e.access), pos), *f)
+                })
+                .collect();
+            keyed.sort_unstable_by_key(|&(key, _)| key);
+            keyed.into_iter().map(|(_, f)| f).collect()
+        };
 
         // Duplicates as UVM counts them while servicing: the instances a representative stands
         // for beyond itself, and every instance of a representative at the page of the one
@@ -302,7 +326,7 @@ impl FaultBatch {
 
 /// A representative's place in the service order: va_space, address, the access (most
 /// intrusive first), then its place in the instance order.
-type OrderKey<V> = (V, u64, core::cmp::Reverse<crate::fault::entry::FaultAccess>, usize);
+type OrderKey<V> = (V, u64, core::cmp::Reverse<FaultAccess>, usize);
 
 /// Merges fault `index` into `target`; returns whether `index` became the representative.
 fn merge(faults: &mut [BatchFault], index: usize, target: usize) -> bool {

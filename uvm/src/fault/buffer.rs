@@ -338,6 +338,8 @@ impl<M: FaultBufferMemory, R: FaultBufferRegisters> ReplayableFaultBuffer<M, R> 
         }
         let put = self.cached_put;
         let mut fetched = FetchedFaults::default();
+        let waiting = if put >= get { put - get } else { self.max_faults.saturating_sub(get).saturating_add(put) };
+        fetched.entries.reserve((waiting as usize).min(max));
         let mut result = Ok(());
 
         while get != put && fetched.consumed() < max {

@@ -677,6 +677,62 @@ impl BlockThrashing {
             ThrashingEvent::Revocation => false,
         };
 
+        self.apply_events(config, region.pages(), processor, is_migration, now_ns);
+    }
+
+    /// [`Self::record_event`] for each page of `pages` on its own, in one pass: the same
+    /// state as one call per page with the same processor and time (a pinned page is left
+    /// alone page by page, as a one-page region is), without a call per page.
+    pub fn record_page_events(
+        &mut self,
+        config: &ThrashingConfig,
+        pages: &PageMask,
+        processor: ProcessorId,
+        event: ThrashingEvent,
+        now_ns: u64,
+    ) {
+        if !config.enabled || !is_valid(processor) || pages.is_empty() {
+            return;
+        }
+        let is_migration = match event {
+            ThrashingEvent::Migration { cause: MigrationCause::Eviction, .. } => return,
+            ThrashingEvent::Migration { cause, mode, read_duplication } => {
+                if !cause.counts_for_thrashing() || mode != TransferMode::Move || read_duplication {
+                    for r in pages.regions() {
+                        self.reset_region(r);
+                    }
+                    return;
+                }
+                true
+            }
+            ThrashingEvent::Revocation => false,
+        };
+        let fault_driven = matches!(
+            event,
+            ThrashingEvent::Migration { cause: MigrationCause::ReplayableFault | MigrationCause::AccessCounter, .. }
+        );
+        let pages = if is_migration && fault_driven && self.pages.is_some() {
+            pages.andnot(&self.marks.pinned_pages)
+        } else {
+            *pages
+        };
+        if pages.is_empty() {
+            return;
+        }
+        self.apply_events(config, pages.iter(), processor, is_migration, now_ns);
+    }
+
+    /// The events of one migration or revocation to `processor` on `pages`: the block's page
+    /// tracking starts when a second processor touches it within the lapse; each page counts
+    /// the event, becomes thrashing at the threshold, or is forgotten after a quiet lapse.
+    fn apply_events(
+        &mut self,
+        config: &ThrashingConfig,
+        pages: impl Iterator<Item = PageIndex>,
+        processor: ProcessorId,
+        is_migration: bool,
+        now_ns: u64,
+    ) {
         if self.pages.is_none() {
             let second_processor_within_lapse = self.last_time_ns != 0
                 && self.last_processor != Some(processor)
@@ -686,9 +742,9 @@ impl BlockThrashing {
             }
         }
 
-        if let Some(pages) = self.pages.as_mut() {
-            for page in region.pages() {
-                let Some(entry) = pages.get_mut(page) else { continue };
+        if let Some(state) = self.pages.as_mut() {
+            for page in pages {
+                let Some(entry) = state.get_mut(page) else { continue };
                 let last = entry.last_event_ns();
                 entry.processors.set(processor);
                 entry.set_last_event(now_ns);

@@ -135,21 +135,32 @@ impl PacketField {
 
     /// Stores the low bits of `value` in the field (bits beyond its width are dropped).
     pub fn set(&self, entry: &mut [u8; NVC369_BUF_SIZE], value: u64) {
-        let (first, last, mask) = self.span();
-        let shifted = (u128::from(value) & mask) << (self.lo % 8);
-        let field = mask << (self.lo % 8);
-        for (i, b) in entry.iter_mut().enumerate().take(last + 1).skip(first) {
-            let at = 8 * (i - first);
-            let keep = !((field >> at) as u8);
-            *b = (*b & keep) | ((shifted >> at) as u8 & !keep);
+        // The two little-endian 64-bit words holding the field (no field spans more).
+        let mask = self.width_mask();
+        let word = (self.lo / 64) as usize;
+        let field = mask << (self.lo % 64);
+        let shifted = (u128::from(value) & mask) << (self.lo % 64);
+        for k in 0..2 {
+            let part = (field >> (64 * k)) as u64;
+            let Some(bytes) = entry.get_mut((word + k) * 8..(word + k + 1) * 8) else { continue };
+            if part == 0 {
+                continue;
+            }
+            let mut w = [0u8; 8];
+            w.copy_from_slice(bytes);
+            let updated = (u64::from_le_bytes(w) & !part) | ((shifted >> (64 * k)) as u64 & part);
+            bytes.copy_from_slice(&updated.to_le_bytes());
         }
     }
 
-    /// The bytes the field touches and the mask of its width.
-    fn span(&self) -> (usize, usize, u128) {
+    /// The mask of the field's width (at most 64 bits).
+    fn width_mask(&self) -> u128 {
         let width = self.hi.saturating_sub(self.lo) + 1;
-        let mask = if width >= 64 { u128::from(u64::MAX) } else { (1u128 << width) - 1 };
-        ((self.lo / 8) as usize, (self.hi / 8) as usize, mask)
+        if width >= 64 {
+            u128::from(u64::MAX)
+        } else {
+            (1u128 << width) - 1
+        }
     }
 
     /// Reads the field.
@@ -161,7 +172,7 @@ impl PacketField {
     /// decoder that reads many fields of one packet.
     pub fn get_words(&self, words: &[u64; NVC369_BUF_SIZE / 8]) -> u64 {
         // The two words holding the field (no field spans more).
-        let (_, _, mask) = self.span();
+        let mask = self.width_mask();
         let i = (self.lo / 64) as usize;
         let word = |i: usize| words.get(i).copied().unwrap_or(0);
         let raw = u128::from(word(i)) | (u128::from(word(i + 1)) << 64);
