@@ -16,7 +16,7 @@
 use nvgpu::ce::{CeAddress, CeClass, CeEncoder, MemsetPattern, Pipelining};
 use nvgpu::channel::{Channel, ChannelConfig, ChannelEngine, ChannelError, Fence, GpuVaSpace, ENGINE_SUBCHANNEL};
 use nvgpu::chip::Chipset;
-use nvgpu::gsp::rpc::RpcEvent;
+use nvgpu::gsp::fw::rpc::RpcEvent;
 use nvgpu::mm::{Aperture, DmaTableMemory, MmuFormat, PteAttrs, RegisterTlbInvalidator, VramAllocator};
 use nvgpu::platform::DmaAllocator;
 use nvgpu::rm::fifo::RobustChannelError;

@@ -16,18 +16,19 @@ use nvgpu::falcon::{
     BromParams, DmaSegment, DmaTarget, Engine, Falcon, FalconMemory, Fsp, Gsp, HsSignatureLocation, Mailboxes, Sec2,
 };
 use nvgpu::firmware::BooterFirmware;
-use nvgpu::gsp::init_args::{GspArgumentsCached, MessageQueueInitArguments};
-use nvgpu::gsp::libos::{
+use nvgpu::gsp::fb_layout::{FirmwareImages, SysmemRegion, WprChipParams, WprLayoutInputs};
+use nvgpu::gsp::fw::init_args::{GspArgumentsCached, MessageQueueInitArguments};
+use nvgpu::gsp::fw::libos::{
     LibosMemoryRegionInitArgument, LIBOS_LOG_BUFFER_SIZE, LOGINIT_ID, LOGINTR_ID, LOGRM_ID, RMARGS_ID,
 };
-use nvgpu::gsp::msgq::{
+use nvgpu::gsp::fw::msgq::{
     seal_element, verify_element, MessageQueueLayout, MsgqTxHeader, GSP_MSG_QUEUE_ELEMENT_HDR_SIZE,
     GSP_MSG_QUEUE_ELEMENT_SIZE_MIN,
 };
-use nvgpu::gsp::radix3::{build_radix3, Radix3Layout};
-use nvgpu::gsp::rpc::{RpcEvent, RpcFunction, RpcMessageHeader, RPC_MESSAGE_HEADER_SIZE};
+use nvgpu::gsp::fw::radix3::{build_radix3, Radix3Layout};
+use nvgpu::gsp::fw::rpc::{RpcEvent, RpcFunction, RpcMessageHeader, RPC_MESSAGE_HEADER_SIZE};
+use nvgpu::gsp::fw::wpr::GspFwWprMeta;
 use nvgpu::gsp::status::NvStatus;
-use nvgpu::gsp::wpr::{FirmwareImages, GspFwWprMeta, SysmemRegion, WprChipParams, WprLayoutInputs};
 use nvgpu::hal::{self, FalconLayout};
 use nvgpu::hw::boot::NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION;
 use nvgpu::hw::engine::{NV_PGSP_MAILBOX, NV_PGSP_QUEUE_HEAD};
@@ -81,7 +82,7 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The CPU side of the message queues, from `nvgpu::gsp::msgq` and `msgq.c`'s rules.
+// The CPU side of the message queues, from `nvgpu::gsp::fw::msgq` and `msgq.c`'s rules.
 
 struct CpuQueues {
     block: DmaBuffer,
@@ -1182,7 +1183,7 @@ fn large_registry_arrives_in_continuation_records() {
     );
     table.extend_from_slice(name);
     table.extend_from_slice(&blob);
-    let first = (nvgpu::gsp::msgq::GSP_MSG_QUEUE_RPC_SIZE_MAX - RPC_MESSAGE_HEADER_SIZE) as usize;
+    let first = (nvgpu::gsp::fw::msgq::GSP_MSG_QUEUE_RPC_SIZE_MAX - RPC_MESSAGE_HEADER_SIZE) as usize;
     let (head, tail) = table.split_at(first);
     let record = rig.queues.record(RpcFunction::SetRegistry.raw(), head, |_| {});
     rig.queues.push_record(&record);
@@ -1250,7 +1251,7 @@ fn fault_corrupt_status_element() {
     rig.model.inject(GspFault::CorruptNextMessage);
     rig.queues.send(&rig.model, RpcFunction::Nop, &[]);
     let record = rig.queues.receive_raw(&rig.model).expect("a record");
-    assert!(matches!(verify_element(&record), Err(nvgpu::gsp::msgq::ElementError::BadChecksum { .. })));
+    assert!(matches!(verify_element(&record), Err(nvgpu::gsp::fw::msgq::ElementError::BadChecksum { .. })));
     // Only that one.
     rig.queues.stat_seq += 1;
     let (header, _) = rig.queues.call(&rig.model, RpcFunction::Nop, &[]);

@@ -21,7 +21,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use nvgpu::gsp::commands;
-use nvgpu::gsp::layout::{ConstantFact, StructLayout};
+use nvgpu::gsp::fw::layout::{ConstantFact, StructLayout};
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hw::headers::{self, OGKM_PINNED};
 use nvgpu::hw::Header;

@@ -47,14 +47,14 @@ use core::sync::atomic::{fence, Ordering};
 
 use zerocopy::{FromBytes, IntoBytes};
 
-use super::history::RpcName;
-use super::init_args::MessageQueueInitArguments;
-use super::msgq::{
+use super::fw::init_args::MessageQueueInitArguments;
+use super::fw::msgq::{
     verify_element, ElementError, GspMsgQueueElement, MessageQueueLayout, MsgqTxHeader, QueueError,
     GSP_MSG_QUEUE_ELEMENT_HDR_SIZE, GSP_MSG_QUEUE_ELEMENT_SIZE_MAX, GSP_MSG_QUEUE_ELEMENT_SIZE_MIN,
     GSP_MSG_QUEUE_RPC_SIZE_MAX, RM_PAGE_SIZE,
 };
-use super::rpc::{RpcEvent, RpcFunction, RpcHeaderError, RpcMessageHeader, RPC_MESSAGE_HEADER_SIZE};
+use super::fw::rpc::{RpcEvent, RpcFunction, RpcHeaderError, RpcMessageHeader, RPC_MESSAGE_HEADER_SIZE};
+use super::history::RpcName;
 use super::status::NvStatus;
 use crate::hw::engine::NV_PGSP_QUEUE_HEAD;
 use crate::hw::RegisterIo;
@@ -437,10 +437,10 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
                 entry_off: tx.entry_off,
             }));
         }
-        if tx.flags & super::msgq::MSGQ_FLAGS_SWAP_RX == 0 {
+        if tx.flags & super::fw::msgq::MSGQ_FLAGS_SWAP_RX == 0 {
             return Err(TransportError::Header(QueueError::PeerMismatch {
                 field: "flags",
-                expected: super::msgq::MSGQ_FLAGS_SWAP_RX,
+                expected: super::fw::msgq::MSGQ_FLAGS_SWAP_RX,
                 found: tx.flags,
             }));
         }
@@ -555,7 +555,7 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
         record.fill(0);
         record[ELEMENT_HDR..ELEMENT_HDR + RPC_HDR].copy_from_slice(rpc.as_bytes());
         record[ELEMENT_HDR + RPC_HDR..size].copy_from_slice(params);
-        let elements = super::msgq::seal_element(record, self.cmd.seq_num)?;
+        let elements = super::fw::msgq::seal_element(record, self.cmd.seq_num)?;
         if elements >= self.cmd.msg_count {
             return Err(TransportError::RecordTooLarge { elements, msg_count: self.cmd.msg_count });
         }
@@ -728,7 +728,7 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
 #[allow(unsafe_code)]
 pub(crate) mod fake {
     use super::*;
-    use crate::gsp::msgq::seal_element;
+    use crate::gsp::fw::msgq::seal_element;
     use alloc::boxed::Box;
     use alloc::rc::Rc;
     use core::cell::{Cell, RefCell};

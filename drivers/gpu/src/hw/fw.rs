@@ -17,7 +17,7 @@
 use core::mem::{align_of, offset_of, size_of};
 
 use crate::constants;
-use crate::gsp::layout::{FieldLayout, StructLayout};
+use crate::gsp::fw::layout::{FieldLayout, StructLayout};
 use crate::hw::headers;
 pub use crate::hw::headers::KERNEL_GSP_FRTS_TU102;
 use zerocopy::byteorder::little_endian::{U16, U32};

@@ -41,15 +41,16 @@ use crate::gsp::commands::{
     GetGspStaticInfo, GspEvent, GspRpc, GspSetSystemInfo, GspStaticConfigInfo, GspSystemInfo, RegistryTable, RpcError,
     SetRegistry, UnloadingGuestDriver,
 };
+use crate::gsp::fb_layout::WprChipParams;
+use crate::gsp::fw::msgq::MessageQueueLayout;
+use crate::gsp::fw::rpc::RpcEvent;
+use crate::gsp::fw::wpr::GspFwWprMeta;
 use crate::gsp::fwsec_frts::{
     run_fwsec_frts, run_fwsec_sb, FrtsRegion, FwsecFrtsError, FwsecFrtsOutcome, GenericBootloader,
 };
 use crate::gsp::logs::{GspLogs, LogLine, LogMetadata};
-use crate::gsp::msgq::MessageQueueLayout;
 use crate::gsp::queue::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, STATUS_QUEUE_LINK_TIMEOUT_MS};
-use crate::gsp::rpc::RpcEvent;
 use crate::gsp::sequencer::run_sequencer;
-use crate::gsp::wpr::{GspFwWprMeta, WprChipParams};
 use crate::hal::{BootFlow, FbSizeSource, Hal};
 use crate::hw::engine::NV_PGSP_MAILBOX;
 use crate::hw::falcon::NV_PFALCON_FALCON_OS;
