@@ -12,11 +12,11 @@ use std::cell::Cell;
 
 use kernel::acpi::{self, PhysMapper};
 use nvgpu::firmware::{BinHeader, BooterFirmware, BootloaderFirmware, FirmwareKind, GenericBootloaderFirmware, GspElf};
+use nvgpu::gsp::cmdq::{GspDoorbell, GspMessage, GspMessageQueues};
 use nvgpu::gsp::commands::{Free, GetGspStaticInfo, GspEvent, GspRmAlloc, GspRmControl, Rpc, UnloadingGuestDriver};
 use nvgpu::gsp::fw::msgq::{seal_element, verify_element, MessageQueueLayout};
 use nvgpu::gsp::fw::rpc::RpcMessageHeader;
 use nvgpu::gsp::logs::{printf, GspLogs, LoggingElf};
-use nvgpu::gsp::queue::{GspDoorbell, GspMessage, GspMessageQueues};
 use nvgpu::gsp::sequencer::SequencerBuffer;
 use nvgpu::payload::{Cubin, Fatbin, Module};
 use nvgpu::platform::{Clock, DmaAllocator};

@@ -16,6 +16,7 @@ use nvgpu::firmware::FirmwareBundle;
 use nvgpu::gsp::boot::booter::BooterError;
 use nvgpu::gsp::boot::data::{walk_radix3, BootData, FbInputs};
 use nvgpu::gsp::boot::{wpr2, BootConfig, BootErrorKind, BootInputs, BootStep, GspBoot};
+use nvgpu::gsp::cmdq::QueueHeadDoorbell;
 use nvgpu::gsp::fb_layout::WprChipParams;
 use nvgpu::gsp::fw::libos::{LibosMemoryRegionInitArgument, LOGINIT_ID, LOGINTR_ID, LOGRM_ID, RMARGS_ID};
 use nvgpu::gsp::fw::msgq::MessageQueueLayout;
@@ -23,7 +24,6 @@ use nvgpu::gsp::fw::wpr::GSP_FW_WPR_META_MAGIC;
 use nvgpu::gsp::fwsec_frts::{
     run_fwsec_frts, FrtsRegion, FwsecFrtsError, FwsecMethod, GenericBootloader, RmFlcnBlDesc, FRTS_REGION_SIZE,
 };
-use nvgpu::gsp::queue::QueueHeadDoorbell;
 use nvgpu::hal;
 use nvgpu::hw::headers;
 use nvgpu::platform::Clock;

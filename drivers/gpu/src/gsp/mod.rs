@@ -7,7 +7,9 @@
 //!   tables;
 //! - [`fb_layout`]: where GSP-RM's regions go in the framebuffer (`kgspCalculateFbLayout_*`),
 //!   filling [`fw::wpr::GspFwWprMeta`];
-//! - [`queue`]: the command and status queues over [`fw::msgq`]'s layout (send, receive, records);
+//! - [`cmdq`]: the command queue, the transport over the shared message queues of [`fw::msgq`]'s
+//!   format: records into the command queue, records out of the status queue, who owns which
+//!   part of each ring;
 //! - [`commands`]: the RPCs as types, one file per group, and the client that sends them;
 //! - [`sequencer`]: the CPU sequencer GSP-RM drives through `GSP_RUN_CPU_SEQUENCER`, with the
 //!   falcon operations its scripts ask for;
@@ -20,13 +22,13 @@
 //! compatible across releases, so nothing here is meant to work with another GSP-RM version.
 
 pub mod boot;
+pub mod cmdq;
 pub mod commands;
 pub mod fb_layout;
 pub mod fw;
 pub mod fwsec_frts;
 pub mod history;
 pub mod logs;
-pub mod queue;
 pub mod sequencer;
 pub mod status;
 

@@ -660,9 +660,9 @@ pub const CONSTANTS: &[ConstantFact] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gsp::cmdq::fake::{setup, FakeMessage, Outgoing};
     use crate::gsp::commands::{GspRpc, Rpc, RpcErrorKind, RpcFreeV03_00, RpcGspRmAllocV03_00, RpcGspRmControlV03_00};
     use crate::gsp::fw::rpc::RpcFunction;
-    use crate::gsp::queue::fake::{setup, FakeMessage, Outgoing};
     use alloc::boxed::Box;
     use alloc::rc::Rc;
     use alloc::string::ToString;

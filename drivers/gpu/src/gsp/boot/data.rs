@@ -9,7 +9,7 @@
 //! | WPR meta | `GspFwWprMeta` (one page), what the booter reads | `kgspAllocBootArgs`, `kgspCalculateFbLayout_TU102` |
 //! | LIBOS args | `LibosMemoryRegionInitArgument[]` (one page): the logs, then "RMARGS" | `kgspSetupLibosInitArgs` |
 //! | RM args | `GSP_ARGUMENTS_CACHED` (one page) | `kgspPopulateGspRmInitArgs` |
-//! | queues | page table, command queue, status queue | `GspMsgQueuesInit` (`gsp::queue` takes it over) |
+//! | queues | page table, command queue, status queue | `GspMsgQueuesInit` (`gsp::cmdq` takes it over) |
 //!
 //! All of it is `kgspInitRm` and `kgspBootstrapRiscvOSEarly_*` up to the point where a ucode is
 //! started, for a first boot (no resume, no vGPU, no confidential computing, no CrashCat queue,

@@ -37,6 +37,7 @@ use core::fmt;
 use crate::chip::Chipset;
 use crate::falcon::{Engine, Falcon, FalconError, Fsp, Gsp, Mailboxes, Sec2};
 use crate::firmware::FirmwareBundle;
+use crate::gsp::cmdq::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, STATUS_QUEUE_LINK_TIMEOUT_MS};
 use crate::gsp::commands::{
     GetGspStaticInfo, GspEvent, GspRpc, GspSetSystemInfo, GspStaticConfigInfo, GspSystemInfo, RegistryTable, RpcError,
     SetRegistry, UnloadingGuestDriver,
@@ -49,7 +50,6 @@ use crate::gsp::fwsec_frts::{
     run_fwsec_frts, run_fwsec_sb, FrtsRegion, FwsecFrtsError, FwsecFrtsOutcome, GenericBootloader,
 };
 use crate::gsp::logs::{GspLogs, LogLine, LogMetadata};
-use crate::gsp::queue::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, STATUS_QUEUE_LINK_TIMEOUT_MS};
 use crate::gsp::sequencer::run_sequencer;
 use crate::hal::{BootFlow, FbSizeSource, Hal};
 use crate::hw::engine::NV_PGSP_MAILBOX;
@@ -573,7 +573,7 @@ type StepResult<T> = Result<T, BootErrorKind>;
 
 impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorbell> GspBoot<'a, R, C, A, D> {
     /// A boot of the GPU `inputs` describes; `doorbell` tells GSP-RM about new commands (on
-    /// hardware `queue::QueueHeadDoorbell` over BAR0).
+    /// hardware `cmdq::QueueHeadDoorbell` over BAR0).
     pub fn new(inputs: BootInputs<'a, R, C, A>, config: BootConfig, doorbell: D) -> Self {
         let hal = inputs.chipset.hal();
         Self {

@@ -47,10 +47,10 @@ use core::mem::{offset_of, size_of};
 
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
+use super::cmdq::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, RECORD_PAYLOAD_MAX};
 use super::fw::layout::{ConstantFact, FieldLayout, StructLayout};
 use super::fw::rpc::{RpcEvent, RpcFunction, RpcMessageHeader};
 use super::history::{Direction, EntryId, HistorySnapshot, RpcHistory, RpcHistoryEntry, RpcName, RpcOutcome};
-use super::queue::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, RECORD_PAYLOAD_MAX};
 use super::status::NvStatus;
 use crate::chip::Chipset;
 use crate::hw::headers;
@@ -567,9 +567,9 @@ pub(crate) fn read_prefix<T: FromBytes + KnownLayout + Immutable>(bytes: &[u8]) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gsp::cmdq::fake::*;
+    use crate::gsp::cmdq::{GspMessageQueues, TransportError};
     use crate::gsp::fw::msgq::ElementError;
-    use crate::gsp::queue::fake::*;
-    use crate::gsp::queue::{GspMessageQueues, TransportError};
     use crate::hw::RegisterIo;
     use alloc::rc::Rc;
     use alloc::string::ToString;
