@@ -12,6 +12,7 @@ use std::cell::Cell;
 
 use kernel::acpi::{self, PhysMapper};
 use nvgpu::firmware::{BinHeader, BooterFirmware, BootloaderFirmware, FirmwareKind, GenericBootloaderFirmware, GspElf};
+use nvgpu::fwsec::FwsecKind;
 use nvgpu::gsp::cmdq::{GspDoorbell, GspMessage, GspMessageQueues};
 use nvgpu::gsp::commands::{Free, GetGspStaticInfo, GspEvent, GspRmAlloc, GspRmControl, Rpc, UnloadingGuestDriver};
 use nvgpu::gsp::fw::msgq::{seal_element, verify_element, MessageQueueLayout};
@@ -20,7 +21,7 @@ use nvgpu::gsp::logs::{printf, GspLogs, LoggingElf};
 use nvgpu::gsp::sequencer::SequencerBuffer;
 use nvgpu::payload::{Cubin, Fatbin, Module};
 use nvgpu::platform::{Clock, DmaAllocator};
-use nvgpu::vbios::{FwsecKind, Vbios};
+use nvgpu::vbios::Vbios;
 use sim::engine_mem::{FlatMemory, PhysAddr, PhysAperture, PhysicalMemory};
 use sim::host::{HostChannel, HostEffects};
 use sim::SystemMemory;

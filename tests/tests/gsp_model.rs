@@ -16,6 +16,7 @@ use nvgpu::falcon::{
     BromParams, DmaSegment, DmaTarget, Engine, Falcon, FalconMemory, Fsp, Gsp, HsSignatureLocation, Mailboxes, Sec2,
 };
 use nvgpu::firmware::BooterFirmware;
+use nvgpu::fwsec::{FwsecDescriptor, FwsecKind};
 use nvgpu::gsp::fb_layout::{FirmwareImages, SysmemRegion, WprChipParams, WprLayoutInputs};
 use nvgpu::gsp::fw::init_args::{GspArgumentsCached, MessageQueueInitArguments};
 use nvgpu::gsp::fw::libos::{
@@ -32,10 +33,11 @@ use nvgpu::gsp::status::NvStatus;
 use nvgpu::hal::{self, FalconLayout};
 use nvgpu::hw::boot::NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION;
 use nvgpu::hw::engine::{NV_PGSP_MAILBOX, NV_PGSP_QUEUE_HEAD};
+use nvgpu::hw::fw::FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS;
 use nvgpu::hw::gc6::NV_PGC6_BSI_SECURE_SCRATCH_14;
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::{DmaAllocator, DmaBuffer};
-use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS};
+use nvgpu::vbios::Vbios;
 use sim::booter::{build_model_booter, load_style, BooterLoadStyle};
 use sim::gsp_rm::image::build_model_image;
 use sim::gsp_rm::payloads::*;
@@ -352,7 +354,8 @@ impl Rig {
         image.resize(image.len().div_ceil(256) * 256, 0);
         let dmem_at = |offset: u32| desc.imem_load_size as usize + offset as usize;
         let init_cmd = dmem_at(fwsec.dmem_mapper.init_cmd_dmem_offset());
-        image[init_cmd..init_cmd + 4].copy_from_slice(&DMEMMAPPER_CMD_FRTS.to_le_bytes());
+        image[init_cmd..init_cmd + 4]
+            .copy_from_slice(&FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS.to_le_bytes());
         let cmd = sim::fwsec::frts_command_bytes(self.meta.frts_offset);
         let cmd_at = dmem_at(fwsec.dmem_mapper.cmd_in_buffer_offset);
         image[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);
@@ -779,7 +782,8 @@ impl Rig {
         let FwsecDescriptor::V2(desc) = fwsec.descriptor else { panic!("Turing FWSEC has a v2 descriptor") };
         let mut dmem = fwsec.dmem().to_vec();
         let init_cmd = fwsec.dmem_mapper.init_cmd_dmem_offset() as usize;
-        dmem[init_cmd..init_cmd + 4].copy_from_slice(&DMEMMAPPER_CMD_FRTS.to_le_bytes());
+        dmem[init_cmd..init_cmd + 4]
+            .copy_from_slice(&FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS.to_le_bytes());
         let cmd = sim::fwsec::frts_command_bytes(self.meta.frts_offset);
         let cmd_at = fwsec.dmem_mapper.cmd_in_buffer_offset as usize;
         dmem[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);

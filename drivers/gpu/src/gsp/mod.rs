@@ -26,7 +26,6 @@ pub mod cmdq;
 pub mod commands;
 pub mod fb_layout;
 pub mod fw;
-pub mod fwsec_frts;
 pub mod history;
 pub mod logs;
 pub mod sequencer;
