@@ -16,6 +16,10 @@
 //! `FWSECLIC_*`) and the interface and command ids are firmware ABI, declared once in
 //! [`crate::hw::fw`] and checked against that file; this module only reads and fills them.
 
+// Parses bytes from outside (the VBIOS image): no indexing that can panic, no arithmetic that can
+// overflow, as in `crate::vbios`.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use alloc::vec::Vec;
 use core::mem::{offset_of, size_of};
 
