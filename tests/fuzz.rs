@@ -12,15 +12,16 @@ use std::cell::Cell;
 
 use kernel::acpi::{self, PhysMapper};
 use nvgpu::firmware::{BinHeader, BooterFirmware, BootloaderFirmware, FirmwareKind, GenericBootloaderFirmware, GspElf};
+use nvgpu::fwsec::FwsecKind;
+use nvgpu::gsp::cmdq::{GspDoorbell, GspMessage, GspMessageQueues};
 use nvgpu::gsp::commands::{Free, GetGspStaticInfo, GspEvent, GspRmAlloc, GspRmControl, Rpc, UnloadingGuestDriver};
+use nvgpu::gsp::fw::msgq::{seal_element, verify_element, MessageQueueLayout};
+use nvgpu::gsp::fw::rpc::RpcMessageHeader;
 use nvgpu::gsp::logs::{printf, GspLogs, LoggingElf};
-use nvgpu::gsp::msgq::{seal_element, verify_element, MessageQueueLayout};
-use nvgpu::gsp::queue::{GspDoorbell, GspMessage, GspMessageQueues};
-use nvgpu::gsp::rpc::RpcMessageHeader;
 use nvgpu::gsp::sequencer::SequencerBuffer;
 use nvgpu::payload::{Cubin, Fatbin, Module};
 use nvgpu::platform::{Clock, DmaAllocator};
-use nvgpu::vbios::{FwsecKind, Vbios};
+use nvgpu::vbios::Vbios;
 use sim::engine_mem::{FlatMemory, PhysAddr, PhysAperture, PhysicalMemory};
 use sim::host::{HostChannel, HostEffects};
 use sim::SystemMemory;
@@ -243,7 +244,7 @@ pub fn gsp_queue_messages(data: &[u8]) -> usize {
         return 0;
     }
     let clock = StepClock::default();
-    let static_info = nvgpu::gsp::rpc::RpcFunction::GetGspStaticInfo.raw();
+    let static_info = nvgpu::gsp::fw::rpc::RpcFunction::GetGspStaticInfo.raw();
     let full_len = |h: &RpcMessageHeader| if h.function == static_info { GetGspStaticInfo.reply_len() } else { None };
     for _ in 0..64 {
         match queues.try_receive_message(&clock, 5, &full_len) {
@@ -304,7 +305,7 @@ pub fn gsp_rpc(data: &[u8]) {
         decode_message(&message);
     }
     // The parameters alone, whatever the header says, under each event number.
-    let payload = record.get(core::mem::size_of::<nvgpu::gsp::msgq::GspMsgQueueElement>()..).unwrap_or(&[]);
+    let payload = record.get(core::mem::size_of::<nvgpu::gsp::fw::msgq::GspMsgQueueElement>()..).unwrap_or(&[]);
     decode_payload(payload);
     let function = u32::from(mode >> 1) + 0x1000;
     let header = RpcMessageHeader { function, ..Default::default() };

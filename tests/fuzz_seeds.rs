@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use nvgpu::ce::{CeAddress, CeAperture, CeClass, CeEncoder, MemsetPattern, Pipelining};
 use nvgpu::firmware::GspElf;
-use nvgpu::gsp::msgq::{seal_element, GspMsgQueueElement, MsgqTxHeader};
-use nvgpu::gsp::rpc::{RpcEvent, RpcFunction, RpcMessageHeader, NV_VGPU_MSG_SIGNATURE_VALID, RPC_HEADER_VERSION};
+use nvgpu::gsp::fw::msgq::{seal_element, GspMsgQueueElement, MsgqTxHeader};
+use nvgpu::gsp::fw::rpc::{RpcEvent, RpcFunction, RpcMessageHeader, NV_VGPU_MSG_SIGNATURE_VALID, RPC_HEADER_VERSION};
 use nvgpu::host::{HostClass, PushBuffer};
 use sim::engine_mem::{FlatMemory, PhysAddr, PhysAperture};
 use sim::fault_buffer::{FaultRecord, ReplayableFaultBuffer};

@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 use nvgpu::chip::Chipset;
 use nvgpu::firmware::FirmwareBundle;
 use nvgpu::gsp::boot::{BootConfig, BootInputs, BootReport, GspBoot};
-use nvgpu::gsp::queue::QueueHeadDoorbell;
+use nvgpu::gsp::cmdq::QueueHeadDoorbell;
 use nvgpu::rm::RmClient;
 use nvgpu::vbios::Vbios;
 use spin::Mutex;

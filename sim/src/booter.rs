@@ -44,7 +44,7 @@
 //! 3. WPR2 is exactly the FRTS region FWSEC-FRTS set up (`frtsOffset`, `frtsSize`), or unset
 //!    where the chip has no FRTS (GA100, `frtsSize` 0);
 //! 4. the radix3 table at `sysmemAddrOfRadix3Elf` describes exactly `sizeOfRadix3Elf` bytes
-//!    (`nvgpu::gsp::radix3` layout: every needed entry a 4 KiB-aligned readable page, every other
+//!    (`nvgpu::gsp::fw::radix3` layout: every needed entry a 4 KiB-aligned readable page, every other
 //!    entry of the table pages zero), and the image is a GSP-RM image the model knows for this
 //!    chip ([`crate::gsp_rm::image`]);
 //! 5. the boot binary (with its code, data and manifest offsets inside it) and the signature are
@@ -67,8 +67,8 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use nvgpu::chip::Chipset;
-use nvgpu::gsp::radix3::{Radix3Layout, RADIX3_ENTRIES_PER_PAGE, RADIX3_PAGE_SIZE};
-use nvgpu::gsp::wpr::{GspFwWprMeta, GSP_FW_WPR_META_MAGIC, GSP_FW_WPR_META_REVISION};
+use nvgpu::gsp::fw::radix3::{Radix3Layout, RADIX3_ENTRIES_PER_PAGE, RADIX3_PAGE_SIZE};
+use nvgpu::gsp::fw::wpr::{GspFwWprMeta, GSP_FW_WPR_META_MAGIC, GSP_FW_WPR_META_REVISION};
 use nvgpu::hal::Family;
 use nvgpu::hw::falcon2::ModSelAlgo;
 use zerocopy::FromBytes;

@@ -14,16 +14,16 @@
 //! Reading DMEM as the driver patched it:
 //! 1. the application interface table at the header's `interface_offset`: version 1, header and
 //!    entry sizes at least NVIDIA's, at least two entries, one of them the DMEM mapper
-//!    (`APPIF_ID_DMEMMAPPER`) whose structure lies in DMEM and starts with "DMAP", version 3;
+//!    (`FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER`) whose structure lies in DMEM and starts with "DMAP", version 3;
 //! 2. the mapper's `init_cmd`:
-//!    - `DMEMMAPPER_CMD_FRTS` (0x15): the command-in buffer (in DMEM, at least 44 bytes) holds
+//!    - `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS` (0x15): the command-in buffer (in DMEM, at least 44 bytes) holds
 //!      `FWSECLIC_READ_VBIOS_DESC` {version 1, size 24, flags `FWSECLIC_READ_VBIOS_STRUCT_FLAGS`}
 //!      then `FWSECLIC_FRTS_REGION_DESC` {version 1, size 20, offset in 4 KiB units (non-zero),
 //!      size `FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K`, media type `FWSECLIC_FRTS_REGION_MEDIA_FB`};
 //!      the region must lie inside VRAM and WPR2 must not be set up yet. Then WPR2 is
 //!      [offset, offset + size - 1] in 4 KiB units, scratch 0x0E's FRTS error code is NONE, and
 //!      the falcon halts with `MAILBOX0` = 0.
-//!    - `DMEMMAPPER_CMD_SB` (0x19): what RM checks after it (`s_executeFwsec_TU102`): scratch
+//!    - `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB` (0x19): what RM checks after it (`s_executeFwsec_TU102`): scratch
 //!      0x15's SB error code (bits 15:0) is NONE; halt with success. SB's work inside the GPU
 //!      has no effect the published headers describe, so the model has none beyond that.
 //!    - anything else: halt with [`HaltCode::FwsecUnsupportedCommand`].
@@ -40,13 +40,14 @@ use nvgpu::hw::bus::{
     NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15,
 };
 use nvgpu::hw::fw::{
-    FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION,
+    FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB,
+    FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIGNATURE, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE,
+    FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION, FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER,
     FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE, FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE,
     FALCON_APPLICATION_INTERFACE_HEADER_V1_VERSION, FWSECLIC_FRTS_REGION_DESC_SIZE, FWSECLIC_FRTS_REGION_DESC_VERSION,
     FWSECLIC_FRTS_REGION_MEDIA_FB, FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K, FWSECLIC_READ_VBIOS_DESC_SIZE,
     FWSECLIC_READ_VBIOS_DESC_VERSION, FWSECLIC_READ_VBIOS_STRUCT_FLAGS,
 };
-use nvgpu::vbios::{APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB, DMEMMAPPER_SIGNATURE};
 use zerocopy::{FromBytes, IntoBytes};
 
 use crate::ucode::HaltCode;
@@ -60,7 +61,7 @@ pub use nvgpu::hw::fw::{
 
 /// Bytes of the FRTS command FWSEC reads: the two descriptors (RM's C struct adds 4 bytes of
 /// tail padding, which FWSEC does not read).
-pub const FRTS_COMMAND_BYTES: usize = nvgpu::gsp::fwsec_frts::FWSECLIC_FRTS_CMD_FIELDS_SIZE;
+pub const FRTS_COMMAND_BYTES: usize = nvgpu::hw::fw::FWSECLIC_FRTS_CMD_FIELDS_SIZE;
 
 /// The FRTS command's bytes for a 1 MiB region at byte offset `frts_offset` of VRAM, as the
 /// driver writes them into the command-in buffer (`FwseclicFrtsCmd::new` of `nvgpu`).
@@ -122,11 +123,11 @@ pub fn find_dmem_mapper(dmem: &[u8], interface_offset: u32) -> Option<(u32, Dmem
     (0..u32::from(header.entry_count)).find_map(|index| {
         let at = first.checked_add(index * u32::from(header.entry_size))?;
         let entry: AppInterfaceEntryV1 = read_at(dmem, at)?;
-        if entry.id.get() != APPIF_ID_DMEMMAPPER {
+        if entry.id.get() != FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER {
             return None;
         }
         let mapper: DmemMapperV3 = read_at(dmem, entry.dmem_offset.get())?;
-        let valid = mapper.signature.get() == DMEMMAPPER_SIGNATURE
+        let valid = mapper.signature.get() == FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIGNATURE
             && mapper.version.get() == FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION
             && mapper.size.get() >= FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE;
         valid.then_some((entry.dmem_offset.get(), mapper))
@@ -139,8 +140,8 @@ pub fn run(dmem: &[u8], interface_offset: u32, context: &FwsecContext) -> FwsecO
         return frts_failed(HaltCode::FwsecBadInterface);
     };
     match mapper.init_cmd.get() {
-        DMEMMAPPER_CMD_FRTS => run_frts(dmem, &mapper, context),
-        DMEMMAPPER_CMD_SB => FwsecOutcome {
+        FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS => run_frts(dmem, &mapper, context),
+        FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB => FwsecOutcome {
             halt: HaltCode::Success,
             effects: alloc::vec![FwsecEffect::SetScratch {
                 index: NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15,

@@ -5,7 +5,7 @@
 //! entry (`blStartTag << 8`) and whose IMEM there holds that loader's code (FNV-1a 64 of
 //! `blCodeSize` bytes fetched through the tags) runs the loader as RM's
 //! `s_prepareHsFalconWithLoader` (`kernel_gsp_falcon_tu102.c`, 535.261.03) sets it up: it reads
-//! `RM_FLCN_BL_DMEM_DESC` (`rmflcnbl.h`, `nvgpu::gsp::fwsec_frts::RmFlcnBlDmemDesc`) from DMEM
+//! `RM_FLCN_BL_DMEM_DESC` (`rmflcnbl.h`, `nvgpu::fwsec::frts::RmFlcnBlDmemDesc`) from DMEM
 //! at `blDmemDescLoadOff`, then, through FBIF context `ctxDma` (which must be a physical
 //! system-memory aperture with `FBIF_CTL_ALLOW_PHYS_NO_CTX` set and `DMACTL_REQUIRE_CTX` clear,
 //! as for any falcon DMA), copies in whole 256-byte blocks
@@ -25,7 +25,7 @@
 
 use alloc::vec::Vec;
 
-use nvgpu::gsp::fwsec_frts::RmFlcnBlDmemDesc;
+use nvgpu::fwsec::frts::RmFlcnBlDmemDesc;
 use zerocopy::FromBytes;
 
 use crate::booter::{fnv1a64, LoadedUcode};
@@ -134,7 +134,7 @@ pub(crate) fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nvgpu::gsp::fwsec_frts::RmFlcnU64;
+    use nvgpu::fwsec::frts::RmFlcnU64;
     use zerocopy::IntoBytes;
 
     const FP: GenericBlFingerprint = KNOWN_GENERIC_BOOTLOADERS[0];

@@ -36,7 +36,7 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 
 use nvgpu::chip::Chipset;
-use nvgpu::gsp::wpr::GspFwWprMeta;
+use nvgpu::gsp::fw::wpr::GspFwWprMeta;
 use nvgpu::hal::Family;
 use nvgpu::hw::boot::{self, SecureGspDebugDis, NV_FUSE_OPT_FPF_UCODE_VERSION_COUNT};
 use nvgpu::hw::engine::FalconEngine;

@@ -14,7 +14,7 @@ use std::vec::Vec;
 use nvgpu::chip::Chipset;
 use nvgpu::firmware::{module_name_for_path, FirmwareBundle};
 use nvgpu::gsp::boot::{BootConfig, BootInputs, GspBoot};
-use nvgpu::gsp::queue::QueueHeadDoorbell;
+use nvgpu::gsp::cmdq::QueueHeadDoorbell;
 use nvgpu::platform::{Clock, FirmwareSource};
 use nvgpu::vbios::Vbios;
 

@@ -45,22 +45,27 @@ use alloc::vec::Vec;
 use core::mem::size_of;
 
 use nvgpu::chip::Chipset;
+use nvgpu::fwsec::{
+    FALCON_UCODE_DESC_V2_SIZE_60, FALCON_UCODE_DESC_V3_SIZE_44,
+    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE,
+    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2,
+    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3,
+};
+use nvgpu::hw::fw::{
+    FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIGNATURE, FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER,
+};
 use nvgpu::hw::fw::{
     FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION,
     FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE, FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE,
     FALCON_APPLICATION_INTERFACE_HEADER_V1_VERSION,
 };
 use nvgpu::vbios::{
-    CodeType, APPID_FWSEC_DBG, APPID_FWSEC_PROD, APPIF_ID_DMEMMAPPER, BIT_DATA_BIOSDATA_V2_SIZE,
-    BIT_DATA_FALCON_DATA_V2_SIZE_4, BIT_DATA_FALCON_DATA_VERSION_2, BIT_HEADER_ID, BIT_HEADER_SIGNATURE,
-    BIT_HEADER_V1_00_SIZE, BIT_TOKEN_BIOSDATA, BIT_TOKEN_FALCON_DATA, BIT_TOKEN_V1_00_SIZE_6, DMEMMAPPER_SIGNATURE,
+    CodeType, BIT_DATA_BIOSDATA_V2_SIZE, BIT_DATA_FALCON_DATA_V2_SIZE_4, BIT_DATA_FALCON_DATA_VERSION_2, BIT_HEADER_ID,
+    BIT_HEADER_SIGNATURE, BIT_HEADER_V1_00_SIZE, BIT_TOKEN_BIOSDATA, BIT_TOKEN_FALCON_DATA, BIT_TOKEN_V1_00_SIZE_6,
     EFI_IMAGE_MACHINE_X64, EFI_IMAGE_SUBSYSTEM_EFI_BOOT_SERVICE_DRIVER, EFI_PCI_EXPANSION_ROM_HEADER_EFISIGNATURE,
-    FALCON_UCODE_DESC_V2_SIZE_60, FALCON_UCODE_DESC_V3_SIZE_44, FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6,
-    FALCON_UCODE_TABLE_HDR_V1_SIZE_6, FALCON_UCODE_TABLE_HDR_V1_VERSION,
-    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE,
-    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2,
-    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3, NV_PCI_DATA_EXT_REV_10, NV_PCI_DATA_EXT_REV_11,
-    NV_PCI_DATA_EXT_SIG, OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR, PCI_DATA_STRUCT_SIGNATURE,
+    FALCON_UCODE_ENTRY_APPID_FWSEC_DBG, FALCON_UCODE_ENTRY_APPID_FWSEC_PROD, FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6,
+    FALCON_UCODE_TABLE_HDR_V1_SIZE_6, FALCON_UCODE_TABLE_HDR_V1_VERSION, NV_PCI_DATA_EXT_REV_10,
+    NV_PCI_DATA_EXT_REV_11, NV_PCI_DATA_EXT_SIG, OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR, PCI_DATA_STRUCT_SIGNATURE,
     PCI_DATA_STRUCT_SIGNATURE_NV, PCI_EXP_ROM_SIGNATURE, PCI_EXP_ROM_SIGNATURE_NV, PCI_LAST_IMAGE,
     PCI_ROM_IMAGE_BLOCK_SIZE,
 };
@@ -300,7 +305,7 @@ pub const BIOS_OEM_VERSION: u8 = 0x5E;
 /// Where one FWSEC ended up in the ROM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FwsecPlacement {
-    /// Falcon ucode table application id (`APPID_FWSEC_PROD` / `APPID_FWSEC_DBG`).
+    /// Falcon ucode table application id (`FALCON_UCODE_ENTRY_APPID_FWSEC_PROD` / `FALCON_UCODE_ENTRY_APPID_FWSEC_DBG`).
     pub application_id: u8,
     /// ROM offset of the descriptor.
     pub desc_offset: u32,
@@ -405,13 +410,15 @@ pub fn fwsec_dmem() -> Vec<u8> {
     };
     put(&mut dmem, FWSEC_INTERFACE_OFFSET, &header);
     let entries_at = FWSEC_INTERFACE_OFFSET + u32::from(FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE);
-    let mapper_entry =
-        AppInterfaceEntryV1 { id: U32::new(APPIF_ID_DMEMMAPPER), dmem_offset: U32::new(FWSEC_DMAP_OFFSET) };
+    let mapper_entry = AppInterfaceEntryV1 {
+        id: U32::new(FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER),
+        dmem_offset: U32::new(FWSEC_DMAP_OFFSET),
+    };
     let other_entry = AppInterfaceEntryV1 { id: U32::new(FWSEC_ENTRY5_ID), dmem_offset: U32::new(FWSEC_ENTRY5_OFFSET) };
     put(&mut dmem, entries_at, &mapper_entry);
     put(&mut dmem, entries_at + u32::from(FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE), &other_entry);
     let mapper = DmemMapperV3 {
-        signature: U32::new(DMEMMAPPER_SIGNATURE),
+        signature: U32::new(FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIGNATURE),
         version: U16::new(FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION),
         size: U16::new(FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIZE),
         cmd_in_buffer_offset: U32::new(FWSEC_CMD_IN_OFFSET),
@@ -456,7 +463,7 @@ pub fn fwsec_imem(chipset: Chipset, debug: bool) -> Vec<u8> {
 /// Writes one FWSEC (descriptor, signatures, IMEM, DMEM) at ROM offset `at`; returns where it
 /// put things and the first free offset after it.
 fn put_fwsec(rom: &mut Vec<u8>, at: u32, chipset: Chipset, application_id: u8) -> (FwsecPlacement, u32) {
-    let debug = application_id == APPID_FWSEC_DBG;
+    let debug = application_id == FALCON_UCODE_ENTRY_APPID_FWSEC_DBG;
     let imem = fwsec_imem(chipset, debug);
     let dmem = fwsec_dmem();
     let checksum = ucode::parse_header(&imem).map(|h| h.checksum.get()).unwrap_or(0);
@@ -648,9 +655,9 @@ pub fn build(config: &ModelConfig) -> BuiltVbios {
 
     // Image 2: falcon ucodes.
     let e0 = FWSEC_ROM_IMAGE_OFFSET;
-    let (prod, after_prod) = put_fwsec(&mut rom, e0 + FIRST_DESC_AT, chipset, APPID_FWSEC_PROD);
+    let (prod, after_prod) = put_fwsec(&mut rom, e0 + FIRST_DESC_AT, chipset, FALCON_UCODE_ENTRY_APPID_FWSEC_PROD);
     let dbg_at = after_prod.div_ceil(0x100) * 0x100;
-    let (dbg, after_dbg) = put_fwsec(&mut rom, dbg_at, chipset, APPID_FWSEC_DBG);
+    let (dbg, after_dbg) = put_fwsec(&mut rom, dbg_at, chipset, FALCON_UCODE_ENTRY_APPID_FWSEC_DBG);
     let e0_size = (after_dbg - e0).div_ceil(PCI_ROM_IMAGE_BLOCK_SIZE) * PCI_ROM_IMAGE_BLOCK_SIZE;
     rom.resize((e0 + e0_size) as usize, 0);
     put_pci_headers(
@@ -710,7 +717,8 @@ pub fn build(config: &ModelConfig) -> BuiltVbios {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios};
+    use nvgpu::fwsec::{FwsecDescriptor, FwsecKind};
+    use nvgpu::vbios::Vbios;
 
     #[test]
     fn every_chip_parses_from_bytes() {

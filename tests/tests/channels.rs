@@ -16,7 +16,7 @@
 use nvgpu::ce::{CeAddress, CeClass, CeEncoder, MemsetPattern, Pipelining};
 use nvgpu::channel::{Channel, ChannelConfig, ChannelEngine, ChannelError, Fence, GpuVaSpace, ENGINE_SUBCHANNEL};
 use nvgpu::chip::Chipset;
-use nvgpu::gsp::rpc::RpcEvent;
+use nvgpu::gsp::fw::rpc::RpcEvent;
 use nvgpu::mm::{Aperture, DmaTableMemory, MmuFormat, PteAttrs, RegisterTlbInvalidator, VramAllocator};
 use nvgpu::platform::DmaAllocator;
 use nvgpu::rm::fifo::RobustChannelError;
@@ -154,7 +154,7 @@ fn exercise(config: ModelConfig) {
         assert!(faults.iter().any(|f| f.va & !0xfff == 0x7_0000_0000), "{chip:?}: the fault is logged: {faults:?}");
         // GSP-RM told the CPU: RC_TRIGGERED for the sibling's channel id.
         let mut rc = Vec::new();
-        rpc.poll(&mut |m: &nvgpu::gsp::queue::GspMessage| {
+        rpc.poll(&mut |m: &nvgpu::gsp::cmdq::GspMessage| {
             if m.event() == Some(RpcEvent::RcTriggered) {
                 rc.push(u32::from_le_bytes(m.payload[4..8].try_into().unwrap()));
             }

@@ -12,13 +12,15 @@ use nvgpu::falcon::{
     patch_signature, BromParams, DmaSegment, DmaTarget, Engine, Falcon, FalconError, FalconMemory, Fsp, Gsp,
     HostBooted, HsSignatureLocation, Mailboxes, Sec2,
 };
+use nvgpu::fwsec::{FwsecDescriptor, FwsecKind};
 use nvgpu::hal::{self, FalconLayout};
 use nvgpu::hw::boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION;
 use nvgpu::hw::engine::FalconEngine;
 use nvgpu::hw::falcon::NV_PFALCON_FALCON_RM;
+use nvgpu::hw::fw::FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS;
 use nvgpu::hw::{pmc, RegisterIo};
 use nvgpu::platform::DmaAllocator;
-use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS};
+use nvgpu::vbios::Vbios;
 use sim::ucode::{build_image, UcodeSpec, FLAG_HS};
 use sim::{DmaArena, HaltCode, ModelError, ModelGpu};
 use tests::model_boot::ModelClock;
@@ -169,7 +171,7 @@ impl FwsecRun {
     }
 
     /// Runs FWSEC-FRTS with the signature `pick_signature` chooses; returns MAILBOX0.
-    fn run(&self, pick_signature: impl Fn(&nvgpu::vbios::Fwsec<'_>, u32) -> Vec<u8>) -> u32 {
+    fn run(&self, pick_signature: impl Fn(&nvgpu::fwsec::Fwsec<'_>, u32) -> Vec<u8>) -> u32 {
         let vbios = Vbios::from_prom(&self.model).expect("model VBIOS parses");
         let fwsec = vbios.fwsec(FwsecKind::Prod).expect("model VBIOS has FWSEC");
         let FwsecDescriptor::V3(desc) = fwsec.descriptor else { panic!("GA10x/Ada FWSEC has a v3 descriptor") };
@@ -184,7 +186,8 @@ impl FwsecRun {
         let dmem_at = |offset: u32| desc.imem_load_size as usize + offset as usize;
         let mapper = &fwsec.dmem_mapper;
         let init_cmd = dmem_at(mapper.init_cmd_dmem_offset());
-        image[init_cmd..init_cmd + 4].copy_from_slice(&DMEMMAPPER_CMD_FRTS.to_le_bytes());
+        image[init_cmd..init_cmd + 4]
+            .copy_from_slice(&FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS.to_le_bytes());
         let cmd = sim::fwsec::frts_command_bytes(self.frts_offset);
         let cmd_at = dmem_at(mapper.cmd_in_buffer_offset);
         image[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);

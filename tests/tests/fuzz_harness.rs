@@ -52,7 +52,7 @@ fn seed_named<'a>(seeds: &'a [(String, Vec<u8>)], prefix: &str) -> &'a [u8] {
 #[test]
 fn seeds_get_past_the_first_checks() {
     use nvgpu::firmware::GspElf;
-    use nvgpu::gsp::msgq::verify_element;
+    use nvgpu::gsp::fw::msgq::verify_element;
 
     let (firmware, _) = seeds("firmware");
     let small = seed_named(&firmware, "small-gsp_tu10x");

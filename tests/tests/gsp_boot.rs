@@ -1,4 +1,4 @@
-//! The GSP boot (`nvgpu::gsp::boot`, `nvgpu::gsp::fwsec_frts`) on the GPU model (`sim`), with
+//! The GSP boot (`nvgpu::gsp::boot`, `nvgpu::fwsec::frts`) on the GPU model (`sim`), with
 //! `sim::DmaArena` as DMA memory and the real firmware of release 535.261.03 where the boot
 //! needs it: GSP-RM from Debian's `firmware-nvidia-gsp`, the boot ucodes (booters, bootloaders,
 //! Turing's generic falcon bootloader, Hopper's GSP-FMC) extracted from NVIDIA's 535.261.03
@@ -13,20 +13,22 @@ use std::time::Instant;
 use nvgpu::chip::Chipset;
 use nvgpu::falcon::{Falcon, Gsp};
 use nvgpu::firmware::FirmwareBundle;
+use nvgpu::fwsec::frts::{
+    run_fwsec_frts, FrtsRegion, FwsecFrtsError, FwsecMethod, GenericBootloader, RmFlcnBlDesc, FRTS_REGION_SIZE,
+};
+use nvgpu::fwsec::FwsecKind;
 use nvgpu::gsp::boot::booter::BooterError;
 use nvgpu::gsp::boot::data::{walk_radix3, BootData, FbInputs};
 use nvgpu::gsp::boot::{wpr2, BootConfig, BootErrorKind, BootInputs, BootStep, GspBoot};
-use nvgpu::gsp::fwsec_frts::{
-    run_fwsec_frts, FrtsRegion, FwsecFrtsError, FwsecMethod, GenericBootloader, RmFlcnBlDesc, FRTS_REGION_SIZE,
-};
-use nvgpu::gsp::libos::{LibosMemoryRegionInitArgument, LOGINIT_ID, LOGINTR_ID, LOGRM_ID, RMARGS_ID};
-use nvgpu::gsp::msgq::MessageQueueLayout;
-use nvgpu::gsp::queue::QueueHeadDoorbell;
-use nvgpu::gsp::wpr::{WprChipParams, GSP_FW_WPR_META_MAGIC};
+use nvgpu::gsp::cmdq::QueueHeadDoorbell;
+use nvgpu::gsp::fb_layout::WprChipParams;
+use nvgpu::gsp::fw::libos::{LibosMemoryRegionInitArgument, LOGINIT_ID, LOGINTR_ID, LOGRM_ID, RMARGS_ID};
+use nvgpu::gsp::fw::msgq::MessageQueueLayout;
+use nvgpu::gsp::fw::wpr::GSP_FW_WPR_META_MAGIC;
 use nvgpu::hal;
 use nvgpu::hw::headers;
 use nvgpu::platform::Clock;
-use nvgpu::vbios::{FwsecKind, Vbios};
+use nvgpu::vbios::Vbios;
 use sim::{BootSequencer, DmaArena, GspFault, GspRmStatus, HaltCode, ModelConfig, ModelGpu};
 use tests::model_boot::{firmware_files, ModelClock};
 use tests::rm_c::data_root;
@@ -791,8 +793,14 @@ fn fwsec_and_fsp_constants_match_nvidias_sources() {
         ("FWSECLIC_FRTS_REGION_MEDIA_FB", fw::FWSECLIC_FRTS_REGION_MEDIA_FB.into()),
         ("FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K", fw::FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K.into()),
         ("NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15", bus::NV_VBIOS_FWSECLIC_SCRATCH_INDEX_15.into()),
-        ("FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS", nvgpu::vbios::DMEMMAPPER_CMD_FRTS.into()),
-        ("FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB", nvgpu::vbios::DMEMMAPPER_CMD_SB.into()),
+        (
+            "FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS",
+            nvgpu::hw::fw::FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS.into(),
+        ),
+        (
+            "FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB",
+            nvgpu::hw::fw::FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB.into(),
+        ),
     ] {
         assert_eq!(define_value(&frts, name), Some((value, None)), "{name}");
     }

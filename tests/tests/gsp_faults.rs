@@ -34,17 +34,17 @@ use std::sync::{Mutex, OnceLock};
 
 use nvgpu::chip::Chipset;
 use nvgpu::firmware::FirmwareBundle;
+use nvgpu::fwsec::frts::GenericBootloader;
 use nvgpu::gsp::boot::booter::{Booter, BooterError};
 use nvgpu::gsp::boot::fsp::{FmcImages, FspError};
 use nvgpu::gsp::boot::{
     BootConfig, BootError, BootErrorKind, BootInputs, BootStep, GspBoot, GspErrorReport, INIT_DONE_TIMEOUT_MS,
 };
+use nvgpu::gsp::cmdq::{QueueHeadDoorbell, TransportError};
 use nvgpu::gsp::commands::{GspRpc, LogEvents, RpcError, RpcErrorKind, RPC_REPLY_TIMEOUT_MS};
-use nvgpu::gsp::fwsec_frts::GenericBootloader;
+use nvgpu::gsp::fw::msgq::ElementError;
+use nvgpu::gsp::fw::rpc::{RpcEvent, RpcFunction};
 use nvgpu::gsp::history::{Direction, RpcHistoryEntry, RpcName, RpcOutcome};
-use nvgpu::gsp::msgq::ElementError;
-use nvgpu::gsp::queue::{QueueHeadDoorbell, TransportError};
-use nvgpu::gsp::rpc::{RpcEvent, RpcFunction};
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::Clock;

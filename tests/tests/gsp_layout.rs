@@ -6,7 +6,7 @@
 //! `message_queue_cpu.c` include them (same `-I` list, `-D` flags and forced `cpuopsys.h` as
 //! `src/nvidia/Makefile`), and prints, for every entry of `nvgpu::gsp::STRUCT_LAYOUTS`, the
 //! struct's `sizeof`/`_Alignof` and each field's `offsetof`/`sizeof`; for every constant of
-//! `nvgpu::gsp::layout::all_constants()` its value; for every per-chip parameter of
+//! `nvgpu::gsp::fw::layout::all_constants()` its value; for every per-chip parameter of
 //! `WprChipParams` the value of the expression or HAL variant RM's generated
 //! `g_kernel_gsp_nvoc.c` picks for that chip; and RM's `_checkSum32` over a test pattern. It
 //! compiles that with the machine's `cc` into `target/tmp/`, runs it and compares entry by entry.
@@ -20,8 +20,9 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use nvgpu::chip::Chipset;
-use nvgpu::gsp::layout::{all_constants, STRUCT_LAYOUTS};
-use nvgpu::gsp::{self, FbLayoutFlavor, WprChipParams};
+use nvgpu::gsp;
+use nvgpu::gsp::fb_layout::{FbLayoutFlavor, WprChipParams};
+use nvgpu::gsp::fw::layout::{all_constants, STRUCT_LAYOUTS};
 use nvgpu::hw::headers::{self, OGKM_PINNED};
 use nvgpu::hw::Header;
 use tests::rm_c::{
@@ -182,12 +183,12 @@ const HAL_CHECKS: &[HalCheck] = &[
 /// RM expressions (not plain names) whose values the layout code uses.
 fn expression_checks() -> Vec<(&'static str, u64)> {
     vec![
-        ("DRF_SIZE(NV_PRAMIN)", gsp::wpr::NV_PRAMIN_SIZE),
+        ("DRF_SIZE(NV_PRAMIN)", gsp::fb_layout::NV_PRAMIN_SIZE),
         ("(NvU64)sizeof(GspFwWprMeta)", 256),
         ("(NvU64)(GSP_MSG_QUEUE_BYTES_TO_ELEMENTS(4097))", 2),
         (
             "(NvU64)LIBOS_INIT_ARGUMENTS_SIZE / sizeof(LibosMemoryRegionInitArgument)",
-            gsp::libos::LIBOS_INIT_ARGUMENTS_COUNT as u64,
+            gsp::fw::libos::LIBOS_INIT_ARGUMENTS_COUNT as u64,
         ),
     ]
 }
@@ -402,7 +403,11 @@ fn checksum_matches_rm_check_sum32() {
     let pattern = pattern();
     for &len in CHECKSUM_LENGTHS {
         let theirs = report.values[&format!("checksum:{len}")];
-        assert_eq!(gsp::checksum32(&pattern[..len]) as u64, theirs, "_checkSum32 over {len} bytes of the pattern");
+        assert_eq!(
+            gsp::fw::msgq::checksum32(&pattern[..len]) as u64,
+            theirs,
+            "_checkSum32 over {len} bytes of the pattern"
+        );
     }
 }
 

@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use nvgpu::chip::Chipset;
 use nvgpu::firmware::{module_name_for_path, FirmwareBundle, GspElf};
 use nvgpu::gsp::boot::{BootConfig, BootInputs, BootStep, GspBoot};
+use nvgpu::gsp::cmdq::QueueHeadDoorbell;
+use nvgpu::gsp::fw::rpc::RpcFunction;
 use nvgpu::gsp::logs::{
     logging_sections, GspLogs, LogElfError, LogLine, LogLineKind, LogMetadata, GSP_RM_LOG_TASKS,
     LOG_METADATA_EXTENDED_MARKER, LOG_METADATA_EXTENDED_SIZE, LOG_METADATA_SIZE,
 };
-use nvgpu::gsp::queue::QueueHeadDoorbell;
-use nvgpu::gsp::rpc::RpcFunction;
 use nvgpu::platform::FirmwareSource;
 use nvgpu::vbios::Vbios;
 use sim::gsp_rm::log::{elf64, metadata_address, model_log_firmware, string_address, Msg, MESSAGES};

@@ -16,25 +16,28 @@ use nvgpu::falcon::{
     BromParams, DmaSegment, DmaTarget, Engine, Falcon, FalconMemory, Fsp, Gsp, HsSignatureLocation, Mailboxes, Sec2,
 };
 use nvgpu::firmware::BooterFirmware;
-use nvgpu::gsp::init_args::{GspArgumentsCached, MessageQueueInitArguments};
-use nvgpu::gsp::libos::{
+use nvgpu::fwsec::{FwsecDescriptor, FwsecKind};
+use nvgpu::gsp::fb_layout::{FirmwareImages, SysmemRegion, WprChipParams, WprLayoutInputs};
+use nvgpu::gsp::fw::init_args::{GspArgumentsCached, MessageQueueInitArguments};
+use nvgpu::gsp::fw::libos::{
     LibosMemoryRegionInitArgument, LIBOS_LOG_BUFFER_SIZE, LOGINIT_ID, LOGINTR_ID, LOGRM_ID, RMARGS_ID,
 };
-use nvgpu::gsp::msgq::{
+use nvgpu::gsp::fw::msgq::{
     seal_element, verify_element, MessageQueueLayout, MsgqTxHeader, GSP_MSG_QUEUE_ELEMENT_HDR_SIZE,
     GSP_MSG_QUEUE_ELEMENT_SIZE_MIN,
 };
-use nvgpu::gsp::radix3::{build_radix3, Radix3Layout};
-use nvgpu::gsp::rpc::{RpcEvent, RpcFunction, RpcMessageHeader, RPC_MESSAGE_HEADER_SIZE};
+use nvgpu::gsp::fw::radix3::{build_radix3, Radix3Layout};
+use nvgpu::gsp::fw::rpc::{RpcEvent, RpcFunction, RpcMessageHeader, RPC_MESSAGE_HEADER_SIZE};
+use nvgpu::gsp::fw::wpr::GspFwWprMeta;
 use nvgpu::gsp::status::NvStatus;
-use nvgpu::gsp::wpr::{FirmwareImages, GspFwWprMeta, SysmemRegion, WprChipParams, WprLayoutInputs};
 use nvgpu::hal::{self, FalconLayout};
 use nvgpu::hw::boot::NV_FUSE_OPT_FPF_SEC2_UCODE1_VERSION;
 use nvgpu::hw::engine::{NV_PGSP_MAILBOX, NV_PGSP_QUEUE_HEAD};
+use nvgpu::hw::fw::FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS;
 use nvgpu::hw::gc6::NV_PGC6_BSI_SECURE_SCRATCH_14;
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::{DmaAllocator, DmaBuffer};
-use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS};
+use nvgpu::vbios::Vbios;
 use sim::booter::{build_model_booter, load_style, BooterLoadStyle};
 use sim::gsp_rm::image::build_model_image;
 use sim::gsp_rm::payloads::*;
@@ -81,7 +84,7 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The CPU side of the message queues, from `nvgpu::gsp::msgq` and `msgq.c`'s rules.
+// The CPU side of the message queues, from `nvgpu::gsp::fw::msgq` and `msgq.c`'s rules.
 
 struct CpuQueues {
     block: DmaBuffer,
@@ -351,7 +354,8 @@ impl Rig {
         image.resize(image.len().div_ceil(256) * 256, 0);
         let dmem_at = |offset: u32| desc.imem_load_size as usize + offset as usize;
         let init_cmd = dmem_at(fwsec.dmem_mapper.init_cmd_dmem_offset());
-        image[init_cmd..init_cmd + 4].copy_from_slice(&DMEMMAPPER_CMD_FRTS.to_le_bytes());
+        image[init_cmd..init_cmd + 4]
+            .copy_from_slice(&FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS.to_le_bytes());
         let cmd = sim::fwsec::frts_command_bytes(self.meta.frts_offset);
         let cmd_at = dmem_at(fwsec.dmem_mapper.cmd_in_buffer_offset);
         image[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);
@@ -778,7 +782,8 @@ impl Rig {
         let FwsecDescriptor::V2(desc) = fwsec.descriptor else { panic!("Turing FWSEC has a v2 descriptor") };
         let mut dmem = fwsec.dmem().to_vec();
         let init_cmd = fwsec.dmem_mapper.init_cmd_dmem_offset() as usize;
-        dmem[init_cmd..init_cmd + 4].copy_from_slice(&DMEMMAPPER_CMD_FRTS.to_le_bytes());
+        dmem[init_cmd..init_cmd + 4]
+            .copy_from_slice(&FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS.to_le_bytes());
         let cmd = sim::fwsec::frts_command_bytes(self.meta.frts_offset);
         let cmd_at = fwsec.dmem_mapper.cmd_in_buffer_offset as usize;
         dmem[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);
@@ -1182,7 +1187,7 @@ fn large_registry_arrives_in_continuation_records() {
     );
     table.extend_from_slice(name);
     table.extend_from_slice(&blob);
-    let first = (nvgpu::gsp::msgq::GSP_MSG_QUEUE_RPC_SIZE_MAX - RPC_MESSAGE_HEADER_SIZE) as usize;
+    let first = (nvgpu::gsp::fw::msgq::GSP_MSG_QUEUE_RPC_SIZE_MAX - RPC_MESSAGE_HEADER_SIZE) as usize;
     let (head, tail) = table.split_at(first);
     let record = rig.queues.record(RpcFunction::SetRegistry.raw(), head, |_| {});
     rig.queues.push_record(&record);
@@ -1250,7 +1255,7 @@ fn fault_corrupt_status_element() {
     rig.model.inject(GspFault::CorruptNextMessage);
     rig.queues.send(&rig.model, RpcFunction::Nop, &[]);
     let record = rig.queues.receive_raw(&rig.model).expect("a record");
-    assert!(matches!(verify_element(&record), Err(nvgpu::gsp::msgq::ElementError::BadChecksum { .. })));
+    assert!(matches!(verify_element(&record), Err(nvgpu::gsp::fw::msgq::ElementError::BadChecksum { .. })));
     // Only that one.
     rig.queues.stat_seq += 1;
     let (header, _) = rig.queues.call(&rig.model, RpcFunction::Nop, &[]);

@@ -1,5 +1,5 @@
 //! The GSP RPC payloads, RM object parameters, status codes and constants of `nvgpu::gsp::commands`,
-//! `nvgpu::rm`, `nvgpu::gsp::status` and `nvgpu::gsp::queue`, checked against NVIDIA's own
+//! `nvgpu::rm`, `nvgpu::gsp::status` and `nvgpu::gsp::cmdq`, checked against NVIDIA's own
 //! headers by the C compiler.
 //!
 //! Like `gsp_layout.rs`, the test writes a C file that includes NVIDIA's headers from the
@@ -21,7 +21,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use nvgpu::gsp::commands;
-use nvgpu::gsp::layout::{ConstantFact, StructLayout};
+use nvgpu::gsp::fw::layout::{ConstantFact, StructLayout};
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hw::headers::{self, OGKM_PINNED};
 use nvgpu::hw::Header;

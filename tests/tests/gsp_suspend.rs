@@ -1,4 +1,4 @@
-//! GSP suspend and resume (`nvgpu::gsp::boot::suspend`, `nvgpu::gsp::sr_meta`) on the GPU model
+//! GSP suspend and resume (`nvgpu::gsp::boot::suspend`, `nvgpu::gsp::fw::sr_meta`) on the GPU model
 //! (`sim::gsp_rm::suspend`) with the real 535.261.03 firmware (Debian's GSP-RM, the booters
 //! extracted from NVIDIA's source), and `GspFwSRMeta` checked against NVIDIA's header by the C
 //! compiler.
@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use nvgpu::gsp::boot::booter::BooterError;
 use nvgpu::gsp::boot::suspend::{PmTransition, SuspendError};
 use nvgpu::gsp::boot::{BootErrorKind, BootStep};
-use nvgpu::gsp::sr_meta::{GspFwSRMeta, SR_META_CONSTANTS, SR_META_LAYOUT};
+use nvgpu::gsp::fw::sr_meta::{GspFwSRMeta, SR_META_CONSTANTS, SR_META_LAYOUT};
 use nvgpu::hw::headers::OGKM_PINNED;
 use nvgpu::rm::RmClient;
 use sim::gsp_rm::payloads::{NV2080_CTRL_CMD_GPU_GET_INFO_V2, NV2080_CTRL_GPU_GET_INFO_V2_PARAMS_SIZE};

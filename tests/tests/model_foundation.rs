@@ -7,6 +7,7 @@
 //! RM's `kgspExecuteHsFalcon_TU102/GA102` and `s_executeFwsec_TU102`.
 
 use nvgpu::chip::{self, Chipset};
+use nvgpu::fwsec::{FwsecDescriptor, FwsecKind};
 use nvgpu::hal::{self, FalconLayout};
 use nvgpu::hw::engine::{self, FalconEngine, FalconUnit};
 use nvgpu::hw::falcon::{self as hwf, ga102, tu102, DmaTransferSize, FbifMemType, FbifTarget};
@@ -14,10 +15,13 @@ use nvgpu::hw::falcon2::{
     ModSelAlgo, NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID, NV_PFALCON2_FALCON_BROM_ENGIDMASK,
     NV_PFALCON2_FALCON_BROM_PARAADDR, NV_PFALCON2_FALCON_MOD_SEL,
 };
+use nvgpu::hw::fw::{
+    FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB,
+};
 use nvgpu::hw::pri::{GPU_READ_PRI_ERROR_CODE, GPU_READ_PRI_ERROR_MASK};
 use nvgpu::hw::{boot, bus, fb, gc6, therm, RegisterIo};
 use nvgpu::platform::DmaAllocator;
-use nvgpu::vbios::{FwsecDescriptor, FwsecKind, Vbios, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB};
+use nvgpu::vbios::Vbios;
 use sim::{DmaArena, DmaError, FalconError, HaltCode, ModelError, ModelGpu, UnmodelledAccess, POISON};
 
 /// Polls before a wait gives up (the model finishes pending work in a handful).
@@ -369,7 +373,7 @@ fn prepare_fwsec(model: &ModelGpu, cmd: u32, frts_offset: u64, naive_signature: 
     let mapper = fwsec.dmem_mapper;
     let init_at = (mapper.init_cmd_dmem_offset()) as usize;
     dmem[init_at..init_at + 4].copy_from_slice(&cmd.to_le_bytes());
-    if cmd == DMEMMAPPER_CMD_FRTS {
+    if cmd == FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS {
         let frts = sim::fwsec::frts_command_bytes(frts_offset);
         let at = mapper.cmd_in_buffer_offset as usize;
         dmem[at..at + frts.len()].copy_from_slice(&frts);
@@ -427,7 +431,7 @@ fn fwsec_frts_by_pio_sets_wpr2() {
     // has no GSP ucode fuses to choose a signature with (`hopper/gh100/dev_fuse.h`).
     for (model, chipset, _) in boards().into_iter().filter(|(_, c, _)| !c.uses_fsp()) {
         assert_eq!(model.wpr2(), None);
-        let mailbox = run_fwsec_by_pio(&model, DMEMMAPPER_CMD_FRTS, false);
+        let mailbox = run_fwsec_by_pio(&model, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, false);
         assert_eq!(mailbox, 0, "{chipset}: MAILBOX0 {:?}", HaltCode::from_value(mailbox));
         assert_frts_done(&model);
         assert_clean(&model);
@@ -435,7 +439,11 @@ fn fwsec_frts_by_pio_sets_wpr2() {
     // Every chip whose boot runs FWSEC.
     for &chipset in Chipset::ALL.iter().filter(|c| !c.uses_fsp()) {
         let model = ModelGpu::for_chipset(chipset);
-        assert_eq!(run_fwsec_by_pio(&model, DMEMMAPPER_CMD_FRTS, false), 0, "{chipset}");
+        assert_eq!(
+            run_fwsec_by_pio(&model, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, false),
+            0,
+            "{chipset}"
+        );
         assert_frts_done(&model);
         assert_clean(&model);
     }
@@ -449,7 +457,8 @@ fn fwsec_frts_by_dma_sets_wpr2() {
         model.set_system_memory(Box::new(arena.clone()));
         let falcon = Flcn::gsp(&model);
         falcon.reset();
-        let prepared = prepare_fwsec(&model, DMEMMAPPER_CMD_FRTS, frts_offset(&model), false);
+        let prepared =
+            prepare_fwsec(&model, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, frts_offset(&model), false);
         let mut buffer = arena.alloc(prepared.imem.len() + prepared.dmem.len()).unwrap();
         buffer.as_mut_slice()[..prepared.imem.len()].copy_from_slice(&prepared.imem);
         buffer.as_mut_slice()[prepared.imem.len()..].copy_from_slice(&prepared.dmem);
@@ -508,7 +517,8 @@ fn fwsec_rejects_bad_commands() {
     let model = ModelGpu::rtx3090();
     let falcon = Flcn::gsp(&model);
     falcon.reset();
-    let prepared = prepare_fwsec(&model, DMEMMAPPER_CMD_FRTS, model.config().vram_bytes, false);
+    let prepared =
+        prepare_fwsec(&model, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, model.config().vram_bytes, false);
     falcon.load_imem(0, &prepared.imem, true, 0);
     falcon.load_dmem(0, &prepared.dmem);
     let (at, mask, id) = prepared.brom.unwrap();
@@ -520,14 +530,20 @@ fn fwsec_rejects_bad_commands() {
 
     // A second FRTS after a successful one: WPR2 is already set.
     let model = ModelGpu::rtx4090();
-    assert_eq!(run_fwsec_by_pio(&model, DMEMMAPPER_CMD_FRTS, false), 0);
-    assert_eq!(run_fwsec_by_pio(&model, DMEMMAPPER_CMD_FRTS, false), HaltCode::FwsecWpr2AlreadySet.value());
+    assert_eq!(run_fwsec_by_pio(&model, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, false), 0);
+    assert_eq!(
+        run_fwsec_by_pio(&model, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, false),
+        HaltCode::FwsecWpr2AlreadySet.value()
+    );
     halted_with(&model, HaltCode::FwsecWpr2AlreadySet);
 
     // SB leaves what RM checks afterwards: the SB error code (scratch 0x15, bits 15:0) NONE.
     let model = ModelGpu::rtx2080ti();
     model.write32(nvgpu::hw::bus::NV_PBUS_SW_SCRATCH::OFFSET + 4 * 0x15, 0xdead);
-    assert_eq!(run_fwsec_by_pio(&model, DMEMMAPPER_CMD_SB, false), HaltCode::Success.value());
+    assert_eq!(
+        run_fwsec_by_pio(&model, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB, false),
+        HaltCode::Success.value()
+    );
     assert_eq!(model.read32(nvgpu::hw::bus::NV_PBUS_SW_SCRATCH::OFFSET + 4 * 0x15) & 0xffff, 0);
     assert_eq!(model.errors(), Vec::new());
 
@@ -542,7 +558,10 @@ fn wrong_signature_choice_is_rejected() {
     // The default fuse is version 2 and the signatures cover versions 0, 2, 3: indexing the
     // signatures by version (instead of counting the bits below it) picks the third, wrongly.
     let model = ModelGpu::rtx3090();
-    assert_eq!(run_fwsec_by_pio(&model, DMEMMAPPER_CMD_FRTS, true), HaltCode::SignatureRejected.value());
+    assert_eq!(
+        run_fwsec_by_pio(&model, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, true),
+        HaltCode::SignatureRejected.value()
+    );
     halted_with(&model, HaltCode::SignatureRejected);
     assert_eq!(model.wpr2(), None);
 
@@ -550,7 +569,8 @@ fn wrong_signature_choice_is_rejected() {
     let model = ModelGpu::rtx4090();
     let falcon = Flcn::gsp(&model);
     falcon.reset();
-    let prepared = prepare_fwsec(&model, DMEMMAPPER_CMD_FRTS, frts_offset(&model), false);
+    let prepared =
+        prepare_fwsec(&model, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, frts_offset(&model), false);
     falcon.load_imem(0, &prepared.imem, true, 0);
     falcon.load_dmem(0, &prepared.dmem);
     assert_eq!(falcon.start(0), HaltCode::BromNotProgrammed.value());
@@ -588,7 +608,8 @@ fn out_of_order_starts_are_refused() {
     halted_with(&model, HaltCode::NoImageAtBootvec);
     // Loaded, but BOOTVEC points elsewhere than the tags.
     falcon.reset();
-    let prepared = prepare_fwsec(&model, DMEMMAPPER_CMD_FRTS, frts_offset(&model), false);
+    let prepared =
+        prepare_fwsec(&model, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, frts_offset(&model), false);
     falcon.load_imem(0, &prepared.imem, true, 0x1000);
     assert_eq!(falcon.start(0), HaltCode::NoImageAtBootvec.value());
     halted_with(&model, HaltCode::NoImageAtBootvec);

@@ -21,7 +21,7 @@ const ALLOWED: &[(&str, &str)] = &[
     ("kernel/src/pci/access.rs", "pci_types declares its config-access trait methods `unsafe fn`; the implementation does nothing unsafe"),
     ("boot/src/lib.rs", "bootloader_api's FrameBuffer::new is an `unsafe fn`"),
     ("drivers/gpu/src/platform.rs", "the DMA boundary: DmaBuffer reaches device-visible memory by raw pointer"),
-    ("drivers/gpu/src/gsp/queue.rs", "test-only: page-aligned host memory standing in for DMA memory"),
+    ("drivers/gpu/src/gsp/cmdq/fake.rs", "test-only: page-aligned host memory standing in for DMA memory"),
     ("sim/src/memory.rs", "the model's DmaArena: host memory lent as DmaBuffers and reached by bus address"),
     ("xtask/src/qemu.rs", "two libc calls std does not wrap (prctl, kill)"),
 ];

@@ -8,9 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use nvgpu::vbios::{
-    Bar0Read, CodeType, FwsecDescriptor, FwsecKind, Vbios, VbiosError, NV_PROM_DATA_BASE, PROM_WINDOW_SIZE,
-};
+use nvgpu::fwsec::{FwsecDescriptor, FwsecKind};
+use nvgpu::vbios::{Bar0Read, CodeType, Vbios, VbiosError, NV_PROM_DATA_BASE, PROM_WINDOW_SIZE};
 
 fn testdata_dir() -> PathBuf {
     match std::env::var_os("VBIOS_TESTDATA_DIR") {

@@ -3,9 +3,10 @@
 //! the PROM window and find FWSEC. The GSP boot (a later stage) starts from what this returns.
 
 use crate::chip::{self, ChipIdentity};
+use crate::fwsec::FwsecKind;
 use crate::hal::Hal;
 use crate::hw::RegisterIo;
-use crate::vbios::{Bar0Read, BiosVersion, FwsecKind, Vbios, VbiosError};
+use crate::vbios::{Bar0Read, BiosVersion, Vbios, VbiosError};
 use core::fmt;
 
 /// Reads the PROM window through the BAR0 register boundary.

@@ -10,6 +10,7 @@ pub mod compute;
 pub mod device;
 pub mod falcon;
 pub mod firmware;
+pub mod fwsec;
 pub mod gsp;
 pub mod hal;
 pub mod host;

@@ -62,7 +62,7 @@ use nvgpu::gsp::boot::fsp::{
     MCTP_MSG_HEADER_TYPE_VENDOR_PCI, MCTP_MSG_HEADER_VENDOR_ID_NV, MCTP_MSG_HEADER_VENDOR_ID_SHIFT,
     NVDM_PAYLOAD_COT_SIZE, NVDM_PAYLOAD_COT_VERSION, NVDM_TYPE_COT, NVDM_TYPE_FSP_RESPONSE,
 };
-use nvgpu::gsp::wpr::GspFwWprMeta;
+use nvgpu::gsp::fw::wpr::GspFwWprMeta;
 use zerocopy::byteorder::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 

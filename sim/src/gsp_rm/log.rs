@@ -31,8 +31,8 @@
 use alloc::vec::Vec;
 
 use nvgpu::chip::GSP_FIRMWARE_VERSION;
-use nvgpu::gsp::libos::{LOGINIT_ID, LOGINTR_ID, LOGRM_ID};
-use nvgpu::gsp::rpc::RpcFunction;
+use nvgpu::gsp::fw::libos::{LOGINIT_ID, LOGINTR_ID, LOGRM_ID};
+use nvgpu::gsp::fw::rpc::RpcFunction;
 
 use super::error::GspRmError;
 use crate::memory::SystemMemory;

@@ -91,15 +91,15 @@ use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use nvgpu::gsp::init_args::GspArgumentsCached;
-use nvgpu::gsp::libos::{
+use nvgpu::gsp::fw::init_args::GspArgumentsCached;
+use nvgpu::gsp::fw::libos::{
     LibosMemoryRegionInitArgument, LibosMemoryRegionKind, LibosMemoryRegionLoc, LIBOS_INIT_ARGUMENTS_COUNT,
     LIBOS_INIT_ARGUMENTS_SIZE, LIBOS_LOG_BUFFER_SIZE, LOGINIT_ID, LOGINTR_ID, LOGRM_ID, RMARGS_ID,
 };
-use nvgpu::gsp::msgq::RM_PAGE_SIZE;
-use nvgpu::gsp::rpc::{RpcEvent, RpcMessageHeader, NV_VGPU_MSG_SIGNATURE_VALID, RPC_HEADER_VERSION};
+use nvgpu::gsp::fw::msgq::RM_PAGE_SIZE;
+use nvgpu::gsp::fw::rpc::{RpcEvent, RpcMessageHeader, NV_VGPU_MSG_SIGNATURE_VALID, RPC_HEADER_VERSION};
+use nvgpu::gsp::fw::wpr::GspFwWprMeta;
 use nvgpu::gsp::status::NvStatus;
-use nvgpu::gsp::wpr::GspFwWprMeta;
 use nvgpu::hw::engine::{NV_PGSP_MAILBOX, NV_PGSP_MAILBOX__SIZE_1, NV_PGSP_QUEUE_HEAD, NV_PGSP_QUEUE_HEAD__SIZE_1};
 use zerocopy::FromBytes;
 

@@ -1,4 +1,4 @@
-//! GSP-RM's side of the shared message queues (`nvgpu::gsp::msgq`): the command queue it reads
+//! GSP-RM's side of the shared message queues (`nvgpu::gsp::fw::msgq`): the command queue it reads
 //! and the status queue it writes, through the page table at the start of the shared block.
 //!
 //! Follows `msgq.c` (`msgqRxLink`, `msgqTxCreate`, the ring arithmetic) and
@@ -8,18 +8,18 @@
 //! command queue's header page.
 //!
 //! The model reads the queue headers and records with its own reading of those files ([`record`]
-//! and [`gsp_queue_header`]), not with the driver's `nvgpu::gsp::msgq` code: the two are
+//! and [`gsp_queue_header`]), not with the driver's `nvgpu::gsp::fw::msgq` code: the two are
 //! compared in this module's tests, so a mistake in one shows as a disagreement.
 
 use alloc::vec;
 use alloc::vec::Vec;
 
-use nvgpu::gsp::msgq::{
+use nvgpu::gsp::fw::init_args::MessageQueueInitArguments;
+use nvgpu::gsp::fw::msgq::{
     MsgqTxHeader, GSP_MSG_QUEUE_ELEMENT_SIZE_MAX, GSP_MSG_QUEUE_ELEMENT_SIZE_MIN, MSGQ_FLAGS_SWAP_RX, MSGQ_VERSION,
     RM_PAGE_SIZE,
 };
-use nvgpu::gsp::rpc::{RpcMessageHeader, NV_VGPU_MSG_SIGNATURE_VALID, RPC_HEADER_VERSION};
-use nvgpu::gsp::MessageQueueInitArguments;
+use nvgpu::gsp::fw::rpc::{RpcMessageHeader, NV_VGPU_MSG_SIGNATURE_VALID, RPC_HEADER_VERSION};
 
 use super::error::GspRmError;
 use crate::memory::SystemMemory;
@@ -522,7 +522,7 @@ impl Queues {
             if rest.is_empty() {
                 break;
             }
-            header.function = nvgpu::gsp::rpc::RpcFunction::ContinuationRecord.raw();
+            header.function = nvgpu::gsp::fw::rpc::RpcFunction::ContinuationRecord.raw();
         }
         records
     }
@@ -531,7 +531,7 @@ impl Queues {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nvgpu::gsp::msgq::{seal_element, verify_element, GSP_MSG_QUEUE_ELEMENT_HDR_SIZE};
+    use nvgpu::gsp::fw::msgq::{seal_element, verify_element, GSP_MSG_QUEUE_ELEMENT_HDR_SIZE};
     use zerocopy::IntoBytes;
 
     /// The model's reading of `msgqTxCreate` and the driver's agree on every queue size.

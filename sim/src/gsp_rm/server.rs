@@ -22,8 +22,8 @@
 
 use alloc::vec::Vec;
 
-use nvgpu::gsp::msgq::GSP_MSG_QUEUE_RPC_SIZE_MAX;
-use nvgpu::gsp::rpc::{RpcFunction, RpcMessageHeader, NV_VGPU_MSG_RESULT_RPC_PENDING, NV_VGPU_MSG_UNION_INIT};
+use nvgpu::gsp::fw::msgq::GSP_MSG_QUEUE_RPC_SIZE_MAX;
+use nvgpu::gsp::fw::rpc::{RpcFunction, RpcMessageHeader, NV_VGPU_MSG_RESULT_RPC_PENDING, NV_VGPU_MSG_UNION_INIT};
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hal::Family;
 use nvgpu::rm::intr::NV2080_CTRL_CMD_INTERNAL_INTR_GET_KERNEL_TABLE;

@@ -24,13 +24,13 @@
 use alloc::vec;
 
 use nvgpu::gsp::commands::RpcUnloadingGuestDriverV1F07;
-use nvgpu::gsp::init_args::GspArgumentsCached;
-use nvgpu::gsp::libos::{
+use nvgpu::gsp::fw::init_args::GspArgumentsCached;
+use nvgpu::gsp::fw::libos::{
     LibosMemoryRegionInitArgument, LIBOS_INIT_ARGUMENTS_COUNT, LIBOS_INIT_ARGUMENTS_SIZE, RMARGS_ID,
 };
-use nvgpu::gsp::radix3::RADIX3_PAGE_SIZE;
-use nvgpu::gsp::rpc::RpcEvent;
-use nvgpu::gsp::sr_meta::{GspFwSRMeta, GSP_FW_SR_META_MAGIC};
+use nvgpu::gsp::fw::radix3::RADIX3_PAGE_SIZE;
+use nvgpu::gsp::fw::rpc::RpcEvent;
+use nvgpu::gsp::fw::sr_meta::{GspFwSRMeta, GSP_FW_SR_META_MAGIC};
 use nvgpu::gsp::status::NvStatus;
 use zerocopy::FromBytes;
 
@@ -188,7 +188,7 @@ fn restore(
 }
 
 fn check(meta: &GspFwSRMeta, wpr_size: u64) -> Result<(), BooterError> {
-    use nvgpu::gsp::sr_meta::SrMetaError as E;
+    use nvgpu::gsp::fw::sr_meta::SrMetaError as E;
     meta.check(wpr_size).map_err(|e| match e {
         E::BadMagic { magic } => sr("GspFwSRMeta magic", magic),
         E::BadRevision { revision } => sr("GspFwSRMeta revision", revision),

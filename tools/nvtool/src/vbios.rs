@@ -6,9 +6,8 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use nvgpu::vbios::{
-    BitToken, FalconUcodeEntry, FalconUcodeTable, Fwsec, FwsecDescriptor, FwsecKind, RomImage, Vbios, VbiosError,
-};
+use nvgpu::fwsec::{Fwsec, FwsecDescriptor, FwsecKind};
+use nvgpu::vbios::{BitToken, FalconUcodeEntry, FalconUcodeTable, RomImage, Vbios, VbiosError};
 use serde_json::{json, Value};
 
 /// Runs `nvtool vbios` with the arguments after the command name.

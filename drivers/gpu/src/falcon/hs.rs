@@ -12,6 +12,7 @@
 
 use super::HostBooted;
 use super::{Falcon, FalconError, Result};
+use crate::fwsec::FalconUcodeDescV3;
 use crate::hal::FalconLayout;
 use crate::hw::falcon2::{
     ModSelAlgo, NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID, NV_PFALCON2_FALCON_BROM_ENGIDMASK,
@@ -19,7 +20,6 @@ use crate::hw::falcon2::{
 };
 use crate::hw::RegisterIo;
 use crate::platform::Clock;
-use crate::vbios::FalconUcodeDescV3;
 
 /// Where an HS image's signature goes: `patch_loc` bytes into the image, inside the data that
 /// becomes DMEM (which starts `data_offset` bytes into the image).
@@ -73,7 +73,7 @@ pub fn patch_signature(image: &mut [u8], patch_loc: u32, signature: &[u8]) -> Re
 
 /// Which of a booter's `num_sigs` signatures (stored newest fuse version last) matches a chip
 /// whose ucode fuse version is `fuse_version`, as `s_patchBooterUcodeSignature` chooses. (FWSEC
-/// selects by its version bitmap instead: `vbios::Fwsec::signature_for_fuse_version`.)
+/// selects by its version bitmap instead: `fwsec::Fwsec::signature_for_fuse_version`.)
 pub fn booter_signature_index(num_sigs: u32, fuse_version: u32) -> Result<u32> {
     match num_sigs {
         0 => Err(FalconError::BadUcodeLayout { what: "the image carries no signatures" }),

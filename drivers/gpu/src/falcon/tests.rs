@@ -699,8 +699,8 @@ fn dma_that_never_goes_idle_times_out() {
 // -------------------------------------------------------------------------------------------
 // Heavy-secure parameters.
 
-fn fwsec_v3_desc() -> crate::vbios::FalconUcodeDescV3 {
-    crate::vbios::FalconUcodeDescV3 {
+fn fwsec_v3_desc() -> crate::fwsec::FalconUcodeDescV3 {
+    crate::fwsec::FalconUcodeDescV3 {
         stored_size: 0x1000,
         pkc_data_offset: 0x40,
         interface_offset: 0,

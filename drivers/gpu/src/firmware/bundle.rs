@@ -50,8 +50,8 @@ use super::error::{FirmwareError, Result};
 use super::generic_bootloader::GenericBootloaderFirmware;
 use super::gsp::GspFirmware;
 use crate::chip::Chipset;
+use crate::fwsec::frts::GenericBootloader;
 use crate::gsp::boot::fsp::FmcImages;
-use crate::gsp::fwsec_frts::GenericBootloader;
 use crate::platform::FirmwareSource;
 
 /// A boot ucode file besides the GSP-RM image.

@@ -1,5 +1,5 @@
 //! NVIDIA's generic falcon bootloader as a file: the loader Turing and GA100 run FWSEC (v2
-//! descriptor) through ([`GenericBootloader`], `crate::gsp::fwsec_frts`).
+//! descriptor) through ([`GenericBootloader`], `crate::fwsec::frts`).
 //!
 //! RM carries it compiled in, never as a file: `ksec2GetBinArchiveBlUcode_TU102`
 //! (`src/nvidia/generated/g_bindata_ksec2GetBinArchiveBlUcode_TU102.c`, 535.261.03) holds the
@@ -26,7 +26,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::bin_hdr::BinHeader;
 use super::error::{check_within, FirmwareError, Result};
-use crate::gsp::fwsec_frts::{GenericBootloader, RmFlcnBlDesc, RmFlcnBlImgHeader};
+use crate::fwsec::frts::{GenericBootloader, RmFlcnBlDesc, RmFlcnBlImgHeader};
 
 /// `sizeof(RM_FLCN_BL_DESC)`: six 32-bit words.
 pub const RM_FLCN_BL_DESC_SIZE: usize = 24;

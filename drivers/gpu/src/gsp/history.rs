@@ -9,7 +9,7 @@
 
 use core::fmt;
 
-use super::rpc::{RpcEvent, RpcFunction, NV_VGPU_MSG_EVENT_FIRST_EVENT};
+use super::fw::rpc::{RpcEvent, RpcFunction, NV_VGPU_MSG_EVENT_FIRST_EVENT};
 use super::status::NvStatus;
 
 /// Entries kept: RM's `RPC_HISTORY_DEPTH` (8) for commands plus 8 for events.

@@ -10,7 +10,7 @@
 //! QMD versions per open-gpu-doc `classes/compute/cl*qmd.h`.
 
 use crate::chip::Chipset;
-use crate::gsp::wpr::WprChipParams;
+use crate::gsp::fb_layout::WprChipParams;
 use crate::hw::engine::{self, FalconEngine, FalconUnit};
 use crate::hw::falcon::{self, ga102, tu102};
 use crate::hw::pramin::WindowRegister;

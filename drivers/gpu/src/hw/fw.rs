@@ -17,7 +17,7 @@
 use core::mem::{align_of, offset_of, size_of};
 
 use crate::constants;
-use crate::gsp::layout::{FieldLayout, StructLayout};
+use crate::gsp::fw::layout::{FieldLayout, StructLayout};
 use crate::hw::headers;
 pub use crate::hw::headers::KERNEL_GSP_FRTS_TU102;
 use zerocopy::byteorder::little_endian::{U16, U32};
@@ -99,7 +99,7 @@ pub struct FwseclicFrtsRegionDesc {
 /// `FWSECLIC_FRTS_CMD`: both descriptors, then the 4 bytes of tail padding the C struct has
 /// (its alignment is 8). RM copies `sizeof(FWSECLIC_FRTS_CMD)` = 48 bytes into the command
 /// buffer; the padding is written as zeros here. FWSEC reads the fields' 44 bytes
-/// (`FWSECLIC_FRTS_CMD_FIELDS_SIZE` in `gsp::fwsec_frts`).
+/// ([`FWSECLIC_FRTS_CMD_FIELDS_SIZE`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct FwseclicFrtsCmd {
@@ -129,6 +129,14 @@ constants! {
     /// `FWSECLIC_FRTS_REGION_DESC.frtsRegionSize`: 1 MiB in 4 KiB units, the only size RM asks
     /// for.
     pub FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K: u32 = 0x100 in headers::KERNEL_GSP_FRTS_TU102;
+    /// `FALCON_APPLICATION_INTERFACE_ENTRY_V1.id` of the DMEM mapper, the interface the FRTS
+    /// command goes through.
+    pub FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER: u32 = 0x4 in headers::KERNEL_GSP_FRTS_TU102;
+    /// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3.init_cmd`: the command that sets up FRTS.
+    pub FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS: u32 = 0x15 in headers::KERNEL_GSP_FRTS_TU102;
+    /// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3.init_cmd`: the secure-boot command RM runs
+    /// where FRTS is not wanted.
+    pub FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB: u32 = 0x19 in headers::KERNEL_GSP_FRTS_TU102;
 }
 
 constants! {
@@ -168,6 +176,15 @@ pub const FALCON_APPLICATION_INTERFACE_HEADER_V1_VERSION: u8 = 1;
 /// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3.version` of every sample ROM (the name says V3;
 /// not header-checked, as [`FALCON_APPLICATION_INTERFACE_HEADER_V1_VERSION`]).
 pub const FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_VERSION: u16 = 3;
+/// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3.signature`: "DMAP" as a little-endian word, what
+/// the first word of the mapper holds in all three sample ROMs (`tests/tests/vbios_real.rs`).
+/// NVIDIA's source does not name it, so it cannot be header-checked; checking it catches a wrong
+/// interface entry before the driver patches DMEM.
+pub const FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIGNATURE: u32 = 0x5041_4D44;
+/// Bytes of [`FwseclicFrtsCmd`] that carry fields, the two descriptors: what FWSEC reads (the
+/// C struct's tail padding it does not).
+pub const FWSECLIC_FRTS_CMD_FIELDS_SIZE: usize =
+    size_of::<FwseclicReadVbiosDesc>() + size_of::<FwseclicFrtsRegionDesc>();
 
 /// One field's layout: its C name, and the Rust field's offset and size.
 macro_rules! fields {

@@ -1,6 +1,6 @@
 //! Facts of the VBIOS formats `crate::vbios` parses (and the GPU model's VBIOS builder writes):
 //! the PCI expansion ROM images (`pci_exp_table.h`), the BIT and the falcon ucode table with its
-//! descriptors (`kernel_gsp_fwsec.c`), the vendor id (`rom_nvswitch.h`).
+//! descriptors (`kernel_gsp_fwsec.c`; the descriptors are `crate::fwsec`'s), the vendor id (`rom_nvswitch.h`).
 //!
 //! The constants are declared once, in `crate::vbios` next to the parser; this table registers
 //! each with the file that defines it, for `hw::FACT_TABLES` and the header conformance test.
@@ -40,6 +40,12 @@ facts_of! {
         FALCON_UCODE_TABLE_HDR_V1_VERSION,
         FALCON_UCODE_TABLE_HDR_V1_SIZE_6,
         FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6,
+        FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC,
+        FALCON_UCODE_ENTRY_APPID_FWSEC_DBG,
+        FALCON_UCODE_ENTRY_APPID_FWSEC_PROD,
+    } in headers::KERNEL_GSP_FWSEC;
+
+    crate::fwsec {
         NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE,
         NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION: Bits,
         NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE: Bits,

@@ -18,7 +18,7 @@
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
 use super::ObjectKind;
-use crate::gsp::layout::{c_constant, c_struct, ConstantFact, StructLayout};
+use crate::gsp::fw::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use crate::hw::headers;
 
 // ---------------------------------------------------------------------------------------------

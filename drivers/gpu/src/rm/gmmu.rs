@@ -17,7 +17,7 @@ use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
 use super::{InternalSubdevice, RmError};
 use crate::gsp::commands::RpcChannel;
-use crate::gsp::layout::{c_constant, c_struct, ConstantFact, StructLayout};
+use crate::gsp::fw::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use crate::hw::headers;
 
 /// `NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER`.

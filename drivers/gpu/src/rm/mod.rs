@@ -37,7 +37,7 @@ use core::marker::PhantomData;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::gsp::commands::{Free, GspRmAlloc, GspRmControl, RmCallReply, RpcChannel, RpcError, RMAPI_RPC_FLAGS_NONE};
-use crate::gsp::layout::{ConstantFact, FieldLayout, StructLayout};
+use crate::gsp::fw::layout::{ConstantFact, FieldLayout, StructLayout};
 use crate::gsp::status::NvStatus;
 use crate::hw::headers;
 
@@ -660,9 +660,9 @@ pub const CONSTANTS: &[ConstantFact] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gsp::cmdq::fake::{setup, FakeMessage, Outgoing};
     use crate::gsp::commands::{GspRpc, Rpc, RpcErrorKind, RpcFreeV03_00, RpcGspRmAllocV03_00, RpcGspRmControlV03_00};
-    use crate::gsp::queue::fake::{setup, FakeMessage, Outgoing};
-    use crate::gsp::rpc::RpcFunction;
+    use crate::gsp::fw::rpc::RpcFunction;
     use alloc::boxed::Box;
     use alloc::rc::Rc;
     use alloc::string::ToString;

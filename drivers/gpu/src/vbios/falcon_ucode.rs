@@ -28,11 +28,11 @@ pub const FALCON_UCODE_TABLE_HDR_V1_SIZE_6: u8 = 6;
 pub const FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6: u8 = 6;
 
 /// `FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC`: accepted as FWSEC in both modes.
-pub const APPID_FIRMWARE_SEC_LIC: u8 = 0x05;
+pub const FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC: u8 = 0x05;
 /// `FALCON_UCODE_ENTRY_APPID_FWSEC_DBG`: FWSEC signed for debug-fused chips.
-pub const APPID_FWSEC_DBG: u8 = 0x45;
+pub const FALCON_UCODE_ENTRY_APPID_FWSEC_DBG: u8 = 0x45;
 /// `FALCON_UCODE_ENTRY_APPID_FWSEC_PROD`: FWSEC signed for production chips.
-pub const APPID_FWSEC_PROD: u8 = 0x85;
+pub const FALCON_UCODE_ENTRY_APPID_FWSEC_PROD: u8 = 0x85;
 
 /// `FALCON_UCODE_TABLE_HDR_V1`.
 #[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
@@ -60,7 +60,7 @@ struct TableEntryRaw {
 pub struct FalconUcodeEntry {
     /// Position in the table.
     pub index: u8,
-    /// Which application the ucode is (see [`APPID_FWSEC_PROD`] and friends); 0 marks an
+    /// Which application the ucode is (see [`FALCON_UCODE_ENTRY_APPID_FWSEC_PROD`] and friends); 0 marks an
     /// unused slot.
     pub application_id: u8,
     /// Which falcon it runs on (a VBIOS-internal numbering, kept raw).
@@ -75,9 +75,9 @@ impl FalconUcodeEntry {
     /// NVIDIA's name for the application id, where `kernel_gsp_fwsec.c` gives one.
     pub fn application_name(&self) -> Option<&'static str> {
         match self.application_id {
-            APPID_FIRMWARE_SEC_LIC => Some("FIRMWARE_SEC_LIC"),
-            APPID_FWSEC_DBG => Some("FWSEC_DBG"),
-            APPID_FWSEC_PROD => Some("FWSEC_PROD"),
+            FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC => Some("FIRMWARE_SEC_LIC"),
+            FALCON_UCODE_ENTRY_APPID_FWSEC_DBG => Some("FWSEC_DBG"),
+            FALCON_UCODE_ENTRY_APPID_FWSEC_PROD => Some("FWSEC_PROD"),
             _ => None,
         }
     }

@@ -20,9 +20,8 @@
 mod bit;
 mod error;
 mod falcon_ucode;
-mod fwsec;
 mod pci_rom;
-mod source;
+pub(crate) mod source;
 
 #[cfg(test)]
 mod tests;
@@ -40,20 +39,13 @@ pub use bit::{
     BIT_DATA_BIOSDATA_BINVER_SIZE_5, BIT_DATA_BIOSDATA_V2_SIZE, BIT_HEADER_V1_00_SIZE, BIT_TOKEN_V1_00_SIZE_6,
 };
 pub use error::{Result, VbiosError};
-pub use falcon_ucode::{FalconUcodeEntry, FalconUcodeTable, APPID_FIRMWARE_SEC_LIC, APPID_FWSEC_DBG, APPID_FWSEC_PROD};
+pub use falcon_ucode::{
+    FalconUcodeEntry, FalconUcodeTable, FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC, FALCON_UCODE_ENTRY_APPID_FWSEC_DBG,
+    FALCON_UCODE_ENTRY_APPID_FWSEC_PROD,
+};
 pub use falcon_ucode::{
     BIT_DATA_FALCON_DATA_V2_SIZE_4, BIT_DATA_FALCON_DATA_VERSION_2, FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6,
     FALCON_UCODE_TABLE_HDR_V1_SIZE_6, FALCON_UCODE_TABLE_HDR_V1_VERSION,
-};
-pub use fwsec::{
-    AppInterfaceEntry, AppInterfaceTable, DmemMapper, FalconUcodeDescV2, FalconUcodeDescV3, Fwsec, FwsecDescriptor,
-    FwsecKind, APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB, DMEMMAPPER_SIGNATURE, FWSEC_SIGNATURE_SIZE,
-};
-pub use fwsec::{
-    FALCON_UCODE_DESC_V2_SIZE_60, FALCON_UCODE_DESC_V3_SIZE_44,
-    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE,
-    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2,
-    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3,
 };
 pub use pci_rom::{CodeType, IfrHeader, Npde, RomImage, MAX_IMAGES, PCI_EXP_ROM_SIGNATURE, PCI_VENDOR_ID_NVIDIA};
 pub use pci_rom::{
@@ -153,11 +145,5 @@ impl Vbios {
     /// The falcon ucode table reached from the BIT falcon data token.
     pub fn falcon_ucode_table(&self) -> Result<FalconUcodeTable> {
         FalconUcodeTable::find(&self.rom, &self.bit, self.expansion_rom_offset)
-    }
-
-    /// The FWSEC ucode of `kind`, with its code, data, signatures and DMEM mapper.
-    pub fn fwsec(&self, kind: FwsecKind) -> Result<Fwsec<'_>> {
-        let table = self.falcon_ucode_table()?;
-        Fwsec::find(&self.rom, &table, kind)
     }
 }

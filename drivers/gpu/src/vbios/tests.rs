@@ -9,6 +9,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::*;
+use crate::fwsec::{AppInterfaceEntry, FwsecDescriptor, FwsecKind};
 
 const X86: usize = 0x000; // x86 image, 0x400 bytes
 const EFI: usize = 0x400; // EFI image, 0x200 bytes

@@ -20,13 +20,13 @@ use crate::falcon::{
     BromParams, DmaSegment, DmaTarget, Falcon, FalconError, FalconMemory, Mailboxes, Sec2, FALCON_BLOCK,
 };
 use crate::firmware::{BooterFirmware, FirmwareError};
-use crate::gsp::fwsec_frts::{disable_ctx_req, read_ucode_fuse_version};
+use crate::fwsec::frts::{disable_ctx_req, read_ucode_fuse_version};
 use crate::hal::{FalconLayout, Hal};
 use crate::hw::boot::FuseEngine;
 use crate::hw::RegisterIo;
 use crate::platform::{Clock, DmaAllocator, DmaError};
 
-/// How long a booter may run: RM's `GPU_TIMEOUT_DEFAULT` (4 s, see `fwsec_frts`).
+/// How long a booter may run: RM's `GPU_TIMEOUT_DEFAULT` (4 s, see `crate::fwsec::frts`).
 pub const BOOTER_TIMEOUT_MS: u64 = 4_000;
 
 /// The mailbox values `kgspExecuteBooterUnloadIfNeeded_TU102` starts booter_unload with when

@@ -9,7 +9,7 @@
 //! | WPR meta | `GspFwWprMeta` (one page), what the booter reads | `kgspAllocBootArgs`, `kgspCalculateFbLayout_TU102` |
 //! | LIBOS args | `LibosMemoryRegionInitArgument[]` (one page): the logs, then "RMARGS" | `kgspSetupLibosInitArgs` |
 //! | RM args | `GSP_ARGUMENTS_CACHED` (one page) | `kgspPopulateGspRmInitArgs` |
-//! | queues | page table, command queue, status queue | `GspMsgQueuesInit` (`gsp::queue` takes it over) |
+//! | queues | page table, command queue, status queue | `GspMsgQueuesInit` (`gsp::cmdq` takes it over) |
 //!
 //! All of it is `kgspInitRm` and `kgspBootstrapRiscvOSEarly_*` up to the point where a ucode is
 //! started, for a first boot (no resume, no vGPU, no confidential computing, no CrashCat queue,
@@ -26,16 +26,15 @@ use zerocopy::IntoBytes;
 
 use super::dma::{page_align, DmaRegion};
 use crate::firmware::{BootloaderFirmware, GspFirmware, RiscvUcodeDesc};
-use crate::gsp::libos::{
+use crate::gsp::fb_layout::{FirmwareImages, LayoutError, MmuLock, SysmemRegion, WprChipParams, WprLayoutInputs};
+use crate::gsp::fw::init_args::{GspArgumentsCached, MessageQueueInitArguments};
+use crate::gsp::fw::libos::{
     LibosMemoryRegionInitArgument, LIBOS_INIT_ARGUMENTS_SIZE, LIBOS_LOG_BUFFER_SIZE, LOGINIT_ID, LOGINTR_ID, LOGRM_ID,
     RMARGS_ID,
 };
-use crate::gsp::msgq::{MessageQueueLayout, RM_PAGE_SIZE};
-use crate::gsp::radix3::{build_radix3, Radix3Error, Radix3Layout, RADIX3_PAGE_SIZE};
-use crate::gsp::wpr::{
-    FirmwareImages, GspFwWprMeta, LayoutError, MmuLock, SysmemRegion, WprChipParams, WprLayoutInputs,
-};
-use crate::gsp::{GspArgumentsCached, MessageQueueInitArguments};
+use crate::gsp::fw::msgq::{MessageQueueLayout, RM_PAGE_SIZE};
+use crate::gsp::fw::radix3::{build_radix3, Radix3Error, Radix3Layout, RADIX3_PAGE_SIZE};
+use crate::gsp::fw::wpr::GspFwWprMeta;
 use crate::platform::{DmaAllocator, DmaBuffer, DmaError};
 
 /// Bytes of one boot-argument page (`kgspAllocBootArgs` allocates each structure a 4 KiB page).

@@ -199,7 +199,7 @@ impl GspFmcBootParams {
             _padding: 0,
             boot_gsp_rm_params: GspAcrBootGspRmParams {
                 target: GspDmaTarget::CoherentSystem as u32,
-                gsp_rm_desc_size: size_of::<crate::gsp::wpr::GspFwWprMeta>() as u32,
+                gsp_rm_desc_size: size_of::<crate::gsp::fw::wpr::GspFwWprMeta>() as u32,
                 gsp_rm_desc_offset: wpr_meta,
                 wpr_carveout_offset: 0,
                 wpr_carveout_size: 0,

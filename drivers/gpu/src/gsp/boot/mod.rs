@@ -20,7 +20,7 @@
 //!   [`fsp`].
 //!
 //! The data structures are in [`data`], the booters in [`booter`], FWSEC-FRTS in
-//! [`crate::gsp::fwsec_frts`]. Every wait is bounded by the [`Clock`] and fails naming what it
+//! [`crate::fwsec::frts`]. Every wait is bounded by the [`Clock`] and fails naming what it
 //! waited for; every error names the step ([`BootError`]).
 
 pub mod booter;
@@ -37,26 +37,28 @@ use core::fmt;
 use crate::chip::Chipset;
 use crate::falcon::{Engine, Falcon, FalconError, Fsp, Gsp, Mailboxes, Sec2};
 use crate::firmware::FirmwareBundle;
+use crate::fwsec::frts::{
+    run_fwsec_frts, run_fwsec_sb, FrtsRegion, FwsecFrtsError, FwsecFrtsOutcome, GenericBootloader,
+};
+use crate::fwsec::FwsecKind;
+use crate::gsp::cmdq::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, STATUS_QUEUE_LINK_TIMEOUT_MS};
 use crate::gsp::commands::{
     GetGspStaticInfo, GspEvent, GspRpc, GspSetSystemInfo, GspStaticConfigInfo, GspSystemInfo, RegistryTable, RpcError,
     SetRegistry, UnloadingGuestDriver,
 };
-use crate::gsp::fwsec_frts::{
-    run_fwsec_frts, run_fwsec_sb, FrtsRegion, FwsecFrtsError, FwsecFrtsOutcome, GenericBootloader,
-};
+use crate::gsp::fb_layout::WprChipParams;
+use crate::gsp::fw::msgq::MessageQueueLayout;
+use crate::gsp::fw::rpc::RpcEvent;
+use crate::gsp::fw::wpr::GspFwWprMeta;
 use crate::gsp::logs::{GspLogs, LogLine, LogMetadata};
-use crate::gsp::msgq::MessageQueueLayout;
-use crate::gsp::queue::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, STATUS_QUEUE_LINK_TIMEOUT_MS};
-use crate::gsp::rpc::RpcEvent;
 use crate::gsp::sequencer::run_sequencer;
-use crate::gsp::wpr::{GspFwWprMeta, WprChipParams};
 use crate::hal::{BootFlow, FbSizeSource, Hal};
 use crate::hw::engine::NV_PGSP_MAILBOX;
 use crate::hw::falcon::NV_PFALCON_FALCON_OS;
 use crate::hw::rm::{NV_GSP_ERROR, NV_GSP_ERROR_TAG_VAL};
 use crate::hw::{fb, gc6, RegisterIo};
 use crate::platform::{wait_for, Clock, DmaAllocator, Timeout};
-use crate::vbios::{FwsecKind, Vbios, VbiosError};
+use crate::vbios::{Vbios, VbiosError};
 
 use self::booter::{address_mailboxes, run_booter, Booter, BooterError, BooterOutcome, BOOTER_UNLOAD_MAILBOX};
 use self::data::{BootData, BootDataError, FbInputs};
@@ -572,7 +574,7 @@ type StepResult<T> = Result<T, BootErrorKind>;
 
 impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorbell> GspBoot<'a, R, C, A, D> {
     /// A boot of the GPU `inputs` describes; `doorbell` tells GSP-RM about new commands (on
-    /// hardware `queue::QueueHeadDoorbell` over BAR0).
+    /// hardware `cmdq::QueueHeadDoorbell` over BAR0).
     pub fn new(inputs: BootInputs<'a, R, C, A>, config: BootConfig, doorbell: D) -> Self {
         let hal = inputs.chipset.hal();
         Self {

@@ -115,7 +115,7 @@ impl<'a> GspEvent<'a> {
         let payload = &message.payload[..];
         let function = message.function();
         let Some(event) = message.event() else {
-            return Ok(if function > crate::gsp::rpc::NV_VGPU_MSG_EVENT_FIRST_EVENT {
+            return Ok(if function > crate::gsp::fw::rpc::NV_VGPU_MSG_EVENT_FIRST_EVENT {
                 GspEvent::Unknown(function, payload)
             } else {
                 GspEvent::Reply(RpcName(function))

@@ -495,7 +495,7 @@ pub const CONSTANTS: &[ConstantFact] = constants![
         GPU_TIMEOUT_DEFAULT = 0,
     ],
     headers::MESSAGE_QUEUE_H => [
-        RPC_TASK_RM_QUEUE_IDX = crate::gsp::queue::RPC_TASK_RM_QUEUE_IDX,
+        RPC_TASK_RM_QUEUE_IDX = crate::gsp::cmdq::RPC_TASK_RM_QUEUE_IDX,
     ],
 ];
 

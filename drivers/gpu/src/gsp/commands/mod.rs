@@ -47,10 +47,10 @@ use core::mem::{offset_of, size_of};
 
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
+use super::cmdq::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, RECORD_PAYLOAD_MAX};
+use super::fw::layout::{ConstantFact, FieldLayout, StructLayout};
+use super::fw::rpc::{RpcEvent, RpcFunction, RpcMessageHeader};
 use super::history::{Direction, EntryId, HistorySnapshot, RpcHistory, RpcHistoryEntry, RpcName, RpcOutcome};
-use super::layout::{ConstantFact, FieldLayout, StructLayout};
-use super::queue::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, RECORD_PAYLOAD_MAX};
-use super::rpc::{RpcEvent, RpcFunction, RpcMessageHeader};
 use super::status::NvStatus;
 use crate::chip::Chipset;
 use crate::hw::headers;
@@ -567,10 +567,9 @@ pub(crate) fn read_prefix<T: FromBytes + KnownLayout + Immutable>(bytes: &[u8]) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gsp::msgq::ElementError;
-    use crate::gsp::queue::fake::*;
-    use crate::gsp::queue::{GspMessageQueues, TransportError};
-    use crate::hw::RegisterIo;
+    use crate::gsp::cmdq::fake::*;
+    use crate::gsp::cmdq::{GspMessageQueues, TransportError};
+    use crate::gsp::fw::msgq::ElementError;
     use alloc::rc::Rc;
     use alloc::string::ToString;
     use alloc::vec;
@@ -961,154 +960,6 @@ mod tests {
             GspEvent::decode(&message(RpcEvent::RcTriggered.raw(), vec![])),
             Ok(GspEvent::Other(RpcEvent::RcTriggered, _))
         ));
-    }
-
-    fn all_commands() -> Vec<SeqCommand> {
-        vec![
-            SeqCommand::RegWrite(SeqRegWrite { addr: 0x10, val: 0xaa }),
-            SeqCommand::RegModify(SeqRegModify { addr: 0x14, mask: 0xf0, val: 0x50 }),
-            SeqCommand::RegPoll(SeqRegPoll { addr: 0x18, mask: 0x1, val: 0x1, timeout: 2000, error: 1 }),
-            SeqCommand::DelayUs(SeqDelayUs { val: 250 }),
-            SeqCommand::RegStore(SeqRegStore { addr: 0x10, index: 7 }),
-            SeqCommand::CoreReset,
-            SeqCommand::CoreStart,
-            SeqCommand::CoreWaitForHalt,
-            SeqCommand::CoreResume,
-        ]
-    }
-
-    #[test]
-    fn sequencer_buffers_decode_every_opcode() {
-        let commands = all_commands();
-        let payload = SequencerBuffer::encode(0x100, &commands);
-        // 1 + 2, 1 + 3, 1 + 5, 1 + 1, 1 + 2, then four bare opcodes: 22 words.
-        assert_eq!(payload.len(), 40 + 22 * 4);
-        let decoded = SequencerBuffer::decode(&payload).unwrap();
-        assert_eq!(decoded.commands, commands);
-        assert_eq!(decoded.buffer_size_dword, 0x100);
-        for (op, c) in SeqOpcode::ALL.iter().zip(&commands) {
-            assert_eq!(c.opcode(), *op);
-            assert_eq!(SeqOpcode::from_raw(*op as u32), Some(*op));
-        }
-        assert_eq!(SeqOpcode::from_raw(9), None);
-    }
-
-    #[test]
-    fn malformed_sequencer_buffers_are_refused() {
-        let ok = SequencerBuffer::encode(0x100, &all_commands());
-        assert_eq!(SequencerBuffer::decode(&ok[..39]), Err(SequencerError::Truncated { len: 39 }));
-        let mut empty = ok.clone();
-        empty[0..4].copy_from_slice(&0u32.to_le_bytes());
-        assert_eq!(SequencerBuffer::decode(&empty), Err(SequencerError::EmptyBuffer));
-        let mut small = ok.clone();
-        small[0..4].copy_from_slice(&22u32.to_le_bytes());
-        assert!(matches!(SequencerBuffer::decode(&small), Err(SequencerError::BadCommandIndex { cmd_index: 22, .. })));
-        assert!(matches!(SequencerBuffer::decode(&ok[..ok.len() - 4]), Err(SequencerError::BadCommandIndex { .. })));
-        let mut unknown = ok.clone();
-        unknown[40..44].copy_from_slice(&99u32.to_le_bytes());
-        assert_eq!(SequencerBuffer::decode(&unknown), Err(SequencerError::UnknownOpcode { opcode: 99, at: 0 }));
-        let cut = SequencerBuffer::encode(0x100, &[SeqCommand::RegPoll(SeqRegPoll::default())]);
-        let mut cut = cut;
-        cut[4..8].copy_from_slice(&3u32.to_le_bytes());
-        assert_eq!(
-            SequencerBuffer::decode(&cut),
-            Err(SequencerError::ArgumentsPastEnd { opcode: SeqOpcode::RegPoll, at: 0 })
-        );
-        let store = SequencerBuffer::encode(0x100, &[SeqCommand::RegStore(SeqRegStore { addr: 0, index: 8 })]);
-        assert_eq!(SequencerBuffer::decode(&store), Err(SequencerError::SaveIndex { index: 8, at: 0 }));
-    }
-
-    struct Regs {
-        values: RefCell<alloc::collections::BTreeMap<u32, u32>>,
-        writes: RefCell<Vec<(u32, u32)>>,
-        /// Reads of this address before it shows bit 0.
-        poll_after: Cell<u32>,
-    }
-
-    impl RegisterIo for Regs {
-        fn read32(&self, offset: u32) -> u32 {
-            if offset == 0x18 {
-                let left = self.poll_after.get();
-                self.poll_after.set(left.saturating_sub(1));
-                return if left == 0 { 1 } else { 0 };
-            }
-            *self.values.borrow().get(&offset).unwrap_or(&0)
-        }
-        fn write32(&self, offset: u32, value: u32) {
-            self.writes.borrow_mut().push((offset, value));
-            self.values.borrow_mut().insert(offset, value);
-        }
-    }
-
-    #[derive(Default)]
-    struct Core(Vec<&'static str>, bool);
-
-    impl SequencerCore for Core {
-        fn reset(&mut self) -> Result<(), CoreOpError> {
-            self.0.push("reset");
-            Ok(())
-        }
-        fn start(&mut self) -> Result<(), CoreOpError> {
-            self.0.push("start");
-            Ok(())
-        }
-        fn wait_for_halt(&mut self) -> Result<(), CoreOpError> {
-            self.0.push("halt");
-            Ok(())
-        }
-        fn resume(&mut self) -> Result<(), CoreOpError> {
-            self.0.push("resume");
-            if self.1 {
-                Err(CoreOpError::Failed("RISC-V core not running"))
-            } else {
-                Ok(())
-            }
-        }
-    }
-
-    #[test]
-    fn the_sequencer_executes_in_order() {
-        let regs = Regs {
-            values: RefCell::new([(0x14, 0xff0f)].into_iter().collect()),
-            writes: RefCell::default(),
-            poll_after: Cell::new(3),
-        };
-        let clock = FakeClock::new(None);
-        let mut core = Core::default();
-        let mut buffer = SequencerBuffer::decode(&SequencerBuffer::encode(0x100, &all_commands())).unwrap();
-        run_sequencer(&mut buffer, &regs, &clock, &mut core).unwrap();
-        assert_eq!(*regs.writes.borrow(), vec![(0x10, 0xaa), (0x14, 0xff5f)]);
-        assert_eq!(buffer.reg_save_area[7], 0xaa);
-        assert_eq!(core.0, vec!["reset", "start", "halt", "resume"]);
-        assert!(clock.now.get() >= 250_000 + 300_000, "polled three times and delayed 250 us");
-
-        let mut failing = Core(Vec::new(), true);
-        let err = run_sequencer(&mut buffer, &regs, &clock, &mut failing).unwrap_err();
-        assert_eq!(
-            err,
-            SequencerError::Core {
-                opcode: SeqOpcode::CoreResume,
-                error: CoreOpError::Failed("RISC-V core not running")
-            }
-        );
-        assert_eq!(err.to_string(), "GSP_SEQ_BUF_OPCODE_CORE_RESUME: RISC-V core not running");
-    }
-
-    #[test]
-    fn a_sequencer_poll_times_out_with_its_error_code() {
-        let regs = Regs { values: RefCell::default(), writes: RefCell::default(), poll_after: Cell::new(u32::MAX) };
-        let clock = FakeClock::new(None);
-        let mut buffer = SequencerBuffer::decode(&SequencerBuffer::encode(
-            0x100,
-            &[SeqCommand::RegPoll(SeqRegPoll { addr: 0x18, mask: 1, val: 1, timeout: 1500, error: 3 })],
-        ))
-        .unwrap();
-        let err = run_sequencer(&mut buffer, &regs, &clock, &mut Core::default()).unwrap_err();
-        assert_eq!(
-            err,
-            SequencerError::PollTimeout { addr: 0x18, mask: 1, val: 1, last: 0, error_code: 3, after_ms: 2 }
-        );
-        assert!(err.to_string().contains("GSP error code 3"));
     }
 
     #[test]

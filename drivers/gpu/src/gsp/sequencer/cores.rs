@@ -11,10 +11,10 @@
 
 use super::{CoreOpError, SequencerCore};
 use crate::falcon::{Falcon, FalconError, Gsp, Sec2};
+use crate::fwsec::frts::disable_ctx_req;
 use crate::gsp::boot::booter::address_mailboxes;
 use crate::gsp::boot::ClockRef;
 use crate::gsp::commands::RM_DEFAULT_TIMEOUT_MS;
-use crate::gsp::fwsec_frts::disable_ctx_req;
 use crate::hal::FalconLayout;
 use crate::hw::boot::NV_PGC6_BSI_SECURE_SCRATCH_14_BOOT_STAGE_3_HANDOFF_VALUE_DONE;
 use crate::hw::falcon::NV_PFALCON_FALCON_OS;

@@ -1,15 +1,24 @@
-//! FWSEC: the falcon ucode in the VBIOS that, run on the GSP falcon, carves out the FRTS region
-//! (Turing..Ada) before GSP-RM boots.
+//! FWSEC, the falcon ucode in the VBIOS that, run on the GSP falcon, carves out the FRTS region
+//! (Turing..Ada) before GSP-RM boots: the driver's FWSEC code, in one place.
+//!
+//! - This module: finding the FWSEC image through the VBIOS's falcon ucode table
+//!   ([`Vbios::fwsec`]) and reading it: its descriptor, code, data and signatures, the
+//!   application interface table in its DMEM and the DMEM mapper the command goes through.
+//! - [`frts`]: the command (`FWSECLIC_FRTS_CMD`) patched into that DMEM, running the image on the
+//!   GSP falcon, and the check that WPR2 is there afterwards.
 //!
 //! Descriptor layouts (`FALCON_UCODE_DESC_HEADER` and its bit fields, `FALCON_UCODE_DESC_V2`,
 //! `FALCON_UCODE_DESC_V3`, `BCRT30_RSA3K_SIG_SIZE`) and the image layout and sanity checks follow
 //! `src/nvidia/src/kernel/gpu/gsp/kernel_gsp_fwsec.c` (`s_vbiosFillFlcnUcodeFromDescV2/V3`). The
-//! application interface table and the DMEM mapper (`FALCON_APPLICATION_INTERFACE_*`, command
-//! ids) follow `src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_frts_tu102.c`
-//! (`s_vbiosPatchInterfaceData`); Nova (drivers/gpu/nova-core/firmware/fwsec.rs) reads the same
-//! layout. NVIDIA's source does not name the mapper's signature value: "DMAP" is what the first
-//! word holds in all three sample ROMs (`tests/tests/vbios_real.rs`), and checking it catches a
-//! wrong interface entry before the driver patches DMEM.
+//! application interface table and the DMEM mapper follow
+//! `src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_frts_tu102.c`
+//! (`s_vbiosPatchInterfaceData`). Their structures (`FALCON_APPLICATION_INTERFACE_*`,
+//! `FWSECLIC_*`) and the interface and command ids are firmware ABI, declared once in
+//! [`crate::hw::fw`] and checked against that file; this module only reads and fills them.
+
+// Parses bytes from outside (the VBIOS image): no indexing that can panic, no arithmetic that can
+// overflow, as in `crate::vbios`.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use alloc::vec::Vec;
 use core::mem::{offset_of, size_of};
@@ -17,12 +26,18 @@ use core::mem::{offset_of, size_of};
 use zerocopy::byteorder::little_endian::{U16, U32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use super::error::{Result, VbiosError};
-use super::falcon_ucode::{
-    FalconUcodeEntry, FalconUcodeTable, APPID_FIRMWARE_SEC_LIC, APPID_FWSEC_DBG, APPID_FWSEC_PROD,
+use crate::hw::fw::{
+    AppInterfaceEntryV1, AppInterfaceHeaderV1, DmemMapperV3, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIGNATURE,
+    FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER,
 };
-use super::source::{slice, struct_at};
 use crate::hw::BitRange;
+use crate::vbios::source::{slice, struct_at};
+use crate::vbios::{
+    FalconUcodeEntry, FalconUcodeTable, Result, Vbios, VbiosError, FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC,
+    FALCON_UCODE_ENTRY_APPID_FWSEC_DBG, FALCON_UCODE_ENTRY_APPID_FWSEC_PROD,
+};
+
+pub mod frts;
 
 /// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE`: the value of
 /// `_VDESC_FLAGS_VERSION` (bit 0) that says the version field is valid.
@@ -46,17 +61,16 @@ pub const FWSEC_SIGNATURE_SIZE: u32 = 384;
 /// `kernel_gsp_fwsec.c`).
 const FALCON_BLOCK: u32 = 256;
 
-/// `FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER`.
-pub const APPIF_ID_DMEMMAPPER: u32 = 0x4;
-/// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS`: the command that sets up FRTS.
-pub const DMEMMAPPER_CMD_FRTS: u32 = 0x15;
-/// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB`.
-pub const DMEMMAPPER_CMD_SB: u32 = 0x19;
-/// "DMAP" as a little-endian word: the first word of the mapper in every sample ROM (see the
-/// module note on where this fact comes from).
-pub const DMEMMAPPER_SIGNATURE: u32 = 0x5041_4D44;
 /// `s_vbiosPatchInterfaceData` refuses tables with fewer entries.
 const APPIF_MIN_ENTRIES: u8 = 2;
+
+impl Vbios {
+    /// The FWSEC ucode of `kind`, with its code, data, signatures and DMEM mapper.
+    pub fn fwsec(&self, kind: FwsecKind) -> Result<Fwsec<'_>> {
+        let table = self.falcon_ucode_table()?;
+        Fwsec::find(self.rom(), &table, kind)
+    }
+}
 
 /// Which FWSEC signing the chip needs (production or debug fuses).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,8 +85,8 @@ impl FwsecKind {
     /// The falcon ucode table application id of this kind.
     pub const fn application_id(self) -> u8 {
         match self {
-            Self::Prod => APPID_FWSEC_PROD,
-            Self::Debug => APPID_FWSEC_DBG,
+            Self::Prod => FALCON_UCODE_ENTRY_APPID_FWSEC_PROD,
+            Self::Debug => FALCON_UCODE_ENTRY_APPID_FWSEC_DBG,
         }
     }
 }
@@ -226,28 +240,10 @@ impl FwsecDescriptor {
     }
 }
 
-/// `FALCON_APPLICATION_INTERFACE_HEADER_V1`.
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct AppIfHeaderRaw {
-    version: u8,
-    header_size: u8,
-    entry_size: u8,
-    entry_count: u8,
-}
-
-/// `FALCON_APPLICATION_INTERFACE_ENTRY_V1`.
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct AppIfEntryRaw {
-    id: U32,
-    dmem_offset: U32,
-}
-
 /// One entry of the application interface table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AppInterfaceEntry {
-    /// Interface id ([`APPIF_ID_DMEMMAPPER`] is the one FRTS needs).
+    /// Interface id ([`FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER`] is the one FRTS needs).
     pub id: u32,
     /// Where the interface's structure is in DMEM.
     pub dmem_offset: u32,
@@ -262,29 +258,6 @@ pub struct AppInterfaceTable {
     pub header_size: u8,
     pub entry_size: u8,
     pub entries: Vec<AppInterfaceEntry>,
-}
-
-/// `FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3`.
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct DmemMapperRaw {
-    signature: U32,
-    version: U16,
-    size: U16,
-    cmd_in_buffer_offset: U32,
-    cmd_in_buffer_size: U32,
-    cmd_out_buffer_offset: U32,
-    cmd_out_buffer_size: U32,
-    nvf_img_data_buffer_offset: U32,
-    nvf_img_data_buffer_size: U32,
-    printf_buffer_hdr: U32,
-    ucode_build_time_stamp: U32,
-    ucode_signature: U32,
-    init_cmd: U32,
-    ucode_feature: U32,
-    ucode_cmd_mask0: U32,
-    ucode_cmd_mask1: U32,
-    multi_tgt_tbl: U32,
 }
 
 /// The DMEM mapper ("DMAP"): where the driver writes the command FWSEC runs (`init_cmd`) and its
@@ -312,16 +285,16 @@ pub struct DmemMapper {
 }
 
 impl DmemMapper {
-    /// DMEM offset of the `init_cmd` word the driver sets to [`DMEMMAPPER_CMD_FRTS`].
+    /// DMEM offset of the `init_cmd` word the driver sets to [`FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS`].
     ///
     /// The whole mapper was read from inside DMEM, so this never saturates.
     pub const fn init_cmd_dmem_offset(&self) -> u32 {
-        self.dmem_offset.saturating_add(offset_of!(DmemMapperRaw, init_cmd) as u32)
+        self.dmem_offset.saturating_add(offset_of!(DmemMapperV3, init_cmd) as u32)
     }
 }
 
 /// The FWSEC ucode as the VBIOS holds it: descriptor, code, data, signatures and the interface
-/// the driver patches. Slices borrow from the [`super::Vbios`] image.
+/// the driver patches. Slices borrow from the [`Vbios`] image.
 #[derive(Debug, Clone)]
 pub struct Fwsec<'a> {
     /// The falcon ucode table entry it was found through.
@@ -358,8 +331,10 @@ impl<'a> Fwsec<'a> {
     pub fn find(rom: &'a [u8], table: &FalconUcodeTable, kind: FwsecKind) -> Result<Self> {
         let wanted = kind.application_id();
         let mut last_error = VbiosError::NoFwsec { application_id: wanted };
-        for entry in
-            table.entries.iter().filter(|e| e.application_id == wanted || e.application_id == APPID_FIRMWARE_SEC_LIC)
+        for entry in table
+            .entries
+            .iter()
+            .filter(|e| e.application_id == wanted || e.application_id == FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC)
         {
             match Self::parse(rom, *entry) {
                 Ok(fwsec) => return Ok(fwsec),
@@ -598,10 +573,10 @@ fn check_v3(d: &FalconUcodeDescV3, image_size: u32) -> Result<()> {
 
 fn read_interface_table(dmem: &[u8], interface_offset: u32) -> Result<AppInterfaceTable> {
     let bad = |what| VbiosError::BadInterfaceTable { what };
-    let header: AppIfHeaderRaw = struct_at(dmem, "FWSEC application interface header", interface_offset)
+    let header: AppInterfaceHeaderV1 = struct_at(dmem, "FWSEC application interface header", interface_offset)
         .map_err(|_| bad("header outside DMEM"))?;
-    if usize::from(header.header_size) < size_of::<AppIfHeaderRaw>()
-        || usize::from(header.entry_size) < size_of::<AppIfEntryRaw>()
+    if usize::from(header.header_size) < size_of::<AppInterfaceHeaderV1>()
+        || usize::from(header.entry_size) < size_of::<AppInterfaceEntryV1>()
     {
         return Err(bad("header or entry size too small"));
     }
@@ -613,7 +588,7 @@ fn read_interface_table(dmem: &[u8], interface_offset: u32) -> Result<AppInterfa
     for index in 0..u32::from(header.entry_count) {
         // Saturates only past any DMEM, where the read below fails.
         let at = first.saturating_add(index.saturating_mul(u32::from(header.entry_size)));
-        let raw: AppIfEntryRaw =
+        let raw: AppInterfaceEntryV1 =
             struct_at(dmem, "FWSEC application interface entry", at).map_err(|_| bad("entry outside DMEM"))?;
         entries.push(AppInterfaceEntry { id: raw.id.get(), dmem_offset: raw.dmem_offset.get() });
     }
@@ -627,11 +602,15 @@ fn read_interface_table(dmem: &[u8], interface_offset: u32) -> Result<AppInterfa
 }
 
 fn read_dmem_mapper(dmem: &[u8], interface: &AppInterfaceTable) -> Result<DmemMapper> {
-    let entry = interface.entries.iter().find(|e| e.id == APPIF_ID_DMEMMAPPER).ok_or(VbiosError::NoDmemMapper)?;
+    let entry = interface
+        .entries
+        .iter()
+        .find(|e| e.id == FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER)
+        .ok_or(VbiosError::NoDmemMapper)?;
     let at = entry.dmem_offset;
-    let raw: DmemMapperRaw = struct_at(dmem, "FWSEC DMEM mapper", at)
+    let raw: DmemMapperV3 = struct_at(dmem, "FWSEC DMEM mapper", at)
         .map_err(|_| VbiosError::FwsecLayout { what: "DMEM mapper outside DMEM" })?;
-    if raw.signature.get() != DMEMMAPPER_SIGNATURE {
+    if raw.signature.get() != FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIGNATURE {
         return Err(VbiosError::BadDmemMapper { offset: at, found: raw.signature.get() });
     }
     let mapper = DmemMapper {

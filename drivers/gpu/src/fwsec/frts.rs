@@ -22,6 +22,10 @@
 //! the start and that the end is non-zero; here the end must also be the region's last 4 KiB
 //! unit, since FWSEC is told the size).
 
+// Not a parser: it runs what `super` parsed (the parser lints of `super` were never this file's,
+// as `gsp::fwsec_frts`; its DMEM patching checks offsets through `read_at` and `checked_*`).
+#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use alloc::vec;
 use core::fmt;
 use core::mem::size_of;
@@ -29,21 +33,23 @@ use core::mem::size_of;
 use zerocopy::byteorder::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-use super::boot::dma::DmaRegion;
+use super::{FalconUcodeDescV2, Fwsec, FwsecDescriptor};
 use crate::falcon::{
     engine_name, patch_signature, BromParams, DmaSegment, DmaTarget, Falcon, FalconError, FalconMemory, Gsp,
     HostBooted, HsSignatureLocation, Mailboxes, FALCON_BLOCK,
 };
+use crate::gsp::boot::dma::DmaRegion;
 use crate::hal::{FalconLayout, Family, Hal};
 use crate::hw::boot::{ucode_fuse_offset, FuseEngine};
 use crate::hw::falcon::{
     FbifMemType, FbifTarget, NV_PFALCON_FALCON_DMACTL, NV_PFALCON_FBIF_CTL, NV_PFALCON_FBIF_TRANSCFG,
 };
+use crate::hw::fw::{
+    FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB,
+    FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER, FWSECLIC_FRTS_CMD_FIELDS_SIZE,
+};
 use crate::hw::{bus, fb, gc6, RegisterIo};
 use crate::platform::{Clock, DmaAllocator, DmaError};
-use crate::vbios::{
-    FalconUcodeDescV2, Fwsec, FwsecDescriptor, APPIF_ID_DMEMMAPPER, DMEMMAPPER_CMD_FRTS, DMEMMAPPER_CMD_SB,
-};
 
 /// How long FWSEC may run: RM waits `GPU_TIMEOUT_DEFAULT`, which `osGetTimeoutParams`
 /// (`arch/nvalloc/unix/src/os.c`) sets to 4 s for a graphics-mode GPU.
@@ -61,11 +67,7 @@ use crate::hw::fw::{
 /// The FRTS region's size in bytes.
 pub const FRTS_REGION_SIZE: u64 = (FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K as u64) << 12;
 
-pub use crate::hw::fw::{FwseclicFrtsCmd, FwseclicFrtsRegionDesc, FwseclicReadVbiosDesc};
-
-/// Bytes of [`FwseclicFrtsCmd`] that carry fields (FWSEC reads no more).
-pub const FWSECLIC_FRTS_CMD_FIELDS_SIZE: usize =
-    size_of::<FwseclicReadVbiosDesc>() + size_of::<FwseclicFrtsRegionDesc>();
+use crate::hw::fw::{FwseclicFrtsCmd, FwseclicFrtsRegionDesc, FwseclicReadVbiosDesc};
 
 impl FwseclicReadVbiosDesc {
     /// The descriptor RM sends with every FWSEC command.
@@ -177,7 +179,7 @@ pub fn patch_interface_data(
                 dmem_size: dmem.len() as u32,
             })?;
         let entry: AppInterfaceEntryV1 = read_at(dmem, at, "application interface entry")?;
-        if entry.id.get() == APPIF_ID_DMEMMAPPER {
+        if entry.id.get() == FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER {
             mapper_at = Some(entry.dmem_offset.get());
         }
     }
@@ -502,7 +504,7 @@ pub fn run_fwsec_frts<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
         hal,
         dma,
         fwsec,
-        DMEMMAPPER_CMD_FRTS,
+        FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS,
         command.as_bytes(),
         FWSECLIC_FRTS_CMD_FIELDS_SIZE,
         generic_bootloader,
@@ -529,7 +531,7 @@ pub fn run_fwsec_sb<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
         hal,
         dma,
         fwsec,
-        DMEMMAPPER_CMD_SB,
+        FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB,
         command.as_bytes(),
         size_of::<FwseclicReadVbiosDesc>(),
         generic_bootloader,
@@ -770,7 +772,7 @@ mod tests {
         dmem[0x10..0x14].copy_from_slice(&[1, 4, 8, 2]);
         dmem[0x14..0x18].copy_from_slice(&5u32.to_le_bytes());
         dmem[0x18..0x1c].copy_from_slice(&0x180u32.to_le_bytes());
-        dmem[0x1c..0x20].copy_from_slice(&APPIF_ID_DMEMMAPPER.to_le_bytes());
+        dmem[0x1c..0x20].copy_from_slice(&FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER.to_le_bytes());
         dmem[0x20..0x24].copy_from_slice(&0x100u32.to_le_bytes());
         dmem[0x100..0x104].copy_from_slice(b"DMAP");
         dmem[0x108..0x10c].copy_from_slice(&0x200u32.to_le_bytes());

@@ -526,7 +526,7 @@ mod tests {
     #![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
     use super::*;
-    use crate::gsp::rpc::{RpcFunction, RPC_MESSAGE_HEADER_SIZE};
+    use crate::gsp::fw::rpc::{RpcFunction, RPC_MESSAGE_HEADER_SIZE};
     use alloc::vec;
 
     #[test]

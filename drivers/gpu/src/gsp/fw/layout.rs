@@ -92,16 +92,16 @@ macro_rules! layout {
 /// the table form the RM-object modules (`rm::fifo`, `rm::intr`) use.
 macro_rules! c_struct {
     ($c:literal, $ty:ident, $header:expr, [$($cf:literal => $f:ident),* $(,)?]) => {
-        $crate::gsp::layout::StructLayout {
+        $crate::gsp::fw::layout::StructLayout {
             c_name: $c,
             rust_name: stringify!($ty),
             header: $header,
             size: core::mem::size_of::<$ty>(),
             align: core::mem::align_of::<$ty>(),
-            fields: &[$($crate::gsp::layout::FieldLayout {
+            fields: &[$($crate::gsp::fw::layout::FieldLayout {
                 c_name: $cf,
                 offset: core::mem::offset_of!($ty, $f),
-                size: $crate::gsp::layout::field_size(|s: &$ty| &s.$f),
+                size: $crate::gsp::fw::layout::field_size(|s: &$ty| &s.$f),
             }),*],
         }
     };
@@ -111,7 +111,7 @@ pub(crate) use c_struct;
 /// A constant under NVIDIA's name, for the header comparison.
 macro_rules! c_constant {
     ($c:literal, $header:expr, $v:expr) => {
-        $crate::gsp::layout::ConstantFact { c_name: $c, header: $header, value: $v as u64 }
+        $crate::gsp::fw::layout::ConstantFact { c_name: $c, header: $header, value: $v as u64 }
     };
 }
 pub(crate) use c_constant;
