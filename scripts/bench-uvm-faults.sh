@@ -2,7 +2,9 @@
 # CPU instructions per serviced replayable GPU fault, one full batch of 256 faults on 256
 # distinct pages: fetch from the fault buffer (the GPU model's), coalesce, sort, service
 # (residency, memory, mappings), flush and replay; the copies (and zero-fills) excluded.
-# Counted by callgrind over `timed_bottom_half` in uvm's host tests (release build).
+# Counted by callgrind over `timed_bottom_half` in uvm's host tests (release build), on the
+# bench's lean backend (`LeanMachine`: flat PTE arrays, free lists), whose calls are out of line
+# so that "backend" below is the backend's own cost.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v valgrind >/dev/null; then
@@ -27,5 +29,5 @@ excluded="$(inclusive_of 'copy|zero')"
 backend="$(inclusive_of 'copy|zero|map|unmap|alloc|free')"
 per_fault=$(( (total - excluded) / 256 ))
 own=$(( (total - backend) / 256 ))
-echo "bench-uvm-faults: ${total} instructions in one bottom half of 256 faults, ${excluded} of them in copies and zero-fills, ${backend} in all backend calls (the test machine's memory and page tables)"
+echo "bench-uvm-faults: ${total} instructions in one bottom half of 256 faults, ${excluded} of them in copies and zero-fills, ${backend} in all backend calls (the bench machine's page tables and free lists)"
 echo "bench-uvm-faults: ${per_fault} instructions per serviced fault with copies excluded; ${own} per fault in uvm's own code (fetch through replay, backend excluded)"

@@ -282,20 +282,22 @@ impl FaultBatch {
         }
         // By va_space, address, most intrusive access first; ties keep the instance order.
         let single_va_space = order.windows(2).all(|w| w[0].va_space == w[1].va_space);
-        let order: Vec<ServiceFault<V>> = if single_va_space && u32::try_from(order.len()).is_ok() {
-            // One va_space (the usual batch): the rest of the key packed in one integer,
-            // address above access (most intrusive first) above position.
-            let mut keys: Vec<u128> = order
+        let pages_only = order.iter().all(|f| self.faults[f.index].entry.va & 0xfff == 0);
+        let order: Vec<ServiceFault<V>> = if single_va_space && pages_only && order.len() <= 1 << 9 {
+            // One va_space (the usual batch): the rest of the key packed in one word. Fault
+            // addresses are 4 KiB pages, so their low 12 bits hold the access (most intrusive
+            // first, 3 bits) above the position (9 bits).
+            let mut keys: Vec<u64> = order
                 .iter()
                 .enumerate()
                 .map(|(pos, f)| {
                     let e = &self.faults[f.index].entry;
-                    let less_intrusive = u128::from(FaultAccess::AtomicStrong as u8 - e.access as u8);
-                    (u128::from(e.va) << 64) | (less_intrusive << 32) | pos as u128
+                    let less_intrusive = u64::from(FaultAccess::AtomicStrong as u8 - e.access as u8);
+                    (e.va & !0xfff) | (less_intrusive << 9) | pos as u64
                 })
                 .collect();
             keys.sort_unstable();
-            keys.iter().filter_map(|&k| order.get((k & 0xffff_ffff) as usize).copied()).collect()
+            keys.iter().filter_map(|&k| order.get((k & 0x1ff) as usize).copied()).collect()
         } else {
             let mut keyed: Vec<(OrderKey<V>, ServiceFault<V>)> = order
                 .iter()
@@ -635,6 +637,24 @@ mod tests {
         // Two more faults at 0x40_0000 of va_space 10 after the first: 2 duplicates.
         assert_eq!(order.num_duplicates, 2);
         assert_eq!(batch.faults()[0].entry.instance.aperture, Aperture::VidMem);
+    }
+
+    #[test]
+    fn one_va_space_orders_by_address_then_most_intrusive_access_then_arrival() {
+        // Uncoalesced, one instance: the packed-key path; the reference is a stable sort.
+        let accesses = [READ, WRITE, ATOMIC, READ, WRITE];
+        let entries: Vec<FaultEntry> = (0..200u64)
+            .map(|i| fault(0x1000, ((i * 37) % 23) * 0x1000 + 0x40_0000, accesses[(i % 5) as usize], (i % 7) as u8))
+            .collect();
+        let batch = FaultBatch::coalesce(&entries, false, GRAPHICS, by_gpc);
+        let order = batch.preprocess(|_, _| Some(1u8));
+        let mut reference: Vec<usize> = batch.representatives().map(|(i, _)| i).collect();
+        reference.sort_by_key(|&i| {
+            let e = &batch.faults()[i].entry;
+            (e.va, core::cmp::Reverse(e.access))
+        });
+        let got: Vec<usize> = order.order.iter().map(|f| f.index).collect();
+        assert_eq!(got, reference);
     }
 
     #[test]
