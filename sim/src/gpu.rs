@@ -916,7 +916,7 @@ fn channel_error_xid(error: &crate::host::HostError, engine_type: u32) -> u32 {
 struct HostTime<'s, 'a> {
     now: u64,
     space: &'s crate::engines::SharedSpace<'a>,
-    pdb: nvgpu::mm::TableAddress,
+    pdb: crate::mmu::TableAddress,
     /// Replays and cancels the run asked for, applied when it ends.
     ops: Vec<FaultOp>,
 }
@@ -999,13 +999,10 @@ impl ModelGpu {
     /// GSP-RM just started: it clears the BAR1 root directory it keeps (no mappings yet).
     fn bind_bar1(state: &mut GpuState, family: Family) {
         let Some(pdb) = state.gsp_rm.bar1_pdb() else { return };
-        let bytes = crate::silicon::of(family).mmu.levels().first().map_or(0, |l| l.table_bytes());
+        let bytes = crate::silicon::of(family).mmu.root_table_bytes();
         let zeros = alloc::vec![0u8; bytes as usize];
         state.mm.vram.write(pdb, &zeros);
-        state
-            .mm
-            .tlb
-            .invalidate_pdb(nvgpu::mm::TableAddress { aperture: nvgpu::mm::TableAperture::Video, address: pdb });
+        state.mm.tlb.invalidate_pdb(crate::mmu::TableAddress::video(pdb));
     }
 
     /// Reads `buf.len()` bytes at BAR1 offset `offset`. `false` when any of it reached no VRAM
@@ -1047,7 +1044,7 @@ impl ModelGpu {
         let Some(pdb) = state.gsp_rm.bar1_pdb() else {
             return refuse(&mut state.log, "BAR1 is not bound (GSP-RM is not running)", None);
         };
-        let pdb = nvgpu::mm::TableAddress { aperture: nvgpu::mm::TableAperture::Video, address: pdb };
+        let pdb = crate::mmu::TableAddress::video(pdb);
         let family = self.family();
         let format = crate::silicon::of(family).mmu;
         let GpuState { mm, memory, log, .. } = state;
@@ -1100,7 +1097,7 @@ impl ModelGpu {
     /// `None` if the model is already busy (re-entered from inside an access).
     pub fn with_address_space<R>(
         &self,
-        pdb: nvgpu::mm::TableAddress,
+        pdb: impl Into<crate::mmu::TableAddress>,
         client: MmuClient,
         f: impl FnOnce(&mut crate::mmu::AddressSpace<'_>) -> R,
     ) -> Option<R> {
@@ -1111,7 +1108,7 @@ impl ModelGpu {
             None => None,
         };
         let format = crate::silicon::of(self.config.chipset.family()).mmu;
-        Some(f(&mut mm.address_space(format, pdb, client, sysmem)))
+        Some(f(&mut mm.address_space(format, pdb.into(), client, sysmem)))
     }
 
     /// Runs `f` with VRAM and system memory by physical address.

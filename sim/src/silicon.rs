@@ -14,10 +14,10 @@ use nvgpu::hw::engine::{self, FalconEngine, FalconUnit};
 use nvgpu::hw::pramin::WindowRegister;
 use nvgpu::hw::qmd::{self, QmdLayout};
 use nvgpu::hw::{classes, compute, fault, therm};
-use nvgpu::mm::MmuFormat;
 
 use crate::booter::BooterLoadStyle;
 use crate::gsp_rm::image::GspRmBuild;
+use crate::mmu::GmmuFormat;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -103,7 +103,7 @@ pub struct Silicon {
 
     // Memory.
     /// The page-table format of the chip's MMU.
-    pub mmu: MmuFormat,
+    pub mmu: GmmuFormat,
     /// Where the PRAMIN window is placed (none modelled for Blackwell, which 535 lacks).
     pub pramin_window: Option<WindowRegister>,
     pub fault_ids: FaultEngineIds,
@@ -241,7 +241,7 @@ static TURING: Silicon = Silicon {
     fsp_boot_status: None,
     gsp_rm_build: Some(GspRmBuild::Tu10x),
     booter: Some(BooterLoadStyle::Direct),
-    mmu: MmuFormat::VER2,
+    mmu: GmmuFormat::Ver2,
     pramin_window: Some(WindowRegister::Pbus),
     fault_ids: TU102_FAULT_IDS,
     classes: Classes {
@@ -279,7 +279,7 @@ static GA100: Silicon = Silicon {
     fsp_boot_status: None,
     gsp_rm_build: Some(GspRmBuild::Tu10x),
     booter: Some(BooterLoadStyle::Direct),
-    mmu: MmuFormat::VER2_512M,
+    mmu: GmmuFormat::Ver2Pages512M,
     pramin_window: Some(WindowRegister::Pbus),
     fault_ids: TU102_FAULT_IDS,
     classes: Classes {
@@ -317,7 +317,7 @@ static GA10X: Silicon = Silicon {
     fsp_boot_status: None,
     gsp_rm_build: Some(GspRmBuild::Ga10x),
     booter: Some(BooterLoadStyle::FromHs),
-    mmu: MmuFormat::VER2_512M,
+    mmu: GmmuFormat::Ver2Pages512M,
     pramin_window: Some(WindowRegister::Pbus),
     fault_ids: TU102_FAULT_IDS,
     classes: Classes {
@@ -365,7 +365,7 @@ static HOPPER: Silicon = Silicon {
     fsp_boot_status: Some(therm::NV_THERM_I2CS_SCRATCH::OFFSET),
     gsp_rm_build: Some(GspRmBuild::Ga10x),
     booter: None,
-    mmu: MmuFormat::VER3,
+    mmu: GmmuFormat::Ver3,
     pramin_window: Some(WindowRegister::XalEp),
     fault_ids: GH100_FAULT_IDS,
     classes: Classes {
@@ -450,7 +450,15 @@ mod tests {
             assert_eq!(s.fsp_boot_status, h.fsp_boot_status, "{f:?} FSP boot status register");
             assert_eq!(s.falcon_reset_status, h.gsp_reset_status, "{f:?} reset status");
             assert_eq!(s.booter == Some(BooterLoadStyle::FromHs), h.ga102_booter_flow, "{f:?} booter flow");
-            assert_eq!(s.mmu, h.mmu_format, "{f:?} MMU format");
+            let driver_mmu = match (h.mmu_format.version, h.mmu_format.pages_512m) {
+                (hal::MmuVersion::V2, false) => GmmuFormat::Ver2,
+                (hal::MmuVersion::V2, true) => GmmuFormat::Ver2Pages512M,
+                (hal::MmuVersion::V3, _) => GmmuFormat::Ver3,
+            };
+            assert_eq!(s.mmu, driver_mmu, "{f:?} MMU format");
+            assert_eq!(s.mmu.va_bits(), h.mmu_format.va_bits(), "{f:?} VA bits");
+            let root = h.mmu_format.levels().first().map(|l| l.table_bytes());
+            assert_eq!(Some(s.mmu.root_table_bytes()), root, "{f:?} root directory size");
             assert_eq!(s.pramin_window, h.pramin_window, "{f:?} PRAMIN window");
             assert_eq!(s.fault_ids.graphics, h.fault_graphics_engine_base, "{f:?} graphics fault engine");
             let c = h.classes;

@@ -125,7 +125,7 @@ fn exercise(config: ModelConfig) {
         assert_eq!(faults.len(), 2, "{chip:?}: {faults:?}");
         assert!(faults
             .iter()
-            .all(|f| f.va == hole && f.pdb == bar1.pdb() && f.client == sim::mmu::MmuClient::bar1(family)));
+            .all(|f| f.va == hole && f.pdb == bar1.pdb().into() && f.client == sim::mmu::MmuClient::bar1(family)));
         // Beyond the aperture: refused without a walk.
         assert!(!model.bar1_read(bar1_size - 2, &mut buf));
         assert!(matches!(bar1_faults(model).as_slice(), [ModelError::Bar1 { fault: None, .. }]));

@@ -185,7 +185,7 @@ fn exercise<M: PageTableMemory>(
         "{name}"
     );
     for f in &log {
-        assert_eq!(f.pdb, pdb);
+        assert_eq!(f.pdb, pdb.into());
         assert_eq!(f.client.engine_id, client.engine_id);
         let packet = f.to_packet();
         assert_eq!(fault::NVC369_BUF_ENTRY_ADDR.get(&packet), f.va >> 12);

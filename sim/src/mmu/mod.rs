@@ -2,9 +2,11 @@
 //! silicon (a changed PTE is not seen until the driver invalidates), the fault log, and the
 //! BAR0 registers of the memory system (TLB invalidate, the PRAMIN window).
 //!
-//! The walk is the model's own, written from the hardware's description: the level layout and
-//! the entry decoders are `nvgpu::mm::format`'s, the shared facts of `dev_mmu.h`. What it
-//! honours: PDE apertures (tables in VRAM or in system memory by bus address), dual PDEs (a
+//! The walk is the model's own, written from the hardware's description: the level geometry and
+//! the entry decoders are [`format`]'s, the model's reading of `dev_mmu.h` over the bit positions
+//! `nvgpu::hw::mmu` declares (the driver's `nvgpu::mm` encoders are not used). Entries the format
+//! does not define (an undefined PCF, a video address wider than its field, a PTE where the
+//! level holds none) are `BadPageTable` faults. What it honours: PDE apertures (tables in VRAM or in system memory by bus address), dual PDEs (a
 //! valid big PTE wins; a plainly invalid one lets the 4K PTE beneath decide; an "unmapped" big
 //! PTE hides it), 2M PTEs at PD0, 512M PTEs at PD1 where the format has them, sparse PTEs (reads
 //! zero, writes dropped), and the read-only, atomic-disable and privilege attributes.
@@ -27,7 +29,10 @@ use nvgpu::hw::vm::{
     NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_PDB_ADDR_ALIGNMENT as PDB_SHIFT,
     NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_UPPER_PDB as INVALIDATE_UPPER_PDB, VF_BASE,
 };
-use nvgpu::mm::{Aperture, LevelKind, MmuFormat, PageSize, Pte, PteState, TableAddress, TableAperture};
+
+pub mod format;
+
+pub use format::{GmmuFormat, PageSize, Pte, PteAttrs, PteState, TableAddress, TableAperture};
 
 use crate::engine_mem::{AccessType, FaultKind, MmuFault, PhysAddr, PhysAperture, PhysicalMemory, VirtualMemory};
 use crate::memory::SystemMemory;
@@ -90,21 +95,12 @@ impl PhysicalMemory for Memories<'_> {
 /// page tables).
 pub fn table_address(at: PhysAddr) -> Option<TableAddress> {
     let aperture = match at.aperture {
-        PhysAperture::Video => nvgpu::mm::TableAperture::Video,
-        PhysAperture::SystemCoherent => nvgpu::mm::TableAperture::SystemCoherent,
-        PhysAperture::SystemNonCoherent => nvgpu::mm::TableAperture::SystemNonCoherent,
+        PhysAperture::Video => TableAperture::Video,
+        PhysAperture::SystemCoherent => TableAperture::SystemCoherent,
+        PhysAperture::SystemNonCoherent => TableAperture::SystemNonCoherent,
         PhysAperture::Peer(_) => return None,
     };
     Some(TableAddress { aperture, address: at.addr })
-}
-
-fn phys_aperture(a: Aperture) -> PhysAperture {
-    match a {
-        Aperture::Video => PhysAperture::Video,
-        Aperture::SystemCoherent => PhysAperture::SystemCoherent,
-        Aperture::SystemNonCoherent => PhysAperture::SystemNonCoherent,
-        Aperture::Peer(p) => PhysAperture::Peer(p),
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,10 +174,9 @@ impl PageTranslation {
     /// The physical address of `va` (which lies in this page); `None` for a sparse page.
     pub fn phys(&self, va: u64) -> Option<PhysAddr> {
         match self.leaf {
-            Leaf::Mapped(pte) => Some(PhysAddr {
-                aperture: phys_aperture(pte.aperture),
-                addr: pte.address.wrapping_add(va.wrapping_sub(self.page_va)),
-            }),
+            Leaf::Mapped(pte) => {
+                Some(PhysAddr { addr: pte.page.addr.wrapping_add(va.wrapping_sub(self.page_va)), ..pte.page })
+            }
             Leaf::Sparse => None,
         }
     }
@@ -255,15 +250,16 @@ const fn refuse(kind: FaultKind, fault_type: FaultType) -> Refusal {
     Refusal { kind, fault_type }
 }
 
-/// Walks the tables of the address space rooted at `pdb` for `va`.
-fn walk(format: &MmuFormat, mem: &Memories<'_>, pdb: TableAddress, va: u64) -> Result<PageTranslation, Refusal> {
+/// Walks the tables of the address space rooted at `pdb` for `va`: the directories root first
+/// (an entry there may be a PTE only at a level that holds large pages), then PD0's dual PDE
+/// (or a 2M PTE in its place), then the big and the small page table beneath it.
+fn walk(format: GmmuFormat, mem: &Memories<'_>, pdb: TableAddress, va: u64) -> Result<PageTranslation, Refusal> {
     if va >> format.va_bits() != 0 {
         return Err(refuse(FaultKind::VaLimitViolation, FaultType::VaLimitViolation));
     }
-    let levels = format.levels();
-    let unreadable = |fault_type| refuse(FaultKind::BadPageTable, fault_type);
+    let malformed = |fault_type| refuse(FaultKind::BadPageTable, fault_type);
     let read = |table: TableAddress, offset: u64, fault_type| {
-        table.offset(offset).and_then(|at| mem.read_table_word(at)).ok_or(unreadable(fault_type))
+        table.offset(offset).and_then(|at| mem.read_table_word(at)).ok_or(malformed(fault_type))
     };
     let leaf = |state: PteState, size: PageSize| -> Result<PageTranslation, Refusal> {
         let page_va = va & !(size.bytes() - 1);
@@ -275,58 +271,40 @@ fn walk(format: &MmuFormat, mem: &Memories<'_>, pdb: TableAddress, va: u64) -> R
             }
         }
     };
-    let decode = |raw: u64| format.decode_pte(raw).map_err(|_| unreadable(FaultType::Pte));
+    let pte = |raw: u64| format.pte(raw).map_err(|_| malformed(FaultType::Pte));
 
     let mut table = pdb;
-    let mut index = 0usize;
-    while let Some(level) = levels.get(index) {
-        let offset = level.index(va) * u64::from(level.entry_size);
-        match level.kind {
-            LevelKind::Directory => {
-                let raw = read(table, offset, FaultType::Pde)?;
-                if format.is_pte(raw) {
-                    // A PTE where this format allows none is a malformed directory.
-                    let size = format.level_page_size(index).ok_or(unreadable(FaultType::Pde))?;
-                    return leaf(decode(raw)?, size);
-                }
-                match format.decode_pde(raw).map_err(|_| unreadable(FaultType::Pde))? {
-                    Some(next) => table = next,
-                    None => return Err(refuse(FaultKind::InvalidPde, FaultType::Pde)),
-                }
-                index += 1;
-            }
-            LevelKind::DualDirectory => {
-                let low = read(table, offset, FaultType::Pde)?;
-                if format.is_pte(low) {
-                    return leaf(decode(low)?, PageSize::Size2M);
-                }
-                let high = read(table, offset + 8, FaultType::Pde)?;
-                let dual = format.decode_dual_pde([low, high]).map_err(|_| unreadable(FaultType::Pde))?;
-                if dual.big.is_none() && dual.small.is_none() {
-                    return Err(refuse(FaultKind::InvalidPde, FaultType::Pde));
-                }
-                let (Some(big_level), Some(small_level)) = (levels.get(index + 1), levels.get(index + 2)) else {
-                    return Err(unreadable(FaultType::Pde));
-                };
-                if let Some(big) = dual.big {
-                    let off = big_level.index(va) * u64::from(big_level.entry_size);
-                    match decode(read(big, off, FaultType::Pte)?)? {
-                        // Plainly invalid: the 4K PTE beneath decides.
-                        PteState::Invalid => {}
-                        other => return leaf(other, PageSize::Size64K),
-                    }
-                }
-                let Some(small) = dual.small else {
-                    return Err(refuse(FaultKind::InvalidPte, FaultType::Pte));
-                };
-                let off = small_level.index(va) * u64::from(small_level.entry_size);
-                return leaf(decode(read(small, off, FaultType::Pte)?)?, PageSize::Size4K);
-            }
-            // Page tables are reached only through a dual PDE.
-            LevelKind::BigPageTable | LevelKind::SmallPageTable => break,
+    for level in format.directories() {
+        let raw = read(table, level.entry_offset(va), FaultType::Pde)?;
+        match format.pde(raw).map_err(|_| malformed(FaultType::Pde))? {
+            // A PTE where the level holds none is a malformed directory.
+            format::Pde::IsPte => return leaf(pte(raw)?, level.pte.ok_or(malformed(FaultType::Pde))?),
+            format::Pde::Invalid => return Err(refuse(FaultKind::InvalidPde, FaultType::Pde)),
+            format::Pde::Table(next) => table = next,
         }
     }
-    Err(unreadable(FaultType::Pde))
+    let [pd0, big_level, small_level] = format.lower_levels();
+    let offset = pd0.entry_offset(va);
+    let low = read(table, offset, FaultType::Pde)?;
+    if format.is_pte(low) {
+        return leaf(pte(low)?, PageSize::Size2M);
+    }
+    let high = read(table, offset + 8, FaultType::Pde)?;
+    let dual = format.dual_pde([low, high]).map_err(|_| malformed(FaultType::Pde))?;
+    if dual.big.is_none() && dual.small.is_none() {
+        return Err(refuse(FaultKind::InvalidPde, FaultType::Pde));
+    }
+    if let Some(big) = dual.big {
+        match pte(read(big, big_level.entry_offset(va), FaultType::Pte)?)? {
+            // Plainly invalid: the 4K PTE beneath decides.
+            PteState::Invalid => {}
+            other => return leaf(other, PageSize::Size64K),
+        }
+    }
+    let Some(small) = dual.small else {
+        return Err(refuse(FaultKind::InvalidPte, FaultType::Pte));
+    };
+    leaf(pte(read(small, small_level.entry_offset(va), FaultType::Pte)?)?, PageSize::Size4K)
 }
 
 /// Whether `client` may make access `access` to the page `t`.
@@ -443,7 +421,7 @@ pub(crate) fn fault_access_type(access: AccessType) -> FaultAccessType {
 /// fault log. Implements [`VirtualMemory`].
 pub struct AddressSpace<'a> {
     pub pdb: TableAddress,
-    pub format: MmuFormat,
+    pub format: GmmuFormat,
     pub mem: Memories<'a>,
     pub tlb: &'a mut Tlb,
     pub faults: &'a mut FaultLog,
@@ -461,7 +439,7 @@ impl AddressSpace<'_> {
     fn page(&mut self, va: u64, access: AccessType) -> Result<PageTranslation, MmuFault> {
         let result = match self.tlb.lookup(self.pdb, va) {
             Some(t) => Ok(t),
-            None => walk(&self.format, &self.mem, self.pdb, va).inspect(|t| self.tlb.insert(self.pdb, va, *t)),
+            None => walk(self.format, &self.mem, self.pdb, va).inspect(|t| self.tlb.insert(self.pdb, va, *t)),
         };
         match result.and_then(|t| check(&t, access, &self.client).map(|()| t)) {
             Ok(t) => Ok(t),
@@ -695,7 +673,7 @@ impl MemorySystem {
     /// The address space rooted at `pdb`, as `client` reaches it.
     pub fn address_space<'a>(
         &'a mut self,
-        format: MmuFormat,
+        format: GmmuFormat,
         pdb: TableAddress,
         client: MmuClient,
         sysmem: Option<&'a dyn SystemMemory>,
@@ -714,7 +692,7 @@ impl MemorySystem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nvgpu::mm::{DualPde, PteAttrs};
+    use nvgpu::mm::{self as driver, DualPde, MmuFormat};
 
     fn put(vram: &mut Vram, at: u64, word: u64) {
         assert!(vram.write(at, &word.to_le_bytes()));
@@ -722,9 +700,10 @@ mod tests {
 
     /// Hand-built v2 tables in VRAM: PD3@0x1000 -> PD2@0x2000 -> PD1@0x3000 -> PD0@0x4000,
     /// dual PDE 0 -> small PT@0x5000 and big PT@0x6000.
+    /// The driver's encoders write the tables; the model's decoders read them.
     fn tables(format: MmuFormat) -> MemorySystem {
         let mut ms = MemorySystem::new(Family::Turing, 64 << 20);
-        let vid = |address| Some(TableAddress { aperture: TableAperture::Video, address });
+        let vid = |address| Some(driver::TableAddress { aperture: driver::TableAperture::Video, address });
         let v = &mut ms.vram;
         put(v, 0x1000, format.encode_pde(vid(0x2000)).unwrap());
         put(v, 0x2000, format.encode_pde(vid(0x3000)).unwrap());
@@ -732,21 +711,22 @@ mod tests {
         let dual = format.encode_dual_pde(DualPde { big: vid(0x6000), small: vid(0x5000) }).unwrap();
         put(v, 0x4000, dual[0]);
         put(v, 0x4008, dual[1]);
-        let pte = |address, attrs| format.encode_pte(&Pte { aperture: Aperture::Video, address, attrs }).unwrap();
+        let pte = |address, attrs| {
+            format.encode_pte(&driver::Pte { aperture: driver::Aperture::Video, address, attrs }).unwrap()
+        };
         // 4K page 1 -> 0x10_0000 read-only; 64K page 1 -> 0x20_0000 (hides nothing: valid).
-        put(v, 0x5008, pte(0x10_0000, PteAttrs { read_only: true, ..Default::default() }));
-        put(v, 0x6008, pte(0x20_0000, PteAttrs::default()));
+        put(v, 0x5008, pte(0x10_0000, driver::PteAttrs { read_only: true, ..Default::default() }));
+        put(v, 0x6008, pte(0x20_0000, driver::PteAttrs::default()));
         // 4K page 0 -> 0x30_0000, big PTE 0 plainly invalid.
-        put(v, 0x5000, pte(0x30_0000, PteAttrs { atomic_disable: true, ..Default::default() }));
+        put(v, 0x5000, pte(0x30_0000, driver::PteAttrs { atomic_disable: true, ..Default::default() }));
         ms
     }
 
     #[test]
     fn walks_dual_pdes_and_enforces_attributes() {
-        let format = MmuFormat::VER2;
-        let mut ms = tables(format);
+        let mut ms = tables(MmuFormat::VER2);
         let pdb = TableAddress { aperture: TableAperture::Video, address: 0x1000 };
-        let mut space = ms.address_space(format, pdb, MmuClient::copy_engine(Family::Turing, 0), None);
+        let mut space = ms.address_space(GmmuFormat::Ver2, pdb, MmuClient::copy_engine(Family::Turing, 0), None);
         let vid = |addr| Some(PhysAddr { aperture: PhysAperture::Video, addr });
         assert_eq!(space.translate(0x123, AccessType::Read).unwrap(), vid(0x30_0123));
         // VA 0x1_0000..0x2_0000 is the second big page: the valid big PTE wins over 4K PTE 16.
@@ -774,10 +754,16 @@ mod tests {
         let mut ms = tables(format);
         let pdb = TableAddress { aperture: TableAperture::Video, address: 0x1000 };
         let client = MmuClient::host(Family::Turing);
-        let t = |ms: &mut MemorySystem| ms.address_space(format, pdb, client, None).translate(0x5, AccessType::Read);
+        let t = |ms: &mut MemorySystem| {
+            ms.address_space(GmmuFormat::Ver2, pdb, client, None).translate(0x5, AccessType::Read)
+        };
         assert_eq!(t(&mut ms).unwrap().unwrap().addr, 0x30_0005);
         // Remap 4K page 0 without invalidating.
-        let pte = format.encode_pte(&Pte { aperture: Aperture::Video, address: 0x40_0000, attrs: PteAttrs::default() });
+        let pte = format.encode_pte(&driver::Pte {
+            aperture: driver::Aperture::Video,
+            address: 0x40_0000,
+            attrs: driver::PteAttrs::default(),
+        });
         put(&mut ms.vram, 0x5000, pte.unwrap());
         assert_eq!(t(&mut ms).unwrap().unwrap().addr, 0x30_0005, "stale until invalidated");
         // Invalidate another PDB: still stale.
@@ -791,10 +777,54 @@ mod tests {
         assert_eq!(t(&mut ms).unwrap().unwrap().addr, 0x40_0005);
     }
 
+    /// A driver that puts a field in the wrong place is caught by the walk: the access faults and
+    /// the fault is logged, instead of the model agreeing with the driver's decoder.
+    #[test]
+    fn misplaced_fields_fault() {
+        let pdb = TableAddress::video(0x1000);
+        let client = MmuClient::host(Family::Turing);
+        let read = |ms: &mut MemorySystem| {
+            ms.address_space(GmmuFormat::Ver2, pdb, client, None).translate(0x123, AccessType::Read)
+        };
+        let mut ms = tables(MmuFormat::VER2);
+        assert!(read(&mut ms).is_ok());
+        // PD2's entry with its aperture at bits 4:3: the model sees an invalid PDE.
+        let mut b = [0u8; 8];
+        assert!(ms.vram.read(0x2000, &mut b));
+        let right = u64::from_le_bytes(b);
+        put(&mut ms.vram, 0x2000, (right & !0b110) | ((right >> 1) & 3) << 3);
+        ms.tlb.invalidate_all();
+        assert_eq!(read(&mut ms).unwrap_err().kind, FaultKind::InvalidPde);
+        // A video PDE with address bits above the video field: a malformed table.
+        let mut ms = tables(MmuFormat::VER2);
+        put(&mut ms.vram, 0x2000, right | 1 << 45);
+        assert_eq!(read(&mut ms).unwrap_err().kind, FaultKind::BadPageTable);
+        // A PTE where PD2 holds none (PD2 maps no pages in either version).
+        let mut ms = tables(MmuFormat::VER2);
+        put(&mut ms.vram, 0x2000, right | 1);
+        assert_eq!(read(&mut ms).unwrap_err().kind, FaultKind::BadPageTable);
+        // A system-memory PTE whose aperture went into the wrong bits reads as video memory at
+        // a bus address past VRAM's end: the access faults instead of landing somewhere.
+        let mut ms = tables(MmuFormat::VER2);
+        let sys = MmuFormat::VER2
+            .encode_pte(&driver::Pte {
+                aperture: driver::Aperture::SystemCoherent,
+                address: 0x8000_0000,
+                attrs: driver::PteAttrs::default(),
+            })
+            .unwrap();
+        put(&mut ms.vram, 0x5000, (sys & !0b110) | ((sys >> 1) & 3) << 3);
+        ms.tlb.invalidate_all();
+        let mut space = ms.address_space(GmmuFormat::Ver2, pdb, client, None);
+        assert_eq!(space.read(0x123, &mut [0; 4]).unwrap_err().kind, FaultKind::VaLimitViolation);
+        assert_eq!(ms.faults.entries().last().map(|f| f.fault_type), Some(FaultType::UnsupportedAperture));
+        assert_eq!(ms.faults.entries().len(), 1);
+    }
+
     #[test]
     fn corrupt_tables_fault_instead_of_panicking() {
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        for format in [MmuFormat::VER2, MmuFormat::VER2_512M, MmuFormat::VER3] {
+        for format in [GmmuFormat::Ver2, GmmuFormat::Ver2Pages512M, GmmuFormat::Ver3] {
             let mut ms = MemorySystem::new(Family::Turing, 1 << 20);
             for i in 0..(1 << 20) / 8 {
                 x ^= x << 13;
