@@ -1,5 +1,6 @@
 //! Shared helpers for the integration tests in `tests/tests/`.
 
+pub mod edid_decode;
 pub mod fuzz;
 pub mod fuzz_seeds;
 pub mod model_boot;

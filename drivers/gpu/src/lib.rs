@@ -8,6 +8,7 @@ pub mod channel;
 pub mod chip;
 pub mod compute;
 pub mod device;
+pub mod display;
 pub mod falcon;
 pub mod firmware;
 pub mod fwsec;
