@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! nvtool vbios [--json] FILE       images, BIT tokens and FWSEC of a VBIOS dump
+//! nvtool edid [--json] FILE        an EDID's vendor, timings, CTA-861/DisplayID blocks
 //! nvtool firmware [--json] FILE    sections, version, signatures and headers of a GSP-RM
 //!                                  image, booter or GSP bootloader file
 //! nvtool run PAYLOAD --kernel NAME --grid X,Y,Z --block X,Y,Z [--shared B] [--chip C] [--arg ..]
@@ -13,16 +14,18 @@
 
 use std::process::ExitCode;
 
+mod edid;
 mod firmware;
 mod run;
 mod vbios;
 
-const USAGE: &str = "usage: nvtool vbios [--json] FILE\n       nvtool firmware [--json] FILE\n       nvtool run PAYLOAD --kernel NAME --grid X,Y,Z --block X,Y,Z [--shared BYTES] [--chip CHIP] [--arg KIND:VALUE]...";
+const USAGE: &str = "usage: nvtool vbios [--json] FILE\n       nvtool edid [--json] FILE\n       nvtool firmware [--json] FILE\n       nvtool run PAYLOAD --kernel NAME --grid X,Y,Z --block X,Y,Z [--shared BYTES] [--chip CHIP] [--arg KIND:VALUE]...";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("vbios") => vbios::run(&args[1..]),
+        Some("edid") => edid::run(&args[1..]),
         Some("firmware") => firmware::run(&args[1..]),
         Some("run") => run::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
