@@ -14,7 +14,7 @@ use nvgpu::chip::Chipset;
 use nvgpu::falcon::{Falcon, Gsp};
 use nvgpu::firmware::FirmwareBundle;
 use nvgpu::fwsec::frts::{
-    run_fwsec_frts, FrtsRegion, FwsecFrtsError, FwsecMethod, GenericBootloader, RmFlcnBlDesc, FRTS_REGION_SIZE,
+    run_fwsec_frts, FrtsRegion, FwsecFrtsError, FwsecMethod, GenericBootloader, FRTS_REGION_SIZE,
 };
 use nvgpu::fwsec::FwsecKind;
 use nvgpu::gsp::boot::booter::BooterError;
@@ -26,6 +26,7 @@ use nvgpu::gsp::fw::libos::{LibosMemoryRegionInitArgument, LOGINIT_ID, LOGINTR_I
 use nvgpu::gsp::fw::msgq::MessageQueueLayout;
 use nvgpu::gsp::fw::wpr::GSP_FW_WPR_META_MAGIC;
 use nvgpu::hal;
+use nvgpu::hw::fw::rmflcnbl::RmFlcnBlDesc;
 use nvgpu::hw::headers;
 use nvgpu::platform::Clock;
 use nvgpu::vbios::Vbios;

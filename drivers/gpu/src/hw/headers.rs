@@ -104,6 +104,8 @@ headers! {
     CLC369 = OGKM_PINNED: "src/common/sdk/nvidia/inc/class/clc369.h";
     /// The FWSEC-FRTS error code in a VBIOS scratch register, the FWSEC command interface
     /// (`kgspGetFrtsSize_TU102`, `s_executeFwsec_TU102`): RM defines them in its C source.
+    /// The generic falcon bootloader's descriptors (`RM_FLCN_BL_DESC`, `RM_FLCN_BL_DMEM_DESC`).
+    RMFLCNBL = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/rmflcnbl.h";
     KERNEL_GSP_FRTS_TU102 = OGKM_PINNED: "src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_frts_tu102.c";
     /// NV_FIRMWARE_CHIP_FAMILY_*: which GSP firmware image and signature a chip takes.
     NV_FIRMWARE = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/nv-firmware.h";

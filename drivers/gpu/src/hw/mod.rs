@@ -30,6 +30,7 @@ pub mod gc6;
 pub mod headers;
 pub mod host;
 pub mod intr;
+pub mod layout;
 pub mod mmu;
 pub mod pmc;
 pub mod pramin;

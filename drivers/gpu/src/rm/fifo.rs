@@ -18,8 +18,8 @@
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
 use super::ObjectKind;
-use crate::gsp::fw::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use crate::hw::headers;
+use crate::hw::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 
 // ---------------------------------------------------------------------------------------------
 // Numbers.
