@@ -448,7 +448,7 @@ pub fn pushbuffer(data: &[u8]) {
     vm.bytes[0..4].copy_from_slice(&entry0.to_le_bytes());
     vm.bytes[4..8].copy_from_slice(&entry1.to_le_bytes());
     let mut pm = Phys(FlatMemory::new(0, 0x1000));
-    let put_at = PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD + nvgpu::rm::fifo::USERD_GP_PUT };
+    let put_at = PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD + nvgpu::hw::host::USERD_GP_PUT };
     pm.write_phys(put_at, &1u32.to_le_bytes());
     let mut channel = HostChannel::new(1, GPFIFO, 4, PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD });
     use nvgpu::hw::classes::{HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A};
