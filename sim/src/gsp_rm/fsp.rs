@@ -85,7 +85,7 @@ pub struct FspRefusal {
 
 /// The FSP's state between packets.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct FspState {
+pub struct FspState {
     /// The message assembled so far (NVDM type first) and the SEQ of the last packet.
     partial: Option<(Vec<u8>, u8, u8)>,
     /// Every complete message taken, NVDM type first (for tests: the FSP's reply overwrites
@@ -161,7 +161,7 @@ fn recognise_fmc(
 
 /// What a command packet led to.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct FspOutcome {
+pub struct FspOutcome {
     /// The reply packet to post in the message queue.
     pub reply: Option<Vec<u8>>,
     /// Refusals to record.
