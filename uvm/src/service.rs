@@ -364,6 +364,8 @@ pub struct UvmContext {
     pub throttled_faults: u64,
     /// Pinned pages whose pin expired (UVM's `uvm_perf_thrashing_pin` time, 150 ms).
     pub unpinned_pages: u64,
+    /// Scratch for a migration: the new address of each page of the block (by page index).
+    placed: Vec<u64>,
 }
 
 impl Default for UvmContext {
@@ -383,6 +385,7 @@ impl UvmContext {
             thrashing: BTreeMap::new(),
             throttled_faults: 0,
             unpinned_pages: 0,
+            placed: alloc::vec![u64::MAX; PAGES_PER_BLOCK],
         }
     }
 
@@ -608,16 +611,36 @@ impl UvmContext {
         backend: &mut impl UvmBackend,
     ) -> Result<usize, ServiceError> {
         let block = self.block_at(start)?;
-        let window = block.window_base();
         let pages = pages.and(&PageMask::from_region(block.region()));
         let to_move = pages.andnot(&block.resident(dest));
-        // Memory at the destination.
-        let phys = self.alloc_pages(start, dest, &to_move, backend)?;
+        // Memory at the destination, each page's address in the context's scratch array
+        // (taken out while in use; an eviction on the way brings its own).
+        let mut placed = core::mem::take(&mut self.placed);
+        let moved = self.move_block_pages(start, dest, &pages, &to_move, duplicate, &mut placed, backend);
+        self.placed = placed;
+        moved
+    }
+
+    /// [`Self::migrate_block_pages`] with `placed` as its scratch array.
+    #[allow(clippy::too_many_arguments)]
+    fn move_block_pages(
+        &mut self,
+        start: u64,
+        dest: ProcessorId,
+        pages: &PageMask,
+        to_move: &PageMask,
+        duplicate: bool,
+        placed: &mut Vec<u64>,
+        backend: &mut impl UvmBackend,
+    ) -> Result<usize, ServiceError> {
+        let window = self.block_at(start)?.window_base();
+        self.alloc_pages(start, dest, to_move, placed, backend)?;
+        let phys = |page: PageIndex| placed.get(page).copied().unwrap_or(u64::MAX);
         let block = self.block_at(start)?;
         // Sources: each page's copy on the first processor (in id order) holding it; pages
         // resident nowhere are zero-filled.
         let mut copies: Vec<PageCopy> = Vec::with_capacity(to_move.count());
-        let mut unsourced = to_move;
+        let mut unsourced = *to_move;
         for holder in block.resident_processors().iter() {
             let Some(state) = block.state(holder) else { continue };
             let from_here = unsourced.and(&state.resident);
@@ -648,7 +671,7 @@ impl UvmContext {
             }
         }
         let block = self.block_at(start)?;
-        block.set_resident(dest, &to_move, &phys)?;
+        block.set_resident(dest, to_move, phys)?;
 
         let mappers = block.mapped_processors();
         if duplicate {
@@ -667,7 +690,7 @@ impl UvmContext {
         // Revoke mappings of copies that go away, then drop those copies.
         for m in mappers.iter() {
             let block = self.block_at(start)?;
-            let mapped = block.mapped(m, Prot::ReadOnly).and(&pages);
+            let mapped = block.mapped(m, Prot::ReadOnly).and(pages);
             let stale = match m {
                 // The CPU maps only its own copies.
                 ProcessorId::Cpu if dest == ProcessorId::Cpu => PageMask::new(),
@@ -681,11 +704,14 @@ impl UvmContext {
         let block = self.block_at(start)?;
         for h in block.resident_processors().iter().filter(|&p| p != dest) {
             let block = self.block_at(start)?;
-            let drop = block.resident(h).and(&pages);
+            let drop = block.resident(h).and(pages);
             if drop.is_empty() {
                 continue;
             }
-            let freed: Vec<u64> = drop.iter().filter_map(|pg| block.state(h).and_then(|s| s.phys(pg))).collect();
+            let mut freed: Vec<u64> = Vec::with_capacity(drop.count());
+            if let Some(s) = block.state(h) {
+                freed.extend(drop.iter().filter_map(|pg| s.phys(pg)));
+            }
             block.clear_resident(h, &drop)?;
             block.read_duplicated = block.read_duplicated.andnot(&drop);
             self.free_pages(window, h, &freed, backend);
@@ -693,21 +719,23 @@ impl UvmContext {
         Ok(to_move.count())
     }
 
-    /// Memory on `dest` for `pages` of the block starting at `start`; returns where each page
-    /// is. GPU memory comes in chunks owned by the block's 2 MiB window: one 2 MiB chunk when
-    /// the whole window moves at once, else a 64 KiB chunk per big page (4 KiB chunks where the
-    /// block covers a big page only in part).
+    /// Memory on `dest` for `pages` of the block starting at `start`; writes where each page is
+    /// to `placed` (indexed by page; entries of other pages are left as they were). GPU memory
+    /// comes in chunks owned by the block's 2 MiB window: one 2 MiB chunk when the whole window
+    /// moves at once, else a 64 KiB chunk per big page (4 KiB chunks where the block covers a
+    /// big page only in part).
     fn alloc_pages(
         &mut self,
         start: u64,
         dest: ProcessorId,
         pages: &PageMask,
+        placed: &mut Vec<u64>,
         backend: &mut impl UvmBackend,
-    ) -> Result<impl Fn(PageIndex) -> u64, ServiceError> {
+    ) -> Result<(), ServiceError> {
         let block = self.block_at(start)?;
         let region = block.region();
         let window = block.window_base();
-        let mut placed: alloc::boxed::Box<[u64; PAGES_PER_BLOCK]> = alloc::boxed::Box::new([u64::MAX; PAGES_PER_BLOCK]);
+        placed.resize(PAGES_PER_BLOCK, u64::MAX);
         match dest {
             ProcessorId::Cpu => {
                 for page in pages.iter() {
@@ -718,8 +746,11 @@ impl UvmContext {
                             }
                         }
                         Err(e) => {
-                            for pa in placed.iter().copied().filter(|&pa| pa != u64::MAX) {
-                                backend.free(dest, pa, PAGE_SIZE);
+                            // The pages before this one got memory: give it back.
+                            for done in pages.iter().take_while(|&p| p != page) {
+                                if let Some(&pa) = placed.get(done) {
+                                    backend.free(dest, pa, PAGE_SIZE);
+                                }
                             }
                             return Err(e.into());
                         }
@@ -728,38 +759,55 @@ impl UvmContext {
             }
             ProcessorId::Gpu(g) => {
                 self.touch_window(g, window);
-                let full = PageMask::from_region(PageRegion::full());
-                let fresh = self.chunks.get(&(window, g)).is_none_or(GpuChunks::is_empty);
-                if fresh && region == PageRegion::full() && *pages == full {
-                    if let Ok(base) = self.alloc_gpu(g, VA_BLOCK_SIZE, window, backend) {
-                        self.chunks.entry((window, g)).or_default().whole = Some(base);
-                    }
-                }
+                // The window's chunks, out of the map while they are filled (one lookup): an
+                // eviction on the way never picks this window.
+                let mut chunks = self.chunks.remove(&(window, g)).unwrap_or_default();
+                let filled = self.fill_gpu_chunks(&mut chunks, g, window, region, pages, backend);
                 for page in pages.iter() {
-                    if self.chunks.get(&(window, g)).and_then(|c| c.phys(page)).is_some() {
-                        continue;
-                    }
-                    let granule = page / PAGES_PER_BIG_PAGE;
-                    if region.covers(&PageRegion::big_page(granule)) {
-                        let base = self.alloc_gpu(g, BIG_PAGE_SIZE, window, backend)?;
-                        if let Some(slot) = self.chunks.entry((window, g)).or_default().granule.get_mut(granule) {
-                            *slot = Some(base);
-                        }
-                    } else {
-                        let base = self.alloc_gpu(g, PAGE_SIZE, window, backend)?;
-                        self.chunks.entry((window, g)).or_default().small.insert(page, base);
+                    if let Some(slot) = placed.get_mut(page) {
+                        *slot = chunks.phys(page).unwrap_or(u64::MAX);
                     }
                 }
-                if let Some(chunks) = self.chunks.get(&(window, g)) {
-                    for page in pages.iter() {
-                        if let (Some(pa), Some(slot)) = (chunks.phys(page), placed.get_mut(page)) {
-                            *slot = pa;
-                        }
-                    }
+                if !chunks.is_empty() {
+                    self.chunks.insert((window, g), chunks);
                 }
+                filled?;
             }
         }
-        Ok(move |page: PageIndex| placed.get(page).copied().unwrap_or(u64::MAX))
+        Ok(())
+    }
+
+    /// GPU `g`'s chunks for `pages` of the window at `window` (see [`Self::alloc_pages`]).
+    fn fill_gpu_chunks(
+        &mut self,
+        chunks: &mut GpuChunks,
+        g: u8,
+        window: u64,
+        region: PageRegion,
+        pages: &PageMask,
+        backend: &mut impl UvmBackend,
+    ) -> Result<(), ServiceError> {
+        if chunks.is_empty() && region == PageRegion::full() && *pages == PageMask::from_region(PageRegion::full()) {
+            if let Ok(base) = self.alloc_gpu(g, VA_BLOCK_SIZE, window, backend) {
+                chunks.whole = Some(base);
+            }
+        }
+        for page in pages.iter() {
+            if chunks.phys(page).is_some() {
+                continue;
+            }
+            let granule = page / PAGES_PER_BIG_PAGE;
+            if region.covers(&PageRegion::big_page(granule)) {
+                let base = self.alloc_gpu(g, BIG_PAGE_SIZE, window, backend)?;
+                if let Some(slot) = chunks.granule.get_mut(granule) {
+                    *slot = Some(base);
+                }
+            } else {
+                let base = self.alloc_gpu(g, PAGE_SIZE, window, backend)?;
+                chunks.small.insert(page, base);
+            }
+        }
+        Ok(())
     }
 
     /// Marks the window as just used on GPU `g` (the eviction LRU's tail).

@@ -256,8 +256,8 @@ impl FaultBatch {
     ) -> ServiceOrder<V> {
         // Sorted on keys taken out once; the index breaks ties, so the unstable sort orders as
         // a stable one would.
-        let mut by_instance: Vec<((InstancePtr, u8), usize)> =
-            self.representatives().map(|(i, f)| (f.instance_key(), i)).collect();
+        let mut by_instance: Vec<((InstancePtr, u8), usize)> = Vec::with_capacity(self.num_coalesced);
+        by_instance.extend(self.representatives().map(|(i, f)| (f.instance_key(), i)));
         // One instance (the usual batch): equal keys, already in index order.
         if !self.is_single_instance {
             by_instance.sort_unstable();
@@ -297,7 +297,9 @@ impl FaultBatch {
                 })
                 .collect();
             keys.sort_unstable();
-            keys.iter().filter_map(|&k| order.get((k & 0x1ff) as usize).copied()).collect()
+            let mut sorted = Vec::with_capacity(keys.len());
+            sorted.extend(keys.iter().filter_map(|&k| order.get((k & 0x1ff) as usize).copied()));
+            sorted
         } else {
             let mut keyed: Vec<(OrderKey<V>, ServiceFault<V>)> = order
                 .iter()
