@@ -185,6 +185,13 @@ impl PageMask {
         bits
     }
 
+    /// The pages of big (64 KiB) page `big`, bit k for its page k (0 beyond the block).
+    pub fn big_page_bits(&self, big: usize) -> u16 {
+        const PER_WORD: usize = 64 / PAGES_PER_BIG_PAGE;
+        let word = self.words.get(big / PER_WORD).copied().unwrap_or(0);
+        (word >> ((big % PER_WORD) * PAGES_PER_BIG_PAGE)) as u16
+    }
+
     /// Set pages inside `region`.
     pub fn count_in(&self, region: PageRegion) -> usize {
         Self::region_word_masks(region)
@@ -323,6 +330,23 @@ impl fmt::Debug for PageMask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn big_page_bits_are_the_pages_of_each_big_page() {
+        let mut m = PageMask::new();
+        for page in [0, 15, 17, 63, 64, 100, 300, 496, 511] {
+            m.set(page);
+        }
+        for big in 0..BIG_PAGES_PER_BLOCK {
+            let bits = m.big_page_bits(big);
+            for k in 0..PAGES_PER_BIG_PAGE {
+                assert_eq!(bits & (1 << k) != 0, m.test(big * PAGES_PER_BIG_PAGE + k), "big page {big}, page {k}");
+            }
+        }
+        assert_eq!(m.big_page_bits(0), 1 | 1 << 15);
+        assert_eq!(m.big_page_bits(31), 1 | 1 << 15);
+        assert_eq!(m.big_page_bits(BIG_PAGES_PER_BLOCK), 0, "beyond the block");
+    }
 
     #[test]
     fn big_pages_touched_names_each_big_page_with_a_set_page() {

@@ -1094,42 +1094,81 @@ fn rewrite_gpu_ptes(
         for_each_extent(old, granules, |r, _| backend.unmap(p, block.page_address(r.first), r.size()))?;
     }
     let Some(state) = block.gpu(g) else { return Ok(()) };
-    let mut map_extent = |r: PageRegion, size: PageSize| -> Result<(), BackendError> {
-        // One backend call per PTE-size run with a contiguous target and one permission.
-        let step = match size {
-            PageSize::Size2M => PAGES_PER_BLOCK,
-            PageSize::Size64K => PAGES_PER_BIG_PAGE,
-            _ => 1,
-        };
-        let mut run_start = r.first;
-        while run_start < r.outer {
-            let Some(t0) = state.target(run_start) else {
-                run_start += 1;
-                continue;
-            };
-            let prot = state.state.prot(run_start);
-            let mut end = run_start + step;
-            while end < r.outer
-                && state.state.prot(end) == prot
-                && state
-                    .target(end)
-                    .is_some_and(|t| t.target == t0.target && t.phys == t0.phys + (end - run_start) as u64 * PAGE_SIZE)
-            {
-                end += step;
-            }
-            let end = end.min(r.outer);
-            backend
-                .map(p, block.page_address(run_start), (end - run_start) as u64 * PAGE_SIZE, size, t0, prot)
-                .map_err(|_| BackendError::MappingFailed { processor: p, va: block.page_address(run_start) })?;
-            run_start = end;
-        }
-        Ok(())
-    };
     if new.is_2m {
-        map_extent(PageRegion::full(), PageSize::Size2M)
-    } else {
-        for_each_extent(new, granules, map_extent)
+        return map_extent(block, state, p, PageRegion::full(), PageSize::Size2M, backend);
     }
+    let mut bits = granules;
+    while bits != 0 {
+        let big = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        if new.big & (1 << big) != 0 {
+            map_extent(block, state, p, PageRegion::big_page(big), PageSize::Size64K, backend)?;
+        } else {
+            let base = big * PAGES_PER_BIG_PAGE;
+            for_each_run(new.small.big_page_bits(big), |first, outer| {
+                map_extent(block, state, p, PageRegion::new(base + first, base + outer), PageSize::Size4K, backend)
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Maps the extent `r` of one PTE size: one backend call per run with a contiguous target and
+/// one permission.
+#[inline(always)]
+fn map_extent(
+    block: &VaBlock,
+    state: &crate::va_block::GpuBlockState,
+    p: ProcessorId,
+    r: PageRegion,
+    size: PageSize,
+    backend: &mut impl UvmBackend,
+) -> Result<(), BackendError> {
+    let step = match size {
+        PageSize::Size2M => PAGES_PER_BLOCK,
+        PageSize::Size64K => PAGES_PER_BIG_PAGE,
+        _ => 1,
+    };
+    let mut run_start = r.first;
+    while run_start < r.outer {
+        let Some(t0) = state.target(run_start) else {
+            run_start += 1;
+            continue;
+        };
+        let prot = state.state.prot(run_start);
+        let mut end = run_start + step;
+        while end < r.outer
+            && state.state.prot(end) == prot
+            && state
+                .target(end)
+                .is_some_and(|t| t.target == t0.target && t.phys == t0.phys + (end - run_start) as u64 * PAGE_SIZE)
+        {
+            end += step;
+        }
+        let end = end.min(r.outer);
+        let va = block.page_address(run_start);
+        backend
+            .map(p, va, (end - run_start) as u64 * PAGE_SIZE, size, t0, prot)
+            .map_err(|_| BackendError::MappingFailed { processor: p, va })?;
+        run_start = end;
+    }
+    Ok(())
+}
+
+/// Calls `f(first, outer)` for each run of set bits of a big page's `bits`, in order.
+#[inline(always)]
+fn for_each_run(
+    bits: u16,
+    mut f: impl FnMut(PageIndex, PageIndex) -> Result<(), BackendError>,
+) -> Result<(), BackendError> {
+    let mut rest = u32::from(bits);
+    while rest != 0 {
+        let first = rest.trailing_zeros();
+        let len = (!(rest >> first)).trailing_zeros();
+        f(first as PageIndex, (first + len) as PageIndex)?;
+        rest &= !(((1u32 << len) - 1) << first);
+    }
+    Ok(())
 }
 
 /// Calls `f` with each extent of `layout` (not a 2 MiB one) in the big pages `granules` names,
@@ -1143,13 +1182,13 @@ fn for_each_extent(
     while bits != 0 {
         let big = bits.trailing_zeros() as usize;
         bits &= bits - 1;
-        let region = PageRegion::big_page(big);
         if layout.big & (1 << big) != 0 {
-            f(region, PageSize::Size64K)?;
+            f(PageRegion::big_page(big), PageSize::Size64K)?;
         } else {
-            for r in layout.small.regions_in(region) {
-                f(r, PageSize::Size4K)?;
-            }
+            let base = big * PAGES_PER_BIG_PAGE;
+            for_each_run(layout.small.big_page_bits(big), |first, outer| {
+                f(PageRegion::new(base + first, base + outer), PageSize::Size4K)
+            })?;
         }
     }
     Ok(())
