@@ -235,43 +235,46 @@ pub struct BlockServiceResult {
     pub throttled: usize,
 }
 
-/// The strongest access asked of each page of a block, as one mask per access type (a page is
-/// in at most one of them).
-#[derive(Clone, Default)]
+/// Access types by rank (`AccessType as usize`).
+const ACCESS_TYPES: [AccessType; 5] =
+    [AccessType::Prefetch, AccessType::Read, AccessType::Write, AccessType::AtomicWeak, AccessType::AtomicStrong];
+
+/// The strongest access asked of each page of a block: per page (its rank plus one, 0 for
+/// none), and as one mask per access type (a page is in at most one of them).
+#[derive(Clone)]
 struct PageAccesses {
     /// Indexed by `AccessType as usize` (PREFETCH < READ < WRITE < ATOMIC_WEAK < ATOMIC_STRONG).
     masks: [PageMask; 5],
     any: PageMask,
+    ranks: [u8; PAGES_PER_BLOCK],
+}
+
+impl Default for PageAccesses {
+    fn default() -> Self {
+        PageAccesses { masks: [PageMask::new(); 5], any: PageMask::new(), ranks: [0; PAGES_PER_BLOCK] }
+    }
 }
 
 impl PageAccesses {
     /// Records `access` on `page`, keeping the stronger of it and what the page had.
     fn insert(&mut self, page: PageIndex, access: AccessType) {
+        let Some(rank) = self.ranks.get_mut(page) else { return };
         let a = access as usize;
-        if self.any.test(page) {
-            if self.masks.iter().skip(a + 1).any(|m| m.test(page)) {
-                return;
-            }
-            for m in self.masks.iter_mut().take(a) {
-                m.clear(page);
-            }
+        let had = usize::from(*rank);
+        if had > a {
+            return;
         }
+        if let Some(weaker) = had.checked_sub(1).and_then(|w| self.masks.get_mut(w)) {
+            weaker.clear(page);
+        }
+        *rank = a as u8 + 1;
         self.any.set(page);
         self.masks[a].set(page);
     }
 
     fn get(&self, page: PageIndex) -> Option<AccessType> {
-        if !self.any.test(page) {
-            return None;
-        }
-        const ALL: [AccessType; 5] = [
-            AccessType::Prefetch,
-            AccessType::Read,
-            AccessType::Write,
-            AccessType::AtomicWeak,
-            AccessType::AtomicStrong,
-        ];
-        ALL.into_iter().zip(&self.masks).find(|(_, m)| m.test(page)).map(|(a, _)| a)
+        let rank = usize::from(*self.ranks.get(page)?);
+        ACCESS_TYPES.get(rank.checked_sub(1)?).copied()
     }
 
     /// The pages in order, each with its access.
@@ -456,11 +459,8 @@ impl UvmContext {
                 result.already_mapped += 1;
                 continue;
             }
-            let ctx = HintContext {
-                preferred_location: policy.preferred_location,
-                resident_on: block.residency_of(page),
-                topology,
-            };
+            let resident_on = block.residency_of(page);
+            let ctx = HintContext { preferred_location: policy.preferred_location, resident_on, topology };
             let pin = match bt.get_hint(&cfg, page, processor, now, &ctx) {
                 ThrashingHint::None => None,
                 ThrashingHint::Throttle { .. } => {
@@ -470,7 +470,7 @@ impl UvmContext {
                 }
                 ThrashingHint::Pin { residency, .. } => Some(residency),
             };
-            let dest = select_residency(&policy, processor, access, block.residency_of(page), pin, backend);
+            let dest = select_residency(&policy, processor, access, resident_on, pin, backend);
             let i = by_dest.iter().position(|(d, _)| *d == dest).unwrap_or_else(|| {
                 by_dest.push((dest, Default::default()));
                 by_dest.len() - 1
@@ -513,19 +513,12 @@ impl UvmContext {
             result.migrated_pages += moved;
             self.record_migrations(start, dest, &mask.andnot(&before), &accesses, duplicate, now);
             // Map the faulting processor at the destination, then the accessed-by processors.
+            // Pages with copies elsewhere map read-only unless the access needs more; the rest
+            // read-write-atomic.
             let block = self.block_at(start)?;
-            let mut map_ro = PageMask::new();
-            let mut map_rw = PageMask::new();
-            for (page, access) in accesses.iter() {
-                let duplicated = block.residency_of(page).count() > 1;
-                let prot = if duplicated { Prot::ReadOnly } else { Prot::ReadWriteAtomic };
-                let prot = if access.required_prot() > prot { access.required_prot() } else { prot };
-                if prot == Prot::ReadOnly {
-                    map_ro.set(page);
-                } else {
-                    map_rw.set(page);
-                }
-            }
+            let reads = accesses.masks[AccessType::Prefetch as usize].or(&accesses.masks[AccessType::Read as usize]);
+            let map_ro = pages_with_copies(block).and(&reads);
+            let map_rw = accesses.any.andnot(&map_ro);
             if processor == dest || backend.can_access(processor, dest) {
                 self.map_pages(start, processor, &map_ro, Prot::ReadOnly, backend)?;
                 self.map_pages(start, processor, &map_rw, Prot::ReadWriteAtomic, backend)?;
@@ -1042,7 +1035,13 @@ fn in_order(targets: &[(PageIndex, MappingTarget)]) -> impl FnMut(PageIndex) -> 
 
 /// Pages of `block` held by more than one processor.
 fn pages_with_copies(block: &VaBlock) -> PageMask {
-    PageMask::from_iter(block.region().pages().filter(|&p| block.residency_of(p).count() > 1))
+    let mut seen = block.resident(ProcessorId::Cpu);
+    let mut copies = PageMask::new();
+    for (_, g) in block.gpus() {
+        copies = copies.or(&seen.and(&g.state.resident));
+        seen = seen.or(&g.state.resident);
+    }
+    copies.and(&PageMask::from_region(block.region()))
 }
 
 /// Adds a copy, merging it into the previous one when both sides continue it.
