@@ -254,34 +254,48 @@ impl FaultBatch {
         &self,
         mut va_space_of: impl FnMut(InstancePtr, u8) -> Option<V>,
     ) -> ServiceOrder<V> {
-        // Sorted on keys taken out once; the index breaks ties, so the unstable sort orders as
-        // a stable one would.
-        let mut by_instance: Vec<((InstancePtr, u8), usize)> = Vec::with_capacity(self.num_coalesced);
-        by_instance.extend(self.representatives().map(|(i, f)| (f.instance_key(), i)));
-        // One instance (the usual batch): equal keys, already in index order.
-        if !self.is_single_instance {
-            by_instance.sort_unstable();
-        }
-
-        let mut order = Vec::with_capacity(by_instance.len());
+        let mut order = Vec::with_capacity(self.num_coalesced);
         let mut unresolved = Vec::new();
-        let mut cached: Option<((InstancePtr, u8), Option<V>)> = None;
-        for (key, i) in by_instance {
-            let va_space = match cached {
-                Some((k, v)) if k == key => v,
-                _ => {
-                    let v = va_space_of(key.0, key.1);
-                    cached = Some((key, v));
-                    v
+        if self.is_single_instance {
+            // One instance (the usual batch): resolved once, already in index order.
+            let mut reps = self.representatives();
+            if let Some((first, f)) = reps.next() {
+                let key = f.instance_key();
+                match va_space_of(key.0, key.1) {
+                    Some(va_space) => {
+                        order.push(ServiceFault { va_space, index: first });
+                        order.extend(reps.map(|(index, _)| ServiceFault { va_space, index }));
+                    }
+                    None => {
+                        unresolved.push(first);
+                        unresolved.extend(reps.map(|(i, _)| i));
+                    }
                 }
-            };
-            match va_space {
-                Some(va_space) => order.push(ServiceFault { va_space, index: i }),
-                None => unresolved.push(i),
+            }
+        } else {
+            // Sorted on keys taken out once; the index breaks ties, so the unstable sort orders
+            // as a stable one would.
+            let mut by_instance: Vec<((InstancePtr, u8), usize)> = Vec::with_capacity(self.num_coalesced);
+            by_instance.extend(self.representatives().map(|(i, f)| (f.instance_key(), i)));
+            by_instance.sort_unstable();
+            let mut cached: Option<((InstancePtr, u8), Option<V>)> = None;
+            for (key, i) in by_instance {
+                let va_space = match cached {
+                    Some((k, v)) if k == key => v,
+                    _ => {
+                        let v = va_space_of(key.0, key.1);
+                        cached = Some((key, v));
+                        v
+                    }
+                };
+                match va_space {
+                    Some(va_space) => order.push(ServiceFault { va_space, index: i }),
+                    None => unresolved.push(i),
+                }
             }
         }
         // By va_space, address, most intrusive access first; ties keep the instance order.
-        let single_va_space = order.windows(2).all(|w| w[0].va_space == w[1].va_space);
+        let single_va_space = self.is_single_instance || order.windows(2).all(|w| w[0].va_space == w[1].va_space);
         let pages_only = order.iter().all(|f| self.faults[f.index].entry.va & 0xfff == 0);
         let order: Vec<ServiceFault<V>> = if single_va_space && pages_only && order.len() <= 1 << 9 {
             // One va_space (the usual batch): the rest of the key packed in one word. Fault
@@ -296,7 +310,7 @@ impl FaultBatch {
                     (e.va & !0xfff) | (less_intrusive << 9) | pos as u64
                 })
                 .collect();
-            keys.sort_unstable();
+            radix_sort(&mut keys);
             let mut sorted = Vec::with_capacity(keys.len());
             sorted.extend(keys.iter().filter_map(|&k| order.get((k & 0x1ff) as usize).copied()));
             sorted
@@ -326,6 +340,46 @@ impl FaultBatch {
         }
         ServiceOrder { order, unresolved, num_duplicates }
     }
+}
+
+/// Sorts `keys` ascending (stable): least significant byte first, over the bytes that differ
+/// among them (a batch's packed keys differ in a few bytes of page address and position).
+/// Counts are u16: at most 65,535 keys.
+fn radix_sort(keys: &mut Vec<u64>) {
+    if keys.len() < 2 || keys.len() > usize::from(u16::MAX) {
+        keys.sort_unstable();
+        return;
+    }
+    let (all, any) = keys.iter().fold((u64::MAX, 0u64), |(a, o), &k| (a & k, o | k));
+    let varying = all ^ any;
+    let mut from = keys.clone();
+    let mut to = keys.clone();
+    let mut shift = 0;
+    while shift < 64 {
+        if (varying >> shift) & 0xff != 0 {
+            let mut counts = [0u16; 256];
+            for &k in &from {
+                let d = ((k >> shift) & 0xff) as usize;
+                counts[d] += 1;
+            }
+            let mut at = 0u16;
+            for c in counts.iter_mut() {
+                let n = *c;
+                *c = at;
+                at += n;
+            }
+            for &k in &from {
+                let d = ((k >> shift) & 0xff) as usize;
+                if let Some(slot) = to.get_mut(usize::from(counts[d])) {
+                    *slot = k;
+                }
+                counts[d] += 1;
+            }
+            core::mem::swap(&mut from, &mut to);
+        }
+        shift += 8;
+    }
+    *keys = from;
 }
 
 /// A representative's place in the service order: va_space, address, the access (most
@@ -607,6 +661,26 @@ mod tests {
         let merged = FaultBatch::coalesce(&same, true, GRAPHICS, by_gpc);
         assert_eq!(merged.num_coalesced_faults(), 1);
         assert!(merged.is_single_instance());
+    }
+
+    #[test]
+    fn the_radix_sort_orders_as_the_library_sort_does() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (n, mask) in
+            [(0, u64::MAX), (1, u64::MAX), (2, 1), (256, u64::MAX), (256, 0x7f_f1ff), (300, 0xff), (512, 0)]
+        {
+            let mut keys: Vec<u64> = (0..n).map(|_| next() & mask).collect();
+            let mut want = keys.clone();
+            want.sort_unstable();
+            radix_sort(&mut keys);
+            assert_eq!(keys, want, "{n} keys under {mask:#x}");
+        }
     }
 
     #[test]
