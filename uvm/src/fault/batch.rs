@@ -120,19 +120,32 @@ pub struct BatchFault {
 }
 
 impl BatchFault {
-    fn same_instance(&self, other: &BatchFault) -> bool {
-        self.entry.instance == other.entry.instance && self.ve_id == other.ve_id
-    }
-
     fn instance_key(&self) -> (InstancePtr, u8) {
         (self.entry.instance, self.ve_id)
     }
 }
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct UtlbState {
     num_pending_faults: u32,
     last_fault: usize,
+    /// What coalescing compares of `last_fault`.
+    last_key: FaultKey,
+}
+
+/// What coalescing compares of a fault: its instance and VEID, page and access.
+#[derive(Clone, Copy)]
+struct FaultKey {
+    instance: InstancePtr,
+    ve_id: u8,
+    va: u64,
+    access: FaultAccess,
+}
+
+impl FaultKey {
+    fn same_instance(&self, other: &FaultKey) -> bool {
+        self.instance == other.instance && self.ve_id == other.ve_id
+    }
 }
 
 /// A fetched batch after coalescing (`uvm_fault_service_batch_context_t`'s fault cache).
@@ -162,45 +175,52 @@ impl FaultBatch {
         let mut faults: Vec<BatchFault> = Vec::with_capacity(entries.len());
         // uTLBs in the order first seen (a batch sees few of them).
         let mut utlbs: Vec<(u16, UtlbState)> = Vec::new();
-        let mut last: Option<usize> = None;
+        // The batch's last fault: its index and what coalescing compares of it.
+        let mut last: Option<(usize, FaultKey)> = None;
         let mut num_coalesced = 0;
         let mut is_single_instance = true;
 
         for entry in entries {
-            let current = BatchFault {
-                entry: *entry,
+            let utlb_id = utlb_of(entry);
+            let is_fatal = entry.is_fatal();
+            let key = FaultKey {
+                instance: entry.instance,
                 ve_id: ve_id(entry.engine_id, graphics_engine_base),
-                utlb_id: utlb_of(entry),
-                is_fatal: entry.is_fatal(),
+                va: entry.va,
+                access: entry.access,
+            };
+            let index = faults.len();
+            faults.push(BatchFault {
+                entry: *entry,
+                ve_id: key.ve_id,
+                utlb_id,
+                is_fatal,
                 filtered: false,
                 num_instances: 1,
                 access_type_mask: AccessTypeMask::of(entry.access),
-            };
-            let index = faults.len();
-            faults.push(current);
-            let u = utlbs.iter().position(|&(id, _)| id == current.utlb_id).unwrap_or_else(|| {
-                utlbs.push((current.utlb_id, UtlbState::default()));
+            });
+            let u = utlbs.iter().position(|&(id, _)| id == utlb_id).unwrap_or_else(|| {
+                // No pending fault yet: `last_key` is not looked at.
+                utlbs.push((utlb_id, UtlbState { num_pending_faults: 0, last_fault: 0, last_key: key }));
                 utlbs.len() - 1
             });
             let Some((_, utlb)) = utlbs.get_mut(u) else { continue };
 
-            let same_instance = last.is_none_or(|l| current.same_instance(&faults[l]));
-            if let (Some(l), true, false) = (last, coalesce, current.is_fatal) {
+            let same_instance = last.is_none_or(|(_, l)| key.same_instance(&l));
+            if let (Some((l, lk)), true, false) = (last, coalesce, is_fatal) {
                 let tlb_target = (utlb.num_pending_faults > 0)
                     .then_some(utlb.last_fault)
-                    .filter(|&t| current.same_instance(&faults[t]) && current.entry.va == faults[t].entry.va);
-                let global_target = (same_instance
-                    && current.entry.va == faults[l].entry.va
-                    && current.entry.access <= faults[l].entry.access)
-                    .then_some(l);
+                    .filter(|_| key.same_instance(&utlb.last_key) && key.va == utlb.last_key.va);
+                let global_target = (same_instance && key.va == lk.va && key.access <= lk.access).then_some(l);
                 if let Some(target) = tlb_target.or(global_target) {
                     let promoted = merge(&mut faults, index, target);
                     if promoted {
                         if tlb_target.is_some() {
                             utlb.last_fault = index;
+                            utlb.last_key = key;
                         }
-                        if last == Some(target) {
-                            last = Some(index);
+                        if l == target {
+                            last = Some((index, key));
                         }
                     }
                     continue;
@@ -210,7 +230,8 @@ impl FaultBatch {
             is_single_instance &= same_instance;
             utlb.num_pending_faults += 1;
             utlb.last_fault = index;
-            last = Some(index);
+            utlb.last_key = key;
+            last = Some((index, key));
             num_coalesced += 1;
         }
         FaultBatch { faults, num_coalesced, is_single_instance }
