@@ -331,7 +331,9 @@ impl FaultBatch {
                     (e.va & !0xfff) | (less_intrusive << 9) | pos as u64
                 })
                 .collect();
-            radix_sort(&mut keys);
+            // Built in position order: a stable sort on the bits above the position orders as
+            // the whole key would.
+            radix_sort_above(&mut keys, 9);
             let mut sorted = Vec::with_capacity(keys.len());
             sorted.extend(keys.iter().filter_map(|&k| order.get((k & 0x1ff) as usize).copied()));
             sorted
@@ -363,42 +365,49 @@ impl FaultBatch {
     }
 }
 
-/// Sorts `keys` ascending (stable): least significant byte first, over the bytes that differ
-/// among them (a batch's packed keys differ in a few bytes of page address and position).
-/// Counts are u16: at most 65,535 keys.
-fn radix_sort(keys: &mut Vec<u64>) {
-    if keys.len() < 2 || keys.len() > usize::from(u16::MAX) {
-        keys.sort_unstable();
+/// Sorts `keys` stably by their bits from `from_bit` up: least significant byte first, over the
+/// bytes that differ among them (a batch's packed keys differ in a few bytes of page address).
+/// Counts are u16: more than 65,535 keys go to the library's stable sort.
+fn radix_sort_above(keys: &mut Vec<u64>, from_bit: u32) {
+    if keys.len() > usize::from(u16::MAX) {
+        keys.sort_by_key(|&k| k.checked_shr(from_bit).unwrap_or(0));
+        return;
+    }
+    if keys.len() < 2 || from_bit >= 64 {
         return;
     }
     let (all, any) = keys.iter().fold((u64::MAX, 0u64), |(a, o), &k| (a & k, o | k));
-    let varying = all ^ any;
+    let varying = (all ^ any) >> from_bit;
     let mut from = keys.clone();
     let mut to = keys.clone();
-    let mut shift = 0;
-    while shift < 64 {
-        if (varying >> shift) & 0xff != 0 {
-            let mut counts = [0u16; 256];
-            for &k in &from {
-                let d = ((k >> shift) & 0xff) as usize;
-                counts[d] += 1;
-            }
-            let mut at = 0u16;
-            for c in counts.iter_mut() {
-                let n = *c;
-                *c = at;
-                at += n;
-            }
-            for &k in &from {
-                let d = ((k >> shift) & 0xff) as usize;
-                if let Some(slot) = to.get_mut(usize::from(counts[d])) {
-                    *slot = k;
-                }
-                counts[d] += 1;
-            }
-            core::mem::swap(&mut from, &mut to);
+    let mut digit = 0;
+    while digit < 64 - from_bit {
+        if (varying >> digit) & 0xff == 0 {
+            digit += 8;
+            continue;
         }
-        shift += 8;
+        // Digits start at a varying bit, so fewer passes cover the bits that differ.
+        digit += (varying >> digit).trailing_zeros();
+        let shift = from_bit + digit;
+        let mut counts = [0u16; 256];
+        for &k in &from {
+            counts[((k >> shift) & 0xff) as usize] += 1;
+        }
+        let mut at = 0u16;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+        for &k in &from {
+            let d = ((k >> shift) & 0xff) as usize;
+            if let Some(slot) = to.get_mut(usize::from(counts[d])) {
+                *slot = k;
+            }
+            counts[d] += 1;
+        }
+        core::mem::swap(&mut from, &mut to);
+        digit += 8;
     }
     *keys = from;
 }
@@ -685,7 +694,7 @@ mod tests {
     }
 
     #[test]
-    fn the_radix_sort_orders_as_the_library_sort_does() {
+    fn the_radix_sort_orders_as_the_library_stable_sort_does() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
             x ^= x << 13;
@@ -693,14 +702,25 @@ mod tests {
             x ^= x << 17;
             x
         };
-        for (n, mask) in
-            [(0, u64::MAX), (1, u64::MAX), (2, 1), (256, u64::MAX), (256, 0x7f_f1ff), (300, 0xff), (512, 0)]
-        {
+        let cases = [
+            (0, u64::MAX, 9),
+            (1, u64::MAX, 9),
+            (2, 0x600, 9),
+            (256, u64::MAX, 0),
+            (256, u64::MAX, 9),
+            (256, 0x7f_f1ff, 9),
+            (300, 0xff_ffff, 13),
+            (300, 0xff, 0),
+            (512, 0, 9),
+            (100, u64::MAX, 63),
+            (100, u64::MAX, 64),
+        ];
+        for (n, mask, from_bit) in cases {
             let mut keys: Vec<u64> = (0..n).map(|_| next() & mask).collect();
             let mut want = keys.clone();
-            want.sort_unstable();
-            radix_sort(&mut keys);
-            assert_eq!(keys, want, "{n} keys under {mask:#x}");
+            want.sort_by_key(|&k| k.checked_shr(from_bit).unwrap_or(0));
+            radix_sort_above(&mut keys, from_bit);
+            assert_eq!(keys, want, "{n} keys under {mask:#x} from bit {from_bit}");
         }
     }
 
