@@ -640,14 +640,17 @@ impl UvmContext {
             if from_here.is_empty() {
                 continue;
             }
+            unsourced = unsourced.andnot(&from_here);
             for page in from_here.iter() {
                 if let Some(pa) = state.phys(page) {
-                    unsourced.clear(page);
                     let dst = Location { processor: dest, phys: phys(page) };
                     push_copy(
                         &mut copies,
                         PageCopy { dst, src: Location { processor: holder, phys: pa }, bytes: PAGE_SIZE },
                     );
+                } else {
+                    // No address recorded here: still unsourced.
+                    unsourced.set(page);
                 }
             }
         }
