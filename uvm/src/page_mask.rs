@@ -252,17 +252,7 @@ impl PageMask {
 
     /// The set pages in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = PageIndex> + '_ {
-        self.words.iter().enumerate().flat_map(|(i, &w)| {
-            let mut w = w;
-            core::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let bit = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(i * 64 + bit)
-            })
-        })
+        SetPages { words: &self.words, word: 0, bits: self.words[0] }
     }
 
     /// The first set page, if any.
@@ -311,6 +301,28 @@ impl PageMask {
     }
 }
 
+/// The set pages of a mask, in ascending order: word `word`'s pages not yet returned are
+/// `bits`.
+struct SetPages<'a> {
+    words: &'a [u64; WORDS],
+    word: usize,
+    bits: u64,
+}
+
+impl Iterator for SetPages<'_> {
+    type Item = PageIndex;
+
+    fn next(&mut self) -> Option<PageIndex> {
+        while self.bits == 0 {
+            self.word += 1;
+            self.bits = *self.words.get(self.word)?;
+        }
+        let bit = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(self.word * 64 + bit)
+    }
+}
+
 impl FromIterator<PageIndex> for PageMask {
     fn from_iter<I: IntoIterator<Item = PageIndex>>(iter: I) -> Self {
         let mut m = PageMask::new();
@@ -330,6 +342,26 @@ impl fmt::Debug for PageMask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iter_lists_the_set_pages_in_order() {
+        let empty = PageMask::new();
+        assert_eq!(empty.iter().next(), None);
+        assert_eq!(empty.first(), None);
+        let pages = [0usize, 1, 63, 64, 127, 200, 448, 510, 511];
+        let mut m = PageMask::new();
+        for p in pages {
+            m.set(p);
+        }
+        assert_eq!(m.iter().collect::<alloc::vec::Vec<_>>(), pages);
+        let want: alloc::vec::Vec<usize> = (0..PAGES_PER_BLOCK).filter(|&p| m.test(p)).collect();
+        assert_eq!(m.iter().collect::<alloc::vec::Vec<_>>(), want);
+        let mut last_only = PageMask::new();
+        last_only.set(511);
+        assert_eq!(last_only.first(), Some(511));
+        let mut it = last_only.iter();
+        assert_eq!((it.next(), it.next(), it.next()), (Some(511), None, None));
+    }
 
     #[test]
     fn big_page_bits_are_the_pages_of_each_big_page() {
