@@ -6,11 +6,14 @@
 #   - the boot ucodes of the pinned release (booters, GSP bootloaders, Turing's generic falcon
 #     bootloader, Hopper's GSP-FMC), extracted from the source tree's g_bindata_*.c arrays by the
 #     project's own `cargo xtask extract-firmware` into target/real-data/extracted-535.261.03/;
+#   - PyPI's tinygrad 0.14.0 wheel (pinned sha256), for `tinygrad/runtime/autogen/nv_570.py`:
+#     QMD layouts generated from NVIDIA's headers, which tests/tests/qmd_layout.rs reads;
 #   - optionally, upstream sources Debian does not carry, for facts 535.261.03 predates
 #     (Blackwell) and QMD layouts: NVIDIA/open-gpu-kernel-modules at tag 570.133.07 and
 #     NVIDIA/open-gpu-doc at a pinned commit, from local git clones named by OGKM_GIT /
-#     OPEN_GPU_DOC_GIT. The project fetches only from Debian's archive; without the clones the
-#     header-conformance tests for those facts stay #[ignore]d and say so.
+#     OPEN_GPU_DOC_GIT. Debian carries neither (its newest NVIDIA source, nvidia-open-kernel-source
+#     550.163.01 in sid, is only kernel-open/ and predates Blackwell); without the clones the
+#     tests for those facts record a skip naming the fact groups, which `cargo xtask test` lists.
 # Idempotent: everything is cached under target/real-data/ and checked by version and sha256;
 # a second run only re-checks. Needs root (it adds an apt sources file) on Debian bookworm.
 # NVIDIA-licensed files stay in target/ and are never committed.
@@ -36,6 +39,12 @@ GRAPHICS_DIR="$DATA/firmware-nvidia-graphics"
 UPSTREAM_OGKM_TAG=570.133.07
 UPSTREAM_OGKM_DIR="$DATA/open-gpu-kernel-modules-${UPSTREAM_OGKM_TAG}"
 OPEN_GPU_DOC_COMMIT=c8607fe576b53ff821ffcf97e7548d2de11c4eaf
+TINYGRAD_VERSION=0.14.0
+TINYGRAD_WHEEL="tinygrad-${TINYGRAD_VERSION}-py3-none-any.whl"
+TINYGRAD_SHA256=d2a5bea33c637fdf105963632329876b3d3253d38295ac1ffd2ff81646d93be3
+TINYGRAD_DIR="$DATA/tinygrad-${TINYGRAD_VERSION}"
+# Only this file of the wheel is read (see drivers/gpu/src/hw/headers.rs, TINYGRAD_NV_570).
+TINYGRAD_FILE=tinygrad/runtime/autogen/nv_570.py
 OPEN_GPU_DOC_DIR="$DATA/open-gpu-doc-${OPEN_GPU_DOC_COMMIT}"
 # Only these parts of the upstream trees are needed (headers, class lists, README table).
 UPSTREAM_OGKM_PATHS="README.md version.mk src/common/inc/swref/published src/common/sdk/nvidia/inc/class src/nvidia/arch/nvalloc/common/inc src/nvidia/generated/g_gpu_class_list.c"
@@ -149,7 +158,25 @@ say "extracting the $OGKM_VERSION boot ucodes from $OGKM_DIR"
 extract_firmware || die "cargo xtask extract-firmware failed: the $OGKM_VERSION boot ucodes are missing from $EXTRACTED_DIR"
 [ -f "$EXTRACTED_DIR/.extracted" ] || die "$EXTRACTED_DIR/.extracted missing after cargo xtask extract-firmware"
 
-# 6. Optional upstream trees from local clones: $1 = repo, $2 = ref, $3 = dir, $4 = git clone
+# 6. tinygrad's wheel from PyPI (pinned version and sha256); only nv_570.py is unpacked.
+if [ -f "$TINYGRAD_DIR/.extracted-$TINYGRAD_VERSION" ]; then
+    say "tinygrad $TINYGRAD_VERSION already extracted: $TINYGRAD_DIR"
+else
+    if ! sha_ok "$DATA/$TINYGRAD_WHEEL" "$TINYGRAD_SHA256"; then
+        python3 -m pip --version >/dev/null 2>&1 || die "python3 -m pip not found (needed for PyPI's tinygrad $TINYGRAD_VERSION)"
+        say "pip download tinygrad==$TINYGRAD_VERSION"
+        python3 -m pip download --quiet --no-deps --only-binary=:all: "tinygrad==$TINYGRAD_VERSION" -d "$DATA"
+    fi
+    sha_ok "$DATA/$TINYGRAD_WHEEL" "$TINYGRAD_SHA256" \
+        || die "$DATA/$TINYGRAD_WHEEL missing or sha256 is not $TINYGRAD_SHA256"
+    rm -rf "$TINYGRAD_DIR"
+    python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])' \
+        "$DATA/$TINYGRAD_WHEEL" "$TINYGRAD_FILE" "$TINYGRAD_DIR"
+    touch "$TINYGRAD_DIR/.extracted-$TINYGRAD_VERSION"
+    say "extracted $TINYGRAD_FILE to $TINYGRAD_DIR"
+fi
+
+# 7. Optional upstream trees from local clones: $1 = repo, $2 = ref, $3 = dir, $4 = git clone
 #    (may be empty), $5 = paths to keep, $6 = a file that must exist afterwards.
 fetch_upstream() {
     local repo="$1" ref="$2" dir="$3" clone="$4" paths="$5" check="$6" tmp
@@ -195,6 +222,6 @@ fi
 
 if [ -n "$missing" ]; then
     say "optional upstream trees not available:$missing"
-    say "the Blackwell/QMD conformance tests record a skip; set OGKM_GIT and OPEN_GPU_DOC_GIT to local clones to check them"
+    say "the tests of the facts they hold record a skip naming them; set OGKM_GIT and OPEN_GPU_DOC_GIT to local clones to check them"
 fi
 say "done: $DATA"
