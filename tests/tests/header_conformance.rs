@@ -36,6 +36,9 @@ fn data_root() -> PathBuf {
 
 /// The directory holding source tree `release` (as `Header::release` names it).
 fn tree_dir(release: &str) -> PathBuf {
+    if release == headers::LINUX_SOURCE || release == headers::TINYGRAD {
+        return data_root().join(release);
+    }
     match release.strip_prefix("open-gpu-doc@") {
         Some(commit) => data_root().join(format!("open-gpu-doc-{commit}")),
         None => data_root().join(format!("open-gpu-kernel-modules-{release}")),
@@ -363,7 +366,12 @@ impl HeaderCache {
 // Checking facts.
 
 fn check_fact(cache: &mut HeaderCache, fact: &HeaderFact) -> Result<(), String> {
-    let defines = cache.get(fact.header)?;
+    check_fact_in(cache, fact, fact.header)
+}
+
+/// `fact`'s value against `header`'s definition of the fact's name.
+fn check_fact_in(cache: &mut HeaderCache, fact: &HeaderFact, header: Header) -> Result<(), String> {
+    let defines = cache.get(header)?;
     if !defines.defs.contains_key(fact.name) {
         return Err(format!("{} is not defined in this header", fact.name));
     }
@@ -491,6 +499,200 @@ fn blackwell_and_qmd_facts_match_nvidia_headers() {
         assert!(n > 30, "only {n} facts cite {release}");
     }
     finish(&format!("{present:?}"), report);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Blackwell facts against Debian's linux-source-7.2 (nouveau's and Nova's NVIDIA-derived files).
+
+/// Nova's `NAME = 0x...,` enum members in `text` (its `Chipset` and `Architecture` tables).
+fn nova_enum_values(text: &str) -> BTreeMap<String, u64> {
+    let mut values = BTreeMap::new();
+    for line in text.lines() {
+        let Some((name, value)) = line.trim().split_once(" = ") else { continue };
+        let Some(hex) = value.strip_suffix(',').and_then(|v| v.strip_prefix("0x")) else { continue };
+        if is_ident(name) {
+            if let Ok(v) = u64::from_str_radix(hex, 16) {
+                values.insert(name.to_owned(), v);
+            }
+        }
+    }
+    values
+}
+
+/// Nova's register declarations in `text`, as NVIDIA's names: `NV_X(u32) @ 0x1234 {` gives
+/// `NV_X` = Number(0x1234) and each `hi:lo name ...;` inside it `NV_X_NAME` = Bits.
+fn nova_registers(text: &str) -> BTreeMap<String, FactValue> {
+    let mut facts = BTreeMap::new();
+    let mut register: Option<String> = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('}') {
+            register = None;
+            continue;
+        }
+        if let Some((head, offset)) = line.strip_suffix('{').and_then(|l| l.split_once(" @ ")) {
+            let name = head.rsplit(' ').next().unwrap_or("").split('(').next().unwrap_or("");
+            let offset = offset.trim().strip_prefix("0x").and_then(|o| u64::from_str_radix(o, 16).ok());
+            if let (true, Some(offset)) = (name.starts_with("NV_"), offset) {
+                facts.insert(name.to_owned(), FactValue::Number(offset));
+                register = Some(name.to_owned());
+            }
+            continue;
+        }
+        let Some(reg) = &register else { continue };
+        let mut words = line.split_whitespace();
+        let (Some(range), Some(field)) = (words.next(), words.next()) else { continue };
+        let field = field.trim_end_matches(';');
+        let Some((hi, lo)) = range.split_once(':') else { continue };
+        if let (Ok(hi), Ok(lo), true) = (hi.parse(), lo.parse(), is_ident(field)) {
+            facts.insert(format!("{reg}_{}", field.to_uppercase()), FactValue::Bits { hi, lo });
+        }
+    }
+    facts
+}
+
+/// The last two parts of a header's path (`gb202/dev_therm.h`).
+fn chip_and_file(path: &str) -> Vec<&str> {
+    path.rsplit('/').take(2).collect()
+}
+
+/// The driver's value of the `GPU_ARCHITECTURE_*` / `GPU_IMPLEMENTATION_*` / ... fact `name`.
+fn fact_number(name: &str) -> Option<u64> {
+    driver_facts().find(|f| f.name == name).and_then(|f| match f.value {
+        FactValue::Number(n) => Some(n),
+        _ => None,
+    })
+}
+
+/// Every fact citing 570.133.07 that Debian's linux-source-7.2 also holds, against it: names
+/// nouveau's headers define (its excerpt of gb202's `dev_therm.h`, its class numbers) by value,
+/// nv_ref.h's BOOT_0/BOOT_42 registers and fields against Nova's register table, and the chip ids
+/// and architectures of nv_arch.h/nv_ref.h against Nova's chip table (every chip the driver knows,
+/// through `chip::identify`). What no Debian file holds is named: a skip while
+/// the 570.133.07 tree is absent, a note when `blackwell_and_qmd_facts_match_nvidia_headers`
+/// checks it against its release.
+#[test]
+fn blackwell_facts_match_debian_linux_source() {
+    let tree = tree_dir(headers::LINUX_SOURCE);
+    require_dir(&tree, "Debian linux-source-7.2 7.2.13-1 (sid): nouveau and Nova");
+    let mut cache = HeaderCache::default();
+    let mut failures = Vec::new();
+    let mut covered: BTreeSet<&str> = BTreeSet::new();
+    let witnesses = [headers::NOUVEAU_GB202_DEV_THERM, headers::NOUVEAU_NVIF_CLASS];
+    for fact in driver_facts().filter(|f| f.header.release == headers::OGKM_BLACKWELL) {
+        // A witness only counts for a fact of the same chip's header (`gb202/dev_therm.h`) or,
+        // for class numbers, nouveau's class list.
+        for witness in witnesses {
+            let defined = cache.get(witness).map(|d| d.defs.contains_key(fact.name)).unwrap_or_else(|e| panic!("{e}"));
+            let same_file = chip_and_file(fact.header.path) == chip_and_file(witness.path);
+            let class_number = witness == headers::NOUVEAU_NVIF_CLASS && fact.header.path.contains("/inc/class/cl");
+            if defined && (same_file || class_number) {
+                covered.insert(fact.name);
+                if let Err(e) = check_fact_in(&mut cache, fact, witness) {
+                    failures.push(format!("{} ({}): {e}", fact.name, witness.path));
+                }
+            }
+        }
+    }
+
+    // Registers and fields Nova declares under NVIDIA's names (nv_ref.h's BOOT_0 and BOOT_42).
+    let regs_path = tree.join(headers::NOVA_REGS_RS.path);
+    let nova_regs =
+        nova_registers(&std::fs::read_to_string(&regs_path).unwrap_or_else(|e| panic!("{}: {e}", regs_path.display())));
+    assert!(nova_regs.contains_key("NV_PMC_BOOT_42_ARCHITECTURE"), "could not read {}", regs_path.display());
+    for fact in driver_facts().filter(|f| f.header.release == headers::OGKM_BLACKWELL) {
+        if let (Some(theirs), true) = (nova_regs.get(fact.name), fact.header == headers::NV_REF_570) {
+            covered.insert(fact.name);
+            if *theirs != fact.value {
+                failures.push(format!(
+                    "{}: driver says {:?}, Nova's {} {theirs:?}",
+                    fact.name,
+                    fact.value,
+                    headers::NOVA_REGS_RS.path
+                ));
+            }
+        }
+    }
+
+    // Chip ids: Nova's `Chipset` is NV_PMC_BOOT_42_CHIP_ID, its `Architecture` the BOOT_42
+    // architecture field.
+    let nova_path = tree.join(headers::NOVA_GPU_RS.path);
+    let nova = nova_enum_values(
+        &std::fs::read_to_string(&nova_path).unwrap_or_else(|e| panic!("{}: {e}", nova_path.display())),
+    );
+    let mut chips = 0;
+    for &chip in Chipset::ALL {
+        let Some(&id) = nova.get(chip.name()) else {
+            failures.push(format!("{chip}: not in Nova's Chipset ({})", headers::NOVA_GPU_RS.path));
+            continue;
+        };
+        chips += 1;
+        let boot42 = (id as u32) << 20 | 0xa1 << 12;
+        match chip::identify(0, boot42) {
+            Ok(found) if found.chipset == chip => {}
+            other => failures.push(format!("{chip}: Nova's id {id:#x} (BOOT42 {boot42:#x}) gives {other:?}")),
+        }
+        if chip.architecture() == chip::Architecture::Blackwell {
+            let arch = fact_number(nv_arch_name(chip.family()));
+            let implementation = fact_number(&format!("GPU_IMPLEMENTATION_{}", chip.name()));
+            match (arch, implementation) {
+                (Some(a), Some(i)) if (a & 0xff0) | i == id => {
+                    covered.insert(nv_arch_name(chip.family()));
+                    covered.extend(
+                        driver_facts().map(|f| f.name).filter(|n| *n == format!("GPU_IMPLEMENTATION_{}", chip.name())),
+                    );
+                }
+                other => failures.push(format!("{chip}: nv_arch.h facts {other:?}, Nova's chip id {id:#x}")),
+            }
+        }
+    }
+    for (nova_name, fact) in [
+        ("BlackwellGB10x", "NV_PMC_BOOT_42_ARCHITECTURE_GB100"),
+        ("BlackwellGB20x", "NV_PMC_BOOT_42_ARCHITECTURE_GB200"),
+    ] {
+        match (nova.get(nova_name), fact_number(fact)) {
+            (Some(&n), Some(ours)) if n == ours => {
+                covered.insert(fact);
+            }
+            other => failures.push(format!("{fact}: ours and Nova's {nova_name}: {other:?}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreements with {}:\n  {}",
+        failures.len(),
+        headers::LINUX_SOURCE,
+        failures.join("\n  ")
+    );
+    assert!(chips >= 20, "only {chips} chips in Nova's table");
+
+    let blackwell: Vec<&HeaderFact> = driver_facts().filter(|f| f.header.release == headers::OGKM_BLACKWELL).collect();
+    let left: Vec<String> = blackwell
+        .iter()
+        .filter(|f| !covered.contains(f.name))
+        .map(|f| format!("{} ({})", f.name, f.header.path.rsplit_once("/published/").map_or(f.header.path, |(_, p)| p)))
+        .collect();
+    println!(
+        "{} of {} facts citing {} checked against {}, and {chips} chip ids against Nova's table",
+        blackwell.len() - left.len(),
+        blackwell.len(),
+        headers::OGKM_BLACKWELL,
+        headers::LINUX_SOURCE
+    );
+    if tree_dir(headers::OGKM_BLACKWELL).is_dir() {
+        println!("not in {}: {} (checked against {})", headers::LINUX_SOURCE, left.join(", "), headers::OGKM_BLACKWELL);
+    } else if !left.is_empty() {
+        tests::skips::record(
+            "blackwell_facts_match_debian_linux_source",
+            &format!(
+                "{} facts citing {} are in no Debian file, so not checked at all: {}; {}",
+                left.len(),
+                headers::OGKM_BLACKWELL,
+                left.join(", "),
+                absent_because(headers::OGKM_BLACKWELL)
+            ),
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1166,7 +1368,12 @@ fn each_header_is_named_once() {
     let mut seen = BTreeMap::new();
     for h in headers::ALL {
         let tinygrad = h.release == headers::TINYGRAD && h.path.starts_with("tinygrad/") && h.path.ends_with(".py");
-        assert!(header_path(h.path).is_some() || h.path == "README.md" || tinygrad, "{}: not a source path", h.path);
+        let linux = h.release == headers::LINUX_SOURCE && h.path.starts_with("drivers/gpu/");
+        assert!(
+            header_path(h.path).is_some() || h.path == "README.md" || tinygrad || linux,
+            "{}: not a source path",
+            h.path
+        );
         if let Some(previous) = seen.insert((h.release, h.path), h) {
             panic!("{} {} is named twice in hw::headers ({previous:?})", h.release, h.path);
         }
