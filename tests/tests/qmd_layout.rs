@@ -248,6 +248,8 @@ fn qmd_fields_match_tinygrad_nv_570() {
     println!("checked {total} QMD fields against {} {}: {checked:?}", headers::TINYGRAD, headers::TINYGRAD_NV_570.path);
     // Every layout but Hopper's is in tinygrad's file; a layout it lacks is named, never passed over.
     assert!(total > 120, "only {total} fields");
+    let lacking: Vec<(u8, u8)> = absent.iter().map(|l| (l.major, l.minor)).collect();
+    assert_eq!(lacking, [(4, 0)], "{} {} lacks other layouts than Hopper's V04_00", headers::TINYGRAD, path.display());
     // A layout tinygrad lacks (Hopper's) is left to qmd_fields_match_open_gpu_doc, which checks it
     // or records its skip by name.
     for layout in absent {
