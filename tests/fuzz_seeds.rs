@@ -523,8 +523,9 @@ fn pushbuffer(out: &mut Seeds) {
 /// from NVIDIA's real GSP-FMC files (hash, signature, public key; the image stands in by its
 /// size), split into EMEM packets; then a reply of each kind.
 fn fsp(out: &mut Seeds) {
-    use nvgpu::gsp::boot::fsp::{cot_payload, packets, CotAddresses, FmcImages, NVDM_TYPE_COT};
+    use nvgpu::gsp::boot::fsp::{cot_payload, packets, CotAddresses, FmcImages};
     use nvgpu::hw::engine::FSP_EMEM_CHANNEL_RM_SIZE;
+    use nvgpu::hw::fw::fsp::NVDM_TYPE_COT;
     let dir = real_data("extracted-535.261.03/nvidia/gh100/gsp");
     let read = |stem: &str| std::fs::read(dir.join(format!("{stem}-535.261.03.bin"))).ok();
     let (Some(image), Some(hash), Some(sig), Some(pkey)) =

@@ -106,7 +106,7 @@ fn seeds_get_past_the_first_checks() {
             rest = next;
         }
         assert_eq!(state.received.len(), 1, "cot-{channel}: one message");
-        assert_eq!(state.received[0][0], nvgpu::gsp::boot::fsp::NVDM_TYPE_COT);
+        assert_eq!(state.received[0][0], nvgpu::hw::fw::fsp::NVDM_TYPE_COT);
         assert_eq!(replies.len(), 1, "cot-{channel}: one reply");
         // No system memory behind the addresses: the FSP refuses with INVALID_DATA.
         assert!(matches!(

@@ -94,3 +94,22 @@ fn generic_bootloader_structures_match_rmflcnbl_h() {
     let checked = compare("fw_layout_rmflcnbl", &include, &[dir, "src/common/inc"], rmflcnbl::LAYOUTS);
     assert_eq!(checked, 24, "fields checked");
 }
+
+/// The FSP's command response and the GSP-FMC's boot parameters against `nvdm_payload_cmd_response.h`
+/// and `gspifpub.h` (`NVDM_PAYLOAD_COT`'s NVOC header does not compile alone: its field order is
+/// checked by `gsp_boot.rs`).
+#[test]
+fn fsp_structures_match_nvidias_headers() {
+    use nvgpu::hw::fw::fsp;
+    let mut prelude = String::new();
+    for header in [headers::NVDM_PAYLOAD_CMD_RESPONSE, headers::GSPIFPUB] {
+        assert!(fsp::LAYOUTS.iter().any(|l| l.header == header));
+        writeln!(prelude, "#include \"{}\"", header.path.rsplit('/').next().unwrap()).unwrap();
+    }
+    let dirs: Vec<&str> = [headers::NVDM_PAYLOAD_CMD_RESPONSE, headers::GSPIFPUB]
+        .iter()
+        .map(|h| h.path.rsplit_once('/').unwrap().0)
+        .collect();
+    let checked = compare("fw_layout_fsp", &prelude, &dirs, fsp::LAYOUTS);
+    assert_eq!(checked, 14, "fields checked");
+}

@@ -403,6 +403,10 @@ headers! {
     FSP_NVDM_FORMAT = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/fsp/fsp_nvdm_format.h";
     /// `FSP_OK`, `FSP_ERR_*`.
     KERN_FSP_RETVAL = OGKM_PINNED: "src/nvidia/inc/kernel/gpu/fsp/kern_fsp_retval.h";
+    /// `NVDM_PAYLOAD_COMMAND_RESPONSE`.
+    NVDM_PAYLOAD_CMD_RESPONSE = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/fsp/nvdm_payload_cmd_response.h";
+    /// `GSP_FMC_BOOT_PARAMS` and the structures in it, `GSP_DMA_TARGET`.
+    GSPIFPUB = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/gsp/gspifpub.h";
     /// `NVDM_PAYLOAD_COT`.
     G_KERN_FSP_NVOC = OGKM_PINNED: "src/nvidia/generated/g_kern_fsp_nvoc.h";
 }

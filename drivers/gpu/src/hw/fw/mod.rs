@@ -24,6 +24,7 @@ use crate::hw::layout::{FieldLayout, StructLayout};
 use zerocopy::byteorder::little_endian::{U16, U32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
+pub mod fsp;
 pub mod rmflcnbl;
 
 /// `FALCON_APPLICATION_INTERFACE_HEADER_V1`.
