@@ -596,6 +596,15 @@ fn selftest(only: Vec<String>) -> Result<Vec<String>> {
     };
     expect_failure(&missing_ktest, "which this case exists for, did not run", "a ktest that did not run")?;
 
+    println!("selftest: a kernel that boots without the ACPI tables the machine has must fail its case");
+    let no_acpi = suite::Options {
+        append: "fake-no-acpi".into(),
+        only: vec!["pvh-q35-root-port".into()],
+        fake_ktests: true,
+        ..missing_ktest
+    };
+    expect_failure(&no_acpi, "the machine has ACPI tables but the kernel booted without them", "booting without ACPI")?;
+
     bench::run(&bench::Options {
         kernel: fake,
         runs: 3,
