@@ -51,6 +51,7 @@ pub const TARGETS: &[Target] = &[
     Target { name: "gsp_log", run: gsp_log, max_len: 16 << 10 },
     Target { name: "fault_buffer", run: fault_buffer, max_len: 16 << 10 },
     Target { name: "pushbuffer", run: pushbuffer, max_len: 16 << 10 },
+    Target { name: "fsp", run: fsp, max_len: 16 << 10 },
 ];
 
 /// The target called `name`.
@@ -448,7 +449,7 @@ pub fn pushbuffer(data: &[u8]) {
     vm.bytes[0..4].copy_from_slice(&entry0.to_le_bytes());
     vm.bytes[4..8].copy_from_slice(&entry1.to_le_bytes());
     let mut pm = Phys(FlatMemory::new(0, 0x1000));
-    let put_at = PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD + nvgpu::rm::fifo::USERD_GP_PUT };
+    let put_at = PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD + nvgpu::hw::host::USERD_GP_PUT };
     pm.write_phys(put_at, &1u32.to_le_bytes());
     let mut channel = HostChannel::new(1, GPFIFO, 4, PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD });
     use nvgpu::hw::classes::{HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A};
@@ -461,5 +462,26 @@ pub fn pushbuffer(data: &[u8]) {
             sim::host::RunOutcome::Idle | sim::host::RunOutcome::Error(_) => break,
             _ => {}
         }
+    }
+}
+
+/// FSP traffic (Hopper, Blackwell): a sequence of packets, each as a 2-byte little-endian length
+/// and its bytes. Each goes to the model's FSP (`sim::gsp_rm::fsp::FspState::packet`: MCTP
+/// transport and message headers, NVDM types, the chain-of-trust command), and each packet and
+/// each reply the model posts to the driver's reply check (`check_response`), as RM's channel
+/// would carry them.
+pub fn fsp(data: &[u8]) {
+    use nvgpu::gsp::boot::fsp::check_response;
+    let mut state = sim::gsp_rm::fsp::FspState::default();
+    let mut rest = data;
+    while let [lo, hi, tail @ ..] = rest {
+        let len = (usize::from(*lo) | usize::from(*hi) << 8).min(tail.len());
+        let (packet, next) = tail.split_at(len);
+        let _ = check_response(packet.get(7..).unwrap_or(&[]));
+        let outcome = state.packet(packet, None, 1 << 34, false);
+        if let Some(reply) = outcome.reply {
+            let _ = check_response(reply.get(7..).unwrap_or(&[]));
+        }
+        rest = next;
     }
 }

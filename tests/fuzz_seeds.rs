@@ -34,6 +34,7 @@ pub fn seeds(target: &str) -> (Vec<Seed>, Vec<String>) {
         "gsp_log" => gsp_log(&mut out),
         "fault_buffer" => fault_buffer(&mut out),
         "pushbuffer" => pushbuffer(&mut out),
+        "fsp" => fsp(&mut out),
         other => out.missing.push(format!("no seeds for unknown target {other}")),
     }
     (out.seeds, out.missing)
@@ -516,4 +517,40 @@ fn pushbuffer(out: &mut Seeds) {
         Pipelining::NonPipelined,
     );
     out.add("host-semaphores", words(&pb));
+}
+
+/// The chain-of-trust message RM sends the FSP on GH100, built by the driver's own encoders
+/// from NVIDIA's real GSP-FMC files (hash, signature, public key; the image stands in by its
+/// size), split into EMEM packets; then a reply of each kind.
+fn fsp(out: &mut Seeds) {
+    use nvgpu::gsp::boot::fsp::{cot_payload, packets, CotAddresses, FmcImages};
+    use nvgpu::hw::engine::FSP_EMEM_CHANNEL_RM_SIZE;
+    use nvgpu::hw::fw::fsp::NVDM_TYPE_COT;
+    let dir = real_data("extracted-535.261.03/nvidia/gh100/gsp");
+    let read = |stem: &str| std::fs::read(dir.join(format!("{stem}-535.261.03.bin"))).ok();
+    let (Some(image), Some(hash), Some(sig), Some(pkey)) =
+        (read("fmc_image"), read("fmc_hash"), read("fmc_sig"), read("fmc_pkey"))
+    else {
+        out.missing.push(format!("GH100 GSP-FMC files: not all in {}", dir.display()));
+        return;
+    };
+    let (Ok(hash384), Ok(signature), Ok(public_key)) =
+        (<&[u8; 48]>::try_from(&hash[..]), <&[u8; 384]>::try_from(&sig[..]), <&[u8; 384]>::try_from(&pkey[..]))
+    else {
+        out.missing.push("GH100 GSP-FMC files of the wrong sizes".into());
+        return;
+    };
+    let fmc = FmcImages { image: &image, hash384, public_key, signature };
+    let addresses =
+        CotAddresses { fmc_image: 0x1_0000_0000, frts_sysmem: 0x2_0000_0000, fmc_boot_params: 0x3_0000_0000 };
+    let payload = cot_payload(&fmc, &addresses);
+    let framed = |packets: &[Vec<u8>]| -> Vec<u8> {
+        packets.iter().flat_map(|p| (p.len() as u16).to_le_bytes().into_iter().chain(p.iter().copied())).collect()
+    };
+    for channel in [FSP_EMEM_CHANNEL_RM_SIZE, 256, 64] {
+        let cot = packets(zerocopy::IntoBytes::as_bytes(&payload), NVDM_TYPE_COT, channel);
+        out.add(format!("cot-{channel}"), framed(&cot));
+    }
+    let other = packets(&[0u8; 16], 0x15, FSP_EMEM_CHANNEL_RM_SIZE);
+    out.add("other-nvdm-type", framed(&other));
 }

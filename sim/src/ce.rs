@@ -3,7 +3,8 @@
 //! and the semaphore release they describe.
 //!
 //! Every method offset, field and value comes from `nvgpu::hw::ce` (checked against NVIDIA's class
-//! headers); the per-class differences from `nvgpu::ce::CeClass`. What it models:
+//! headers); the per-class differences are the model's own reading of each class header
+//! ([`CopyClass`], not the driver's `nvgpu::ce::CeClass`). What it models:
 //!
 //! - pitch transfers, one line or `LINE_COUNT` lines `PITCH_IN`/`PITCH_OUT` apart; virtual sides
 //!   go through a [`VirtualMemory`] (the MMU), physical ones through a [`PhysicalMemory`] in the
@@ -30,13 +31,16 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
-use nvgpu::ce::{get_range, CeClass};
 use nvgpu::hw::ce::{
     self as hw, method, AddressType, DataTransferType, InterruptType, MemoryLayout, PhysModeTarget, ReductionSign,
     RemapSource, SemaphoreReduction, SemaphoreType, NVC5B5_LAUNCH_DMA, NVC5B5_OFFSET_IN_UPPER,
     NVC5B5_SET_REMAP_COMPONENTS, NVC5B5_SET_SEMAPHORE_A, NVC5B5_SET_SRC_PHYS_MODE,
 };
 use nvgpu::hw::{InvalidFieldValue, UnitRange};
+
+mod class;
+use class::field as get_range;
+pub use class::{CopyClass, CLASSES};
 
 use crate::engine_mem::{MmuFault, PhysAddr, PhysAperture, PhysicalMemory, VirtualMemory};
 
@@ -67,7 +71,7 @@ impl PhysicalMemory for NoPhysicalMemory {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CeError {
     /// A method offset the class does not have, or one the model does not implement.
-    UnknownMethod { class: CeClass, method: u32, value: u32 },
+    UnknownMethod { class: &'static str, method: u32, value: u32 },
     /// A field holds a value the class's header does not define, or reserved bits are set.
     InvalidField { method: &'static str, field: &'static str, value: u32 },
     /// A defined value the model does not implement.
@@ -103,7 +107,7 @@ impl fmt::Display for CeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::UnknownMethod { class, method, value } => {
-                write!(f, "{class:?}: unknown method {method:#x} (data {value:#x})")
+                write!(f, "{class}: unknown method {method:#x} (data {value:#x})")
             }
             Self::InvalidField { method, field, value } => write!(f, "{method}: {field} = {value:#x} is not defined"),
             Self::Unsupported { method, field, value } => {
@@ -188,7 +192,7 @@ fn write(bus: &mut CeBus<'_>, side: Side, addr: u64, data: &[u8]) -> Result<(), 
 /// The copy engine of one channel's subchannel.
 #[derive(Debug)]
 pub struct CopyEngine {
-    class: CeClass,
+    class: &'static CopyClass,
     semaphore_a: u32,
     semaphore_b: u32,
     payload: u32,
@@ -219,7 +223,7 @@ const fn mask(range: UnitRange) -> u32 {
 
 impl CopyEngine {
     /// An engine of `class` in its reset state (all state methods zero).
-    pub fn new(class: CeClass) -> Self {
+    pub fn new(class: &'static CopyClass) -> Self {
         CopyEngine {
             class,
             semaphore_a: 0,
@@ -243,13 +247,13 @@ impl CopyEngine {
     }
 
     /// The class this engine implements.
-    pub fn class(&self) -> CeClass {
+    pub fn class(&self) -> &'static CopyClass {
         self.class
     }
 
     /// Width of the `*_UPPER` address fields of this class.
     fn upper_bits(&self) -> u32 {
-        self.class.address_bits() - 32
+        self.class.offset_upper_bits
     }
 
     fn check_upper(&self, name: &'static str, field: &'static str, value: u32, bits: u32) -> Result<u32, CeError> {
@@ -266,13 +270,13 @@ impl CopyEngine {
         match offset {
             method::NVC5B5_NOP => {}
             method::NVC5B5_SET_SEMAPHORE_A => {
-                let bits = self.class.semaphore_address_bits() - 32;
+                let bits = self.class.semaphore_upper_bits;
                 self.semaphore_a =
                     self.check_upper("NVC5B5_SET_SEMAPHORE_A", NVC5B5_SET_SEMAPHORE_A::UPPER.name, value, bits)?;
             }
             method::NVC5B5_SET_SEMAPHORE_B => self.semaphore_b = value,
             method::NVC5B5_SET_SEMAPHORE_PAYLOAD => self.payload = value,
-            hw::ampere_b::NVC7B5_SET_SEMAPHORE_PAYLOAD_UPPER if self.class.has_payload_upper() => {
+            hw::ampere_b::NVC7B5_SET_SEMAPHORE_PAYLOAD_UPPER if self.class.payload_size.is_some() => {
                 self.payload_upper = value
             }
             method::NVC5B5_SET_SRC_PHYS_MODE => {
@@ -323,7 +327,7 @@ impl CopyEngine {
                 self.remap_components = value;
             }
             method::NVC5B5_LAUNCH_DMA => return self.launch(value, bus).map(Some),
-            _ => return Err(CeError::UnknownMethod { class: self.class, method: offset, value }),
+            _ => return Err(CeError::UnknownMethod { class: self.class.name, method: offset, value }),
         }
         Ok(None)
     }
@@ -333,9 +337,8 @@ impl CopyEngine {
         let mode = NVC5B5_SET_SRC_PHYS_MODE(value);
         let target_bits = NVC5B5_SET_SRC_PHYS_MODE::TARGET.bits;
         let mut defined = target_bits.mask() | NVC5B5_SET_SRC_PHYS_MODE::BASIC_KIND.bits.mask();
-        let peer_id = hw::ampere_a::NVC6B5_SET_SRC_PHYS_MODE_PEER_ID;
         let fla = hw::ampere_a::NVC6B5_SET_SRC_PHYS_MODE_FLA;
-        if self.class.has_peer_aperture() {
+        if let Some(peer_id) = self.class.peer_id {
             defined |= mask(peer_id) | mask(fla);
         }
         if value & !defined != 0 {
@@ -353,13 +356,12 @@ impl CopyEngine {
             Some(PhysModeTarget::LocalFb) => PhysAperture::Video,
             Some(PhysModeTarget::CoherentSysmem) => PhysAperture::SystemCoherent,
             Some(PhysModeTarget::NoncoherentSysmem) => PhysAperture::SystemNonCoherent,
-            None if self.class.has_peer_aperture()
-                && target == hw::ampere_a::NVC6B5_SET_SRC_PHYS_MODE_TARGET_PEERMEM =>
-            {
+            None if self.class.peer_id.is_some() && target == hw::ampere_a::NVC6B5_SET_SRC_PHYS_MODE_TARGET_PEERMEM => {
                 if get_range(value, fla) != 0 {
                     return Err(CeError::Unsupported { method: name, field: "FLA", value: 1 });
                 }
-                PhysAperture::Peer(get_range(value, peer_id) as u8)
+                let peer_id = self.class.peer_id.map_or(0, |range| get_range(value, range));
+                PhysAperture::Peer(peer_id as u8)
             }
             None => return Err(CeError::InvalidField { method: name, field: "TARGET", value: target }),
         };
@@ -373,13 +375,13 @@ impl CopyEngine {
         let bypass = NVC5B5_LAUNCH_DMA::SRC_BYPASS_L2.bits.mask() | NVC5B5_LAUNCH_DMA::DST_BYPASS_L2.bits.mask();
         let payload_size = mask(hw::ampere_b::NVC7B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE);
         let mut reserved = l;
-        if !self.class.has_payload_upper() {
+        if self.class.payload_size.is_none() {
             reserved |= payload_size;
         }
-        if !self.class.has_bypass_l2() && !self.class.has_copy_type() {
+        if !self.class.bypass_l2 && self.class.copy_type.is_none() {
             reserved |= bypass;
         }
-        if !self.class.has_force_rmwdisable() {
+        if !self.class.force_rmwdisable {
             reserved |= NVC5B5_LAUNCH_DMA::FORCE_RMWDISABLE.bits.mask();
         }
         reserved
@@ -392,8 +394,8 @@ impl CopyEngine {
             return Err(CeError::InvalidField { method: LAUNCH, field: "reserved bits", value: reserved });
         }
         let unsupported = |field: &'static str, v: u32| CeError::Unsupported { method: LAUNCH, field, value: v };
-        if self.class.has_copy_type() {
-            let copy_type = get_range(value, hw::hopper::NVC8B5_LAUNCH_DMA_COPY_TYPE);
+        if let Some(copy_type_field) = self.class.copy_type {
+            let copy_type = get_range(value, copy_type_field);
             if copy_type != hw::hopper::NVC8B5_LAUNCH_DMA_COPY_TYPE_DEFAULT {
                 return Err(unsupported("NVC8B5_LAUNCH_DMA_COPY_TYPE", copy_type));
             }
@@ -410,10 +412,7 @@ impl CopyEngine {
         }
         let transfer = match l.data_transfer_type() {
             Ok(t) => t,
-            Err(e)
-                if self.class == CeClass::BlackwellB
-                    && e.value == hw::blackwell_b::NVCAB5_LAUNCH_DMA_DATA_TRANSFER_TYPE_PREFETCH =>
-            {
+            Err(e) if self.class.prefetch_transfer == Some(e.value) => {
                 return Err(unsupported(e.field, e.value));
             }
             Err(e) => return Err(invalid(LAUNCH)(e)),
@@ -428,7 +427,7 @@ impl CopyEngine {
                 }
                 Some(r) => Some((r, l.semaphore_reduction_sign().map_err(invalid(LAUNCH))?)),
                 // FMIN/FMAX (AMPERE_DMA_COPY_B on) are float reductions, not modelled either.
-                None if self.class.has_payload_upper()
+                None if self.class.payload_size.is_some()
                     && (raw == hw::ampere_b::NVC7B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_FMIN
                         || raw == hw::ampere_b::NVC7B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_FMAX) =>
                 {
@@ -448,7 +447,7 @@ impl CopyEngine {
         if semaphore == SemaphoreType::ReleaseConditionalIntr {
             return Err(unsupported(NVC5B5_LAUNCH_DMA::SEMAPHORE_TYPE.name, semaphore as u32));
         }
-        let payload_64 = match self.class.semaphore_payload_size_field() {
+        let payload_64 = match self.class.payload_size {
             Some(field) => get_range(value, field) == hw::ampere_b::NVC7B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD,
             None => false,
         };

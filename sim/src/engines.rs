@@ -9,7 +9,7 @@ use alloc::format;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
-use nvgpu::ce::CeClass;
+use crate::ce::CopyClass;
 
 use crate::ce::{CeBus, CopyEngine};
 use crate::engine_mem::{MmuFault, PhysAddr, PhysicalMemory, VirtualMemory};
@@ -66,7 +66,7 @@ impl EngineDispatch for ChannelEngines {
         self.copy.retain(|(s, _)| *s != subchannel);
         self.compute.retain(|(s, _)| *s != subchannel);
         if class == self.copy_class {
-            let ce_class = CeClass::from_class_number(class).ok_or(EngineError::UnknownClass)?;
+            let ce_class = CopyClass::from_number(class).ok_or(EngineError::UnknownClass)?;
             self.copy.push((subchannel, CopyEngine::new(ce_class)));
             Ok(())
         } else if class == self.compute_class {

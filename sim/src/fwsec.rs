@@ -63,11 +63,30 @@ pub use nvgpu::hw::fw::{
 /// tail padding, which FWSEC does not read).
 pub const FRTS_COMMAND_BYTES: usize = nvgpu::hw::fw::FWSECLIC_FRTS_CMD_FIELDS_SIZE;
 
-/// The FRTS command's bytes for a 1 MiB region at byte offset `frts_offset` of VRAM, as the
-/// driver writes them into the command-in buffer (`FwseclicFrtsCmd::new` of `nvgpu`).
+/// The FRTS command's bytes for a 1 MiB region at byte offset `frts_offset` of VRAM, as RM's
+/// `s_executeFwsec_TU102` fills them, for tests that stand in for the driver. Built here from the
+/// header-checked constants, field by field, not with the driver's encoder, so that a mistake in
+/// the driver's command is not repeated in what it is compared with.
 pub fn frts_command_bytes(frts_offset: u64) -> [u8; FRTS_COMMAND_BYTES] {
+    let cmd = FwseclicFrtsCmd {
+        read_vbios_desc: FwseclicReadVbiosDesc {
+            version: FWSECLIC_READ_VBIOS_DESC_VERSION,
+            size: FWSECLIC_READ_VBIOS_DESC_SIZE,
+            gfw_image_offset: 0,
+            gfw_image_size: 0,
+            flags: FWSECLIC_READ_VBIOS_STRUCT_FLAGS,
+        },
+        frts_region_desc: FwseclicFrtsRegionDesc {
+            version: FWSECLIC_FRTS_REGION_DESC_VERSION,
+            size: FWSECLIC_FRTS_REGION_DESC_SIZE,
+            frts_region_offset_4k: (frts_offset >> 12) as u32,
+            frts_region_size: FWSECLIC_FRTS_REGION_SIZE_1MB_IN_4K,
+            frts_region_media_type: FWSECLIC_FRTS_REGION_MEDIA_FB,
+        },
+        _padding: 0,
+    };
     let mut out = [0u8; FRTS_COMMAND_BYTES];
-    out.copy_from_slice(&FwseclicFrtsCmd::new(frts_offset).as_bytes()[..FRTS_COMMAND_BYTES]);
+    out.copy_from_slice(&cmd.as_bytes()[..FRTS_COMMAND_BYTES]);
     out
 }
 

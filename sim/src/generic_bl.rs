@@ -5,7 +5,7 @@
 //! entry (`blStartTag << 8`) and whose IMEM there holds that loader's code (FNV-1a 64 of
 //! `blCodeSize` bytes fetched through the tags) runs the loader as RM's
 //! `s_prepareHsFalconWithLoader` (`kernel_gsp_falcon_tu102.c`, 535.261.03) sets it up: it reads
-//! `RM_FLCN_BL_DMEM_DESC` (`rmflcnbl.h`, `nvgpu::fwsec::frts::RmFlcnBlDmemDesc`) from DMEM
+//! `RM_FLCN_BL_DMEM_DESC` (`rmflcnbl.h`, `nvgpu::hw::fw::rmflcnbl::RmFlcnBlDmemDesc`) from DMEM
 //! at `blDmemDescLoadOff`, then, through FBIF context `ctxDma` (which must be a physical
 //! system-memory aperture with `FBIF_CTL_ALLOW_PHYS_NO_CTX` set and `DMACTL_REQUIRE_CTX` clear,
 //! as for any falcon DMA), copies in whole 256-byte blocks
@@ -25,7 +25,7 @@
 
 use alloc::vec::Vec;
 
-use nvgpu::fwsec::frts::RmFlcnBlDmemDesc;
+use nvgpu::hw::fw::rmflcnbl::RmFlcnBlDmemDesc;
 use zerocopy::FromBytes;
 
 use crate::booter::{fnv1a64, LoadedUcode};
@@ -103,8 +103,8 @@ pub(crate) fn plan(
     let at = fp.dmem_desc_offset as usize;
     let raw = dmem.get(at..at + core::mem::size_of::<RmFlcnBlDmemDesc>()).ok_or(HaltCode::LoaderFailed)?;
     let desc = RmFlcnBlDmemDesc::read_from_bytes(raw).map_err(|_| HaltCode::LoaderFailed)?;
-    let code_base = u64::from(desc.code_dma_base.lo) | (u64::from(desc.code_dma_base.hi) << 32);
-    let data_base = u64::from(desc.data_dma_base.lo) | (u64::from(desc.data_dma_base.hi) << 32);
+    let code_base = desc.code_dma_base.get();
+    let data_base = desc.data_dma_base.get();
     let mut copies = Vec::new();
     for (offset, size, secure) in [
         (desc.non_secure_code_off, desc.non_secure_code_size, false),
@@ -134,7 +134,7 @@ pub(crate) fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nvgpu::fwsec::frts::RmFlcnU64;
+    use nvgpu::hw::fw::rmflcnbl::RmFlcnU64;
     use zerocopy::IntoBytes;
 
     const FP: GenericBlFingerprint = KNOWN_GENERIC_BOOTLOADERS[0];

@@ -1,7 +1,7 @@
 //! The model's host (PBDMA): runs a channel's GPFIFO when its doorbell rings.
 //!
 //! Formats are the shared facts of `nvgpu::hw::host` (`clc46f.h`, `clc56f.h`, `clc86f.h`) and
-//! USERD's layout of `nvgpu::rm::fifo::UserdControl`. On a doorbell the host reads `GPPut`
+//! USERD's layout of `nvgpu::hw::host::UserdControl`. On a doorbell the host reads `GPPut`
 //! from USERD, fetches each GPFIFO entry from `GPGet` on through the channel's VA space (the MMU
 //! and the driver's page tables), fetches the pushbuffer segment the entry names, decodes method
 //! headers (incrementing, non-incrementing, increment-once, immediate), executes host methods
@@ -35,7 +35,7 @@ use nvgpu::hw::host::{
     method, DmaSecOp, GpFetch, GpLevel, GpOpcode, SemOperation, NVC46F_DMA, NVC46F_GP_ENTRY0, NVC46F_GP_ENTRY1,
     NVC46F_SEM_EXECUTE, NVC46F_SET_OBJECT,
 };
-use nvgpu::rm::fifo::{USERD_GP_GET, USERD_GP_PUT, USERD_REFERENCE};
+use nvgpu::hw::host::{USERD_GP_GET, USERD_GP_PUT, USERD_REFERENCE};
 
 use nvgpu::hw::host::{TlbInvalidateAccessType, TlbInvalidatePdbAperture, TlbInvalidateReplay};
 
@@ -721,6 +721,58 @@ mod tests {
         );
         assert_eq!(rig.sem() & 0xFFFF_FFFF, 0xABCD);
         assert_eq!(rig.userd(USERD_GP_GET), 1, "GPGet follows the consumed entry");
+    }
+
+    /// Raw words worked out by hand from `clc46f.h`'s field positions, without the driver's
+    /// encoders: method headers `SEC_OP` 31:29 (INC 1, NON_INC 3, IMMD 4), `METHOD_COUNT` /
+    /// `IMMD_DATA` 28:16, `METHOD_SUBCHANNEL` 15:13, `METHOD_ADDRESS` 11:0 in dwords; GPFIFO
+    /// `ENTRY0_GET` 31:2 (the address >> 2), `ENTRY1_GET_HI` 7:0, `ENTRY1_LENGTH` 30:10. So the
+    /// model's decoding is checked against the header, not against the driver.
+    #[test]
+    fn hand_encoded_entries_and_headers_decode_as_the_header_says() {
+        let mut rig = Rig::new();
+        let header =
+            |sec_op: u32, count: u32, subch: u32, method: u32| sec_op << 29 | count << 16 | subch << 13 | method >> 2;
+        let words = [
+            header(1, 1, 3, 0x0000), // SET_OBJECT on subchannel 3
+            0xc7b5,
+            header(1, 2, 3, 0x0400), // incrementing: 0x400, 0x404
+            0x11,
+            0x22,
+            header(3, 2, 3, 0x0500), // non-incrementing: 0x500 twice
+            0x33,
+            0x44,
+            header(4, 0x1abc, 3, 0x0600), // immediate data 0x1abc
+        ];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let pb_va = PB + 0x104;
+        rig.vm.write(pb_va, &bytes).unwrap();
+        let entry0 = (pb_va as u32 >> 2) << 2;
+        let entry1 = (pb_va >> 32) as u32 | (words.len() as u32) << 10;
+        let mut e = [0u8; 8];
+        e[..4].copy_from_slice(&entry0.to_le_bytes());
+        e[4..].copy_from_slice(&entry1.to_le_bytes());
+        rig.vm.write(GPFIFO, &e).unwrap();
+        rig.pm.write_phys(
+            PhysAddr { aperture: PhysAperture::SystemCoherent, addr: USERD + USERD_GP_PUT },
+            &1u32.to_le_bytes(),
+        );
+        let mut rec = Recorder::default();
+        assert_eq!(rig.run(&mut rec), RunOutcome::Idle);
+        assert_eq!(rec.bound, [(3, 0xc7b5)]);
+        assert_eq!(
+            rec.methods,
+            [
+                (3, 0xc7b5, 0x400, 0x11),
+                (3, 0xc7b5, 0x404, 0x22),
+                (3, 0xc7b5, 0x500, 0x33),
+                (3, 0xc7b5, 0x500, 0x44),
+                (3, 0xc7b5, 0x600, 0x1abc)
+            ]
+        );
+        assert_eq!(rig.userd(USERD_GP_GET), 1);
+        // The USERD offsets themselves, from `Nvc46fControl`: GPGet at dword 0x22, GPPut at 0x23.
+        assert_eq!((USERD_GP_GET, USERD_GP_PUT), (0x22 * 4, 0x23 * 4));
     }
 
     #[test]

@@ -5,10 +5,36 @@
 use nvgpu::ce::*;
 use nvgpu::host::{decode, PushBuffer};
 use nvgpu::hw::host::method::NVC46F_SET_OBJECT;
-use sim::ce::{CeBus, CeError, CopyEngine, LaunchOutcome, NoPhysicalMemory};
+use sim::ce::{CeBus, CeError, CopyClass, CopyEngine, LaunchOutcome, NoPhysicalMemory};
 use sim::engine_mem::{FlatMemory, PhysAddr, PhysAperture, PhysicalMemory};
 
 const SUBCHANNEL: u8 = 4;
+
+/// The model's engine for the driver's class, found by class number alone.
+fn model_engine(class: CeClass) -> CopyEngine {
+    CopyEngine::new(CopyClass::from_number(class.class_number()).expect("the model implements every copy class"))
+}
+
+/// The driver's per-class predicates (`CeClass`) against the model's own reading of each class
+/// header (`sim::ce::CLASSES`): the same classes, and for each the same address widths and
+/// optional fields.
+#[test]
+fn the_drivers_copy_classes_are_the_models_reading_of_the_headers() {
+    let model: Vec<u32> = sim::ce::CLASSES.iter().map(|c| c.number).collect();
+    let driver: Vec<u32> = CeClass::ALL.iter().map(|c| c.class_number()).collect();
+    assert_eq!(driver, model);
+    for &class in CeClass::ALL {
+        let m = CopyClass::from_number(class.class_number()).unwrap();
+        assert_eq!(class.address_bits(), 32 + m.offset_upper_bits, "{}", m.name);
+        assert_eq!(class.semaphore_address_bits(), 32 + m.semaphore_upper_bits, "{}", m.name);
+        assert_eq!(class.has_peer_aperture(), m.peer_id.is_some(), "{}", m.name);
+        assert_eq!(class.has_payload_upper(), m.payload_size.is_some(), "{}", m.name);
+        assert_eq!(class.semaphore_payload_size_field(), m.payload_size, "{}", m.name);
+        assert_eq!(class.has_bypass_l2(), m.bypass_l2, "{}", m.name);
+        assert_eq!(class.has_copy_type(), m.copy_type.is_some(), "{}", m.name);
+        assert_eq!(class.has_force_rmwdisable(), m.force_rmwdisable, "{}", m.name);
+    }
+}
 
 /// Video memory and system memory, each flat from 0.
 struct Apertures {
@@ -59,7 +85,7 @@ fn execute(
         assert_eq!(m.subchannel, SUBCHANNEL);
         for (method, value) in m.writes() {
             if method == NVC46F_SET_OBJECT {
-                assert_eq!(value, ce.class().class_number());
+                assert_eq!(value, ce.class().number);
                 continue;
             }
             if let Some(o) = ce.method(method, value, &mut bus)? {
@@ -91,7 +117,7 @@ fn virtual_copies_match_the_cpu_for_every_class_size_and_alignment() {
     let base = 0x7_0000_0000;
     for &class in CeClass::ALL {
         let e = CeEncoder::new(class, SUBCHANNEL);
-        let mut ce = CopyEngine::new(class);
+        let mut ce = model_engine(class);
         for (k, &bytes) in SIZES.iter().enumerate() {
             for (j, &align) in ALIGNS.iter().enumerate() {
                 let mut mem = FlatMemory::new(base, len);
@@ -132,7 +158,7 @@ fn memsets_match_the_cpu() {
     ];
     for &class in CeClass::ALL {
         let e = CeEncoder::new(class, SUBCHANNEL);
-        let mut ce = CopyEngine::new(class);
+        let mut ce = model_engine(class);
         for (p, &pat) in patterns.iter().enumerate() {
             let (pbytes, n) = pat.bytes();
             for &bytes in SIZES {
@@ -159,7 +185,7 @@ fn memsets_match_the_cpu() {
 fn physical_h2d_d2h_d2d_and_virtual_to_physical() {
     for &class in CeClass::ALL {
         let e = CeEncoder::new(class, SUBCHANNEL);
-        let mut ce = CopyEngine::new(class);
+        let mut ce = model_engine(class);
         let mut ap = Apertures { vid: pattern(1 << 18, 1), sys: pattern(1 << 18, 2) };
         let mut virt = FlatMemory::new(0x10_0000, 1 << 16);
         virt.bytes = pattern(1 << 16, 3);
@@ -192,7 +218,7 @@ fn physical_h2d_d2h_d2d_and_virtual_to_physical() {
 fn faulting_addresses_stop_with_a_fault() {
     for &class in CeClass::ALL {
         let e = CeEncoder::new(class, SUBCHANNEL);
-        let mut ce = CopyEngine::new(class);
+        let mut ce = model_engine(class);
         let mut mem = FlatMemory::new(0x1000, 0x1000);
         let mut pb = PushBuffer::new();
         e.copy(&mut pb, CeAddress::Virtual(0x1000), CeAddress::Virtual(0x1f00), 0x200, Pipelining::NonPipelined)
@@ -211,7 +237,7 @@ fn faulting_addresses_stop_with_a_fault() {
 fn timestamped_and_64_bit_releases_land_as_encoded() {
     for &class in CeClass::ALL {
         let e = CeEncoder::new(class, SUBCHANNEL);
-        let mut ce = CopyEngine::new(class);
+        let mut ce = model_engine(class);
         let mut mem = FlatMemory::new(0, 0x100);
         let mut pb = PushBuffer::new();
         let r = SemaphoreRelease {

@@ -278,3 +278,21 @@ fn fsp_emem_round_trips_on_hopper() {
         Err(FalconError::Unsupported { engine: FalconEngine::Gsp, .. })
     ));
 }
+
+/// The driver's FRTS command (`FwseclicFrtsCmd::new`) is what the model builds on its own from
+/// the header-checked constants, for every 4 KiB-aligned offset shape: the fields FWSEC reads
+/// byte for byte, and the C struct's tail padding zero.
+#[test]
+fn the_drivers_frts_command_is_the_models_reading_of_rm() {
+    use zerocopy::IntoBytes;
+    for offset in [0u64, 0x1000, 0x5_ffe0_0000, 0xff_ffff_f000] {
+        let driver = nvgpu::hw::fw::FwseclicFrtsCmd::new(offset);
+        let bytes = driver.as_bytes();
+        assert_eq!(
+            &bytes[..sim::fwsec::FRTS_COMMAND_BYTES],
+            &sim::fwsec::frts_command_bytes(offset)[..],
+            "{offset:#x}"
+        );
+        assert_eq!(&bytes[sim::fwsec::FRTS_COMMAND_BYTES..], &[0u8; 4][..]);
+    }
+}

@@ -16,7 +16,7 @@ use nvgpu::firmware::{
     extra_module_name, module_name_for_path, BooterFirmware, BootloaderFirmware, ExtraImage, FirmwareBundle,
     FirmwareKind, GenericBootloaderFirmware, PINNED_BOOT_FIRMWARE_DIR,
 };
-use nvgpu::fwsec::frts::RmFlcnBlDesc;
+use nvgpu::hw::fw::rmflcnbl::RmFlcnBlDesc;
 use nvgpu::platform::FirmwareSource;
 use sha2::{Digest, Sha384};
 use sim::booter::{fnv1a64, BooterKind, KNOWN_BOOTERS};

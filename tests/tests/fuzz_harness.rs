@@ -91,6 +91,29 @@ fn seeds_get_past_the_first_checks() {
     for raw in packets[10..].chunks_exact(32) {
         uvm::fault::FaultEntry::decode(raw.try_into().unwrap()).expect("the model's packets decode");
     }
+
+    // The COT seeds reach the model FSP's COT check (a whole message assembled from the
+    // packets), whose reply the driver reads as a command response.
+    let (fsp, _) = seeds("fsp");
+    for channel in [1024, 256, 64] {
+        let seed = seed_named(&fsp, &format!("cot-{channel}"));
+        let mut state = sim::gsp_rm::fsp::FspState::default();
+        let mut rest = seed;
+        let mut replies = Vec::new();
+        while let [lo, hi, tail @ ..] = rest {
+            let (packet, next) = tail.split_at(usize::from(u16::from_le_bytes([*lo, *hi])));
+            replies.extend(state.packet(packet, None, 1 << 34, false).reply);
+            rest = next;
+        }
+        assert_eq!(state.received.len(), 1, "cot-{channel}: one message");
+        assert_eq!(state.received[0][0], nvgpu::hw::fw::fsp::NVDM_TYPE_COT);
+        assert_eq!(replies.len(), 1, "cot-{channel}: one reply");
+        // No system memory behind the addresses: the FSP refuses with INVALID_DATA.
+        assert!(matches!(
+            nvgpu::gsp::boot::fsp::check_response(&replies[0][7..]),
+            Err(nvgpu::gsp::boot::fsp::FspError::CommandFailed { .. })
+        ));
+    }
 }
 
 /// A mutant of `seed`: a few bytes overwritten (often with boundary values), sometimes cut short.

@@ -1355,11 +1355,10 @@ impl Rig {
     /// message through the FSP's EMEM queue; returns the FSP's answer.
     fn fsp_chain_of_trust(
         &mut self,
-        edit: impl FnOnce(&mut nvgpu::gsp::boot::fsp::NvdmPayloadCot),
-    ) -> Result<nvgpu::gsp::boot::fsp::NvdmPayloadCommandResponse, nvgpu::gsp::boot::fsp::FspError> {
-        use nvgpu::gsp::boot::fsp::{
-            cot_payload, CotAddresses, FmcImages, FspChannel, GspFmcBootParams, NVDM_TYPE_COT,
-        };
+        edit: impl FnOnce(&mut nvgpu::hw::fw::fsp::NvdmPayloadCot),
+    ) -> Result<nvgpu::hw::fw::fsp::NvdmPayloadCommandResponse, nvgpu::gsp::boot::fsp::FspError> {
+        use nvgpu::gsp::boot::fsp::{cot_payload, CotAddresses, FmcImages, FspChannel};
+        use nvgpu::hw::fw::fsp::{GspFmcBootParams, NVDM_TYPE_COT};
         self.queues.send(&self.model, RpcFunction::GspSetSystemInfo, &[0u8; GSP_SYSTEM_INFO_SIZE]);
         self.queues.send(&self.model, RpcFunction::SetRegistry, &registry_table());
         let fmc_image = vec![0xF3u8; 0x2000];
@@ -1411,7 +1410,7 @@ fn hopper_fsp_chain_of_trust_boots_gsp_rm() {
 #[test]
 fn hopper_fsp_refuses_bad_cot_and_the_fmc_bad_metadata() {
     use nvgpu::gsp::boot::fsp::FspError;
-    use sim::gsp_rm::fsp::FSP_ERR_IFS_ERR_INVALID_DATA;
+    use nvgpu::hw::fw::fsp::FSP_ERR_IFS_ERR_INVALID_DATA;
     use sim::zerocopy::byteorder::little_endian::U16;
 
     let mut rig = Rig::new(ModelGpu::h200());

@@ -21,9 +21,9 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use nvgpu::gsp::commands;
-use nvgpu::gsp::fw::layout::{ConstantFact, StructLayout};
 use nvgpu::gsp::status::NvStatus;
 use nvgpu::hw::headers::{self, OGKM_PINNED};
+use nvgpu::hw::layout::{ConstantFact, StructLayout};
 use nvgpu::hw::Header;
 use nvgpu::rm::{self as rm, fifo as rm_fifo, gmmu as rm_gmmu, intr as rm_intr};
 use tests::rm_c::{function_body, read_source as read, require_tree as tree, rm_flags, squash, try_compile_and_run};

@@ -185,6 +185,13 @@ impl PageMask {
         bits
     }
 
+    /// The pages of big (64 KiB) page `big`, bit k for its page k (0 beyond the block).
+    pub fn big_page_bits(&self, big: usize) -> u16 {
+        const PER_WORD: usize = 64 / PAGES_PER_BIG_PAGE;
+        let word = self.words.get(big / PER_WORD).copied().unwrap_or(0);
+        (word >> ((big % PER_WORD) * PAGES_PER_BIG_PAGE)) as u16
+    }
+
     /// Set pages inside `region`.
     pub fn count_in(&self, region: PageRegion) -> usize {
         Self::region_word_masks(region)
@@ -245,17 +252,7 @@ impl PageMask {
 
     /// The set pages in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = PageIndex> + '_ {
-        self.words.iter().enumerate().flat_map(|(i, &w)| {
-            let mut w = w;
-            core::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let bit = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(i * 64 + bit)
-            })
-        })
+        SetPages { words: &self.words, word: 0, bits: self.words[0] }
     }
 
     /// The first set page, if any.
@@ -304,6 +301,28 @@ impl PageMask {
     }
 }
 
+/// The set pages of a mask, in ascending order: word `word`'s pages not yet returned are
+/// `bits`.
+struct SetPages<'a> {
+    words: &'a [u64; WORDS],
+    word: usize,
+    bits: u64,
+}
+
+impl Iterator for SetPages<'_> {
+    type Item = PageIndex;
+
+    fn next(&mut self) -> Option<PageIndex> {
+        while self.bits == 0 {
+            self.word += 1;
+            self.bits = *self.words.get(self.word)?;
+        }
+        let bit = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(self.word * 64 + bit)
+    }
+}
+
 impl FromIterator<PageIndex> for PageMask {
     fn from_iter<I: IntoIterator<Item = PageIndex>>(iter: I) -> Self {
         let mut m = PageMask::new();
@@ -323,6 +342,43 @@ impl fmt::Debug for PageMask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iter_lists_the_set_pages_in_order() {
+        let empty = PageMask::new();
+        assert_eq!(empty.iter().next(), None);
+        assert_eq!(empty.first(), None);
+        let pages = [0usize, 1, 63, 64, 127, 200, 448, 510, 511];
+        let mut m = PageMask::new();
+        for p in pages {
+            m.set(p);
+        }
+        assert_eq!(m.iter().collect::<alloc::vec::Vec<_>>(), pages);
+        let want: alloc::vec::Vec<usize> = (0..PAGES_PER_BLOCK).filter(|&p| m.test(p)).collect();
+        assert_eq!(m.iter().collect::<alloc::vec::Vec<_>>(), want);
+        let mut last_only = PageMask::new();
+        last_only.set(511);
+        assert_eq!(last_only.first(), Some(511));
+        let mut it = last_only.iter();
+        assert_eq!((it.next(), it.next(), it.next()), (Some(511), None, None));
+    }
+
+    #[test]
+    fn big_page_bits_are_the_pages_of_each_big_page() {
+        let mut m = PageMask::new();
+        for page in [0, 15, 17, 63, 64, 100, 300, 496, 511] {
+            m.set(page);
+        }
+        for big in 0..BIG_PAGES_PER_BLOCK {
+            let bits = m.big_page_bits(big);
+            for k in 0..PAGES_PER_BIG_PAGE {
+                assert_eq!(bits & (1 << k) != 0, m.test(big * PAGES_PER_BIG_PAGE + k), "big page {big}, page {k}");
+            }
+        }
+        assert_eq!(m.big_page_bits(0), 1 | 1 << 15);
+        assert_eq!(m.big_page_bits(31), 1 | 1 << 15);
+        assert_eq!(m.big_page_bits(BIG_PAGES_PER_BLOCK), 0, "beyond the block");
+    }
 
     #[test]
     fn big_pages_touched_names_each_big_page_with_a_set_page() {

@@ -162,16 +162,12 @@ pub fn service_replayable_faults<M: FaultBufferMemory, R: FaultBufferRegisters>(
 
         // Faults in service order, then cancels for the fatal ones.
         let faults = batch.faults();
-        let pending: Vec<PendingFault> = order
-            .order
-            .iter()
-            .filter_map(|f| faults.get(f.index))
-            .map(|f| PendingFault {
-                va: f.entry.va,
-                access: access_of(f.access_type_mask.highest().unwrap_or(f.entry.access)),
-                unserviceable: f.is_fatal.then_some(f.entry.fault_type.nvidia_name()),
-            })
-            .collect();
+        let mut pending: Vec<PendingFault> = Vec::with_capacity(order.order.len());
+        pending.extend(order.order.iter().filter_map(|f| faults.get(f.index)).map(|f| PendingFault {
+            va: f.entry.va,
+            access: access_of(f.access_type_mask.highest().unwrap_or(f.entry.access)),
+            unserviceable: f.is_fatal.then_some(f.entry.fault_type.nvidia_name()),
+        }));
         let before_throttled = ctx.throttled_faults;
         let out = service_fault_batch(ctx, gpu.gpu, &pending, prefetch, backend);
         report.serviced += out.serviced;

@@ -235,43 +235,46 @@ pub struct BlockServiceResult {
     pub throttled: usize,
 }
 
-/// The strongest access asked of each page of a block, as one mask per access type (a page is
-/// in at most one of them).
-#[derive(Clone, Default)]
+/// Access types by rank (`AccessType as usize`).
+const ACCESS_TYPES: [AccessType; 5] =
+    [AccessType::Prefetch, AccessType::Read, AccessType::Write, AccessType::AtomicWeak, AccessType::AtomicStrong];
+
+/// The strongest access asked of each page of a block: per page (its rank plus one, 0 for
+/// none), and as one mask per access type (a page is in at most one of them).
+#[derive(Clone)]
 struct PageAccesses {
     /// Indexed by `AccessType as usize` (PREFETCH < READ < WRITE < ATOMIC_WEAK < ATOMIC_STRONG).
     masks: [PageMask; 5],
     any: PageMask,
+    ranks: [u8; PAGES_PER_BLOCK],
+}
+
+impl Default for PageAccesses {
+    fn default() -> Self {
+        PageAccesses { masks: [PageMask::new(); 5], any: PageMask::new(), ranks: [0; PAGES_PER_BLOCK] }
+    }
 }
 
 impl PageAccesses {
     /// Records `access` on `page`, keeping the stronger of it and what the page had.
     fn insert(&mut self, page: PageIndex, access: AccessType) {
+        let Some(rank) = self.ranks.get_mut(page) else { return };
         let a = access as usize;
-        if self.any.test(page) {
-            if self.masks.iter().skip(a + 1).any(|m| m.test(page)) {
-                return;
-            }
-            for m in self.masks.iter_mut().take(a) {
-                m.clear(page);
-            }
+        let had = usize::from(*rank);
+        if had > a {
+            return;
         }
+        if let Some(weaker) = had.checked_sub(1).and_then(|w| self.masks.get_mut(w)) {
+            weaker.clear(page);
+        }
+        *rank = a as u8 + 1;
         self.any.set(page);
         self.masks[a].set(page);
     }
 
     fn get(&self, page: PageIndex) -> Option<AccessType> {
-        if !self.any.test(page) {
-            return None;
-        }
-        const ALL: [AccessType; 5] = [
-            AccessType::Prefetch,
-            AccessType::Read,
-            AccessType::Write,
-            AccessType::AtomicWeak,
-            AccessType::AtomicStrong,
-        ];
-        ALL.into_iter().zip(&self.masks).find(|(_, m)| m.test(page)).map(|(a, _)| a)
+        let rank = usize::from(*self.ranks.get(page)?);
+        ACCESS_TYPES.get(rank.checked_sub(1)?).copied()
     }
 
     /// The pages in order, each with its access.
@@ -364,6 +367,8 @@ pub struct UvmContext {
     pub throttled_faults: u64,
     /// Pinned pages whose pin expired (UVM's `uvm_perf_thrashing_pin` time, 150 ms).
     pub unpinned_pages: u64,
+    /// Scratch for a migration: the new address of each page of the block (by page index).
+    placed: Vec<u64>,
 }
 
 impl Default for UvmContext {
@@ -383,6 +388,7 @@ impl UvmContext {
             thrashing: BTreeMap::new(),
             throttled_faults: 0,
             unpinned_pages: 0,
+            placed: alloc::vec![u64::MAX; PAGES_PER_BLOCK],
         }
     }
 
@@ -453,11 +459,8 @@ impl UvmContext {
                 result.already_mapped += 1;
                 continue;
             }
-            let ctx = HintContext {
-                preferred_location: policy.preferred_location,
-                resident_on: block.residency_of(page),
-                topology,
-            };
+            let resident_on = block.residency_of(page);
+            let ctx = HintContext { preferred_location: policy.preferred_location, resident_on, topology };
             let pin = match bt.get_hint(&cfg, page, processor, now, &ctx) {
                 ThrashingHint::None => None,
                 ThrashingHint::Throttle { .. } => {
@@ -467,7 +470,7 @@ impl UvmContext {
                 }
                 ThrashingHint::Pin { residency, .. } => Some(residency),
             };
-            let dest = select_residency(&policy, processor, access, block.residency_of(page), pin, backend);
+            let dest = select_residency(&policy, processor, access, resident_on, pin, backend);
             let i = by_dest.iter().position(|(d, _)| *d == dest).unwrap_or_else(|| {
                 by_dest.push((dest, Default::default()));
                 by_dest.len() - 1
@@ -510,19 +513,12 @@ impl UvmContext {
             result.migrated_pages += moved;
             self.record_migrations(start, dest, &mask.andnot(&before), &accesses, duplicate, now);
             // Map the faulting processor at the destination, then the accessed-by processors.
+            // Pages with copies elsewhere map read-only unless the access needs more; the rest
+            // read-write-atomic.
             let block = self.block_at(start)?;
-            let mut map_ro = PageMask::new();
-            let mut map_rw = PageMask::new();
-            for (page, access) in accesses.iter() {
-                let duplicated = block.residency_of(page).count() > 1;
-                let prot = if duplicated { Prot::ReadOnly } else { Prot::ReadWriteAtomic };
-                let prot = if access.required_prot() > prot { access.required_prot() } else { prot };
-                if prot == Prot::ReadOnly {
-                    map_ro.set(page);
-                } else {
-                    map_rw.set(page);
-                }
-            }
+            let reads = accesses.masks[AccessType::Prefetch as usize].or(&accesses.masks[AccessType::Read as usize]);
+            let map_ro = pages_with_copies(block).and(&reads);
+            let map_rw = accesses.any.andnot(&map_ro);
             if processor == dest || backend.can_access(processor, dest) {
                 self.map_pages(start, processor, &map_ro, Prot::ReadOnly, backend)?;
                 self.map_pages(start, processor, &map_rw, Prot::ReadWriteAtomic, backend)?;
@@ -608,30 +604,53 @@ impl UvmContext {
         backend: &mut impl UvmBackend,
     ) -> Result<usize, ServiceError> {
         let block = self.block_at(start)?;
-        let window = block.window_base();
         let pages = pages.and(&PageMask::from_region(block.region()));
         let to_move = pages.andnot(&block.resident(dest));
-        // Memory at the destination.
-        let phys = self.alloc_pages(start, dest, &to_move, backend)?;
+        // Memory at the destination, each page's address in the context's scratch array
+        // (taken out while in use; an eviction on the way brings its own).
+        let mut placed = core::mem::take(&mut self.placed);
+        let moved = self.move_block_pages(start, dest, &pages, &to_move, duplicate, &mut placed, backend);
+        self.placed = placed;
+        moved
+    }
+
+    /// [`Self::migrate_block_pages`] with `placed` as its scratch array.
+    #[allow(clippy::too_many_arguments)]
+    fn move_block_pages(
+        &mut self,
+        start: u64,
+        dest: ProcessorId,
+        pages: &PageMask,
+        to_move: &PageMask,
+        duplicate: bool,
+        placed: &mut Vec<u64>,
+        backend: &mut impl UvmBackend,
+    ) -> Result<usize, ServiceError> {
+        let window = self.block_at(start)?.window_base();
+        self.alloc_pages(start, dest, to_move, placed, backend)?;
+        let phys = |page: PageIndex| placed.get(page).copied().unwrap_or(u64::MAX);
         let block = self.block_at(start)?;
         // Sources: each page's copy on the first processor (in id order) holding it; pages
         // resident nowhere are zero-filled.
         let mut copies: Vec<PageCopy> = Vec::with_capacity(to_move.count());
-        let mut unsourced = to_move;
+        let mut unsourced = *to_move;
         for holder in block.resident_processors().iter() {
             let Some(state) = block.state(holder) else { continue };
             let from_here = unsourced.and(&state.resident);
             if from_here.is_empty() {
                 continue;
             }
+            unsourced = unsourced.andnot(&from_here);
             for page in from_here.iter() {
                 if let Some(pa) = state.phys(page) {
-                    unsourced.clear(page);
                     let dst = Location { processor: dest, phys: phys(page) };
                     push_copy(
                         &mut copies,
                         PageCopy { dst, src: Location { processor: holder, phys: pa }, bytes: PAGE_SIZE },
                     );
+                } else {
+                    // No address recorded here: still unsourced.
+                    unsourced.set(page);
                 }
             }
         }
@@ -648,7 +667,7 @@ impl UvmContext {
             }
         }
         let block = self.block_at(start)?;
-        block.set_resident(dest, &to_move, &phys)?;
+        block.set_resident(dest, to_move, phys)?;
 
         let mappers = block.mapped_processors();
         if duplicate {
@@ -667,7 +686,7 @@ impl UvmContext {
         // Revoke mappings of copies that go away, then drop those copies.
         for m in mappers.iter() {
             let block = self.block_at(start)?;
-            let mapped = block.mapped(m, Prot::ReadOnly).and(&pages);
+            let mapped = block.mapped(m, Prot::ReadOnly).and(pages);
             let stale = match m {
                 // The CPU maps only its own copies.
                 ProcessorId::Cpu if dest == ProcessorId::Cpu => PageMask::new(),
@@ -681,11 +700,14 @@ impl UvmContext {
         let block = self.block_at(start)?;
         for h in block.resident_processors().iter().filter(|&p| p != dest) {
             let block = self.block_at(start)?;
-            let drop = block.resident(h).and(&pages);
+            let drop = block.resident(h).and(pages);
             if drop.is_empty() {
                 continue;
             }
-            let freed: Vec<u64> = drop.iter().filter_map(|pg| block.state(h).and_then(|s| s.phys(pg))).collect();
+            let mut freed: Vec<u64> = Vec::with_capacity(drop.count());
+            if let Some(s) = block.state(h) {
+                freed.extend(drop.iter().filter_map(|pg| s.phys(pg)));
+            }
             block.clear_resident(h, &drop)?;
             block.read_duplicated = block.read_duplicated.andnot(&drop);
             self.free_pages(window, h, &freed, backend);
@@ -693,21 +715,23 @@ impl UvmContext {
         Ok(to_move.count())
     }
 
-    /// Memory on `dest` for `pages` of the block starting at `start`; returns where each page
-    /// is. GPU memory comes in chunks owned by the block's 2 MiB window: one 2 MiB chunk when
-    /// the whole window moves at once, else a 64 KiB chunk per big page (4 KiB chunks where the
-    /// block covers a big page only in part).
+    /// Memory on `dest` for `pages` of the block starting at `start`; writes where each page is
+    /// to `placed` (indexed by page; entries of other pages are left as they were). GPU memory
+    /// comes in chunks owned by the block's 2 MiB window: one 2 MiB chunk when the whole window
+    /// moves at once, else a 64 KiB chunk per big page (4 KiB chunks where the block covers a
+    /// big page only in part).
     fn alloc_pages(
         &mut self,
         start: u64,
         dest: ProcessorId,
         pages: &PageMask,
+        placed: &mut Vec<u64>,
         backend: &mut impl UvmBackend,
-    ) -> Result<impl Fn(PageIndex) -> u64, ServiceError> {
+    ) -> Result<(), ServiceError> {
         let block = self.block_at(start)?;
         let region = block.region();
         let window = block.window_base();
-        let mut placed: alloc::boxed::Box<[u64; PAGES_PER_BLOCK]> = alloc::boxed::Box::new([u64::MAX; PAGES_PER_BLOCK]);
+        placed.resize(PAGES_PER_BLOCK, u64::MAX);
         match dest {
             ProcessorId::Cpu => {
                 for page in pages.iter() {
@@ -718,8 +742,11 @@ impl UvmContext {
                             }
                         }
                         Err(e) => {
-                            for pa in placed.iter().copied().filter(|&pa| pa != u64::MAX) {
-                                backend.free(dest, pa, PAGE_SIZE);
+                            // The pages before this one got memory: give it back.
+                            for done in pages.iter().take_while(|&p| p != page) {
+                                if let Some(&pa) = placed.get(done) {
+                                    backend.free(dest, pa, PAGE_SIZE);
+                                }
                             }
                             return Err(e.into());
                         }
@@ -728,38 +755,55 @@ impl UvmContext {
             }
             ProcessorId::Gpu(g) => {
                 self.touch_window(g, window);
-                let full = PageMask::from_region(PageRegion::full());
-                let fresh = self.chunks.get(&(window, g)).is_none_or(GpuChunks::is_empty);
-                if fresh && region == PageRegion::full() && *pages == full {
-                    if let Ok(base) = self.alloc_gpu(g, VA_BLOCK_SIZE, window, backend) {
-                        self.chunks.entry((window, g)).or_default().whole = Some(base);
-                    }
-                }
+                // The window's chunks, out of the map while they are filled (one lookup): an
+                // eviction on the way never picks this window.
+                let mut chunks = self.chunks.remove(&(window, g)).unwrap_or_default();
+                let filled = self.fill_gpu_chunks(&mut chunks, g, window, region, pages, backend);
                 for page in pages.iter() {
-                    if self.chunks.get(&(window, g)).and_then(|c| c.phys(page)).is_some() {
-                        continue;
-                    }
-                    let granule = page / PAGES_PER_BIG_PAGE;
-                    if region.covers(&PageRegion::big_page(granule)) {
-                        let base = self.alloc_gpu(g, BIG_PAGE_SIZE, window, backend)?;
-                        if let Some(slot) = self.chunks.entry((window, g)).or_default().granule.get_mut(granule) {
-                            *slot = Some(base);
-                        }
-                    } else {
-                        let base = self.alloc_gpu(g, PAGE_SIZE, window, backend)?;
-                        self.chunks.entry((window, g)).or_default().small.insert(page, base);
+                    if let Some(slot) = placed.get_mut(page) {
+                        *slot = chunks.phys(page).unwrap_or(u64::MAX);
                     }
                 }
-                if let Some(chunks) = self.chunks.get(&(window, g)) {
-                    for page in pages.iter() {
-                        if let (Some(pa), Some(slot)) = (chunks.phys(page), placed.get_mut(page)) {
-                            *slot = pa;
-                        }
-                    }
+                if !chunks.is_empty() {
+                    self.chunks.insert((window, g), chunks);
                 }
+                filled?;
             }
         }
-        Ok(move |page: PageIndex| placed.get(page).copied().unwrap_or(u64::MAX))
+        Ok(())
+    }
+
+    /// GPU `g`'s chunks for `pages` of the window at `window` (see [`Self::alloc_pages`]).
+    fn fill_gpu_chunks(
+        &mut self,
+        chunks: &mut GpuChunks,
+        g: u8,
+        window: u64,
+        region: PageRegion,
+        pages: &PageMask,
+        backend: &mut impl UvmBackend,
+    ) -> Result<(), ServiceError> {
+        if chunks.is_empty() && region == PageRegion::full() && *pages == PageMask::from_region(PageRegion::full()) {
+            if let Ok(base) = self.alloc_gpu(g, VA_BLOCK_SIZE, window, backend) {
+                chunks.whole = Some(base);
+            }
+        }
+        for page in pages.iter() {
+            if chunks.phys(page).is_some() {
+                continue;
+            }
+            let granule = page / PAGES_PER_BIG_PAGE;
+            if region.covers(&PageRegion::big_page(granule)) {
+                let base = self.alloc_gpu(g, BIG_PAGE_SIZE, window, backend)?;
+                if let Some(slot) = chunks.granule.get_mut(granule) {
+                    *slot = Some(base);
+                }
+            } else {
+                let base = self.alloc_gpu(g, PAGE_SIZE, window, backend)?;
+                chunks.small.insert(page, base);
+            }
+        }
+        Ok(())
     }
 
     /// Marks the window as just used on GPU `g` (the eviction LRU's tail).
@@ -994,7 +1038,13 @@ fn in_order(targets: &[(PageIndex, MappingTarget)]) -> impl FnMut(PageIndex) -> 
 
 /// Pages of `block` held by more than one processor.
 fn pages_with_copies(block: &VaBlock) -> PageMask {
-    PageMask::from_iter(block.region().pages().filter(|&p| block.residency_of(p).count() > 1))
+    let mut seen = block.resident(ProcessorId::Cpu);
+    let mut copies = PageMask::new();
+    for (_, g) in block.gpus() {
+        copies = copies.or(&seen.and(&g.state.resident));
+        seen = seen.or(&g.state.resident);
+    }
+    copies.and(&PageMask::from_region(block.region()))
 }
 
 /// Adds a copy, merging it into the previous one when both sides continue it.
@@ -1046,42 +1096,81 @@ fn rewrite_gpu_ptes(
         for_each_extent(old, granules, |r, _| backend.unmap(p, block.page_address(r.first), r.size()))?;
     }
     let Some(state) = block.gpu(g) else { return Ok(()) };
-    let mut map_extent = |r: PageRegion, size: PageSize| -> Result<(), BackendError> {
-        // One backend call per PTE-size run with a contiguous target and one permission.
-        let step = match size {
-            PageSize::Size2M => PAGES_PER_BLOCK,
-            PageSize::Size64K => PAGES_PER_BIG_PAGE,
-            _ => 1,
-        };
-        let mut run_start = r.first;
-        while run_start < r.outer {
-            let Some(t0) = state.target(run_start) else {
-                run_start += 1;
-                continue;
-            };
-            let prot = state.state.prot(run_start);
-            let mut end = run_start + step;
-            while end < r.outer
-                && state.state.prot(end) == prot
-                && state
-                    .target(end)
-                    .is_some_and(|t| t.target == t0.target && t.phys == t0.phys + (end - run_start) as u64 * PAGE_SIZE)
-            {
-                end += step;
-            }
-            let end = end.min(r.outer);
-            backend
-                .map(p, block.page_address(run_start), (end - run_start) as u64 * PAGE_SIZE, size, t0, prot)
-                .map_err(|_| BackendError::MappingFailed { processor: p, va: block.page_address(run_start) })?;
-            run_start = end;
-        }
-        Ok(())
-    };
     if new.is_2m {
-        map_extent(PageRegion::full(), PageSize::Size2M)
-    } else {
-        for_each_extent(new, granules, map_extent)
+        return map_extent(block, state, p, PageRegion::full(), PageSize::Size2M, backend);
     }
+    let mut bits = granules;
+    while bits != 0 {
+        let big = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        if new.big & (1 << big) != 0 {
+            map_extent(block, state, p, PageRegion::big_page(big), PageSize::Size64K, backend)?;
+        } else {
+            let base = big * PAGES_PER_BIG_PAGE;
+            for_each_run(new.small.big_page_bits(big), |first, outer| {
+                map_extent(block, state, p, PageRegion::new(base + first, base + outer), PageSize::Size4K, backend)
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Maps the extent `r` of one PTE size: one backend call per run with a contiguous target and
+/// one permission.
+#[inline(always)]
+fn map_extent(
+    block: &VaBlock,
+    state: &crate::va_block::GpuBlockState,
+    p: ProcessorId,
+    r: PageRegion,
+    size: PageSize,
+    backend: &mut impl UvmBackend,
+) -> Result<(), BackendError> {
+    let step = match size {
+        PageSize::Size2M => PAGES_PER_BLOCK,
+        PageSize::Size64K => PAGES_PER_BIG_PAGE,
+        _ => 1,
+    };
+    let mut run_start = r.first;
+    while run_start < r.outer {
+        let Some(t0) = state.target(run_start) else {
+            run_start += 1;
+            continue;
+        };
+        let prot = state.state.prot(run_start);
+        let mut end = run_start + step;
+        while end < r.outer
+            && state.state.prot(end) == prot
+            && state
+                .target(end)
+                .is_some_and(|t| t.target == t0.target && t.phys == t0.phys + (end - run_start) as u64 * PAGE_SIZE)
+        {
+            end += step;
+        }
+        let end = end.min(r.outer);
+        let va = block.page_address(run_start);
+        backend
+            .map(p, va, (end - run_start) as u64 * PAGE_SIZE, size, t0, prot)
+            .map_err(|_| BackendError::MappingFailed { processor: p, va })?;
+        run_start = end;
+    }
+    Ok(())
+}
+
+/// Calls `f(first, outer)` for each run of set bits of a big page's `bits`, in order.
+#[inline(always)]
+fn for_each_run(
+    bits: u16,
+    mut f: impl FnMut(PageIndex, PageIndex) -> Result<(), BackendError>,
+) -> Result<(), BackendError> {
+    let mut rest = u32::from(bits);
+    while rest != 0 {
+        let first = rest.trailing_zeros();
+        let len = (!(rest >> first)).trailing_zeros();
+        f(first as PageIndex, (first + len) as PageIndex)?;
+        rest &= !(((1u32 << len) - 1) << first);
+    }
+    Ok(())
 }
 
 /// Calls `f` with each extent of `layout` (not a 2 MiB one) in the big pages `granules` names,
@@ -1095,13 +1184,13 @@ fn for_each_extent(
     while bits != 0 {
         let big = bits.trailing_zeros() as usize;
         bits &= bits - 1;
-        let region = PageRegion::big_page(big);
         if layout.big & (1 << big) != 0 {
-            f(region, PageSize::Size64K)?;
+            f(PageRegion::big_page(big), PageSize::Size64K)?;
         } else {
-            for r in layout.small.regions_in(region) {
-                f(r, PageSize::Size4K)?;
-            }
+            let base = big * PAGES_PER_BIG_PAGE;
+            for_each_run(layout.small.big_page_bits(big), |first, outer| {
+                f(PageRegion::new(base + first, base + outer), PageSize::Size4K)
+            })?;
         }
     }
     Ok(())

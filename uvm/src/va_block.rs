@@ -571,7 +571,11 @@ impl VaBlock {
         if !g.force_4k_ptes {
             for big in 0..BIG_PAGES_PER_BLOCK {
                 let r = PageRegion::big_page(big);
-                if self.region().covers(&r) && uniform(r, crate::page_mask::BIG_PAGE_SIZE) {
+                // Only a fully mapped big page can take a 64 KiB PTE.
+                if mapped.big_page_bits(big) == u16::MAX
+                    && self.region().covers(&r)
+                    && uniform(r, crate::page_mask::BIG_PAGE_SIZE)
+                {
                     layout.big |= 1 << big;
                     layout.small.clear_region(r);
                 }

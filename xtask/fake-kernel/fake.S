@@ -10,6 +10,10 @@
  *   - prints `pci: scan complete, N functions` and, if the command line holds `pci-handshake`,
  *     `; waiting for host`, then waits (without limit: the host harness has the timeout) for one
  *     byte on COM1;
+ *   - looks for the ACPI RSDP where the kernel does (the loader's pointer: PVH's rsdp_paddr or
+ *     Multiboot2's ACPI tags; then the BIOS area 0xE0000-0xFFFFF) and prints the kernel's
+ *     `acpi: MADT: N CPUs (...)` line when there is one (N is 0: the fake reads no tables), its
+ *     `booting without ACPI` line when there is none or `fake-no-acpi` is on the command line;
  *   - prints `platform ready in 1 ms` and two in-kernel test lines in the ktest format;
  *   - exits through isa-debug-exit (port 0xf4): 0x10 (pass) or, with `fake-fail` on the command
  *     line, a failing test line and 0x11.
@@ -63,6 +67,7 @@ mb2_header_end:
 _start_mb2:
     mov esp, offset stack_top
     mov dword ptr [cmdline], offset empty
+    mov dword ptr [rsdp], 0
     cmp eax, MB2_BOOT_MAGIC
     jne main
     /* Boot information: total size, reserved, then 8-byte aligned tags (type, size, ...). */
@@ -70,24 +75,37 @@ _start_mb2:
 1:  mov eax, [esi]
     test eax, eax
     jz main
+    cmp eax, 14                     /* ACPI old RSDP: a copy of it at +8 */
+    je 3f
+    cmp eax, 15                     /* ACPI new RSDP */
+    je 3f
     cmp eax, 1
     je 2f
-    mov eax, [esi + 4]
+    jmp 4f
+3:  lea eax, [esi + 8]
+    mov [rsdp], eax
+4:  mov eax, [esi + 4]
     add eax, 7
     and eax, ~7
     add esi, eax
     jmp 1b
 2:  lea eax, [esi + 8]
     mov [cmdline], eax
-    jmp main
+    jmp 4b
 
     .global _start_pvh
 _start_pvh:
     mov esp, offset stack_top
     mov dword ptr [cmdline], offset empty
+    mov dword ptr [rsdp], 0
     cmp dword ptr [ebx], PVH_MAGIC
     jne main
-    mov eax, [ebx + 24]
+    /* hvm_start_info: rsdp_paddr at +32 from version 1 on. */
+    cmp dword ptr [ebx + 4], 1
+    jb 1f
+    mov eax, [ebx + 32]
+    mov [rsdp], eax
+1:  mov eax, [ebx + 24]
     test eax, eax
     jz main
     mov [cmdline], eax
@@ -136,6 +154,7 @@ main:
     call puts
 3:  call newline
 
+    call report_acpi
     mov esi, offset msg_ready
     call puts
     mov esi, [cmdline]
@@ -196,6 +215,40 @@ exit:
 6:  cli
     hlt
     jmp 6b
+
+/* report_acpi: the RSDP from the loader, else one found in the BIOS area, or the kernel's
+   line for booting without ACPI (also with `fake-no-acpi`, which the selftest uses to check that
+   the harness notices). */
+report_acpi:
+    mov esi, [cmdline]
+    mov edi, offset word_no_acpi
+    call contains
+    test eax, eax
+    jnz 3f
+    mov eax, [rsdp]
+    test eax, eax
+    jnz 2f
+    mov eax, 0xe0000
+1:  cmp dword ptr [eax], 0x20445352 /* "RSD " */
+    jne 4f
+    cmp dword ptr [eax + 4], 0x20525450 /* "PTR " */
+    je 2f
+4:  add eax, 16
+    cmp eax, 0x100000
+    jb 1b
+    jmp 3f
+2:  push eax
+    mov esi, offset msg_madt
+    call puts
+    pop eax
+    mov ecx, 8
+    call put_hex
+    mov esi, offset msg_madt_end
+    call puts
+    ret
+3:  mov esi, offset msg_no_acpi
+    call puts
+    ret
 
 /* count_ktests: the number of `fake-ktest=` words in the command line, into extra_ktests. */
 count_ktests:
@@ -464,6 +517,10 @@ msg_functions:      .asciz " functions"
 msg_waiting:        .asciz "; waiting for host"
 msg_host_answered:  .asciz "[       0 ms] INFO  pci: host answered"
 msg_ready:          .asciz "[       1 ms] INFO  platform ready in 1 ms\r\n"
+word_no_acpi:       .asciz "fake-no-acpi"
+msg_madt:           .asciz "[       1 ms] INFO  acpi: MADT: 0 CPUs (fake kernel: the RSDP is at 0x"
+msg_madt_end:       .asciz ", no table is read)\r\n"
+msg_no_acpi:        .asciz "[       1 ms] WARN  acpi: no RSDP from the loader and none in the BIOS areas (fake kernel): booting without ACPI\r\n"
 word_ktest:         .asciz "fake-ktest="
 word_pagefault:     .asciz "fault=pagefault"
 msg_running:        .asciz "[       1 ms] INFO  ktest: running "
@@ -497,6 +554,7 @@ msg_failed_one:     .asciz " passed, 1 failed\r\n"
     .bss
     .balign 16
 cmdline:        .long 0
+rsdp:           .long 0
 functions:      .long 0
 extra_ktests:   .long 0
 vendor_device:  .long 0

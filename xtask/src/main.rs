@@ -396,8 +396,9 @@ fn cmd_test(mut args: Args) -> Result<()> {
     }
     println!("== cargo test --workspace");
     // Tests that cannot check what they exist for record why (tests::skips); the summary lists
-    // each one. Facts cited from releases Debian does not carry (Blackwell, QMD layouts) are
-    // such a skip unless a developer supplied those trees (fetch-real-data.sh).
+    // each one. Facts found only in trees no package carries (Hopper's QMD V04_00, the Blackwell
+    // facts neither Debian's linux-source nor tinygrad holds) are such a skip, each named, unless
+    // a developer supplied those trees (fetch-real-data.sh).
     let skips = util::target_dir().join("test-skips");
     let _ = std::fs::remove_dir_all(&skips);
     run_status(cargo().args(["test", "--workspace"]))?;
@@ -594,6 +595,15 @@ fn selftest(only: Vec<String>) -> Result<Vec<String>> {
         ..phantom_pci
     };
     expect_failure(&missing_ktest, "which this case exists for, did not run", "a ktest that did not run")?;
+
+    println!("selftest: a kernel that boots without the ACPI tables the machine has must fail its case");
+    let no_acpi = suite::Options {
+        append: "fake-no-acpi".into(),
+        only: vec!["pvh-q35-root-port".into()],
+        fake_ktests: true,
+        ..missing_ktest
+    };
+    expect_failure(&no_acpi, "the machine has ACPI tables but the kernel booted without them", "booting without ACPI")?;
 
     bench::run(&bench::Options {
         kernel: fake,

@@ -520,6 +520,7 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
         }
     }
     problems.extend(required_ktest_problems(&seen, case.ktests));
+    problems.extend(acpi_problems(&seen, case.extra.iter().any(|a| a.contains("acpi=off"))));
     let pci_summary = if opts.pci_check {
         match pci_verdict {
             Some(Ok(n)) => format!(", {n} PCI functions match QEMU"),
@@ -550,6 +551,20 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
         Ok(Outcome::Pass(format!("{tests} tests passed{skipped}{pci_summary}{ready}")))
     } else {
         Ok(Outcome::Fail(problems.join("; ")))
+    }
+}
+
+/// What is wrong with the kernel's reading of the ACPI tables: on a machine with ACPI the log
+/// must show the tables found and a MADT read (`acpi: MADT: N CPUs ...`), and no fallback to running
+/// without them; a case that turns ACPI off must show the kernel noticing.
+fn acpi_problems(seen: &[String], acpi_off: bool) -> Vec<String> {
+    let without = seen.iter().any(|l| l.contains("booting without ACPI"));
+    let madt = seen.iter().any(|l| l.contains("MADT: ") && l.contains(" CPUs ("));
+    match (acpi_off, without, madt) {
+        (true, true, _) | (false, false, true) => Vec::new(),
+        (true, false, _) => vec!["ACPI is off but the kernel never said 'booting without ACPI'".into()],
+        (false, true, _) => vec!["the machine has ACPI tables but the kernel booted without them".into()],
+        (false, false, false) => vec!["the kernel never reported the MADT it read ('acpi: MADT: N CPUs ...')".into()],
     }
 }
 
@@ -705,6 +720,20 @@ fn check_pci(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn acpi_is_judged_from_the_log() {
+        let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let found = lines(&["[  3 ms] INFO  acpi: MADT: 4 CPUs (4 usable, 0 x2APIC entries), 1 I/O APICs, 5 overrides, local APIC at 0xfee00000"]);
+        let without = lines(&[
+            "[  2 ms] WARN  acpi: no RSDP from the loader and none in the BIOS areas (x): booting without ACPI",
+        ]);
+        assert!(acpi_problems(&found, false).is_empty());
+        assert!(acpi_problems(&without, true).is_empty());
+        assert_eq!(acpi_problems(&without, false).len(), 1);
+        assert_eq!(acpi_problems(&found, true).len(), 1);
+        assert_eq!(acpi_problems(&lines(&["nothing"]), false).len(), 1);
+    }
 
     #[test]
     fn a_case_fails_when_a_ktest_it_exists_for_was_skipped_failed_or_absent() {

@@ -384,7 +384,7 @@ impl Channel {
         let entries = config.gpfifo_entries;
         // DMA memory is 4 KiB aligned, which covers USERD's and the instance block's alignment
         // (`NV_RAMUSERD_BASE_SHIFT`, `NV_RAMIN_ALLOC_SIZE`).
-        let userd = dma.alloc(f::USERD_SIZE.max(1 << crate::hw::host::NV_RAMUSERD_BASE_SHIFT) as usize)?;
+        let userd = dma.alloc(crate::hw::host::USERD_SIZE.max(1 << crate::hw::host::NV_RAMUSERD_BASE_SHIFT) as usize)?;
         let instance = dma.alloc(crate::hw::host::NV_RAMIN_ALLOC_SIZE as usize)?;
         let notifier = dma.alloc(4096)?;
         let gpfifo = dma.alloc((entries as usize * 8).max(4096))?;
@@ -410,7 +410,7 @@ impl Channel {
             error_notifier_mem: desc(&notifier),
             ..Default::default()
         };
-        params.userd_mem.size = f::USERD_SIZE;
+        params.userd_mem.size = crate::hw::host::USERD_SIZE;
         params.error_notifier_mem.size = core::mem::size_of::<f::NvNotification>() as u64;
         let channel: Handle<ChannelObject> = rm.alloc(rpc, group, classes.host.class_number(), &params)?;
         let mut bind = f::NvA06fCtrlBindParams { engine_type };
@@ -619,7 +619,7 @@ impl Channel {
         self.gpfifo.write_volatile_u32(at, e0);
         self.gpfifo.write_volatile_u32(at + 4, e1);
         self.gp_put = (self.gp_put + 1) % self.entries;
-        self.userd.write_volatile_u32(f::USERD_GP_PUT as usize, self.gp_put);
+        self.userd.write_volatile_u32(crate::hw::host::USERD_GP_PUT as usize, self.gp_put);
         io.write32(f::NVC361_BASE + f::NVC361_NOTIFY_CHANNEL_PENDING, self.token);
         self.pb_put = start + bytes;
         self.next_fence = fence.wrapping_add(1).max(1);

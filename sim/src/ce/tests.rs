@@ -3,6 +3,10 @@
 use super::*;
 use crate::engine_mem::{AccessType, FaultKind, FlatMemory};
 
+fn class(number: u32) -> &'static CopyClass {
+    CopyClass::from_number(number).expect("a copy class the model implements")
+}
+
 const LAUNCH_DMA: u32 = method::NVC5B5_LAUNCH_DMA;
 /// PIPELINED, SRC/DST pitch.
 const COPY: u32 = 1 | 1 << 7 | 1 << 8;
@@ -34,7 +38,7 @@ fn copies_one_line_and_reports_bytes() {
     for (i, b) in mem.bytes[..0x100].iter_mut().enumerate() {
         *b = i as u8;
     }
-    let mut ce = CopyEngine::new(CeClass::TuringA);
+    let mut ce = CopyEngine::new(class(nvgpu::hw::classes::TURING_DMA_COPY_A));
     let out = run(&mut ce, &mut mem, &copy_methods(0x10, 0x2001, 0x80)).unwrap().unwrap();
     assert_eq!(out, LaunchOutcome { bytes_written: 0x80, semaphore: None, interrupt: None });
     assert_eq!(mem.bytes[0x2001..0x2081], (0x10..0x90).map(|i| i as u8).collect::<Vec<_>>()[..]);
@@ -48,7 +52,7 @@ fn multi_line_uses_pitches() {
     for (i, b) in mem.bytes[..0x100].iter_mut().enumerate() {
         *b = (i as u8).wrapping_add(1);
     }
-    let mut ce = CopyEngine::new(CeClass::AmpereB);
+    let mut ce = CopyEngine::new(class(nvgpu::hw::classes::AMPERE_DMA_COPY_B));
     // 3 lines of 4 bytes: source pitch 16, destination pitch 8.
     let m = [
         (0x400, 0),
@@ -73,7 +77,7 @@ fn remap_swizzles_and_keeps_no_write_components() {
     let mut mem = FlatMemory::new(0, 0x1000);
     mem.bytes[..8].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
     mem.bytes[0x100..0x108].fill(0xee);
-    let mut ce = CopyEngine::new(CeClass::TuringA);
+    let mut ce = CopyEngine::new(class(nvgpu::hw::classes::TURING_DMA_COPY_A));
     // 2-byte components, 2 source and 2 destination components: X <- SRC_Y, Y <- NO_WRITE.
     let components = 1 | 6 << 4 | 1 << 16 | 1 << 20 | 1 << 24;
     let m = [
@@ -92,7 +96,7 @@ fn remap_swizzles_and_keeps_no_write_components() {
 #[test]
 fn semaphores_one_word_two_word_and_timestamped() {
     let mut mem = FlatMemory::new(0, 0x1000);
-    let mut ce = CopyEngine::new(CeClass::HopperA);
+    let mut ce = CopyEngine::new(class(nvgpu::hw::classes::HOPPER_DMA_COPY_A));
     let sem = [(0x240, 0), (0x244, 0x100), (0x248, 0xaabb_ccdd), (0x24c, 0x1122_3344)];
     let mut m = sem.to_vec();
     m.push((LAUNCH_DMA, 1 << 2 | 1 << 3 | 2 << 5));
@@ -116,7 +120,7 @@ fn semaphores_one_word_two_word_and_timestamped() {
 #[test]
 fn semaphore_reductions() {
     let mut mem = FlatMemory::new(0, 0x1000);
-    let mut ce = CopyEngine::new(CeClass::TuringA);
+    let mut ce = CopyEngine::new(class(nvgpu::hw::classes::TURING_DMA_COPY_A));
     // INC (6 << 14), UNSIGNED (1 << 18), ENABLE (1 << 19), one word: wraps at the payload.
     let inc = 1 << 3 | 6 << 14 | 1 << 18 | 1 << 19;
     run(&mut ce, &mut mem, &[(0x244, 0x10), (0x248, 2)]).unwrap();
@@ -137,18 +141,18 @@ fn semaphore_reductions() {
 #[test]
 fn strict_about_methods_and_fields() {
     let mut mem = FlatMemory::new(0, 0x1000);
-    let mut ce = CopyEngine::new(CeClass::TuringA);
+    let mut ce = CopyEngine::new(class(nvgpu::hw::classes::TURING_DMA_COPY_A));
     let err = |ce: &mut CopyEngine, mem: &mut FlatMemory, m: (u32, u32)| run(ce, mem, &[m]).unwrap_err();
     assert_eq!(
         err(&mut ce, &mut mem, (0x70c, 0)),
-        CeError::UnknownMethod { class: CeClass::TuringA, method: 0x70c, value: 0 }
+        CeError::UnknownMethod { class: "TURING_DMA_COPY_A", method: 0x70c, value: 0 }
     );
     // Turing has no SET_SEMAPHORE_PAYLOAD_UPPER and no PEERMEM.
     assert!(matches!(err(&mut ce, &mut mem, (0x24c, 0)), CeError::UnknownMethod { .. }));
     assert!(matches!(err(&mut ce, &mut mem, (0x260, 3)), CeError::InvalidField { field: "TARGET", value: 3, .. }));
     // OFFSET_IN_UPPER is 17 bits before Hopper.
     assert!(matches!(err(&mut ce, &mut mem, (0x400, 1 << 17)), CeError::InvalidField { .. }));
-    assert!(CopyEngine::new(CeClass::HopperA)
+    assert!(CopyEngine::new(class(nvgpu::hw::classes::HOPPER_DMA_COPY_A))
         .method(0x400, 1 << 17, &mut CeBus { virt: &mut mem, phys: &mut NoPhysicalMemory, timestamp_ns: 0 })
         .is_ok());
     // DATA_TRANSFER_TYPE 3, INTERRUPT_TYPE 3, reserved START_OF_COPY, PAYLOAD_SIZE on Turing.
@@ -160,9 +164,9 @@ fn strict_about_methods_and_fields() {
         assert!(matches!(err(&mut ce, &mut mem, (LAUNCH_DMA, launch)), CeError::Unsupported { .. }), "{launch:#x}");
     }
     // Ampere A: bits 20/21 are undefined; Hopper: COPY_TYPE SECURE is not modelled.
-    let mut ampere = CopyEngine::new(CeClass::AmpereA);
+    let mut ampere = CopyEngine::new(class(nvgpu::hw::classes::AMPERE_DMA_COPY_A));
     assert!(matches!(err(&mut ampere, &mut mem, (LAUNCH_DMA, COPY | 1 << 20)), CeError::InvalidField { .. }));
-    let mut hopper = CopyEngine::new(CeClass::HopperA);
+    let mut hopper = CopyEngine::new(class(nvgpu::hw::classes::HOPPER_DMA_COPY_A));
     assert!(matches!(err(&mut hopper, &mut mem, (LAUNCH_DMA, COPY | 1 << 20)), CeError::Unsupported { .. }));
     assert!(matches!(err(&mut ce, &mut mem, (0x708, 7)), CeError::InvalidField { .. }));
     assert_eq!(ce.launches, 0);
@@ -171,7 +175,7 @@ fn strict_about_methods_and_fields() {
 #[test]
 fn faults_stop_the_copy() {
     let mut mem = FlatMemory::new(0, 0x1000);
-    let mut ce = CopyEngine::new(CeClass::TuringA);
+    let mut ce = CopyEngine::new(class(nvgpu::hw::classes::TURING_DMA_COPY_A));
     let e = run(&mut ce, &mut mem, &copy_methods(0, 0xf00, 0x200)).unwrap_err();
     assert_eq!(e, CeError::Fault(MmuFault { va: 0x1000, access: AccessType::Write, kind: FaultKind::InvalidPte }));
     let e = run(&mut ce, &mut mem, &copy_methods(0x2000, 0, 0x10)).unwrap_err();
@@ -191,7 +195,7 @@ fn throughput() {
     for (i, b) in mem.bytes[..SIZE].iter_mut().enumerate() {
         *b = (i * 7) as u8;
     }
-    let mut ce = CopyEngine::new(CeClass::AmpereB);
+    let mut ce = CopyEngine::new(class(nvgpu::hw::classes::AMPERE_DMA_COPY_B));
     let rounds = 8;
     let t = std::time::Instant::now();
     for _ in 0..rounds {
@@ -220,7 +224,7 @@ fn throughput() {
 #[test]
 fn a_launch_beyond_the_models_limit_is_refused_not_run() {
     let mut mem = FlatMemory::new(0, 0x1000);
-    let mut ce = CopyEngine::new(CeClass::AmpereB);
+    let mut ce = CopyEngine::new(class(nvgpu::hw::classes::AMPERE_DMA_COPY_B));
     // Pitches 0, 0x800 bytes a line, 0xffff_ffff lines: 8 TiB over the same 2 KiB.
     let m = [(0x410, 0), (0x414, 0), (0x418, 0x800), (0x41c, u32::MAX), (LAUNCH_DMA, COPY | 1 << 9)];
     assert_eq!(run(&mut ce, &mut mem, &m), Err(CeError::LaunchTooLarge { bytes: 0x800 * u128::from(u32::MAX) }));

@@ -255,7 +255,7 @@ impl Fifo {
             use nvgpu::hw::host::{NV_RAMIN_ALLOC_SIZE, NV_RAMUSERD_BASE_SHIFT};
             let instance = mem_desc(&p.instance_mem, NV_RAMIN_ALLOC_SIZE.into())?;
             let userd = mem_desc(&p.userd_mem, 1 << NV_RAMUSERD_BASE_SHIFT)?;
-            if p.userd_mem.size < nvgpu::rm::fifo::USERD_SIZE {
+            if p.userd_mem.size < nvgpu::hw::host::USERD_SIZE {
                 return Err(NvStatus::NV_ERR_INVALID_ARGUMENT);
             }
             let error_notifier =

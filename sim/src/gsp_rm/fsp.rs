@@ -55,24 +55,21 @@
 use alloc::vec::Vec;
 
 use nvgpu::chip::Chipset;
-use nvgpu::gsp::boot::fsp::{
-    GspDmaTarget, GspFmcBootParams, NvdmPayloadCommandResponse, NvdmPayloadCot, FRTS_SIZE, FSP_EMEM_CHANNEL_RM_SIZE,
-    FSP_ERR_IFS_ERR_INVALID_STATE, FSP_OK, MCTP_HEADER_EOM_SHIFT, MCTP_HEADER_SEID_SHIFT, MCTP_HEADER_SEQ_SHIFT,
-    MCTP_HEADER_SIZE, MCTP_HEADER_SOM_SHIFT, MCTP_MSG_HEADER_NVDM_TYPE_SHIFT, MCTP_MSG_HEADER_TYPE_MASK,
-    MCTP_MSG_HEADER_TYPE_VENDOR_PCI, MCTP_MSG_HEADER_VENDOR_ID_NV, MCTP_MSG_HEADER_VENDOR_ID_SHIFT,
-    NVDM_PAYLOAD_COT_SIZE, NVDM_PAYLOAD_COT_VERSION, NVDM_TYPE_COT, NVDM_TYPE_FSP_RESPONSE,
-};
+use nvgpu::gsp::boot::fsp::FRTS_SIZE;
 use nvgpu::gsp::fw::wpr::GspFwWprMeta;
+use nvgpu::hw::engine::FSP_EMEM_CHANNEL_RM_SIZE;
+use nvgpu::hw::fw::fsp::{
+    GspDmaTarget, GspFmcBootParams, NvdmPayloadCommandResponse, NvdmPayloadCot, FSP_ERR_IFS_ERR_INVALID_DATA,
+    FSP_ERR_IFS_ERR_INVALID_STATE, FSP_ERR_IFS_ERR_NOT_SUPPORTED, FSP_OK, MCTP_HEADER_EOM, MCTP_HEADER_SEID,
+    MCTP_HEADER_SEQ, MCTP_HEADER_SIZE, MCTP_HEADER_SOM, MCTP_MSG_HEADER_NVDM_TYPE, MCTP_MSG_HEADER_TYPE,
+    MCTP_MSG_HEADER_TYPE_VENDOR_PCI, MCTP_MSG_HEADER_VENDOR_ID, MCTP_MSG_HEADER_VENDOR_ID_NV, NVDM_PAYLOAD_COT_SIZE,
+    NVDM_PAYLOAD_COT_VERSION, NVDM_TYPE_COT, NVDM_TYPE_FSP_RESPONSE, NVDM_TYPE_INFOROM,
+};
 use zerocopy::byteorder::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
 use crate::booter::{self, BooterContext, BooterError, PeerGsp};
 use crate::memory::SystemMemory;
-
-/// `FSP_ERR_IFS_ERR_NOT_SUPPORTED` (`kern_fsp_retval.h`).
-pub const FSP_ERR_IFS_ERR_NOT_SUPPORTED: u32 = 0xA0;
-/// `FSP_ERR_IFS_ERR_INVALID_DATA` (`kern_fsp_retval.h`).
-pub const FSP_ERR_IFS_ERR_INVALID_DATA: u32 = 0xA1;
 
 /// What the FSP refused, recorded as `GspRmError::Fsp`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -85,7 +82,7 @@ pub struct FspRefusal {
 
 /// The FSP's state between packets.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct FspState {
+pub struct FspState {
     /// The message assembled so far (NVDM type first) and the SEQ of the last packet.
     partial: Option<(Vec<u8>, u8, u8)>,
     /// Every complete message taken, NVDM type first (for tests: the FSP's reply overwrites
@@ -161,7 +158,7 @@ fn recognise_fmc(
 
 /// What a command packet led to.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct FspOutcome {
+pub struct FspOutcome {
     /// The reply packet to post in the message queue.
     pub reply: Option<Vec<u8>>,
     /// Refusals to record.
@@ -170,16 +167,22 @@ pub(crate) struct FspOutcome {
     pub cot: Option<GspFmcBootParams>,
 }
 
+/// The model's own reading of a `hi:lo` field of a header word.
+fn bits(word: u32, field: nvgpu::hw::UnitRange) -> u32 {
+    let width = field.last - field.first + 1;
+    (word >> field.first) & (u32::MAX >> (32 - width))
+}
+
 fn word(bytes: &[u8], at: usize) -> u32 {
     bytes.get(at..at + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 /// The FSP's reply packet: SOM|EOM, then the message header (`FSP_RESPONSE`), then the response.
 fn response_packet(command: u8, error_code: u32) -> Vec<u8> {
-    let transport = (1u32 << MCTP_HEADER_SOM_SHIFT) | (1 << MCTP_HEADER_EOM_SHIFT);
+    let transport = (1u32 << MCTP_HEADER_SOM.first) | (1 << MCTP_HEADER_EOM.first);
     let header = MCTP_MSG_HEADER_TYPE_VENDOR_PCI
-        | (MCTP_MSG_HEADER_VENDOR_ID_NV << MCTP_MSG_HEADER_VENDOR_ID_SHIFT)
-        | (u32::from(NVDM_TYPE_FSP_RESPONSE) << MCTP_MSG_HEADER_NVDM_TYPE_SHIFT);
+        | (MCTP_MSG_HEADER_VENDOR_ID_NV << MCTP_MSG_HEADER_VENDOR_ID.first)
+        | (u32::from(NVDM_TYPE_FSP_RESPONSE) << MCTP_MSG_HEADER_NVDM_TYPE.first);
     let response = NvdmPayloadCommandResponse {
         task_id: U32::new(0),
         command_nvdm_type: U32::new(command.into()),
@@ -209,18 +212,18 @@ impl FspState {
             return outcome;
         }
         let transport = word(packet, 0);
-        let som = transport >> MCTP_HEADER_SOM_SHIFT & 1 == 1;
-        let eom = transport >> MCTP_HEADER_EOM_SHIFT & 1 == 1;
-        let seq = ((transport >> MCTP_HEADER_SEQ_SHIFT) & 3) as u8;
-        let seid = ((transport >> MCTP_HEADER_SEID_SHIFT) & 0xFF) as u8;
+        let som = bits(transport, MCTP_HEADER_SOM) == 1;
+        let eom = bits(transport, MCTP_HEADER_EOM) == 1;
+        let seq = bits(transport, MCTP_HEADER_SEQ) as u8;
+        let seid = bits(transport, MCTP_HEADER_SEID) as u8;
         let (mut message, expected_seq, message_seid) = if som {
             if self.partial.take().is_some() {
                 outcome.refusals.push(refuse("SOM while a message was incomplete (dropped)", 0));
             }
             let header = word(packet, 4);
-            let vendor = (header >> MCTP_MSG_HEADER_VENDOR_ID_SHIFT) & 0xFFFF;
+            let vendor = bits(header, MCTP_MSG_HEADER_VENDOR_ID);
             if packet.len() < MCTP_HEADER_SIZE + 1
-                || header & MCTP_MSG_HEADER_TYPE_MASK != MCTP_MSG_HEADER_TYPE_VENDOR_PCI
+                || bits(header, MCTP_MSG_HEADER_TYPE) != MCTP_MSG_HEADER_TYPE_VENDOR_PCI
                 || vendor != MCTP_MSG_HEADER_VENDOR_ID_NV
             {
                 outcome.refusals.push(refuse("MCTP message header is not vendor-PCI NVIDIA", header.into()));
@@ -242,7 +245,8 @@ impl FspState {
             return outcome;
         }
         let nvdm_type = message[0];
-        let expected_seid = nvgpu::gsp::boot::fsp::nvdm_seid(nvdm_type);
+        // `kfspNvdmToSeid_GH100`: InfoROM messages travel on SEID 1, every other type on 0.
+        let expected_seid = u8::from(nvdm_type == NVDM_TYPE_INFOROM);
         if message_seid != expected_seid {
             outcome.refusals.push(refuse("SEID is not the NVDM type's", seid.into()));
             return outcome;

@@ -120,19 +120,32 @@ pub struct BatchFault {
 }
 
 impl BatchFault {
-    fn same_instance(&self, other: &BatchFault) -> bool {
-        self.entry.instance == other.entry.instance && self.ve_id == other.ve_id
-    }
-
     fn instance_key(&self) -> (InstancePtr, u8) {
         (self.entry.instance, self.ve_id)
     }
 }
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct UtlbState {
     num_pending_faults: u32,
     last_fault: usize,
+    /// What coalescing compares of `last_fault`.
+    last_key: FaultKey,
+}
+
+/// What coalescing compares of a fault: its instance and VEID, page and access.
+#[derive(Clone, Copy)]
+struct FaultKey {
+    instance: InstancePtr,
+    ve_id: u8,
+    va: u64,
+    access: FaultAccess,
+}
+
+impl FaultKey {
+    fn same_instance(&self, other: &FaultKey) -> bool {
+        self.instance == other.instance && self.ve_id == other.ve_id
+    }
 }
 
 /// A fetched batch after coalescing (`uvm_fault_service_batch_context_t`'s fault cache).
@@ -162,45 +175,52 @@ impl FaultBatch {
         let mut faults: Vec<BatchFault> = Vec::with_capacity(entries.len());
         // uTLBs in the order first seen (a batch sees few of them).
         let mut utlbs: Vec<(u16, UtlbState)> = Vec::new();
-        let mut last: Option<usize> = None;
+        // The batch's last fault: its index and what coalescing compares of it.
+        let mut last: Option<(usize, FaultKey)> = None;
         let mut num_coalesced = 0;
         let mut is_single_instance = true;
 
         for entry in entries {
-            let current = BatchFault {
-                entry: *entry,
+            let utlb_id = utlb_of(entry);
+            let is_fatal = entry.is_fatal();
+            let key = FaultKey {
+                instance: entry.instance,
                 ve_id: ve_id(entry.engine_id, graphics_engine_base),
-                utlb_id: utlb_of(entry),
-                is_fatal: entry.is_fatal(),
+                va: entry.va,
+                access: entry.access,
+            };
+            let index = faults.len();
+            faults.push(BatchFault {
+                entry: *entry,
+                ve_id: key.ve_id,
+                utlb_id,
+                is_fatal,
                 filtered: false,
                 num_instances: 1,
                 access_type_mask: AccessTypeMask::of(entry.access),
-            };
-            let index = faults.len();
-            faults.push(current);
-            let u = utlbs.iter().position(|&(id, _)| id == current.utlb_id).unwrap_or_else(|| {
-                utlbs.push((current.utlb_id, UtlbState::default()));
+            });
+            let u = utlbs.iter().position(|&(id, _)| id == utlb_id).unwrap_or_else(|| {
+                // No pending fault yet: `last_key` is not looked at.
+                utlbs.push((utlb_id, UtlbState { num_pending_faults: 0, last_fault: 0, last_key: key }));
                 utlbs.len() - 1
             });
             let Some((_, utlb)) = utlbs.get_mut(u) else { continue };
 
-            let same_instance = last.is_none_or(|l| current.same_instance(&faults[l]));
-            if let (Some(l), true, false) = (last, coalesce, current.is_fatal) {
+            let same_instance = last.is_none_or(|(_, l)| key.same_instance(&l));
+            if let (Some((l, lk)), true, false) = (last, coalesce, is_fatal) {
                 let tlb_target = (utlb.num_pending_faults > 0)
                     .then_some(utlb.last_fault)
-                    .filter(|&t| current.same_instance(&faults[t]) && current.entry.va == faults[t].entry.va);
-                let global_target = (same_instance
-                    && current.entry.va == faults[l].entry.va
-                    && current.entry.access <= faults[l].entry.access)
-                    .then_some(l);
+                    .filter(|_| key.same_instance(&utlb.last_key) && key.va == utlb.last_key.va);
+                let global_target = (same_instance && key.va == lk.va && key.access <= lk.access).then_some(l);
                 if let Some(target) = tlb_target.or(global_target) {
                     let promoted = merge(&mut faults, index, target);
                     if promoted {
                         if tlb_target.is_some() {
                             utlb.last_fault = index;
+                            utlb.last_key = key;
                         }
-                        if last == Some(target) {
-                            last = Some(index);
+                        if l == target {
+                            last = Some((index, key));
                         }
                     }
                     continue;
@@ -210,7 +230,8 @@ impl FaultBatch {
             is_single_instance &= same_instance;
             utlb.num_pending_faults += 1;
             utlb.last_fault = index;
-            last = Some(index);
+            utlb.last_key = key;
+            last = Some((index, key));
             num_coalesced += 1;
         }
         FaultBatch { faults, num_coalesced, is_single_instance }
@@ -254,34 +275,48 @@ impl FaultBatch {
         &self,
         mut va_space_of: impl FnMut(InstancePtr, u8) -> Option<V>,
     ) -> ServiceOrder<V> {
-        // Sorted on keys taken out once; the index breaks ties, so the unstable sort orders as
-        // a stable one would.
-        let mut by_instance: Vec<((InstancePtr, u8), usize)> =
-            self.representatives().map(|(i, f)| (f.instance_key(), i)).collect();
-        // One instance (the usual batch): equal keys, already in index order.
-        if !self.is_single_instance {
-            by_instance.sort_unstable();
-        }
-
-        let mut order = Vec::with_capacity(by_instance.len());
+        let mut order = Vec::with_capacity(self.num_coalesced);
         let mut unresolved = Vec::new();
-        let mut cached: Option<((InstancePtr, u8), Option<V>)> = None;
-        for (key, i) in by_instance {
-            let va_space = match cached {
-                Some((k, v)) if k == key => v,
-                _ => {
-                    let v = va_space_of(key.0, key.1);
-                    cached = Some((key, v));
-                    v
+        if self.is_single_instance {
+            // One instance (the usual batch): resolved once, already in index order.
+            let mut reps = self.representatives();
+            if let Some((first, f)) = reps.next() {
+                let key = f.instance_key();
+                match va_space_of(key.0, key.1) {
+                    Some(va_space) => {
+                        order.push(ServiceFault { va_space, index: first });
+                        order.extend(reps.map(|(index, _)| ServiceFault { va_space, index }));
+                    }
+                    None => {
+                        unresolved.push(first);
+                        unresolved.extend(reps.map(|(i, _)| i));
+                    }
                 }
-            };
-            match va_space {
-                Some(va_space) => order.push(ServiceFault { va_space, index: i }),
-                None => unresolved.push(i),
+            }
+        } else {
+            // Sorted on keys taken out once; the index breaks ties, so the unstable sort orders
+            // as a stable one would.
+            let mut by_instance: Vec<((InstancePtr, u8), usize)> = Vec::with_capacity(self.num_coalesced);
+            by_instance.extend(self.representatives().map(|(i, f)| (f.instance_key(), i)));
+            by_instance.sort_unstable();
+            let mut cached: Option<((InstancePtr, u8), Option<V>)> = None;
+            for (key, i) in by_instance {
+                let va_space = match cached {
+                    Some((k, v)) if k == key => v,
+                    _ => {
+                        let v = va_space_of(key.0, key.1);
+                        cached = Some((key, v));
+                        v
+                    }
+                };
+                match va_space {
+                    Some(va_space) => order.push(ServiceFault { va_space, index: i }),
+                    None => unresolved.push(i),
+                }
             }
         }
         // By va_space, address, most intrusive access first; ties keep the instance order.
-        let single_va_space = order.windows(2).all(|w| w[0].va_space == w[1].va_space);
+        let single_va_space = self.is_single_instance || order.windows(2).all(|w| w[0].va_space == w[1].va_space);
         let pages_only = order.iter().all(|f| self.faults[f.index].entry.va & 0xfff == 0);
         let order: Vec<ServiceFault<V>> = if single_va_space && pages_only && order.len() <= 1 << 9 {
             // One va_space (the usual batch): the rest of the key packed in one word. Fault
@@ -296,8 +331,12 @@ impl FaultBatch {
                     (e.va & !0xfff) | (less_intrusive << 9) | pos as u64
                 })
                 .collect();
-            keys.sort_unstable();
-            keys.iter().filter_map(|&k| order.get((k & 0x1ff) as usize).copied()).collect()
+            // Built in position order: a stable sort on the bits above the position orders as
+            // the whole key would.
+            radix_sort_above(&mut keys, 9);
+            let mut sorted = Vec::with_capacity(keys.len());
+            sorted.extend(keys.iter().filter_map(|&k| order.get((k & 0x1ff) as usize).copied()));
+            sorted
         } else {
             let mut keyed: Vec<(OrderKey<V>, ServiceFault<V>)> = order
                 .iter()
@@ -324,6 +363,53 @@ impl FaultBatch {
         }
         ServiceOrder { order, unresolved, num_duplicates }
     }
+}
+
+/// Sorts `keys` stably by their bits from `from_bit` up: least significant byte first, over the
+/// bytes that differ among them (a batch's packed keys differ in a few bytes of page address).
+/// Counts are u16: more than 65,535 keys go to the library's stable sort.
+fn radix_sort_above(keys: &mut Vec<u64>, from_bit: u32) {
+    if keys.len() > usize::from(u16::MAX) {
+        keys.sort_by_key(|&k| k.checked_shr(from_bit).unwrap_or(0));
+        return;
+    }
+    if keys.len() < 2 || from_bit >= 64 {
+        return;
+    }
+    let (all, any) = keys.iter().fold((u64::MAX, 0u64), |(a, o), &k| (a & k, o | k));
+    let varying = (all ^ any) >> from_bit;
+    let mut from = keys.clone();
+    let mut to = keys.clone();
+    let mut digit = 0;
+    while digit < 64 - from_bit {
+        if (varying >> digit) & 0xff == 0 {
+            digit += 8;
+            continue;
+        }
+        // Digits start at a varying bit, so fewer passes cover the bits that differ.
+        digit += (varying >> digit).trailing_zeros();
+        let shift = from_bit + digit;
+        let mut counts = [0u16; 256];
+        for &k in &from {
+            counts[((k >> shift) & 0xff) as usize] += 1;
+        }
+        let mut at = 0u16;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+        for &k in &from {
+            let d = ((k >> shift) & 0xff) as usize;
+            if let Some(slot) = to.get_mut(usize::from(counts[d])) {
+                *slot = k;
+            }
+            counts[d] += 1;
+        }
+        core::mem::swap(&mut from, &mut to);
+        digit += 8;
+    }
+    *keys = from;
 }
 
 /// A representative's place in the service order: va_space, address, the access (most
@@ -605,6 +691,37 @@ mod tests {
         let merged = FaultBatch::coalesce(&same, true, GRAPHICS, by_gpc);
         assert_eq!(merged.num_coalesced_faults(), 1);
         assert!(merged.is_single_instance());
+    }
+
+    #[test]
+    fn the_radix_sort_orders_as_the_library_stable_sort_does() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let cases = [
+            (0, u64::MAX, 9),
+            (1, u64::MAX, 9),
+            (2, 0x600, 9),
+            (256, u64::MAX, 0),
+            (256, u64::MAX, 9),
+            (256, 0x7f_f1ff, 9),
+            (300, 0xff_ffff, 13),
+            (300, 0xff, 0),
+            (512, 0, 9),
+            (100, u64::MAX, 63),
+            (100, u64::MAX, 64),
+        ];
+        for (n, mask, from_bit) in cases {
+            let mut keys: Vec<u64> = (0..n).map(|_| next() & mask).collect();
+            let mut want = keys.clone();
+            want.sort_by_key(|&k| k.checked_shr(from_bit).unwrap_or(0));
+            radix_sort_above(&mut keys, from_bit);
+            assert_eq!(keys, want, "{n} keys under {mask:#x} from bit {from_bit}");
+        }
     }
 
     #[test]

@@ -20,7 +20,8 @@ use nvgpu::hw::vm::{
 };
 
 use super::batch::DEFAULT_BATCH_SIZE;
-use super::entry::{is_valid, FaultEntry, FaultEntryError, RawFaultEntry};
+use super::entry::{is_valid, is_valid_words, FaultEntry, FaultEntryError, RawFaultEntry};
+use nvgpu::hw::fault::packet_words;
 
 /// The buffer's memory: `max_faults` entries of 32 bytes.
 pub trait FaultBufferMemory {
@@ -344,20 +345,22 @@ impl<M: FaultBufferMemory, R: FaultBufferRegisters> ReplayableFaultBuffer<M, R> 
 
         while get != put && fetched.consumed() < max {
             let raw = self.memory.read_entry(get);
-            let raw = if is_valid(&raw) {
-                raw
+            // Read as words once, for VALID and the decode.
+            let words = packet_words(&raw);
+            let words = if is_valid_words(&words) {
+                words
             } else if fetched.consumed() > 0 {
                 break;
             } else {
                 match self.wait_valid(get, raw) {
-                    Ok(raw) => raw,
+                    Ok(raw) => packet_words(&raw),
                     Err(spins) => {
                         result = Err(FaultBufferError::EntryNeverValid { index: get, put, spins });
                         break;
                     }
                 }
             };
-            match FaultEntry::decode(&raw) {
+            match FaultEntry::decode_words(&words) {
                 Ok(entry) => fetched.entries.push(entry),
                 Err(error) => fetched.malformed.push(MalformedEntry { index: get, error }),
             }

@@ -180,8 +180,12 @@ impl FaultEntry {
     /// Decodes a packet. A packet with `VALID` clear still decodes (the caller decides whether
     /// it was ready); fields that hardware never writes that way are errors.
     pub fn decode(raw: &RawFaultEntry) -> Result<FaultEntry, FaultEntryError> {
-        let words = nvgpu::hw::fault::packet_words(raw);
-        let raw = &words;
+        Self::decode_words(&nvgpu::hw::fault::packet_words(raw))
+    }
+
+    /// [`Self::decode`] of a packet already read as its four little-endian 64-bit words
+    /// (`nvgpu::hw::fault::packet_words`).
+    pub fn decode_words(raw: &PacketWords) -> Result<FaultEntry, FaultEntryError> {
         let en = NVC369_BUF_ENTRY_REPLAYABLE_FAULT_EN.get_words(raw);
         if en != 1 {
             return Err(FaultEntryError::ReplayableFaultEnUnset);
@@ -243,8 +247,16 @@ impl FaultEntry {
 
 /// Whether the packet's `VALID` bit is set (hardware sets it last).
 pub fn is_valid(raw: &RawFaultEntry) -> bool {
-    NVC369_BUF_ENTRY_VALID.get(raw) == u64::from(NVC369_BUF_ENTRY_VALID_TRUE)
+    is_valid_words(&nvgpu::hw::fault::packet_words(raw))
 }
+
+/// [`is_valid`] of a packet read as its 64-bit words.
+pub fn is_valid_words(words: &PacketWords) -> bool {
+    NVC369_BUF_ENTRY_VALID.get_words(words) == u64::from(NVC369_BUF_ENTRY_VALID_TRUE)
+}
+
+/// A packet as its four little-endian 64-bit words.
+pub type PacketWords = [u64; nvgpu::hw::fault::NVC369_BUF_SIZE / 8];
 
 /// A packet the hardware would not have written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,33 +19,15 @@
 //! A header region of exactly 24 bytes tells this file from the other `nvfw_bin_hdr` kinds (an
 //! `RM_RISCV_UCODE_DESC` is 76 or 84 bytes; HS headers are longer still).
 
-use core::mem::size_of;
-
-use zerocopy::byteorder::little_endian::U32;
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+use zerocopy::FromBytes;
 
 use super::bin_hdr::BinHeader;
 use super::error::{check_within, FirmwareError, Result};
-use crate::fwsec::frts::{GenericBootloader, RmFlcnBlDesc, RmFlcnBlImgHeader};
-
-/// `sizeof(RM_FLCN_BL_DESC)`: six 32-bit words.
-pub const RM_FLCN_BL_DESC_SIZE: usize = 24;
+use crate::fwsec::frts::GenericBootloader;
+use crate::hw::fw::rmflcnbl::{RmFlcnBlDesc, RM_FLCN_BL_DESC_SIZE};
 
 /// Falcon memory block: the loader's code is loaded in whole 256-byte blocks.
 const FALCON_BLOCK: u32 = 256;
-
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct RmFlcnBlDescRaw {
-    bl_start_tag: U32,
-    bl_dmem_desc_load_off: U32,
-    bl_code_offset: U32,
-    bl_code_size: U32,
-    bl_data_offset: U32,
-    bl_data_size: U32,
-}
-
-const _: () = assert!(size_of::<RmFlcnBlDescRaw>() == RM_FLCN_BL_DESC_SIZE);
 
 /// A parsed and checked generic bootloader file. Borrows the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,22 +55,12 @@ impl<'a> GenericBootloaderFirmware<'a> {
                 expected: "the size of RM_FLCN_BL_DESC (24 bytes)",
             });
         }
-        let raw = RmFlcnBlDescRaw::read_from_bytes(region).map_err(|_| FirmwareError::Truncated {
+        let desc = RmFlcnBlDesc::read_from_bytes(region).map_err(|_| FirmwareError::Truncated {
             what: "RM_FLCN_BL_DESC",
             offset: bin.header_offset.into(),
             len: RM_FLCN_BL_DESC_SIZE as u64,
             size: file.len() as u64,
         })?;
-        let desc = RmFlcnBlDesc {
-            bl_start_tag: raw.bl_start_tag.get(),
-            bl_dmem_desc_load_off: raw.bl_dmem_desc_load_off.get(),
-            bl_img_header: RmFlcnBlImgHeader {
-                bl_code_offset: raw.bl_code_offset.get(),
-                bl_code_size: raw.bl_code_size.get(),
-                bl_data_offset: raw.bl_data_offset.get(),
-                bl_data_size: raw.bl_data_size.get(),
-            },
-        };
         let header = desc.bl_img_header;
         if header.bl_code_size == 0 {
             return Err(bad("blImgHeader.blCodeSize", 0, "a non-empty loader"));

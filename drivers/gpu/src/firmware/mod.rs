@@ -28,6 +28,7 @@ mod gsp;
 #[cfg(test)]
 mod tests;
 
+use crate::hw::fw::rmflcnbl::RM_FLCN_BL_DESC_SIZE;
 pub use bin_hdr::{BinHeader, NVFW_BIN_HDR_SIZE, NVFW_BIN_MAGIC, NVFW_BIN_VERSION};
 pub use booter::{
     BooterFirmware, HsHeaderV2, HsLoadHeaderV2, HsPatchMeta, HS_PATCH_META_SIZE, NVFW_HS_HEADER_V2_SIZE,
@@ -42,7 +43,7 @@ pub use bundle::{
     ExtraImage, FirmwareBundle, FirmwareSourceExt, PINNED_BOOT_FIRMWARE_DIR,
 };
 pub use error::{FirmwareError, Result};
-pub use generic_bootloader::{GenericBootloaderFirmware, RM_FLCN_BL_DESC_SIZE};
+pub use generic_bootloader::GenericBootloaderFirmware;
 pub use gsp::{
     GspElf, GspFirmware, GspSection, GspSignature, GSP_CC_SIGNATURE_SECTION_PREFIX, GSP_IMAGE_SECTION,
     GSP_SIGNATURE_SECTION_PREFIX, GSP_VERSION_SECTION,

@@ -22,9 +22,9 @@
 //! the start and that the end is non-zero; here the end must also be the region's last 4 KiB
 //! unit, since FWSEC is told the size).
 
-// Not a parser: it runs what `super` parsed (the parser lints of `super` were never this file's,
-// as `gsp::fwsec_frts`; its DMEM patching checks offsets through `read_at` and `checked_*`).
-#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+// It patches DMEM images and programs the falcon from what `super` parsed, with offsets from the
+// firmware: under the parser lints like `super`.
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use alloc::vec;
 use core::fmt;
@@ -44,6 +44,7 @@ use crate::hw::boot::{ucode_fuse_offset, FuseEngine};
 use crate::hw::falcon::{
     FbifMemType, FbifTarget, NV_PFALCON_FALCON_DMACTL, NV_PFALCON_FBIF_CTL, NV_PFALCON_FBIF_TRANSCFG,
 };
+use crate::hw::fw::rmflcnbl::{RmFlcnBlDesc, RmFlcnBlDmemDesc, RmFlcnU64, GENERIC_BL_CTX_DMA};
 use crate::hw::fw::{
     FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_SB,
     FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER, FWSECLIC_FRTS_CMD_FIELDS_SIZE,
@@ -172,10 +173,12 @@ pub fn patch_interface_data(
     for index in 0..u32::from(header.entry_count) {
         let at = interface_offset
             .checked_add(header_size)
-            .and_then(|first| first.checked_add(index * entry_size))
+            .and_then(|first| first.checked_add(index.checked_mul(entry_size)?))
             .ok_or(InterfaceError::OutOfBounds {
                 what: "application interface entry",
-                offset: u64::from(interface_offset) + u64::from(header_size) + u64::from(index * entry_size),
+                offset: u64::from(interface_offset)
+                    .saturating_add(u64::from(header_size))
+                    .saturating_add(u64::from(index).saturating_mul(u64::from(entry_size))),
                 dmem_size: dmem.len() as u32,
             })?;
         let entry: AppInterfaceEntryV1 = read_at(dmem, at, "application interface entry")?;
@@ -197,12 +200,13 @@ pub fn patch_interface_data(
         .checked_add(copy)
         .and_then(|end| dmem.get_mut(buffer_at..end))
         .ok_or(InterfaceError::OutOfBounds { what: "FWSEC command-in buffer", offset: buffer_at as u64, dmem_size })?;
-    dest.copy_from_slice(&cmd_buffer[..copy]);
+    // `copy` is at most `cmd_buffer.len()`.
+    dest.copy_from_slice(cmd_buffer.get(..copy).unwrap_or(cmd_buffer));
 
     mapper.init_cmd = U32::new(cmd);
     let start = mapper_at as usize;
     // In bounds: read_at above read the mapper from the same range.
-    if let Some(slot) = dmem.get_mut(start..start + size_of::<DmemMapperV3>()) {
+    if let Some(slot) = dmem.get_mut(start..start.saturating_add(size_of::<DmemMapperV3>())) {
         slot.copy_from_slice(mapper.as_bytes());
     }
     Ok(mapper_at)
@@ -230,54 +234,12 @@ pub fn read_ucode_fuse_version(
     // DATA read as zero on hardware.
     match io.read32(offset) {
         0 => 0,
-        bits => 32 - bits.leading_zeros(),
+        bits => u32::BITS.saturating_sub(bits.leading_zeros()),
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // The generic falcon bootloader (Turing, GA100).
-
-/// `RM_FLCN_BL_IMG_HEADER` (`src/nvidia/arch/nvalloc/common/inc/rmflcnbl.h`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RmFlcnBlImgHeader {
-    /// `blCodeOffset`.
-    pub bl_code_offset: u32,
-    /// `blCodeSize`.
-    pub bl_code_size: u32,
-    /// `blDataOffset`.
-    pub bl_data_offset: u32,
-    /// `blDataSize`.
-    pub bl_data_size: u32,
-}
-
-/// `RM_FLCN_BL_DESC` (`rmflcnbl.h`): where the generic bootloader goes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RmFlcnBlDesc {
-    /// `blStartTag`: the IMEM tag (virtual address >> 8) of its first block; also its entry.
-    pub bl_start_tag: u32,
-    /// `blDmemDescLoadOff`: where it expects its [`RmFlcnBlDmemDesc`] (RM writes DMEM 0).
-    pub bl_dmem_desc_load_off: u32,
-    /// `blImgHeader`.
-    pub bl_img_header: RmFlcnBlImgHeader,
-}
-
-impl RmFlcnBlDesc {
-    /// The descriptor RM 535.261.03 carries for SEC2's generic bootloader on Turing and GA100
-    /// (`ksec2BinArchiveBlUcode_TU102_ucode_desc_data` in
-    /// `src/nvidia/generated/g_bindata_ksec2GetBinArchiveBlUcode_TU102.c`, from
-    /// `g_sec2_bl_gp10x.h`): start tag 0xfd, descriptor at DMEM 0, 0x200 bytes of code then
-    /// 0x100 of data. Its 768-byte image is compressed in the same file.
-    pub const RM_535_SEC2_GP10X: Self = Self {
-        bl_start_tag: 0xfd,
-        bl_dmem_desc_load_off: 0,
-        bl_img_header: RmFlcnBlImgHeader {
-            bl_code_offset: 0,
-            bl_code_size: 0x200,
-            bl_data_offset: 0x200,
-            bl_data_size: 0x100,
-        },
-    };
-}
 
 /// NVIDIA's generic falcon bootloader: its descriptor and image. RM takes both from its own
 /// binary (`ksec2GetGenericBlUcode_HAL`); NVIDIA ships them in no firmware file, so the caller
@@ -288,60 +250,6 @@ pub struct GenericBootloader<'a> {
     /// The image; the first `align_up(blCodeSize, 256)` bytes are loaded into IMEM.
     pub image: &'a [u8],
 }
-
-/// `RM_FLCN_U64` (`flcnifcmn.h`): a 64-bit value as two 32-bit words, low first.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct RmFlcnU64 {
-    pub lo: u32,
-    pub hi: u32,
-}
-
-impl RmFlcnU64 {
-    /// `RM_FLCN_U64_PACK`.
-    pub const fn pack(value: u64) -> Self {
-        Self { lo: value as u32, hi: (value >> 32) as u32 }
-    }
-}
-
-/// `RM_FLCN_BL_DMEM_DESC` (`rmflcnbl.h`): what the generic bootloader reads from DMEM to fetch
-/// the real ucode. 84 bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct RmFlcnBlDmemDesc {
-    /// `reserved`.
-    pub reserved: [u32; 4],
-    /// `signature`: zeros when the code has no secure part to check (RM always writes zeros).
-    pub signature: [u32; 4],
-    /// `ctxDma`: the FBIF context the loader DMAs through.
-    pub ctx_dma: u32,
-    /// `codeDmaBase`: bus address of the code buffer (256-byte aligned).
-    pub code_dma_base: RmFlcnU64,
-    /// `nonSecureCodeOff`.
-    pub non_secure_code_off: u32,
-    /// `nonSecureCodeSize`.
-    pub non_secure_code_size: u32,
-    /// `secureCodeOff`.
-    pub secure_code_off: u32,
-    /// `secureCodeSize`.
-    pub secure_code_size: u32,
-    /// `codeEntryPoint`.
-    pub code_entry_point: u32,
-    /// `dataDmaBase`: bus address of the data buffer.
-    pub data_dma_base: RmFlcnU64,
-    /// `dataSize`.
-    pub data_size: u32,
-    /// `argc`.
-    pub argc: u32,
-    /// `argv`.
-    pub argv: u32,
-}
-
-const _: () = assert!(size_of::<RmFlcnBlDmemDesc>() == 84);
-
-/// The FBIF context RM names in the descriptor: "dmaIdx for PHYS_SYS_NCOH, consumed by the
-/// generic falcon boot loader" (`s_prepareHsFalconWithLoader`).
-pub const GENERIC_BL_CTX_DMA: u32 = 4;
 
 // ---------------------------------------------------------------------------------------------
 // The step.
@@ -363,7 +271,7 @@ impl FrtsRegion {
 
     /// Last byte.
     pub const fn last_byte(&self) -> u64 {
-        self.offset + self.size - 1
+        self.offset.saturating_add(self.size).saturating_sub(1)
     }
 }
 
@@ -577,7 +485,10 @@ fn run_fwsec_command<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
             image.resize(padded as usize, 0);
 
             // The command, patched into the DMEM part.
-            patch_interface_data(&mut image[imem_len..dmem_end], desc.interface_offset, cmd, cmd_bytes, required)?;
+            let dmem_part = image
+                .get_mut(imem_len..dmem_end)
+                .ok_or(FwsecFrtsError::BadUcodeLayout { what: "FWSEC data outside its image" })?;
+            patch_interface_data(dmem_part, desc.interface_offset, cmd, cmd_bytes, required)?;
 
             // The signature this chip's GSP fuse selects.
             let fuse_version = read_ucode_fuse_version(gsp.io(), hal.family, FuseEngine::Gsp, desc.ucode_id.into());
@@ -634,7 +545,7 @@ pub fn check_frts_postcondition(
     let last_unit =
         fb::NV_PFB_PRI_MMU_WPR2_ADDR_HI::read(io).last_unit_address().ok_or(FwsecFrtsError::Wpr2NotSet { mailbox0 })?;
     let start = fb::NV_PFB_PRI_MMU_WPR2_ADDR_LO::read(io).start_address();
-    let found = (start, last_unit + 0xfff);
+    let found = (start, last_unit.saturating_add(0xfff));
     let expected = (region.offset, region.last_byte());
     if found != expected {
         return Err(FwsecFrtsError::Wpr2Mismatch { expected, found });
@@ -683,13 +594,14 @@ fn run_with_loader<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
         .ok_or(layout("IMEMSecBase below IMEMVirtBase"))?;
     let code_size_aligned = align_256(imem_size).ok_or(layout("IMEMLoadSize overflows"))?;
     let data_size_aligned = align_256(desc.dmem_load_size).ok_or(layout("DMEMLoadSize overflows"))?;
-    if imem_ns_pa >= code_size_aligned.max(1) || u64::from(imem_ns_pa) + u64::from(imem_size) > code_size_aligned.into()
+    if imem_ns_pa >= code_size_aligned.max(1)
+        || u64::from(imem_ns_pa).saturating_add(u64::from(imem_size)) > code_size_aligned.into()
     {
         return Err(layout("IMEMPhysBase places the code outside its buffer"));
     }
     let dmem_pa = desc.dmem_phys_base;
     if dmem_pa >= data_size_aligned.max(1)
-        || u64::from(dmem_pa) + u64::from(desc.dmem_load_size) > data_size_aligned.into()
+        || u64::from(dmem_pa).saturating_add(u64::from(desc.dmem_load_size)) > data_size_aligned.into()
     {
         return Err(layout("DMEMPhysBase places the data outside its buffer"));
     }
@@ -752,6 +664,8 @@ fn run_with_loader<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
     use super::*;
 
     #[test]
@@ -822,22 +736,5 @@ mod tests {
             patch_interface_data(&mut outside, 0x3fe, 0x15, cmd.as_bytes(), 44),
             Err(InterfaceError::OutOfBounds { what: "application interface header", .. })
         ));
-    }
-
-    #[test]
-    fn bl_dmem_desc_layout() {
-        let d = RmFlcnBlDmemDesc {
-            ctx_dma: 4,
-            code_dma_base: RmFlcnU64::pack(0x1_2345_6700),
-            data_size: 0x300,
-            argv: 0xaa,
-            ..Default::default()
-        };
-        let b = d.as_bytes();
-        assert_eq!(&b[32..36], &4u32.to_le_bytes());
-        assert_eq!(&b[36..40], &0x2345_6700u32.to_le_bytes());
-        assert_eq!(&b[40..44], &1u32.to_le_bytes());
-        assert_eq!(&b[72..76], &0x300u32.to_le_bytes());
-        assert_eq!(&b[80..84], &0xaau32.to_le_bytes());
     }
 }

@@ -4,6 +4,10 @@
 //! fetched from Debian by `scripts/fetch-real-data.sh`). Blackwell postdates it, so Blackwell facts
 //! cite 570.133.07 (first checked release with every Blackwell fact we use); QMD versions cite
 //! NVIDIA's open-gpu-doc. The conformance test reads each header from the release it names.
+//! Neither of those two trees is in Debian (its newest NVIDIA source, 550.163.01, has no
+//! Blackwell), so CI reads a second source where one exists: [`TINYGRAD`]'s `nv_570.py`, generated
+//! from NVIDIA's QMD headers, for every QMD layout but Hopper's V04_00, and Debian's
+//! [`LINUX_SOURCE`] (nouveau's and Nova's NVIDIA-derived headers and tables) for Blackwell.
 //!
 //! Every NVIDIA file the workspace cites is named here once, driver and model alike (register
 //! headers, the RM structure headers `tests/tests/gsp_layout.rs` and `gsp_rpc_layout.rs` compile,
@@ -13,7 +17,8 @@
 /// A header file in one of NVIDIA's source releases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Header {
-    /// Which source tree: [`OGKM_PINNED`], [`OGKM_BLACKWELL`] or [`OPEN_GPU_DOC`].
+    /// Which source tree: [`OGKM_PINNED`], [`OGKM_BLACKWELL`], [`OPEN_GPU_DOC`], or one of the
+    /// second readings [`TINYGRAD`] and [`LINUX_SOURCE`].
     pub release: &'static str,
     /// Path inside that tree.
     pub path: &'static str,
@@ -25,6 +30,16 @@ pub const OGKM_PINNED: &str = "535.261.03";
 pub const OGKM_BLACKWELL: &str = "570.133.07";
 /// NVIDIA open-gpu-doc at commit c8607fe576b53ff821ffcf97e7548d2de11c4eaf (class and QMD headers).
 pub const OPEN_GPU_DOC: &str = "open-gpu-doc@c8607fe576b53ff821ffcf97e7548d2de11c4eaf";
+/// PyPI's tinygrad 0.14.0 wheel (`tinygrad-0.14.0-py3-none-any.whl`, sha256
+/// d2a5bea33c637fdf105963632329876b3d3253d38295ac1ffd2ff81646d93be3), unpacked by
+/// `scripts/fetch-real-data.sh`. Not a source facts cite: a second reading of NVIDIA's headers
+/// that CI can fetch, against which `tests/tests/qmd_layout.rs` checks the QMD layouts.
+pub const TINYGRAD: &str = "tinygrad-0.14.0";
+/// Debian's `linux-source-7.2` 7.2.13-1 (sid), of which `scripts/fetch-real-data.sh` unpacks the
+/// GPU drivers' NVIDIA-derived parts. Not a source facts cite: a second reading, fetched from
+/// Debian, against which `tests/tests/header_conformance.rs` checks the Blackwell facts that cite
+/// [`OGKM_BLACKWELL`] (Debian carries no 570 tree).
+pub const LINUX_SOURCE: &str = "linux-source-7.2_7.2.13-1";
 
 macro_rules! headers {
     ($($(#[$meta:meta])* $name:ident = $release:ident : $path:literal;)*) => {
@@ -104,6 +119,8 @@ headers! {
     CLC369 = OGKM_PINNED: "src/common/sdk/nvidia/inc/class/clc369.h";
     /// The FWSEC-FRTS error code in a VBIOS scratch register, the FWSEC command interface
     /// (`kgspGetFrtsSize_TU102`, `s_executeFwsec_TU102`): RM defines them in its C source.
+    /// The generic falcon bootloader's descriptors (`RM_FLCN_BL_DESC`, `RM_FLCN_BL_DMEM_DESC`).
+    RMFLCNBL = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/rmflcnbl.h";
     KERNEL_GSP_FRTS_TU102 = OGKM_PINNED: "src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_frts_tu102.c";
     /// NV_FIRMWARE_CHIP_FAMILY_*: which GSP firmware image and signature a chip takes.
     NV_FIRMWARE = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/nv-firmware.h";
@@ -157,6 +174,21 @@ headers! {
     CLCBC0_QMD = OPEN_GPU_DOC: "classes/compute/clcbc0qmd.h";
     CLCDC0_QMD = OPEN_GPU_DOC: "classes/compute/clcdc0qmd.h";
     CLCEC0_QMD = OPEN_GPU_DOC: "classes/compute/clcec0qmd.h";
+    /// tinygrad's ctypes bindings generated from NVIDIA's `clc6c0qmd.h` (QMDV02_03, V02_04,
+    /// V03_00 under the NVC6C0 prefix) and `clcec0qmd.h` (V04_01, V05_00, V05_01 under NVCEC0):
+    /// `NAME = (hi, lo)` and `NAME = lambda i: ((hi+(i)*s), (lo+(i)*s))`. No Hopper V04_00.
+    TINYGRAD_NV_570 = TINYGRAD: "tinygrad/runtime/autogen/nv_570.py";
+
+    /// nouveau's excerpt of NVIDIA's `blackwell/gb202/dev_therm.h` (`NV_THERM_I2CS_SCRATCH`).
+    NOUVEAU_GB202_DEV_THERM = LINUX_SOURCE: "drivers/gpu/drm/nouveau/include/nvhw/ref/gb202/dev_therm.h";
+    /// nouveau's class numbers (`BLACKWELL_CHANNEL_GPFIFO_A`, `BLACKWELL_COMPUTE_B`, ...), under
+    /// NVIDIA's names.
+    NOUVEAU_NVIF_CLASS = LINUX_SOURCE: "drivers/gpu/drm/nouveau/include/nvif/class.h";
+    /// Nova's chip table: `Chipset` (`GB202 = 0x1b2`, the BOOT_42 chip id) and `Architecture`
+    /// (`BlackwellGB20x = 0x1b`).
+    NOVA_GPU_RS = LINUX_SOURCE: "drivers/gpu/nova-core/gpu.rs";
+    /// Nova's register table: `NV_PMC_BOOT_0(u32) @ 0x00000000 { 28:24 architecture_0; .. }`.
+    NOVA_REGS_RS = LINUX_SOURCE: "drivers/gpu/nova-core/regs.rs";
 
     // -----------------------------------------------------------------------------------------
     // Registers and values outside the register headers above.
@@ -371,6 +403,10 @@ headers! {
     FSP_NVDM_FORMAT = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/fsp/fsp_nvdm_format.h";
     /// `FSP_OK`, `FSP_ERR_*`.
     KERN_FSP_RETVAL = OGKM_PINNED: "src/nvidia/inc/kernel/gpu/fsp/kern_fsp_retval.h";
+    /// `NVDM_PAYLOAD_COMMAND_RESPONSE`.
+    NVDM_PAYLOAD_CMD_RESPONSE = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/fsp/nvdm_payload_cmd_response.h";
+    /// `GSP_FMC_BOOT_PARAMS` and the structures in it, `GSP_DMA_TARGET`.
+    GSPIFPUB = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/gsp/gspifpub.h";
     /// `NVDM_PAYLOAD_COT`.
     G_KERN_FSP_NVOC = OGKM_PINNED: "src/nvidia/generated/g_kern_fsp_nvoc.h";
 }

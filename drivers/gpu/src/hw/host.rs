@@ -835,3 +835,57 @@ const _: () = {
     assert!(MemOpOperation::MmuTlbInvalidateTargeted as u32 == NVC56F_MEM_OP_D_OPERATION_MMU_TLB_INVALIDATE_TARGETED);
     assert!(MemOpOperation::MmuTlbInvalidateTargeted as u32 == NVC86F_MEM_OP_D_OPERATION_MMU_TLB_INVALIDATE_TARGETED);
 };
+
+// ---------------------------------------------------------------------------------------------
+// USERD, the channel's control area (checked against `clc46f.h` with the RM structures:
+// `crate::rm::fifo::STRUCT_LAYOUTS`).
+
+/// USERD: the channel's control area (`Nvc46fControl` in `clc46f.h`; `clc56f.h` and `clc86f.h`
+/// repeat it). The driver writes `GPPut`; the host writes `GPGet` as it consumes entries. 512 bytes.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    zerocopy::FromBytes,
+    zerocopy::IntoBytes,
+    zerocopy::Immutable,
+    zerocopy::KnownLayout,
+)]
+#[repr(C)]
+pub struct UserdControl {
+    pub ignored00: [u32; 0x10],
+    /// `Put`: pushbuffer put (unused with GPFIFO).
+    pub put: u32,
+    /// `Get`.
+    pub get: u32,
+    /// `Reference`: the last `SET_REFERENCE` value.
+    pub reference: u32,
+    /// `PutHi`.
+    pub put_hi: u32,
+    pub ignored01: [u32; 2],
+    /// `TopLevelGet`.
+    pub top_level_get: u32,
+    /// `TopLevelGetHi`.
+    pub top_level_get_hi: u32,
+    /// `GetHi`.
+    pub get_hi: u32,
+    pub ignored02: [u32; 7],
+    pub ignored03: u32,
+    pub ignored04: [u32; 1],
+    /// `GPGet`: the next GPFIFO entry the host reads.
+    pub gp_get: u32,
+    /// `GPPut`: one past the last entry the driver wrote.
+    pub gp_put: u32,
+    pub ignored05: [u32; 0x5c],
+}
+
+/// Byte offset of `GPGet` in USERD.
+pub const USERD_GP_GET: u64 = core::mem::offset_of!(UserdControl, gp_get) as u64;
+/// Byte offset of `GPPut` in USERD.
+pub const USERD_GP_PUT: u64 = core::mem::offset_of!(UserdControl, gp_put) as u64;
+/// Byte offset of `Reference` in USERD.
+pub const USERD_REFERENCE: u64 = core::mem::offset_of!(UserdControl, reference) as u64;
+/// USERD's size.
+pub const USERD_SIZE: u64 = core::mem::size_of::<UserdControl>() as u64;

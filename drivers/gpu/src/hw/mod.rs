@@ -30,6 +30,7 @@ pub mod gc6;
 pub mod headers;
 pub mod host;
 pub mod intr;
+pub mod layout;
 pub mod mmu;
 pub mod pmc;
 pub mod pramin;
@@ -122,6 +123,7 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     fb::ALIGNMENT_FACTS,
     fw::FACTS,
     fw::CHIP_FAMILY_FACTS,
+    fw::fsp::FACTS,
     gc6::CONSTANT_FACTS,
     gc6::FACTS,
     therm::FACTS,
@@ -789,6 +791,13 @@ impl UnitRange {
     /// `Range`).
     pub const fn width(self) -> u32 {
         self.last - self.first + 1
+    }
+
+    /// The field's bits of `raw`, shifted down, when the range is a field's `hi:lo` of a 32-bit
+    /// word.
+    pub const fn extract(self, raw: u32) -> u32 {
+        let ones = if self.width() >= 32 { u32::MAX } else { (1u32 << self.width()) - 1 };
+        (raw >> self.first) & ones
     }
 }
 

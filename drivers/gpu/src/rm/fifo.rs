@@ -18,8 +18,8 @@
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
 use super::ObjectKind;
-use crate::gsp::fw::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use crate::hw::headers;
+use crate::hw::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 
 // ---------------------------------------------------------------------------------------------
 // Numbers.
@@ -376,45 +376,9 @@ pub struct NvNotification {
     pub status: u16,
 }
 
-/// USERD: the channel's control area (`Nvc46fControl` in `clc46f.h`; `clc56f.h` and `clc86f.h`
-/// repeat it). The driver writes `GPPut`; the host writes `GPGet` as it consumes entries. 512 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct UserdControl {
-    pub ignored00: [u32; 0x10],
-    /// `Put`: pushbuffer put (unused with GPFIFO).
-    pub put: u32,
-    /// `Get`.
-    pub get: u32,
-    /// `Reference`: the last `SET_REFERENCE` value.
-    pub reference: u32,
-    /// `PutHi`.
-    pub put_hi: u32,
-    pub ignored01: [u32; 2],
-    /// `TopLevelGet`.
-    pub top_level_get: u32,
-    /// `TopLevelGetHi`.
-    pub top_level_get_hi: u32,
-    /// `GetHi`.
-    pub get_hi: u32,
-    pub ignored02: [u32; 7],
-    pub ignored03: u32,
-    pub ignored04: [u32; 1],
-    /// `GPGet`: the next GPFIFO entry the host reads.
-    pub gp_get: u32,
-    /// `GPPut`: one past the last entry the driver wrote.
-    pub gp_put: u32,
-    pub ignored05: [u32; 0x5c],
-}
-
-/// Byte offset of `GPGet` in USERD.
-pub const USERD_GP_GET: u64 = core::mem::offset_of!(UserdControl, gp_get) as u64;
-/// Byte offset of `GPPut` in USERD.
-pub const USERD_GP_PUT: u64 = core::mem::offset_of!(UserdControl, gp_put) as u64;
-/// Byte offset of `Reference` in USERD.
-pub const USERD_REFERENCE: u64 = core::mem::offset_of!(UserdControl, reference) as u64;
-/// USERD's size.
-pub const USERD_SIZE: u64 = core::mem::size_of::<UserdControl>() as u64;
+use crate::hw::host::UserdControl;
+#[cfg(test)]
+use crate::hw::host::{USERD_GP_GET, USERD_GP_PUT, USERD_SIZE};
 
 /// Work-submit token: runlist and channel id (`NV_CTRL_VF_DOORBELL`).
 pub const fn work_submit_token(runlist: u32, chid: u32) -> u32 {

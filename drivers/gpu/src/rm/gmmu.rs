@@ -17,8 +17,8 @@ use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
 use super::{InternalSubdevice, RmError};
 use crate::gsp::commands::RpcChannel;
-use crate::gsp::fw::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use crate::hw::headers;
+use crate::hw::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 
 /// `NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER`.
 pub const NV2080_CTRL_CMD_INTERNAL_GMMU_REGISTER_FAULT_BUFFER: u32 = 0x2080_0a9b;

@@ -23,8 +23,8 @@ use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 use super::fifo::{NV2080_ENGINE_TYPE_COPY0, NV2080_ENGINE_TYPE_GRAPHICS};
 use super::{InternalSubdevice, RmError};
 use crate::gsp::commands::RpcChannel;
-use crate::gsp::fw::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 use crate::hw::headers;
+use crate::hw::layout::{c_constant, c_struct, ConstantFact, StructLayout};
 
 // ---------------------------------------------------------------------------------------------
 // Numbers.

@@ -37,9 +37,9 @@ use core::marker::PhantomData;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::gsp::commands::{Free, GspRmAlloc, GspRmControl, RmCallReply, RpcChannel, RpcError, RMAPI_RPC_FLAGS_NONE};
-use crate::gsp::fw::layout::{ConstantFact, FieldLayout, StructLayout};
 use crate::gsp::status::NvStatus;
 use crate::hw::headers;
+use crate::hw::layout::{ConstantFact, FieldLayout, StructLayout};
 
 /// `NV01_NULL_OBJECT`.
 pub const NV01_NULL_OBJECT: u32 = 0;

@@ -7,11 +7,9 @@
 //! (`fsp/arch/hopper/kern_fsp_gh100.c`); the queue protocol of `kfspSendAndReadMessage`,
 //! `kfspSendPacket`, `kfspReadMessage`, `kfspPollForQueueEmpty`, `kfspPollForResponse`
 //! (`fsp/kern_fsp.c`); the GSP side of `kgspSetupGspFmcArgs_GH100` and
-//! `kgspBootstrapRiscvOSEarly_GH100` (`gsp/arch/hopper/kernel_gsp_gh100.c`). Layouts:
-//! `NVDM_PAYLOAD_COT` (`generated/g_kern_fsp_nvoc.h`, packed), `MCTP_HEADER_*`
-//! (`fsp/fsp_mctp_format.h`), `NVDM_TYPE_*` (`fsp/fsp_nvdm_format.h`),
-//! `NVDM_PAYLOAD_COMMAND_RESPONSE` (`fsp/nvdm_payload_cmd_response.h`), `FSP_OK`
-//! (`kern_fsp_retval.h`), `GSP_FMC_BOOT_PARAMS` (`gsp/gspifpub.h`).
+//! `kgspBootstrapRiscvOSEarly_GH100` (`gsp/arch/hopper/kernel_gsp_gh100.c`). The message ABI
+//! (MCTP and NVDM headers, `NVDM_PAYLOAD_COT`, the command response, `GSP_FMC_BOOT_PARAMS`, the
+//! FSP's return codes) is declared in `crate::hw::fw::fsp`.
 //!
 //! The protocol, as RM speaks it on RM's channel (EMEM port 0, 1 KiB):
 //! 1. wait until the command queue and the message queue are both empty (HEAD == TAIL);
@@ -30,60 +28,24 @@ use core::fmt;
 use core::mem::size_of;
 
 use zerocopy::byteorder::little_endian::{U16, U32, U64};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+use zerocopy::FromBytes;
 
 use crate::falcon::{Falcon, FalconError, Fsp};
 use crate::hal::Hal;
-use crate::hw::engine::{NV_PFSP_MSGQ_HEAD, NV_PFSP_MSGQ_TAIL, NV_PFSP_QUEUE_HEAD, NV_PFSP_QUEUE_TAIL};
+use crate::hw::engine::{
+    FSP_EMEM_CHANNEL_RM_SIZE, NV_PFSP_MSGQ_HEAD, NV_PFSP_MSGQ_TAIL, NV_PFSP_QUEUE_HEAD, NV_PFSP_QUEUE_TAIL,
+};
+use crate::hw::fw::fsp::{
+    GspAcrBootGspRmParams, GspDmaTarget, GspFmcBootParams, GspRmParams, NvdmPayloadCommandResponse, NvdmPayloadCot,
+    FSP_EMEM_CHANNEL_RM, FSP_OK, MCTP_HEADER_EOM, MCTP_HEADER_SEID, MCTP_HEADER_SEQ, MCTP_HEADER_SIZE, MCTP_HEADER_SOM,
+    MCTP_MSG_HEADER_NVDM_TYPE, MCTP_MSG_HEADER_TYPE, MCTP_MSG_HEADER_TYPE_VENDOR_PCI, MCTP_MSG_HEADER_VENDOR_ID,
+    MCTP_MSG_HEADER_VENDOR_ID_NV, NVDM_PAYLOAD_COT_SIZE, NVDM_PAYLOAD_COT_VERSION, NVDM_TYPE_FSP_RESPONSE,
+    NVDM_TYPE_INFOROM, NVDM_TYPE_SMBPBI,
+};
 use crate::hw::therm::{FspBootStatus, NV_THERM_I2CS_SCRATCH_FSP_BOOT_COMPLETE};
 use crate::hw::RegisterIo;
 use crate::platform::{wait_for, Clock, Timeout};
 
-/// `FSP_EMEM_CHANNEL_RM`: RM's EMEM port and queue index.
-pub const FSP_EMEM_CHANNEL_RM: u32 = 0;
-pub use crate::hw::engine::FSP_EMEM_CHANNEL_RM_SIZE;
-
-/// `MCTP_HEADER_SEID` (23:16).
-pub const MCTP_HEADER_SEID_SHIFT: u32 = 16;
-/// `MCTP_HEADER_TAG` (26:24).
-pub const MCTP_HEADER_TAG_SHIFT: u32 = 24;
-/// `MCTP_HEADER_SEQ` (29:28).
-pub const MCTP_HEADER_SEQ_SHIFT: u32 = 28;
-/// `MCTP_HEADER_EOM` (30:30).
-pub const MCTP_HEADER_EOM_SHIFT: u32 = 30;
-/// `MCTP_HEADER_SOM` (31:31).
-pub const MCTP_HEADER_SOM_SHIFT: u32 = 31;
-/// `MCTP_MSG_HEADER_TYPE` (6:0).
-pub const MCTP_MSG_HEADER_TYPE_MASK: u32 = 0x7f;
-/// `MCTP_MSG_HEADER_VENDOR_ID` (23:8).
-pub const MCTP_MSG_HEADER_VENDOR_ID_SHIFT: u32 = 8;
-/// `MCTP_MSG_HEADER_NVDM_TYPE` (31:24).
-pub const MCTP_MSG_HEADER_NVDM_TYPE_SHIFT: u32 = 24;
-/// `MCTP_MSG_HEADER_TYPE_VENDOR_PCI`.
-pub const MCTP_MSG_HEADER_TYPE_VENDOR_PCI: u32 = 0x7e;
-/// `MCTP_MSG_HEADER_VENDOR_ID_NV`.
-pub const MCTP_MSG_HEADER_VENDOR_ID_NV: u32 = 0x10de;
-/// `sizeof(MCTP_HEADER)` (packed: transport header, message type, vendor id): the NVDM type
-/// byte of a first packet follows it.
-pub const MCTP_HEADER_SIZE: usize = 7;
-
-/// `NVDM_TYPE_COT`: the chain-of-trust command.
-pub const NVDM_TYPE_COT: u8 = 0x14;
-/// `NVDM_TYPE_FSP_RESPONSE`: the FSP's reply to a command.
-pub const NVDM_TYPE_FSP_RESPONSE: u8 = 0x15;
-/// `NVDM_TYPE_INFOROM`: the one type that travels with SEID 1 (`kfspNvdmToSeid_GH100`).
-pub const NVDM_TYPE_INFOROM: u8 = 0x17;
-/// `NVDM_TYPE_SMBPBI`: also answered with a command response.
-pub const NVDM_TYPE_SMBPBI: u8 = 0x18;
-/// `FSP_OK`.
-pub const FSP_OK: u32 = 0x00;
-/// `FSP_ERR_IFS_ERR_INVALID_STATE`.
-pub const FSP_ERR_IFS_ERR_INVALID_STATE: u32 = 0x9e;
-/// `FSP_ERR_IFR_FILE_NOT_FOUND`.
-pub const FSP_ERR_IFR_FILE_NOT_FOUND: u32 = 0x9f;
-
-/// `NVDM_PAYLOAD_COT` version RM sends.
-pub const NVDM_PAYLOAD_COT_VERSION: u16 = 1;
 /// The end-of-FB reservation RM estimates above the FRTS copy in video memory
 /// (`ESTIMATED_RESERVE_FB`): the FRTS vidmem offset, counted from the end of FB.
 pub const FRTS_VIDMEM_OFFSET_FROM_END: u64 = 0x20_0000;
@@ -96,98 +58,6 @@ pub const FSP_BOOT_TIMEOUT_MS: u64 = 4_000;
 pub const FSP_QUEUE_TIMEOUT_MS: u64 = 4_000;
 /// How long the GSP-FMC may take to release the GSP's target mask and lockdown.
 pub const FMC_LOCKDOWN_TIMEOUT_MS: u64 = 4_000;
-
-/// `NVDM_PAYLOAD_COT` (packed, 860 bytes): what the FSP needs to verify and start the GSP-FMC.
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
-#[repr(C)]
-pub struct NvdmPayloadCot {
-    /// `version`: [`NVDM_PAYLOAD_COT_VERSION`].
-    pub version: U16,
-    /// `size`: `sizeof(NVDM_PAYLOAD_COT)`.
-    pub size: U16,
-    /// `gspFmcSysmemOffset`: bus address of the GSP-FMC image, or all ones for none.
-    pub gsp_fmc_sysmem_offset: U64,
-    /// `frtsSysmemOffset`: bus address of a system-memory buffer for an FRTS copy.
-    pub frts_sysmem_offset: U64,
-    /// `frtsSysmemSize`.
-    pub frts_sysmem_size: U32,
-    /// `frtsVidmemOffset`: offset of the FRTS copy from the end of FB.
-    pub frts_vidmem_offset: U64,
-    /// `frtsVidmemSize`.
-    pub frts_vidmem_size: U32,
-    /// `hash384`: the GSP-FMC's SHA-384.
-    pub hash384: [U32; 12],
-    /// `publicKey`.
-    pub public_key: [U32; 96],
-    /// `signature`.
-    pub signature: [U32; 96],
-    /// `gspBootArgsSysmemOffset`: bus address of the `GSP_FMC_BOOT_PARAMS`.
-    pub gsp_boot_args_sysmem_offset: U64,
-}
-
-/// `sizeof(NVDM_PAYLOAD_COT)`.
-pub const NVDM_PAYLOAD_COT_SIZE: usize = 860;
-const _: () = assert!(size_of::<NvdmPayloadCot>() == NVDM_PAYLOAD_COT_SIZE);
-
-/// `GSP_DMA_TARGET` (`gspifpub.h`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum GspDmaTarget {
-    LocalFb = 0,
-    CoherentSystem = 1,
-    NoncoherentSystem = 2,
-}
-
-/// `GSP_ACR_BOOT_GSP_RM_PARAMS`: where the WPR metadata is. 32 bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct GspAcrBootGspRmParams {
-    /// `target` (`GSP_DMA_TARGET`).
-    pub target: u32,
-    /// `gspRmDescSize`: `sizeof(GspFwWprMeta)`.
-    pub gsp_rm_desc_size: u32,
-    /// `gspRmDescOffset`: bus address of the WPR metadata.
-    pub gsp_rm_desc_offset: u64,
-    /// `wprCarveoutOffset` (0: the FMC chooses).
-    pub wpr_carveout_offset: u64,
-    /// `wprCarveoutSize`.
-    pub wpr_carveout_size: u32,
-    /// `bIsGspRmBoot` (`NvBool`).
-    pub b_is_gsp_rm_boot: u8,
-    pub _padding: [u8; 3],
-}
-
-/// `GSP_RM_PARAMS`: where the LIBOS arguments are. 16 bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct GspRmParams {
-    /// `target` (`GSP_DMA_TARGET`).
-    pub target: u32,
-    pub _padding: u32,
-    /// `bootArgsOffset`: bus address of the LIBOS arguments.
-    pub boot_args_offset: u64,
-}
-
-/// `GSP_FMC_BOOT_PARAMS`: what the GSP-FMC is started with. 56 bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-pub struct GspFmcBootParams {
-    /// `initParams.regkeys` (confidential computing only; 0).
-    pub init_params_regkeys: u32,
-    pub _padding: u32,
-    /// `bootGspRmParams`.
-    pub boot_gsp_rm_params: GspAcrBootGspRmParams,
-    /// `gspRmParams`.
-    pub gsp_rm_params: GspRmParams,
-}
-
-const _: () = {
-    assert!(size_of::<GspAcrBootGspRmParams>() == 32);
-    assert!(size_of::<GspRmParams>() == 16);
-    assert!(size_of::<GspFmcBootParams>() == 56);
-    assert!(core::mem::offset_of!(GspFmcBootParams, boot_gsp_rm_params) == 8);
-    assert!(core::mem::offset_of!(GspFmcBootParams, gsp_rm_params) == 40);
-};
 
 impl GspFmcBootParams {
     /// The parameters `kgspSetupGspFmcArgs_GH100` writes: the WPR metadata in cached (coherent)
@@ -266,17 +136,17 @@ pub fn cot_payload(fmc: &FmcImages<'_>, addresses: &CotAddresses) -> NvdmPayload
 
 /// `kfspCreateMctpHeader_GH100`: SOM, EOM, SEID and SEQ (tag, destination and version 0).
 pub const fn mctp_header(som: bool, eom: bool, seid: u8, seq: u8) -> u32 {
-    ((som as u32) << MCTP_HEADER_SOM_SHIFT)
-        | ((eom as u32) << MCTP_HEADER_EOM_SHIFT)
-        | ((seid as u32) << MCTP_HEADER_SEID_SHIFT)
-        | (((seq & 0x3) as u32) << MCTP_HEADER_SEQ_SHIFT)
+    ((som as u32) << MCTP_HEADER_SOM.first)
+        | ((eom as u32) << MCTP_HEADER_EOM.first)
+        | ((seid as u32) << MCTP_HEADER_SEID.first)
+        | (((seq & 0x3) as u32) << MCTP_HEADER_SEQ.first)
 }
 
 /// `kfspCreateNvdmHeader_GH100`: vendor-defined PCI message, NVIDIA, NVDM type.
 pub const fn nvdm_header(nvdm_type: u8) -> u32 {
     MCTP_MSG_HEADER_TYPE_VENDOR_PCI
-        | (MCTP_MSG_HEADER_VENDOR_ID_NV << MCTP_MSG_HEADER_VENDOR_ID_SHIFT)
-        | ((nvdm_type as u32) << MCTP_MSG_HEADER_NVDM_TYPE_SHIFT)
+        | (MCTP_MSG_HEADER_VENDOR_ID_NV << MCTP_MSG_HEADER_VENDOR_ID.first)
+        | ((nvdm_type as u32) << MCTP_MSG_HEADER_NVDM_TYPE.first)
 }
 
 /// `kfspNvdmToSeid_GH100`.
@@ -371,15 +241,6 @@ impl fmt::Display for FspError {
             Self::FmcError { mailbox0 } => write!(f, "GSP-FMC reported error {mailbox0:#x} in GSP MAILBOX0"),
         }
     }
-}
-
-/// `NVDM_PAYLOAD_COMMAND_RESPONSE` (packed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
-#[repr(C)]
-pub struct NvdmPayloadCommandResponse {
-    pub task_id: U32,
-    pub command_nvdm_type: U32,
-    pub error_code: U32,
 }
 
 /// Checks a reply message (its NVDM payload: type byte, then the response), as
@@ -480,12 +341,12 @@ impl<'f, R: RegisterIo, C: Clock> FspChannel<'f, R, C> {
             let mut packet = vec![0u8; size as usize];
             self.fsp.emem_read(0, &mut packet)?;
             let transport = u32::from_le_bytes([packet[0], packet[1], packet[2], packet[3]]);
-            let som = transport >> MCTP_HEADER_SOM_SHIFT & 1 == 1;
-            let eom = transport >> MCTP_HEADER_EOM_SHIFT & 1 == 1;
+            let som = transport >> MCTP_HEADER_SOM.first & 1 == 1;
+            let eom = transport >> MCTP_HEADER_EOM.first & 1 == 1;
             let header_len = if som {
                 let header = packet.get(4..8).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-                let vendor = (header >> MCTP_MSG_HEADER_VENDOR_ID_SHIFT) & 0xffff;
-                if header & MCTP_MSG_HEADER_TYPE_MASK != MCTP_MSG_HEADER_TYPE_VENDOR_PCI
+                let vendor = (header >> MCTP_MSG_HEADER_VENDOR_ID.first) & 0xffff;
+                if MCTP_MSG_HEADER_TYPE.extract(header) != MCTP_MSG_HEADER_TYPE_VENDOR_PCI
                     || vendor != MCTP_MSG_HEADER_VENDOR_ID_NV
                     || packet.len() < MCTP_HEADER_SIZE + 1
                 {
@@ -518,6 +379,8 @@ impl<'f, R: RegisterIo, C: Clock> FspChannel<'f, R, C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hw::fw::fsp::*;
+    use zerocopy::IntoBytes;
 
     #[test]
     fn headers_are_rms() {

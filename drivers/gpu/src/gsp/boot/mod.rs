@@ -995,7 +995,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
             .ok_or(BootErrorKind::Missing { what: "the GSP-FMC and its credentials (not in Debian's firmware)" })?;
         let dma = self.inputs.dma;
         let data = self.boot_data()?;
-        let boot_params = fsp::GspFmcBootParams::new(data.wpr_meta_address(), data.libos_args_address());
+        let boot_params = crate::hw::fw::fsp::GspFmcBootParams::new(data.wpr_meta_address(), data.libos_args_address());
         let app_version = data.boot_desc.app_version;
         let missing_memory = |what| move |error| BootErrorKind::Data(BootDataError::Dma { what, error });
 
@@ -1019,7 +1019,7 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let fsp_falcon = self.falcon::<Fsp>()?;
         let clock = ClockRef(self.inputs.clock);
         fsp::FspChannel::new(&fsp_falcon, &clock)
-            .send_and_read(zerocopy::IntoBytes::as_bytes(&cot), fsp::NVDM_TYPE_COT)?;
+            .send_and_read(zerocopy::IntoBytes::as_bytes(&cot), crate::hw::fw::fsp::NVDM_TYPE_COT)?;
 
         // The GSP becomes reachable once the FMC releases its target mask (until then its
         // registers read 0 or a 0xbadf41xx PRI error).

@@ -48,12 +48,12 @@ use core::mem::{offset_of, size_of};
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
 use super::cmdq::{GspDoorbell, GspMessage, GspMessageQueues, TransportError, RECORD_PAYLOAD_MAX};
-use super::fw::layout::{ConstantFact, FieldLayout, StructLayout};
 use super::fw::rpc::{RpcEvent, RpcFunction, RpcMessageHeader};
 use super::history::{Direction, EntryId, HistorySnapshot, RpcHistory, RpcHistoryEntry, RpcName, RpcOutcome};
 use super::status::NvStatus;
 use crate::chip::Chipset;
 use crate::hw::headers;
+use crate::hw::layout::{ConstantFact, FieldLayout, StructLayout};
 use crate::platform::{wait_for, Clock, Timeout};
 use crate::rm::NV01_NULL_OBJECT;
 

@@ -13,8 +13,8 @@ use core::mem::{align_of, offset_of, size_of};
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-use super::layout::{ConstantFact, FieldLayout, StructLayout};
 use crate::hw::headers;
+use crate::hw::layout::{ConstantFact, FieldLayout, StructLayout};
 
 /// `GSP_FW_SR_META_MAGIC`.
 pub const GSP_FW_SR_META_MAGIC: u64 = 0x8a3b_b9e6_c6c3_9d93;

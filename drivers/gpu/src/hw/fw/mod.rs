@@ -3,7 +3,7 @@
 //! model reads them from the same declarations; the values in them are checked by the model
 //! against the header-checked constants, not against the driver's.
 //!
-//! The structures are all defined in RM's `kernel_gsp_frts_tu102.c` itself (535.261.03), not in a
+//! The FWSEC structures are all defined in RM's `kernel_gsp_frts_tu102.c` itself (535.261.03), not in a
 //! header: [`KERNEL_GSP_FRTS_TU102`]. [`LAYOUTS`] lists each one's size and fields, and
 //! `tests/tests/fw_layout.rs` compiles that file's definitions with the C compiler and compares.
 //!
@@ -11,17 +11,21 @@
 //!   read at any DMEM offset (unaligned, little-endian fields).
 //! - Which firmware a chip takes: `NV_FIRMWARE_CHIP_FAMILY_*` ([`CHIP_FAMILY_FACTS`], from
 //!   `nv-firmware.h`).
+//! - The generic falcon bootloader's descriptors ([`rmflcnbl`], from `rmflcnbl.h`).
 //! - The FWSEC FRTS command: `FWSECLIC_*`, and the values RM fills it with ([`FACTS`], checked
 //!   against that file by the header conformance test).
 
 use core::mem::{align_of, offset_of, size_of};
 
 use crate::constants;
-use crate::gsp::fw::layout::{FieldLayout, StructLayout};
 use crate::hw::headers;
 pub use crate::hw::headers::KERNEL_GSP_FRTS_TU102;
+use crate::hw::layout::{FieldLayout, StructLayout};
 use zerocopy::byteorder::little_endian::{U16, U32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+pub mod fsp;
+pub mod rmflcnbl;
 
 /// `FALCON_APPLICATION_INTERFACE_HEADER_V1`.
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
