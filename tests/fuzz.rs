@@ -52,6 +52,7 @@ pub const TARGETS: &[Target] = &[
     Target { name: "fault_buffer", run: fault_buffer, max_len: 16 << 10 },
     Target { name: "pushbuffer", run: pushbuffer, max_len: 16 << 10 },
     Target { name: "fsp", run: fsp, max_len: 16 << 10 },
+    Target { name: "edid", run: edid, max_len: 32 << 10 },
 ];
 
 /// The target called `name`.
@@ -483,5 +484,30 @@ pub fn fsp(data: &[u8]) {
             let _ = check_response(reply.get(7..).unwrap_or(&[]));
         }
         rest = next;
+    }
+}
+
+/// An EDID as a display's DDC channel would give it: the base block, CTA-861 and DisplayID
+/// extensions, block maps; then every detailed timing, the VICs, the timing generators behind
+/// every mode and the mode selection at three pixel-clock limits. Bit 0 of the first byte fixes
+/// the checksum of every 128-byte block first.
+pub fn edid(data: &[u8]) {
+    let Some((&mode, bytes)) = data.split_first() else { return };
+    let mut bytes = bytes.to_vec();
+    if mode & 1 != 0 {
+        for block in bytes.chunks_exact_mut(128) {
+            let sum = block[..127].iter().fold(0u8, |a, b| a.wrapping_add(*b));
+            block[127] = 0u8.wrapping_sub(sum);
+        }
+    }
+    let _ = nvgpu::display::parse_strict(&bytes);
+    let Ok(edid) = nvgpu::display::parse(&bytes) else { return };
+    let _ = edid.detailed_timings();
+    let _ = edid.cta_vics();
+    for timing in nvgpu::display::mode::all_timings(&edid) {
+        let _ = (timing.h_total(), timing.v_total(), timing.refresh_millihz());
+    }
+    for max_khz in [0, 165_000, u32::MAX] {
+        let _ = nvgpu::display::mode::select_mode(&edid, max_khz);
     }
 }

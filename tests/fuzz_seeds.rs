@@ -35,6 +35,7 @@ pub fn seeds(target: &str) -> (Vec<Seed>, Vec<String>) {
         "fault_buffer" => fault_buffer(&mut out),
         "pushbuffer" => pushbuffer(&mut out),
         "fsp" => fsp(&mut out),
+        "edid" => edids(&mut out),
         other => out.missing.push(format!("no seeds for unknown target {other}")),
     }
     (out.seeds, out.missing)
@@ -282,6 +283,23 @@ fn acpi_tables(out: &mut Seeds) {
     }
     if out.seeds.is_empty() {
         out.missing.push(format!("real ACPI tables: nothing in {}", shared("testdata/acpi").display()));
+    }
+}
+
+/// The real EDIDs of `testdata/edid`, each with a leading mode byte of 0 (checksums as read).
+fn edids(out: &mut Seeds) {
+    for path in sorted_files(&shared("testdata/edid")) {
+        if path.extension().is_none_or(|e| e != "bin") {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&path) else { continue };
+        let name = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut seed = vec![0u8];
+        seed.extend_from_slice(&bytes);
+        out.add(name, seed);
+    }
+    if out.seeds.is_empty() {
+        out.missing.push(format!("real EDIDs: no .bin file in {}", shared("testdata/edid").display()));
     }
 }
 

@@ -58,7 +58,8 @@ Commands:
                 one line per target, `fuzz TARGET: N execs, N crashes`; fails on any crash
                   --seconds N (60 per target)   TARGET... (default: every target in fuzz/fuzz_targets)
   selftest      check xtask itself: the suite on a fake kernel (xtask/fake-kernel), and that a
-                failing test, a phantom PCI function and a missing ktest are caught
+                failing test, a phantom PCI function, a missing ktest and a kernel booting
+                without the machine's ACPI tables are caught
 ";
 
 const RUN_USAGE: &str = "\
