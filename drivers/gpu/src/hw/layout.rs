@@ -56,9 +56,10 @@ pub const fn field_size<T, F>(_: fn(&T) -> &F) -> usize {
 }
 
 /// A structure's layout for the header comparison, fields listed as `"cName" => rust_field`:
-/// the table form the RM-object modules (`rm::fifo`, `rm::intr`) use.
+/// the table form every layout module uses (`rm::fifo`, `rm::intr`, `hw::fw::fsp`, ...); a field of
+/// a nested structure is written `outer.inner`.
 macro_rules! c_struct {
-    ($c:literal, $ty:ident, $header:expr, [$($cf:literal => $f:ident),* $(,)?]) => {
+    ($c:literal, $ty:ident, $header:expr, [$($cf:literal => $f:ident $(.$g:ident)?),* $(,)?]) => {
         $crate::hw::layout::StructLayout {
             c_name: $c,
             rust_name: stringify!($ty),
@@ -67,8 +68,8 @@ macro_rules! c_struct {
             align: core::mem::align_of::<$ty>(),
             fields: &[$($crate::hw::layout::FieldLayout {
                 c_name: $cf,
-                offset: core::mem::offset_of!($ty, $f),
-                size: $crate::hw::layout::field_size(|s: &$ty| &s.$f),
+                offset: core::mem::offset_of!($ty, $f $(.$g)?),
+                size: $crate::hw::layout::field_size(|s: &$ty| &s.$f $(.$g)?),
             }),*],
         }
     };

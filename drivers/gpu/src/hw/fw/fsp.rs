@@ -8,14 +8,14 @@
 //! with the C compiler, and `NVDM_PAYLOAD_COT`'s field order by `tests/tests/gsp_boot.rs` (its
 //! header is NVOC-generated and does not compile on its own).
 
-use core::mem::{align_of, offset_of, size_of};
+use core::mem::size_of;
 
 use zerocopy::byteorder::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::constants;
 use crate::hw::headers;
-use crate::hw::layout::{field_size, FieldLayout, StructLayout};
+use crate::hw::layout::{c_struct, StructLayout};
 
 constants! {
     /// Facts of the FSP's MCTP/NVDM protocol.
@@ -166,31 +166,14 @@ pub struct GspFmcBootParams {
     pub gsp_rm_params: GspRmParams,
 }
 
-macro_rules! layout {
-    ($c:literal, $ty:ident, $header:expr, [$($cf:literal => $f:ident $(.$g:ident)?),* $(,)?]) => {
-        StructLayout {
-            c_name: $c,
-            rust_name: stringify!($ty),
-            header: $header,
-            size: size_of::<$ty>(),
-            align: align_of::<$ty>(),
-            fields: &[$(FieldLayout {
-                c_name: $cf,
-                offset: offset_of!($ty, $f $(.$g)?),
-                size: field_size(|s: &$ty| &s.$f $(.$g)?),
-            }),*],
-        }
-    };
-}
-
 /// The layout of the structures whose headers compile on their own, under NVIDIA's names.
 pub const LAYOUTS: &[StructLayout] = &[
-    layout!("NVDM_PAYLOAD_COMMAND_RESPONSE", NvdmPayloadCommandResponse, headers::NVDM_PAYLOAD_CMD_RESPONSE, [
+    c_struct!("NVDM_PAYLOAD_COMMAND_RESPONSE", NvdmPayloadCommandResponse, headers::NVDM_PAYLOAD_CMD_RESPONSE, [
         "taskId" => task_id,
         "commandNvdmType" => command_nvdm_type,
         "errorCode" => error_code,
     ]),
-    layout!("GSP_ACR_BOOT_GSP_RM_PARAMS", GspAcrBootGspRmParams, headers::GSPIFPUB, [
+    c_struct!("GSP_ACR_BOOT_GSP_RM_PARAMS", GspAcrBootGspRmParams, headers::GSPIFPUB, [
         "target" => target,
         "gspRmDescSize" => gsp_rm_desc_size,
         "gspRmDescOffset" => gsp_rm_desc_offset,
@@ -198,11 +181,11 @@ pub const LAYOUTS: &[StructLayout] = &[
         "wprCarveoutSize" => wpr_carveout_size,
         "bIsGspRmBoot" => b_is_gsp_rm_boot,
     ]),
-    layout!("GSP_RM_PARAMS", GspRmParams, headers::GSPIFPUB, [
+    c_struct!("GSP_RM_PARAMS", GspRmParams, headers::GSPIFPUB, [
         "target" => target,
         "bootArgsOffset" => boot_args_offset,
     ]),
-    layout!("GSP_FMC_BOOT_PARAMS", GspFmcBootParams, headers::GSPIFPUB, [
+    c_struct!("GSP_FMC_BOOT_PARAMS", GspFmcBootParams, headers::GSPIFPUB, [
         "initParams.regkeys" => init_params_regkeys,
         "bootGspRmParams" => boot_gsp_rm_params,
         "gspRmParams" => gsp_rm_params,

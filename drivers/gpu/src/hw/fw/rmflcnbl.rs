@@ -6,12 +6,12 @@
 //! [`LAYOUTS`] is compared with the C compiler's reading of `rmflcnbl.h` by
 //! `tests/tests/fw_layout.rs`.
 
-use core::mem::{align_of, offset_of, size_of};
+use core::mem::size_of;
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::hw::headers;
-use crate::hw::layout::{field_size, FieldLayout, StructLayout};
+use crate::hw::layout::{c_struct, StructLayout};
 
 /// `RM_FLCN_U64` (`flcnifcmn.h`: `NvU64_ALIGN32`): a 64-bit value as two 32-bit words, low first,
 /// 4-byte aligned.
@@ -119,26 +119,9 @@ pub const RM_FLCN_BL_DESC_SIZE: usize = size_of::<RmFlcnBlDesc>();
 /// `kernel_gsp_falcon_tu102.c`; no header names it).
 pub const GENERIC_BL_CTX_DMA: u32 = 4;
 
-macro_rules! layout {
-    ($c:literal, $ty:ident, [$($cf:literal => $f:ident $(.$g:ident)?),* $(,)?]) => {
-        StructLayout {
-            c_name: $c,
-            rust_name: stringify!($ty),
-            header: headers::RMFLCNBL,
-            size: size_of::<$ty>(),
-            align: align_of::<$ty>(),
-            fields: &[$(FieldLayout {
-                c_name: $cf,
-                offset: offset_of!($ty, $f $(.$g)?),
-                size: field_size(|s: &$ty| &s.$f $(.$g)?),
-            }),*],
-        }
-    };
-}
-
 /// The layout of every structure here, under NVIDIA's names (for `tests/tests/fw_layout.rs`).
 pub const LAYOUTS: &[StructLayout] = &[
-    layout!("RM_FLCN_BL_DMEM_DESC", RmFlcnBlDmemDesc, [
+    c_struct!("RM_FLCN_BL_DMEM_DESC", RmFlcnBlDmemDesc, headers::RMFLCNBL, [
         "reserved" => reserved,
         "signature" => signature,
         "ctxDma" => ctx_dma,
@@ -153,13 +136,13 @@ pub const LAYOUTS: &[StructLayout] = &[
         "argc" => argc,
         "argv" => argv,
     ]),
-    layout!("RM_FLCN_BL_IMG_HEADER", RmFlcnBlImgHeader, [
+    c_struct!("RM_FLCN_BL_IMG_HEADER", RmFlcnBlImgHeader, headers::RMFLCNBL, [
         "blCodeOffset" => bl_code_offset,
         "blCodeSize" => bl_code_size,
         "blDataOffset" => bl_data_offset,
         "blDataSize" => bl_data_size,
     ]),
-    layout!("RM_FLCN_BL_DESC", RmFlcnBlDesc, [
+    c_struct!("RM_FLCN_BL_DESC", RmFlcnBlDesc, headers::RMFLCNBL, [
         "blStartTag" => bl_start_tag,
         "blDmemDescLoadOff" => bl_dmem_desc_load_off,
         "blImgHeader" => bl_img_header,
