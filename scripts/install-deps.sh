@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh [--check] [GROUP...]
 #     GROUP: qemu (qemu-system-x86_64), iso (GRUB BIOS+UEFI, grub-mkrescue, xorriso, mtools),
 #            uefi (OVMF), acpi (iasl), cuda (clang-19: compiles payloads/*.cu to PTX for the
-#            PTX tests); none given = all of them.
+#            PTX tests), edid (edid-decode: the reference for the EDID edge-case tests);
+#            none given = all of them.
 #     QEMU must be 8.1 or newer (x2APIC under TCG, `-machine acpi=off`); on Debian bookworm,
 #     whose own QEMU is 7.2, it comes from bookworm-backports (a sources file is added for it).
 #     --check  only check; exit 2 if something is missing.
@@ -16,12 +17,12 @@ groups=()
 for arg in "$@"; do
     case "$arg" in
         --check) check_only=1 ;;
-        qemu|iso|uefi|acpi|cuda) groups+=("$arg") ;;
-        -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        qemu|iso|uefi|acpi|cuda|edid) groups+=("$arg") ;;
+        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install-deps.sh: unknown argument '$arg' (see --help)" >&2; exit 64 ;;
     esac
 done
-[ ${#groups[@]} -eq 0 ] && groups=(qemu iso uefi acpi cuda)
+[ ${#groups[@]} -eq 0 ] && groups=(qemu iso uefi acpi cuda edid)
 
 missing=()   # Debian packages
 why=()       # what was missing, for the message
@@ -63,6 +64,9 @@ for group in "${groups[@]}"; do
         cuda)
             # Debian bookworm main; sm_90 / PTX ISA 7.8 needs LLVM 19 (clang-14 stops at sm_86).
             need_cmd clang-19 clang-19 ;;
+        edid)
+            # Debian bookworm main; tests/tests/edid_edge.rs compares nvgpu::display with it.
+            need_cmd edid-decode edid-decode ;;
     esac
 done
 

@@ -3,6 +3,9 @@
 //! the tests compare: version, manufacturer, model, every detailed timing in block order,
 //! CTA-861 VICs, and established and standard modes.
 
+use nvgpu::display::timing::Timing;
+use nvgpu::display::{self, mode};
+
 /// One detailed timing as edid-decode prints it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RefTiming {
@@ -179,4 +182,101 @@ pub fn read(text: &str) -> Reference {
         i += 1;
     }
     r
+}
+
+/// How much one comparison checked.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counts {
+    pub detailed: usize,
+    pub vics: usize,
+    pub established: usize,
+    pub standard: usize,
+}
+
+fn ours(t: &Timing) -> RefTiming {
+    RefTiming {
+        h_active: t.h_active,
+        v_active: t.v_active,
+        interlaced: t.interlaced,
+        pixel_clock_khz: t.pixel_clock_khz,
+        h_front: t.h_front,
+        h_sync: t.h_sync,
+        h_back: t.h_back,
+        h_positive: t.h_sync_positive,
+        v_front: t.v_front,
+        v_sync: t.v_sync,
+        v_back: t.v_back,
+        v_positive: t.v_sync_positive,
+    }
+}
+
+/// Decodes the bytes edid-decode decoded (`reference.hex`) with `nvgpu::display` and compares:
+/// version, manufacturer, product, every detailed timing in block order, CTA-861 VICs,
+/// established modes, and standard modes with the pixel clock of their full timing (DMT lookup,
+/// or the CVT/GTF formula). Returns what was compared, or every difference.
+pub fn compare(reference: &Reference) -> Result<Counts, Vec<String>> {
+    let edid = display::parse(&reference.hex).map_err(|e| vec![format!("parse failed: {e}")])?;
+    let mut failures = Vec::new();
+    let mut fail = |what: String| failures.push(what);
+    let version = format!("{}.{}", edid.base.version, edid.base.revision);
+    if version != reference.version {
+        fail(format!("version {version} vs {}", reference.version));
+    }
+    if edid.base.manufacturer_str() != reference.manufacturer {
+        fail(format!("manufacturer {} vs {}", edid.base.manufacturer_str(), reference.manufacturer));
+    }
+    if Some(u32::from(edid.base.product)) != reference.model {
+        fail(format!("product {} vs {:?}", edid.base.product, reference.model));
+    }
+    let detailed: Vec<RefTiming> = edid.detailed_timings().iter().map(|(_, t)| ours(t)).collect();
+    if detailed != reference.detailed {
+        let i = detailed
+            .iter()
+            .zip(&reference.detailed)
+            .position(|(a, b)| a != b)
+            .unwrap_or(detailed.len().min(reference.detailed.len()));
+        fail(format!(
+            "detailed timing {i} of {}/{} differs:\n ours {:?}\n ref  {:?}",
+            detailed.len(),
+            reference.detailed.len(),
+            detailed.get(i),
+            reference.detailed.get(i)
+        ));
+    }
+    let our_vics = edid.cta_vics();
+    if our_vics != reference.vics {
+        fail(format!("VICs {our_vics:?} vs {:?}", reference.vics));
+    }
+    let est: Vec<(u32, u32, bool)> = edid.base.established.iter().map(|m| (m.width, m.height, m.interlaced)).collect();
+    let ref_est: Vec<(u32, u32, bool)> =
+        reference.established.iter().map(|m| (m.width, m.height, m.interlaced)).collect();
+    if est != ref_est {
+        fail(format!("established {est:?} vs {ref_est:?}"));
+    }
+    let std_ours: Vec<(u32, u32, u32, u32)> = edid
+        .base
+        .standard
+        .iter()
+        .map(|s| {
+            let clock = mode::mode_timing(&edid, &s.mode).map_or(0, |t| t.pixel_clock_khz);
+            (s.mode.width, s.mode.height, s.mode.refresh_hz, clock)
+        })
+        .collect();
+    let std_ref: Vec<(u32, u32, u32, u32)> = reference
+        .standard
+        .iter()
+        .map(|m| (m.width, m.height, ((m.refresh_millihz + 500) / 1000) as u32, m.pixel_clock_khz))
+        .collect();
+    if std_ours != std_ref {
+        fail(format!("standard {std_ours:?} vs {std_ref:?}"));
+    }
+    if !failures.is_empty() {
+        return Err(failures);
+    }
+    Ok(Counts {
+        detailed: reference.detailed.len(),
+        vics: reference.vics.len(),
+        established: ref_est.len(),
+        standard: std_ref.len(),
+    })
 }

@@ -5,7 +5,7 @@ use std::process::Command;
 
 use crate::util::{error, run_status, workspace_root, Result};
 
-/// Runs `scripts/install-deps.sh GROUP...` (groups: qemu, iso, uefi, acpi; none = all).
+/// Runs `scripts/install-deps.sh GROUP...` (groups: qemu, iso, uefi, acpi, cuda, edid; none = all).
 pub fn ensure(groups: &[&str]) -> Result<()> {
     let script = workspace_root().join("scripts").join("install-deps.sh");
     if !script.is_file() {

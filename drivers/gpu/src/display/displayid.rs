@@ -104,16 +104,22 @@ fn detailed(d: &[u8], clock_unit_khz: u32) -> DisplayIdTiming {
     let v_blank = i32::try_from(full(14)).unwrap_or(i32::MAX);
     let v_front = plus1(16);
     let v_sync = plus1(18);
+    let v_back = v_blank.saturating_sub(v_front).saturating_sub(v_sync);
+    // DisplayID gives an interlaced timing's vertical values for the whole frame (NVIDIA's
+    // `parseDisplayIdTiming1Descriptor` takes the active lines as they are; edid-decode too).
+    // A `Timing` holds the frame's active lines and one field's porches, as an EDID DTD of the
+    // same mode decodes, so the porches are halved.
+    let field = |lines: i32| if interlaced { lines / 2 } else { lines };
     DisplayIdTiming {
         timing: Timing {
             h_active,
             h_front,
             h_sync,
             h_back: h_blank.saturating_sub(h_front).saturating_sub(h_sync),
-            v_active: if interlaced { v_active.saturating_mul(2) } else { v_active },
-            v_front,
-            v_sync,
-            v_back: v_blank.saturating_sub(v_front).saturating_sub(v_sync),
+            v_active,
+            v_front: field(v_front),
+            v_sync: field(v_sync),
+            v_back: field(v_back),
             pixel_clock_khz: clock.saturating_mul(clock_unit_khz),
             h_sync_positive: le16(d, 8) & 0x8000 != 0,
             v_sync_positive: le16(d, 16) & 0x8000 != 0,
