@@ -188,12 +188,12 @@ mod tests {
         let mut buffer = arena.alloc(8192).unwrap();
         assert!(buffer.bus_address() >= ARENA_FIRST_BUS_ADDRESS);
         assert_eq!(buffer.bus_address() % ARENA_ALIGNMENT as u64, 0);
-        buffer.as_mut_slice()[100..104].copy_from_slice(&[1, 2, 3, 4]);
+        buffer.write(100, &[1, 2, 3, 4]).unwrap();
         let mut seen = [0u8; 4];
         assert!(arena.read(buffer.bus_address() + 100, &mut seen));
         assert_eq!(seen, [1, 2, 3, 4]);
         assert!(arena.write(buffer.bus_address(), &[9, 9]));
-        assert_eq!(&buffer.as_slice()[..2], &[9, 9]);
+        assert_eq!(buffer.read_vec(0, 2).unwrap(), [9, 9]);
     }
 
     #[test]

@@ -84,7 +84,7 @@ fn exercise(config: ModelConfig) {
         let mut src = arena.alloc(4 << 20).expect("src");
         let dst = arena.alloc(4 << 20).expect("dst");
         let data = pattern(len, chip as u32);
-        src.as_mut_slice()[..len].copy_from_slice(&data);
+        src.write(0, &data).unwrap();
         let src_map = vas.map_dma(&src, &mut tlb).expect("map src");
         let dst_map = vas.map_dma(&dst, &mut tlb).expect("map dst");
 
@@ -118,12 +118,13 @@ fn exercise(config: ModelConfig) {
         let mut small_bytes = vec![0u8; 9_000];
         assert!(model.vram_read(small.base() + 7, &mut small_bytes));
         assert!(small_bytes[..] == data[100_001..109_001], "{chip:?}: device to device (4 KiB pages)");
-        assert!(dst.as_slice()[5..5 + len] == data[..], "{chip:?}: device to host");
-        let set = &dst.as_slice()[5 + len..5 + len + 4_003];
+        let seen = dst.read_vec(0, dst.len()).unwrap();
+        assert!(seen[5..5 + len] == data[..], "{chip:?}: device to host");
+        let set = &seen[5 + len..5 + len + 4_003];
         // The pattern repeats from the memset's first byte, whatever its alignment.
         let expected: Vec<u8> = (0..4_003).map(|i| 0xC0FF_EE11u32.to_le_bytes()[i % 4]).collect();
         assert!(set == &expected[..], "{chip:?}: memset");
-        assert!(dst.as_slice()[5 + len + 4_003..].iter().all(|&b| b == 0), "{chip:?}: nothing written past the memset");
+        assert!(seen[5 + len + 4_003..].iter().all(|&b| b == 0), "{chip:?}: nothing written past the memset");
 
         // A sibling channel on the same engine, and an injected error on it: a copy to an
         // unmapped VA faults; the channel stops with MMU_ERR_FLT, the first keeps working.

@@ -44,7 +44,7 @@ impl Rig<'_> {
     /// A DMA buffer holding `bytes`, mapped; returns its VA.
     fn sysmem(&mut self, bytes: &[u8]) -> u64 {
         let mut b = self.arena.alloc(bytes.len().max(1).next_multiple_of(4096)).expect("dma");
-        b.as_mut_slice()[..bytes.len()].copy_from_slice(bytes);
+        b.write(0, bytes).unwrap();
         let m = self.vas.map_dma(&b, &mut self.tlb).expect("map");
         self.keep.push(b);
         m.va
@@ -81,7 +81,7 @@ impl Rig<'_> {
             .expect("copy out");
         let f = self.copy.submit(self.model, &pb).expect("submit copy");
         self.copy.wait(f, self.clock, TIMEOUT_MS, || {}).expect("copy out done");
-        self.keep.last().expect("staging").as_slice()[..len].to_vec()
+        self.keep.last().expect("staging").read_vec(0, len).unwrap()
     }
 
     /// Gives the compute object its local memory (sized by `plan`) and generic windows, as a
@@ -153,7 +153,7 @@ impl Rig<'_> {
         edit(&mut launch);
         let q = qmd(self.family, &launch)?;
         let words: Vec<u8> = q.words().iter().flat_map(|w| w.to_le_bytes()).collect();
-        self.keep.last_mut().expect("area").as_mut_slice()[..QMD_BYTES].copy_from_slice(&words);
+        self.keep.last_mut().expect("area").write(0, &words[..QMD_BYTES]).unwrap();
         let mut pb = self.compute.pushbuffer();
         push_launch(&mut pb, self.family, ENGINE_SUBCHANNEL, area_va)?;
         let f = self.compute.submit(self.model, &pb).expect("submit launch");

@@ -196,7 +196,7 @@ impl FwsecRun {
         patch_signature(&mut image, location.patch_loc, &signature).unwrap();
 
         let mut buffer = self.arena.alloc(image.len()).unwrap();
-        buffer.as_mut_slice().copy_from_slice(&image);
+        buffer.write(0, &image).unwrap();
 
         let gsp = falcon::<Gsp>(&self.model);
         gsp.reset().unwrap();

@@ -261,27 +261,29 @@ fn boot_data_decodes_back_for_ga102_and_ad102() {
         assert_eq!(meta.bootloader_manifest_offset, u64::from(bundle.bootloader.desc.manifest_offset));
         assert_eq!(meta.signature.sysmem_addr_of_signature, data.signature.bus_address());
         assert_eq!(meta.signature.size_of_signature as usize, bundle.gsp.signature().len().next_multiple_of(256));
-        assert_eq!(&data.signature.as_slice()[..bundle.gsp.signature().len()], bundle.gsp.signature());
+        assert_eq!(data.signature.read_vec(0, bundle.gsp.signature().len()).unwrap(), bundle.gsp.signature());
         assert_eq!(meta.fb_size, 24 << 30);
         assert_eq!(meta.frts_size, FRTS_REGION_SIZE);
         assert_eq!(meta.frts_offset + meta.frts_size, meta.gsp_fw_wpr_end);
-        assert_eq!(&data.boot_binary.as_slice()[..data.boot_binary_len], bundle.bootloader.image());
+        assert_eq!(data.boot_binary.read_vec(0, data.boot_binary_len).unwrap(), bundle.bootloader.image());
 
         // Radix3: the tables, walked as GSP's bootloader walks them, lead to the image.
-        let walked = walk_radix3(data.gsp_rm.as_slice(), data.gsp_rm.bus_address(), meta.size_of_radix3_elf)
-            .expect("radix3 walk stays inside the block");
+        let walked = walk_radix3(
+            &data.gsp_rm.read_vec(0, data.gsp_rm.len()).unwrap(),
+            data.gsp_rm.bus_address(),
+            meta.size_of_radix3_elf,
+        )
+        .expect("radix3 walk stays inside the block");
         assert!(walked == bundle.gsp.image(), "{chip:?}: radix3 walk differs from .fwimage");
 
         // LIBOS arguments: LOGINIT, LOGINTR, LOGRM, RMARGS, then nothing.
-        let args = data.libos_args.as_slice();
+        let args = data.libos_args.read_vec(0, data.libos_args.len()).unwrap();
+        let args = args.as_slice();
         // Kind CONTIGUOUS (1), location SYSMEM (1).
         for (i, (id, log)) in [LOGINIT_ID, LOGINTR_ID, LOGRM_ID].into_iter().zip(&data.logs).enumerate() {
             assert_eq!(libos_entry(args, i), (id, log.region.bus_address(), 0x10000, 1, 1), "{}", log.name);
             // The log's page table follows its put pointer.
-            let words: Vec<u64> = log.region.as_slice()[..17 * 8]
-                .chunks_exact(8)
-                .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
-                .collect();
+            let words: Vec<u64> = (0..17).map(|i| log.region.read_u64(i * 8).unwrap()).collect();
             assert_eq!(words[0], 0, "put pointer");
             for page in 0..16 {
                 assert_eq!(words[1 + page], log.region.bus_address() + page as u64 * 0x1000);
@@ -292,7 +294,8 @@ fn boot_data_decodes_back_for_ga102_and_ad102() {
         assert_eq!(LibosMemoryRegionInitArgument::default().kind, 0);
 
         // RM arguments (`MESSAGE_QUEUE_INIT_ARGUMENTS` first): the queues.
-        let rm = data.rm_args_page.as_slice();
+        let rm = data.rm_args_page.read_vec(0, data.rm_args_page.len()).unwrap();
+        let rm = rm.as_slice();
         assert_eq!(u64_at(rm, 0), data.queue_bus_address, "sharedMemPhysAddr");
         assert_eq!((u32_at(rm, 8), u64_at(rm, 16), u64_at(rm, 24)), (129, 0x1000, 0x41000));
         assert_eq!(data.rm_args.message_queue_init_arguments.shared_mem_phys_addr, data.queue_bus_address);

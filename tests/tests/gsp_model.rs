@@ -102,10 +102,12 @@ impl CpuQueues {
         let bus = block.bus_address();
         let pages: Vec<u64> = (0..layout.page_count()).map(|i| bus + i * PAGE as u64).collect();
         let table_len = layout.page_table_size as usize;
-        layout.write_page_table(&pages, &mut block.as_mut_slice()[..table_len]).unwrap();
+        let mut table = vec![0u8; table_len];
+        layout.write_page_table(&pages, &mut table).unwrap();
+        block.write(0, &table).unwrap();
         let tx = MsgqTxHeader::gsp_queue(layout.command_queue_size as u32).unwrap();
         let cmd = layout.cmd_queue_offset() as usize;
-        block.as_mut_slice()[cmd..cmd + 32].copy_from_slice(tx.as_bytes());
+        block.write_struct(cmd, &tx).unwrap();
         Self { block, layout, cmd_seq: 0, stat_seq: 0, stat_read: 0 }
     }
 
@@ -113,8 +115,8 @@ impl CpuQueues {
         MessageQueueInitArguments::new(self.block.bus_address(), &self.layout)
     }
 
-    fn mem(&self) -> &[u8] {
-        self.block.as_slice()
+    fn u32_at(&self, at: usize) -> u32 {
+        self.block.read_u32(at).unwrap()
     }
 
     fn cmd(&self) -> usize {
@@ -126,16 +128,16 @@ impl CpuQueues {
     }
 
     fn cmd_write_ptr(&self) -> u32 {
-        u32_at(self.mem(), self.cmd() + 16)
+        self.u32_at(self.cmd() + 16)
     }
 
     fn set_u32(&mut self, at: usize, value: u32) {
-        self.block.as_mut_slice()[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        self.block.write_u32(at, value).unwrap();
     }
 
     /// GSP-RM's read pointer of the command queue (in the status queue's header page).
     fn gsp_read_ptr(&self) -> u32 {
-        u32_at(self.mem(), self.stat() + 32)
+        self.u32_at(self.stat() + 32)
     }
 
     /// Writes a raw record (already sealed, whole entries) and advances `writePtr`; no doorbell.
@@ -144,7 +146,7 @@ impl CpuQueues {
         let mut write = self.cmd_write_ptr();
         for chunk in record.chunks(PAGE) {
             let at = self.cmd() + PAGE + write as usize * PAGE;
-            self.block.as_mut_slice()[at..at + PAGE].copy_from_slice(chunk);
+            self.block.write(at, chunk).unwrap();
             write = (write + 1) % count;
         }
         let cmd = self.cmd();
@@ -173,7 +175,7 @@ impl CpuQueues {
 
     /// `msgqRxLink` on the CPU side: checks GSP-RM's status queue header, zeroes our read pointer.
     fn link_status_queue(&mut self) {
-        let header = MsgqTxHeader::read_from_bytes(&self.mem()[self.stat()..self.stat() + 32]).unwrap();
+        let header = self.block.read_struct::<MsgqTxHeader>(self.stat()).unwrap();
         header.check_peer(self.layout.status_queue_size as u32, GSP_MSG_QUEUE_ELEMENT_SIZE_MIN).unwrap();
         let cmd = self.cmd();
         self.set_u32(cmd + 32, 0);
@@ -181,7 +183,7 @@ impl CpuQueues {
     }
 
     fn stat_write_ptr(&self) -> u32 {
-        u32_at(self.mem(), self.stat() + 16)
+        self.u32_at(self.stat() + 16)
     }
 
     /// One status record, raw (whole entries), consumed; `None` when the queue is empty.
@@ -193,11 +195,11 @@ impl CpuQueues {
             return None;
         }
         let first = self.stat() + PAGE + self.stat_read as usize * PAGE;
-        let elements = u32_at(self.mem(), first + 40);
+        let elements = self.u32_at(first + 40);
         let mut record = Vec::new();
         for i in 0..elements {
             let at = self.stat() + PAGE + ((self.stat_read + i) % count) as usize * PAGE;
-            record.extend_from_slice(&self.mem()[at..at + PAGE]);
+            record.extend_from_slice(&self.block.read_vec(at, PAGE).unwrap());
         }
         self.stat_read = (self.stat_read + elements) % count;
         let cmd = self.cmd();
@@ -268,7 +270,7 @@ impl Rig {
 
     fn alloc(&mut self, bytes: &[u8]) -> u64 {
         let mut buffer = self.arena.alloc(bytes.len().max(1)).unwrap();
-        buffer.as_mut_slice()[..bytes.len()].copy_from_slice(bytes);
+        buffer.write(0, bytes).unwrap();
         let bus = buffer.bus_address();
         self.keep.push(buffer);
         bus
@@ -370,7 +372,7 @@ impl Rig {
         )
         .unwrap();
         let mut buffer = self.arena.alloc(image.len()).unwrap();
-        buffer.as_mut_slice().copy_from_slice(&image);
+        buffer.write(0, &image).unwrap();
         let gsp = falcon::<Gsp>(model);
         gsp.reset().unwrap();
         let segments = [
@@ -435,7 +437,7 @@ impl Rig {
         let bootvec = match load_style(model.chipset()) {
             BooterLoadStyle::FromHs => {
                 let mut buffer = self.arena.alloc(image.len().next_multiple_of(256)).unwrap();
-                buffer.as_mut_slice()[..image.len()].copy_from_slice(&image);
+                buffer.write(0, &image).unwrap();
                 let segments = [
                     DmaSegment {
                         memory: FalconMemory::Imem { secure: true },
@@ -919,7 +921,7 @@ fn libos_and_queue_violations_stop_gsp_rm_with_an_error_word() {
             "page table entry",
             |rig| {
                 let q = &mut rig.queues;
-                q.block.as_mut_slice()[8 * 5..8 * 5 + 8].copy_from_slice(&0x1234u64.to_le_bytes());
+                q.block.write_u64(8 * 5, 0x1234).unwrap();
             },
             |e| matches!(e, GspRmError::PageTable { index: 5, .. }),
         ),

@@ -106,7 +106,9 @@ fn a_corrupted_sr_meta_fails_resume_with_a_typed_error() {
             boot.suspend(PmTransition::Standby).unwrap_or_else(|e| panic!("{e}"));
             // The revision (bytes 8..16) changed behind the driver's back.
             let sr = boot.sr_data_mut().expect("SR data");
-            sr.meta_page.as_mut_slice()[8] ^= 0x07;
+            let mut byte = [0u8];
+            sr.meta_page.read(8, &mut byte).unwrap();
+            sr.meta_page.write(8, &[byte[0] ^ 0x07]).unwrap();
             let err = boot.resume().unwrap_err();
             assert_eq!(err.step, BootStep::BooterLoad);
             match &err.kind {

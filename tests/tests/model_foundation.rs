@@ -460,8 +460,8 @@ fn fwsec_frts_by_dma_sets_wpr2() {
         let prepared =
             prepare_fwsec(&model, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS, frts_offset(&model), false);
         let mut buffer = arena.alloc(prepared.imem.len() + prepared.dmem.len()).unwrap();
-        buffer.as_mut_slice()[..prepared.imem.len()].copy_from_slice(&prepared.imem);
-        buffer.as_mut_slice()[prepared.imem.len()..].copy_from_slice(&prepared.dmem);
+        buffer.write(0, &prepared.imem).unwrap();
+        buffer.write(prepared.imem.len(), &prepared.dmem).unwrap();
         let base = falcon.base();
 
         hwf::NV_PFALCON_FBIF_CTL::read(&model, falcon.fbif())

@@ -34,7 +34,7 @@ use nvgpu::hw::RegisterIo;
 use nvgpu::intr::VectorControl;
 use nvgpu::mm::format::PageSize;
 use nvgpu::mm::{PteAttrs, VramAllocation};
-use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer};
+use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer, DmaRangeError};
 use nvgpu::rm::intr::KernelIntrTable;
 use nvgpu::rm::{AnyObject, Handle, InternalSubdevice};
 use nvgpu::runtime::{Gpu, RuntimeError, Stream};
@@ -184,19 +184,20 @@ pub struct DmaEntries(DmaBuffer);
 impl FaultBufferMemory for DmaEntries {
     fn read_entry(&self, index: u32) -> RawFaultEntry {
         let at = index as usize * 32;
+        // Volatile: the GPU writes entries while the driver reads them. Out of range reads as
+        // an empty (invalid) entry.
         let mut e = [0u8; 32];
-        if let Some(s) = self.0.as_slice().get(at..at + 32) {
-            e.copy_from_slice(s);
+        if !self.0.read_volatile_bytes(at, &mut e) {
+            e = [0u8; 32];
         }
         e
     }
     fn clear_valid(&mut self, index: u32) {
         let at = index as usize * 32;
-        if let Some(s) = self.0.as_mut_slice().get_mut(at..at + 32) {
-            let mut e = [0u8; 32];
-            e.copy_from_slice(s);
+        let mut e = [0u8; 32];
+        if self.0.read_volatile_bytes(at, &mut e) {
             nvgpu::hw::fault::NVC369_BUF_ENTRY_VALID.set(&mut e, 0);
-            s.copy_from_slice(&e);
+            self.0.write_volatile_bytes(at, &e);
         }
     }
 }
@@ -467,7 +468,14 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         self.check_range(va, len)?;
         self.ctx.stats.cpu_faults += 1;
         self.for_pages(gpu, va, len, ProcessorId::Cpu, AccessType::AtomicStrong)?;
-        self.each_cpu_span(va, len, |bytes, done, n| f(done, &mut bytes[..n]))
+        // Each piece is copied out of its page, handed to `f`, and copied back.
+        let mut piece = [0u8; PAGE_SIZE as usize];
+        self.each_cpu_span(va, len, |dma, off, done, n| {
+            let piece = &mut piece[..n];
+            dma.read(off, piece)?;
+            f(done, piece);
+            dma.write(off, piece)
+        })
     }
 
     /// A managed buffer of `len` bytes (rounded up to 4 KiB pages), resident nowhere until
@@ -603,7 +611,7 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         self.check_range(va, out.len())?;
         self.ctx.stats.cpu_faults += 1;
         self.for_pages(gpu, va, out.len(), ProcessorId::Cpu, AccessType::Read)?;
-        self.each_cpu_span(va, out.len(), |dma, done, n| out[done..done + n].copy_from_slice(&dma[..n]))
+        self.each_cpu_span(va, out.len(), |dma, off, done, n| dma.read(off, &mut out[done..done + n]))
     }
 
     /// CPU writes `data` at `va` (the pages become CPU-resident, other copies are dropped).
@@ -616,23 +624,24 @@ impl<'a, R: RegisterIo + ?Sized> UnifiedMemory<'a, R> {
         self.check_range(va, data.len())?;
         self.ctx.stats.cpu_faults += 1;
         self.for_pages(gpu, va, data.len(), ProcessorId::Cpu, AccessType::Write)?;
-        self.each_cpu_span(va, data.len(), |dma, done, n| dma[..n].copy_from_slice(&data[done..done + n]))
+        self.each_cpu_span(va, data.len(), |dma, off, done, n| dma.write(off, &data[done..done + n]))
     }
 
-    /// Calls `f(bytes, done, n)` for each piece of `[va, va + len)` within one page, in order,
-    /// with the CPU copy of the piece (`bytes` starts at the piece) and its offset in the range.
+    /// Calls `f(dma, off, done, n)` for each piece of `[va, va + len)` within one page, in
+    /// order: the piece is `n` bytes at `off` in `dma`, the CPU copy of its page, and starts
+    /// `done` bytes into the range.
     fn each_cpu_span(
         &mut self,
         va: u64,
         len: usize,
-        mut f: impl FnMut(&mut [u8], usize, usize),
+        mut f: impl FnMut(&mut DmaBuffer, usize, usize, usize) -> Result<(), DmaRangeError>,
     ) -> Result<(), ManagedError> {
         let mut done = 0;
         while done < len {
             let at = va + done as u64;
             let n = ((PAGE_SIZE - at % PAGE_SIZE) as usize).min(len - done);
             let (b, off) = self.cpu_page(at).ok_or(ManagedError::OutOfRange { va: at, len: n })?;
-            f(&mut self.backing[b].dma.as_mut_slice()[off..off + n], done, n);
+            f(&mut self.backing[b].dma, off, done, n).map_err(|_| ManagedError::OutOfRange { va: at, len: n })?;
             done += n;
         }
         Ok(())

@@ -29,7 +29,7 @@ use crate::mm::{
     Aperture, MmuFormat, PageTableError, PageTableMemory, PageTables, PteAttrs, TableAperture, TlbInvalidator,
     VaAllocator, VaError,
 };
-use crate::platform::{Clock, DmaAllocator, DmaBuffer, DmaError};
+use crate::platform::{Clock, DmaAllocator, DmaBuffer, DmaError, DmaRangeError};
 use crate::rm::fifo::{
     self as f, ChannelGroupObject, ChannelObject, EngineObject, NvB0b5AllocationParameters, NvChannelAllocParams,
     NvChannelGroupAllocationParameters, NvMemoryDescParams, NvVaspaceAllocationParameters, RobustChannelError,
@@ -48,6 +48,8 @@ pub const VA_END: u64 = 1 << 47;
 pub enum ChannelError {
     Rm(RmError),
     Dma(DmaError),
+    /// An access to the channel's DMA memory did not fit it.
+    DmaRange(DmaRangeError),
     PageTable(PageTableError),
     Va(VaError),
     Push(PushError),
@@ -81,6 +83,7 @@ impl fmt::Display for ChannelError {
         match self {
             ChannelError::Rm(e) => write!(f, "RM: {e}"),
             ChannelError::Dma(e) => write!(f, "DMA memory: {e}"),
+            ChannelError::DmaRange(e) => write!(f, "DMA memory: {e}"),
             ChannelError::PageTable(e) => write!(f, "page tables: {e}"),
             ChannelError::Va(e) => write!(f, "{e}"),
             ChannelError::Push(e) => write!(f, "pushbuffer: {e:?}"),
@@ -105,6 +108,11 @@ impl From<RmError> for ChannelError {
 impl From<DmaError> for ChannelError {
     fn from(e: DmaError) -> Self {
         ChannelError::Dma(e)
+    }
+}
+impl From<DmaRangeError> for ChannelError {
+    fn from(e: DmaRangeError) -> Self {
+        ChannelError::DmaRange(e)
     }
 }
 impl From<PageTableError> for ChannelError {
@@ -339,15 +347,17 @@ pub struct Channel {
 
 /// Writes `words` little-endian into `dst` (as long as each other): one block copy on a
 /// little-endian CPU.
-fn copy_words_le(dst: &mut [u8], words: &[u32]) {
+/// Writes `words` little-endian into `dst` from `offset`, in one bulk copy.
+fn write_words_le(dst: &mut DmaBuffer, offset: usize, words: &[u32]) -> Result<(), DmaRangeError> {
     #[cfg(target_endian = "little")]
     {
         use zerocopy::IntoBytes;
-        dst.copy_from_slice(words.as_bytes());
+        dst.write(offset, words.as_bytes())
     }
     #[cfg(not(target_endian = "little"))]
-    for (chunk, w) in dst.chunks_exact_mut(4).zip(words) {
-        chunk.copy_from_slice(&w.to_le_bytes());
+    {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        dst.write(offset, &bytes)
     }
 }
 
@@ -608,10 +618,8 @@ impl Channel {
                 timeout_ms: 0,
             });
         }
-        let dst = &mut self.pushbuffer.as_mut_slice()[start..start + bytes];
-        let (body_dst, tail_dst) = dst.split_at_mut(body.len() * 4);
-        copy_words_le(body_dst, body);
-        copy_words_le(tail_dst, &tail_words[..tail_len]);
+        write_words_le(&mut self.pushbuffer, start, body)?;
+        write_words_le(&mut self.pushbuffer, start + body.len() * 4, &tail_words[..tail_len])?;
         let entry = GpEntry::new(self.pushbuffer_map.va + start as u64, total_words as u32, GpEntryFlags::default())
             .map_err(|_| ChannelError::SegmentTooLarge { words: total_words, ring_words: ring / 4 })?;
         let [e0, e1] = entry.to_words();

@@ -56,7 +56,7 @@ impl core::fmt::Display for NotOurs {
 /// CPU address of those frames (`DmaBuffer`'s constructors require exclusive memory).
 pub fn free(buffer: DmaBuffer) -> Result<(), NotOurs> {
     let (bus, len) = (buffer.bus_address(), buffer.len());
-    let cpu = buffer.cpu_ptr() as u64;
+    let cpu = buffer.cpu_address() as u64;
     let pages = {
         let mut live = LIVE.lock();
         match live.get(&bus) {

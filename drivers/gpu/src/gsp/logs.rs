@@ -481,7 +481,7 @@ impl<'a> GspLogs<'a> {
         self.tasks.iter().map(|t| (t.task.name, t.previous_put)).collect()
     }
 
-    /// Everything written since the last drain, `buffers[i]` being the CPU view of task `i`'s
+    /// Everything written since the last drain, `buffers[i]` being a copy of task `i`'s
     /// buffer: decoded records merged by timestamp (oldest first), error lines where a buffer
     /// cannot be read as records, raw qwords where there is no metadata.
     pub fn drain(&mut self, buffers: &[&[u8]], mut sink: impl FnMut(LogLine)) {

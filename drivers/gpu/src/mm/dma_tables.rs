@@ -47,7 +47,10 @@ impl<A: DmaAllocator> PageTableMemory for DmaTableMemory<A> {
             self.allocator.free(buffer);
             return Err(oom);
         }
-        buffer.as_mut_slice().fill(0);
+        if buffer.fill(0, len, 0).is_err() {
+            self.allocator.free(buffer);
+            return Err(oom);
+        }
         let address = buffer.bus_address();
         self.tables.insert(address, buffer);
         Ok(TableAddress { aperture: TableAperture::SystemCoherent, address })
@@ -61,15 +64,17 @@ impl<A: DmaAllocator> PageTableMemory for DmaTableMemory<A> {
 
     fn read_u64(&self, at: TableAddress) -> Result<u64, TableMemoryError> {
         let (bus, offset) = self.locate(at).ok_or(TableMemoryError::BadAddress { at })?;
-        let bytes = self.tables.get(&bus).and_then(|b| b.as_slice().get(offset..offset + 8));
-        let bytes: [u8; 8] = bytes.and_then(|b| b.try_into().ok()).ok_or(TableMemoryError::BadAddress { at })?;
-        Ok(u64::from_le_bytes(bytes))
+        // Volatile: an entry is one 8-byte access, as the GPU's MMU walks the tables while they
+        // change.
+        self.tables.get(&bus).and_then(|b| b.read_volatile_u64(offset)).ok_or(TableMemoryError::BadAddress { at })
     }
 
     fn write_u64(&mut self, at: TableAddress, value: u64) -> Result<(), TableMemoryError> {
         let (bus, offset) = self.locate(at).ok_or(TableMemoryError::BadAddress { at })?;
-        let slot = self.tables.get_mut(&bus).and_then(|b| b.as_mut_slice().get_mut(offset..offset + 8));
-        slot.ok_or(TableMemoryError::BadAddress { at })?.copy_from_slice(&value.to_le_bytes());
+        let written = self.tables.get_mut(&bus).is_some_and(|b| b.write_volatile_u64(offset, value));
+        if !written {
+            return Err(TableMemoryError::BadAddress { at });
+        }
         self.entry_writes += 1;
         Ok(())
     }

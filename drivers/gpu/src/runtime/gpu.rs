@@ -528,10 +528,9 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
     pub(super) fn write_device(&mut self, va: u64, bytes: &[u8]) -> Result<(), RuntimeError> {
         let chunk = self.staging.len();
         for (i, piece) in bytes.chunks(chunk).enumerate() {
-            let staging = self.staging.as_mut_slice().get_mut(..piece.len());
-            staging
-                .ok_or(RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?
-                .copy_from_slice(piece);
+            self.staging
+                .write(0, piece)
+                .map_err(|_| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?;
             let offset = (i * chunk) as u64;
             self.staged_copy(CeAddress::Virtual(self.staging_map.va), CeAddress::Virtual(va + offset), piece.len())?;
         }
@@ -544,10 +543,9 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
         for (i, piece) in bytes.chunks_mut(chunk).enumerate() {
             let offset = (i * chunk) as u64;
             self.staged_copy(CeAddress::Virtual(va + offset), CeAddress::Virtual(self.staging_map.va), piece.len())?;
-            let staging = self.staging.as_slice().get(..piece.len());
-            piece.copy_from_slice(
-                staging.ok_or(RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?,
-            );
+            self.staging
+                .read(0, piece)
+                .map_err(|_| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?;
         }
         Ok(())
     }

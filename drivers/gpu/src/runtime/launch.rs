@@ -15,6 +15,7 @@
 //! shared memory than the family gives a CTA is refused with
 //! [`crate::compute::memory::MemoryConfigError::SharedMemoryTooLarge`].
 
+use alloc::vec;
 use alloc::vec::Vec;
 
 use super::gpu::{Stream, StreamKind};
@@ -241,28 +242,21 @@ impl Stream {
             }
         };
         let base = slot * SLOT_BYTES;
-        let bytes = area.buffer.as_mut_slice();
         let template = &area.templates[template].1;
         let bad_grid = |_| RuntimeError::BadLaunch { what: "the grid does not fit the QMD" };
-        #[cfg(target_endian = "little")]
-        {
-            // Straight into the slot: it is 256-byte aligned in page-aligned DMA memory.
-            use zerocopy::FromBytes;
-            let slot_words = <[u32]>::mut_from_bytes(&mut bytes[base..base + QMD_BYTES])
-                .map_err(|_| RuntimeError::BadLaunch { what: "a misaligned launch slot" })?;
-            template.write(config.grid, const0_va, slot_words).map_err(bad_grid)?;
-        }
+        let bad_slot = |_| RuntimeError::BadLaunch { what: "the launch slot lies outside its DMA buffer" };
+        // The QMD and the parameters are encoded here and copied into the slot.
+        let mut words = [0u32; QMD_BYTES / 4];
+        template.write(config.grid, const0_va, &mut words).map_err(bad_grid)?;
         #[cfg(not(target_endian = "little"))]
-        {
-            let mut words = [0u32; QMD_BYTES / 4];
-            template.write(config.grid, const0_va, &mut words).map_err(bad_grid)?;
-            for (dst, w) in bytes[base..base + QMD_BYTES].chunks_exact_mut(4).zip(words) {
-                dst.copy_from_slice(&w.to_le_bytes());
-            }
+        for w in &mut words {
+            *w = w.to_le();
         }
+        area.buffer.write(base, zerocopy::IntoBytes::as_bytes(&words)).map_err(bad_slot)?;
         // The driver-reserved words below the parameters stay as allocated (zero).
-        let bank = &mut bytes[base + QMD_BYTES + cbank_offset..base + QMD_BYTES + CONST0_BYTES as usize];
-        function.pack_into(args, bank)?;
+        let mut bank = vec![0u8; function.param_size() as usize];
+        function.pack_into(args, &mut bank)?;
+        area.buffer.write(base + QMD_BYTES + cbank_offset, &bank).map_err(bad_slot)?;
         // The two launch methods: encoded once per stream, then only the QMD address changes.
         if area.methods.is_none() {
             area.methods = Some(LaunchMethods::encode(family, state.channel.host_class(), area.map.va)?);

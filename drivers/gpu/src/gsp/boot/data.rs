@@ -19,6 +19,7 @@
 //! The regions must outlive GSP-RM: drop a [`BootData`] only after GSP-RM is unloaded (or was
 //! never started).
 
+use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -35,7 +36,7 @@ use crate::gsp::fw::libos::{
 use crate::gsp::fw::msgq::{MessageQueueLayout, RM_PAGE_SIZE};
 use crate::gsp::fw::radix3::{build_radix3, Radix3Error, Radix3Layout, RADIX3_PAGE_SIZE};
 use crate::gsp::fw::wpr::GspFwWprMeta;
-use crate::platform::{DmaAllocator, DmaBuffer, DmaError};
+use crate::platform::{DmaAllocator, DmaBuffer, DmaError, DmaRangeError};
 
 /// Bytes of one boot-argument page (`kgspAllocBootArgs` allocates each structure a 4 KiB page).
 pub const BOOT_ARGS_PAGE: usize = 0x1000;
@@ -56,7 +57,7 @@ pub struct LogBuffer<'a, A: DmaAllocator + ?Sized> {
 impl<A: DmaAllocator + ?Sized> LogBuffer<'_, A> {
     /// The put pointer GSP-RM keeps in word 0.
     pub fn put_pointer(&self) -> u64 {
-        read_u64(self.region.as_slice(), 0).unwrap_or(0)
+        self.region.read_u64(0).unwrap_or(0)
     }
 }
 
@@ -92,6 +93,8 @@ pub enum BootDataError {
     Layout(LayoutError),
     /// A size overflowed.
     TooLarge { what: &'static str },
+    /// Writing `what` into its DMA memory did not fit.
+    Write { what: &'static str, error: DmaRangeError },
 }
 
 impl fmt::Display for BootDataError {
@@ -101,12 +104,17 @@ impl fmt::Display for BootDataError {
             Self::Radix3(e) => write!(f, "GSP boot data: GSP-RM image: {e}"),
             Self::Layout(e) => write!(f, "GSP boot data: {e}"),
             Self::TooLarge { what } => write!(f, "GSP boot data: {what} is too large"),
+            Self::Write { what, error } => write!(f, "GSP boot data: {what}: {error}"),
         }
     }
 }
 
 fn dma_error(what: &'static str) -> impl Fn(DmaError) -> BootDataError {
     move |error| BootDataError::Dma { what, error }
+}
+
+fn write_error(what: &'static str) -> impl Fn(DmaRangeError) -> BootDataError {
+    move |error| BootDataError::Write { what, error }
 }
 
 /// Everything in system memory the GSP boot hands out by bus address. Owns its DMA memory.
@@ -209,14 +217,14 @@ impl<'a, A: DmaAllocator + ?Sized> BootData<'a, A> {
             images,
         };
         let wpr_meta = GspFwWprMeta::layout(&fb.params, &inputs).map_err(BootDataError::Layout)?;
-        write_struct(wpr_meta_page.as_mut_slice(), wpr_meta.as_bytes());
+        wpr_meta_page.write_struct(0, &wpr_meta).map_err(write_error("WPR metadata"))?;
 
         // RM arguments (`kgspPopulateGspRmInitArgs`, cold boot).
         let rm_args = GspArgumentsCached::cold_boot(
             MessageQueueInitArguments::new(queue_bus_address, &queue_layout),
             gpu_instance,
         );
-        write_struct(rm_args_page.as_mut_slice(), rm_args.as_bytes());
+        rm_args_page.write_struct(0, &rm_args).map_err(write_error("GSP-RM arguments"))?;
 
         // LIBOS arguments: the logs ("LOGINIT" first), then "RMARGS" (`kgspSetupLibosInitArgs`).
         let mut entries: Vec<LibosMemoryRegionInitArgument> = logs
@@ -234,9 +242,8 @@ impl<'a, A: DmaAllocator + ?Sized> BootData<'a, A> {
             rm_args_page.bus_address(),
             rm_args_page.len() as u64,
         ));
-        let table = libos_args.as_mut_slice();
-        table.fill(0);
-        write_struct(table, entries.as_bytes());
+        libos_args.fill(0, libos_args.len(), 0).map_err(write_error("LIBOS arguments"))?;
+        libos_args.write(0, entries.as_bytes()).map_err(write_error("LIBOS arguments"))?;
 
         Ok(Self {
             gsp_rm: gsp_rm_region,
@@ -272,9 +279,7 @@ impl<'a, A: DmaAllocator + ?Sized> BootData<'a, A> {
 
     /// The WPR metadata as it is in memory now (the booter writes `verified` back).
     pub fn wpr_meta_in_memory(&self) -> Option<GspFwWprMeta> {
-        use zerocopy::FromBytes;
-        let bytes = self.wpr_meta_page.as_slice().get(..core::mem::size_of::<GspFwWprMeta>())?;
-        GspFwWprMeta::read_from_bytes(bytes).ok()
+        self.wpr_meta_page.read_struct(0).ok()
     }
 
     /// Hands the queue memory to the queue driver (once); [`Self::return_queue_memory`] takes it
@@ -294,13 +299,6 @@ impl<'a, A: DmaAllocator + ?Sized> BootData<'a, A> {
     }
 }
 
-/// Copies `bytes` to the start of `dest` (which the caller sized for it).
-fn write_struct(dest: &mut [u8], bytes: &[u8]) {
-    if let Some(slot) = dest.get_mut(..bytes.len()) {
-        slot.copy_from_slice(bytes);
-    }
-}
-
 /// A log buffer of RM's release size with its page table from word 1.
 fn log_buffer<'a, A: DmaAllocator + ?Sized>(
     dma: &'a A,
@@ -311,9 +309,8 @@ fn log_buffer<'a, A: DmaAllocator + ?Sized>(
     let mut region = DmaRegion::zeroed(dma, size).map_err(dma_error("log buffer"))?;
     let bus = region.bus_address();
     let pages = size as u64 / RM_PAGE_SIZE;
-    for (page, slot) in region.as_mut_slice().chunks_exact_mut(8).skip(1).take(pages as usize).enumerate() {
-        slot.copy_from_slice(&(bus + page as u64 * RM_PAGE_SIZE).to_le_bytes());
-    }
+    let table: Vec<u8> = (0..pages).flat_map(|page| (bus + page * RM_PAGE_SIZE).to_le_bytes()).collect();
+    region.write(8, &table).map_err(write_error("log buffer page table"))?;
     Ok(LogBuffer { name, id8, region })
 }
 
@@ -329,10 +326,11 @@ fn load_radix3<'a, A: DmaAllocator + ?Sized>(
     let bus = region.bus_address();
     let pages: Vec<u64> = (0..layout.total_pages()).map(|i| bus + i * RADIX3_PAGE_SIZE).collect();
     let table_bytes = layout.table_bytes() as usize;
-    let block = region.as_mut_slice();
-    let (tables, data) = block.split_at_mut(table_bytes.min(block.len()));
-    build_radix3(&layout, &pages, tables).map_err(BootDataError::Radix3)?;
-    write_struct(data, image);
+    // The tables are built here and copied in; the image follows them in one bulk copy.
+    let mut tables = vec![0u8; table_bytes];
+    build_radix3(&layout, &pages, &mut tables).map_err(BootDataError::Radix3)?;
+    region.write(0, &tables).map_err(write_error("radix3 tables"))?;
+    region.write(table_bytes, image).map_err(write_error("GSP-RM image"))?;
     Ok((region, layout))
 }
 

@@ -1,7 +1,11 @@
 //! DMA memory the boot owns: a [`DmaBuffer`] that goes back to its allocator when dropped, so
 //! that a failed boot step leaks nothing.
 
-use crate::platform::{DmaAllocator, DmaBuffer, DmaError};
+use alloc::vec::Vec;
+
+use zerocopy::{FromBytes, Immutable, IntoBytes};
+
+use crate::platform::{DmaAllocator, DmaBuffer, DmaError, DmaRangeError};
 
 /// Rounds `len` up to whole 4 KiB pages (`None` on overflow).
 pub const fn page_align(len: usize) -> Option<usize> {
@@ -37,8 +41,10 @@ impl<'a, A: DmaAllocator + ?Sized> DmaRegion<'a, A> {
     /// `len` bytes (at least `bytes.len()`) holding `bytes`, then zeros.
     pub fn with_bytes(allocator: &'a A, bytes: &[u8], len: usize) -> Result<Self, DmaError> {
         let mut region = Self::zeroed(allocator, len.max(bytes.len()))?;
-        if let Some(dest) = region.as_mut_slice().get_mut(..bytes.len()) {
-            dest.copy_from_slice(bytes);
+        // `zeroed` made the region at least `bytes.len()` long, so this cannot miss.
+        if let Err(e) = region.write(0, bytes) {
+            log::error!("DMA region: {e}");
+            return Err(DmaError { requested: len });
         }
         Ok(region)
     }
@@ -63,14 +69,54 @@ impl<'a, A: DmaAllocator + ?Sized> DmaRegion<'a, A> {
         self.buffer.as_ref()
     }
 
-    /// CPU view.
-    pub fn as_slice(&self) -> &[u8] {
-        self.buffer.as_ref().map_or(&[], DmaBuffer::as_slice)
+    /// The buffer, for writing.
+    fn buffer_mut(&mut self) -> Result<&mut DmaBuffer, DmaRangeError> {
+        self.buffer.as_mut().ok_or(DmaRangeError { offset: 0, len: 0, size: 0 })
     }
 
-    /// CPU view, writable.
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        self.buffer.as_mut().map_or(&mut [], DmaBuffer::as_mut_slice)
+    /// The buffer, for reading.
+    fn buffer_ref(&self) -> Result<&DmaBuffer, DmaRangeError> {
+        self.buffer.as_ref().ok_or(DmaRangeError { offset: 0, len: 0, size: 0 })
+    }
+
+    /// [`DmaBuffer::write`].
+    pub fn write(&mut self, offset: usize, data: &[u8]) -> Result<(), DmaRangeError> {
+        self.buffer_mut()?.write(offset, data)
+    }
+
+    /// [`DmaBuffer::read`].
+    pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), DmaRangeError> {
+        self.buffer_ref()?.read(offset, out)
+    }
+
+    /// [`DmaBuffer::read_vec`].
+    pub fn read_vec(&self, offset: usize, len: usize) -> Result<Vec<u8>, DmaRangeError> {
+        self.buffer_ref()?.read_vec(offset, len)
+    }
+
+    /// [`DmaBuffer::fill`].
+    pub fn fill(&mut self, offset: usize, len: usize, value: u8) -> Result<(), DmaRangeError> {
+        self.buffer_mut()?.fill(offset, len, value)
+    }
+
+    /// [`DmaBuffer::read_u64`].
+    pub fn read_u64(&self, offset: usize) -> Result<u64, DmaRangeError> {
+        self.buffer_ref()?.read_u64(offset)
+    }
+
+    /// [`DmaBuffer::write_u64`].
+    pub fn write_u64(&mut self, offset: usize, value: u64) -> Result<(), DmaRangeError> {
+        self.buffer_mut()?.write_u64(offset, value)
+    }
+
+    /// [`DmaBuffer::write_struct`].
+    pub fn write_struct<T: IntoBytes + Immutable>(&mut self, offset: usize, value: &T) -> Result<(), DmaRangeError> {
+        self.buffer_mut()?.write_struct(offset, value)
+    }
+
+    /// [`DmaBuffer::read_struct`].
+    pub fn read_struct<T: FromBytes>(&self, offset: usize) -> Result<T, DmaRangeError> {
+        self.buffer_ref()?.read_struct(offset)
     }
 
     /// Gives up ownership: the caller must return the buffer to the same allocator.

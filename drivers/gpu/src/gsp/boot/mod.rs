@@ -31,6 +31,7 @@ pub mod suspend;
 
 use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -779,7 +780,22 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
     fn collect_logs(&mut self) -> Vec<LogLine> {
         let mut lines = Vec::new();
         if let Some(data) = self.data.as_ref() {
-            let buffers: Vec<&[u8]> = data.logs.iter().map(|log| log.region.as_slice()).collect();
+            // GSP-RM writes the buffers while it runs: each is copied out with volatile loads,
+            // and the copies are decoded.
+            let copies: Vec<Vec<u8>> = data
+                .logs
+                .iter()
+                .map(|log| {
+                    let mut copy = vec![0u8; log.region.len()];
+                    let read = log.region.buffer().is_some_and(|b| b.read_volatile_bytes(0, &mut copy));
+                    if read {
+                        copy
+                    } else {
+                        Vec::new()
+                    }
+                })
+                .collect();
+            let buffers: Vec<&[u8]> = copies.iter().map(Vec::as_slice).collect();
             self.logs.drain(&buffers, |line| lines.push(line));
         }
         for line in &lines {

@@ -35,6 +35,7 @@
 
 use core::fmt;
 
+use alloc::vec;
 use alloc::vec::Vec;
 
 use super::booter::{address_mailboxes, run_booter, Booter};
@@ -144,9 +145,7 @@ impl<A: DmaAllocator + ?Sized> SrData<'_, A> {
 
     /// The metadata as it is in memory now.
     pub fn meta_in_memory(&self) -> Option<GspFwSRMeta> {
-        use zerocopy::FromBytes;
-        let bytes = self.meta_page.as_slice().get(..core::mem::size_of::<GspFwSRMeta>())?;
-        GspFwSRMeta::read_from_bytes(bytes).ok()
+        self.meta_page.read_struct(0).ok()
     }
 }
 
@@ -160,11 +159,11 @@ fn save_area<'a, A: DmaAllocator + ?Sized>(dma: &'a A, size: u64) -> Result<DmaR
     let bus = region.bus_address();
     let pages: Vec<u64> = (0..layout.total_pages()).map(|i| bus + i * RADIX3_PAGE_SIZE).collect();
     let table_bytes = layout.table_bytes() as usize;
-    let block = region.as_mut_slice();
-    let tables = block
-        .get_mut(..table_bytes)
-        .ok_or(SuspendError::Radix3(Radix3Error::TableSize { expected: table_bytes as u64, found: 0 }))?;
-    build_radix3(&layout, &pages, tables).map_err(SuspendError::Radix3)?;
+    let mut tables = vec![0u8; table_bytes];
+    build_radix3(&layout, &pages, &mut tables).map_err(SuspendError::Radix3)?;
+    region.write(0, &tables).map_err(|_| {
+        SuspendError::Radix3(Radix3Error::TableSize { expected: table_bytes as u64, found: region.len() as u64 })
+    })?;
     Ok(region)
 }
 
@@ -316,10 +315,9 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
             b_in_pm_transition: 1,
             _padding: [0; 3],
         };
-        let bytes = zerocopy::IntoBytes::as_bytes(&data.rm_args);
-        if let Some(slot) = data.rm_args_page.as_mut_slice().get_mut(..bytes.len()) {
-            slot.copy_from_slice(bytes);
-        }
+        data.rm_args_page.write_struct(0, &data.rm_args).map_err(|error| {
+            BootErrorKind::Data(super::data::BootDataError::Write { what: "GSP-RM arguments", error })
+        })?;
         Ok(())
     }
 

@@ -340,7 +340,7 @@ impl<D: GspDoorbell> GspMessageQueues<D> {
         if (shared.len() as u64) < layout.shared_size() {
             return Err(TransportError::BufferTooSmall { needed: layout.shared_size(), len: shared.len() });
         }
-        if !shared.bus_address().is_multiple_of(RM_PAGE_SIZE) || !(shared.cpu_ptr() as usize).is_multiple_of(ELEMENT) {
+        if !shared.bus_address().is_multiple_of(RM_PAGE_SIZE) || !shared.cpu_address().is_multiple_of(ELEMENT) {
             return Err(TransportError::UnalignedBuffer { bus: shared.bus_address() });
         }
         let mut shared = Shared(shared);
