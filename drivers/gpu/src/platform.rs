@@ -56,7 +56,9 @@ pub fn wait_for<C: Clock + ?Sized, T>(
     }
 }
 
-/// Coherent system memory the GPU can reach: a CPU view and the bus address the device uses.
+/// Coherent system memory the GPU can reach, and the bus address the device uses. The CPU
+/// reaches the bytes only through its methods, which copy in and out: no reference into memory
+/// the device may read or write is ever handed out.
 pub struct DmaBuffer {
     cpu: *mut u8,
     bus: u64,
@@ -87,17 +89,6 @@ impl DmaBuffer {
     }
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-    pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: `new`'s contract.
-        unsafe { core::slice::from_raw_parts(self.cpu, self.len) }
-    }
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: `new`'s contract; &mut self gives exclusive access.
-        unsafe { core::slice::from_raw_parts_mut(self.cpu, self.len) }
-    }
-    pub fn cpu_ptr(&self) -> *mut u8 {
-        self.cpu
     }
     /// The CPU virtual address of the first byte, as a number: for the allocator that made the
     /// buffer to recognise it when it comes back, and for alignment checks. Not a way in: the

@@ -68,7 +68,7 @@ pub fn free(buffer: DmaBuffer) -> Result<(), NotOurs> {
             _ => return Err(NotOurs { bus, len }),
         }
     };
-    // `buffer` was the only CPU view of the frames, and it is consumed here.
+    // `buffer` was the only CPU accessor of the frames, and it is consumed here.
     for i in 0..pages {
         frames::free(bus + i * PAGE_SIZE);
     }
