@@ -345,9 +345,8 @@ pub struct Channel {
     fence_payload_at: usize,
 }
 
-/// Writes `words` little-endian into `dst` (as long as each other): one block copy on a
-/// little-endian CPU.
-/// Writes `words` little-endian into `dst` from `offset`, in one bulk copy.
+/// Writes `words` little-endian into `dst` from `offset`: one bulk copy on a little-endian CPU.
+#[inline]
 fn write_words_le(dst: &mut DmaBuffer, offset: usize, words: &[u32]) -> Result<(), DmaRangeError> {
     #[cfg(target_endian = "little")]
     {

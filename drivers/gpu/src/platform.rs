@@ -99,6 +99,7 @@ impl DmaBuffer {
 
     /// `Ok` when `offset..offset + len` lies inside the buffer; the error names the range and
     /// the buffer's size.
+    #[inline]
     fn range(&self, offset: usize, len: usize) -> Result<(), DmaRangeError> {
         if offset.checked_add(len).is_some_and(|end| end <= self.len) {
             Ok(())
@@ -109,6 +110,7 @@ impl DmaBuffer {
 
     /// Copies `data` into the buffer at `offset` (one bulk copy: for memory the device is not
     /// reading at the same time, such as images and tables written before it is told of them).
+    #[inline]
     pub fn write(&mut self, offset: usize, data: &[u8]) -> Result<(), DmaRangeError> {
         self.range(offset, data.len())?;
         // SAFETY: `offset + data.len() <= self.len` (checked), so the destination lies inside
@@ -121,6 +123,7 @@ impl DmaBuffer {
 
     /// Copies `out.len()` bytes from `offset` into `out` (one bulk copy: for memory the device
     /// is not writing at the same time; see [`Self::read_volatile_bytes`] for memory it is).
+    #[inline]
     pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), DmaRangeError> {
         self.range(offset, out.len())?;
         // SAFETY: the source lies inside the buffer (checked) and `new`'s contract makes it
@@ -132,6 +135,7 @@ impl DmaBuffer {
     }
 
     /// Sets `len` bytes from `offset` to `value` (one bulk store).
+    #[inline]
     pub fn fill(&mut self, offset: usize, len: usize, value: u8) -> Result<(), DmaRangeError> {
         self.range(offset, len)?;
         // SAFETY: inside the buffer (checked), valid for writes by `new`'s contract, and
@@ -149,6 +153,7 @@ impl DmaBuffer {
     }
 
     /// The little-endian `u32` at `offset` (any alignment).
+    #[inline]
     pub fn read_u32(&self, offset: usize) -> Result<u32, DmaRangeError> {
         let mut raw = [0u8; 4];
         self.read(offset, &mut raw)?;
@@ -156,6 +161,7 @@ impl DmaBuffer {
     }
 
     /// The little-endian `u64` at `offset` (any alignment).
+    #[inline]
     pub fn read_u64(&self, offset: usize) -> Result<u64, DmaRangeError> {
         let mut raw = [0u8; 8];
         self.read(offset, &mut raw)?;
@@ -163,21 +169,25 @@ impl DmaBuffer {
     }
 
     /// Writes `value` little-endian at `offset` (any alignment).
+    #[inline]
     pub fn write_u32(&mut self, offset: usize, value: u32) -> Result<(), DmaRangeError> {
         self.write(offset, &value.to_le_bytes())
     }
 
     /// Writes `value` little-endian at `offset` (any alignment).
+    #[inline]
     pub fn write_u64(&mut self, offset: usize, value: u64) -> Result<(), DmaRangeError> {
         self.write(offset, &value.to_le_bytes())
     }
 
     /// Copies `value`'s bytes to `offset` (a firmware structure in its in-memory layout).
+    #[inline]
     pub fn write_struct<T: IntoBytes + Immutable>(&mut self, offset: usize, value: &T) -> Result<(), DmaRangeError> {
         self.write(offset, value.as_bytes())
     }
 
     /// The `T` whose bytes lie at `offset` (any alignment), copied out.
+    #[inline]
     pub fn read_struct<T: FromBytes>(&self, offset: usize) -> Result<T, DmaRangeError> {
         self.range(offset, core::mem::size_of::<T>())?;
         // SAFETY: `size_of::<T>()` bytes from `offset` lie inside the buffer (checked) and are
@@ -189,6 +199,7 @@ impl DmaBuffer {
     /// Reads the little-endian `u32` at `offset` with a volatile load: memory the device
     /// writes (semaphores, USERD, notifiers) must be read afresh each time. `None` when out of
     /// range or misaligned.
+    #[inline]
     pub fn read_volatile_u32(&self, offset: usize) -> Option<u32> {
         if !self.aligned(offset, 4) || !self.holds(offset, 4) {
             return None;
@@ -200,6 +211,7 @@ impl DmaBuffer {
 
     /// Writes `value` little-endian at `offset` with a volatile store (the device reads it:
     /// GPPut, GPFIFO entries). `false` when out of range or misaligned.
+    #[inline]
     pub fn write_volatile_u32(&mut self, offset: usize, value: u32) -> bool {
         if !self.aligned(offset, 4) || !self.holds(offset, 4) {
             return false;
@@ -211,6 +223,7 @@ impl DmaBuffer {
 
     /// Reads the little-endian `u64` at `offset` with one volatile 8-byte load (page-table
     /// entries the device walks). `None` when out of range or not 8-byte aligned.
+    #[inline]
     pub fn read_volatile_u64(&self, offset: usize) -> Option<u64> {
         if !self.aligned(offset, 8) || !self.holds(offset, 8) {
             return None;
@@ -222,6 +235,7 @@ impl DmaBuffer {
 
     /// Writes `value` little-endian at `offset` with one volatile 8-byte store. `false` when
     /// out of range or not 8-byte aligned.
+    #[inline]
     pub fn write_volatile_u64(&mut self, offset: usize, value: u64) -> bool {
         if !self.aligned(offset, 8) || !self.holds(offset, 8) {
             return false;
@@ -234,11 +248,13 @@ impl DmaBuffer {
 
     /// Whether the byte at `offset` has an address that is a multiple of `align` (offsets that
     /// are multiples of it are, in memory a `DmaAllocator` hands out: it aligns to 4 KiB).
+    #[inline]
     fn aligned(&self, offset: usize, align: usize) -> bool {
         (self.cpu as usize).wrapping_add(offset).is_multiple_of(align)
     }
 
     /// Whether `offset..offset + len` lies inside the buffer.
+    #[inline]
     fn holds(&self, offset: usize, len: usize) -> bool {
         self.range(offset, len).is_ok()
     }
@@ -246,6 +262,7 @@ impl DmaBuffer {
     /// How many of the `len` bytes from `offset` come before the first 8-byte aligned address:
     /// the volatile byte copies below move those and the tail byte by byte, the rest as whole
     /// 8-byte words (one load or store per word, not per byte).
+    #[inline]
     fn unaligned_head(&self, offset: usize, len: usize) -> usize {
         let address = (self.cpu as usize).wrapping_add(offset);
         (address.wrapping_neg() % 8).min(len)

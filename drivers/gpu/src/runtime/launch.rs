@@ -15,7 +15,6 @@
 //! shared memory than the family gives a CTA is refused with
 //! [`crate::compute::memory::MemoryConfigError::SharedMemoryTooLarge`].
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 use super::gpu::{Stream, StreamKind};
@@ -79,6 +78,9 @@ pub struct LaunchArea {
     templates: Vec<(TemplateKey, QmdTemplate)>,
     /// The launch methods, encoded on the first launch.
     methods: Option<LaunchMethods>,
+    /// Where a launch's parameters are packed before they are copied into its slot: kept, so
+    /// that a launch allocates nothing once the largest parameter block has been seen.
+    params: Vec<u8>,
     /// The local-memory buffer and how it was sized.
     local: VramAllocation,
     local_map: GpuMapping,
@@ -123,6 +125,7 @@ impl LaunchArea {
             next: 0,
             templates: Vec::new(),
             methods: None,
+            params: Vec::new(),
             local,
             local_map,
             plan,
@@ -254,9 +257,9 @@ impl Stream {
         }
         area.buffer.write(base, zerocopy::IntoBytes::as_bytes(&words)).map_err(bad_slot)?;
         // The driver-reserved words below the parameters stay as allocated (zero).
-        let mut bank = vec![0u8; function.param_size() as usize];
-        function.pack_into(args, &mut bank)?;
-        area.buffer.write(base + QMD_BYTES + cbank_offset, &bank).map_err(bad_slot)?;
+        area.params.resize(function.param_size() as usize, 0);
+        function.pack_into(args, &mut area.params)?;
+        area.buffer.write(base + QMD_BYTES + cbank_offset, &area.params).map_err(bad_slot)?;
         // The two launch methods: encoded once per stream, then only the QMD address changes.
         if area.methods.is_none() {
             area.methods = Some(LaunchMethods::encode(family, state.channel.host_class(), area.map.va)?);
