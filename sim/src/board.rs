@@ -11,7 +11,7 @@ use nvgpu::chip::{Chipset, Revision};
 use nvgpu::hal::Family;
 use nvgpu::hw::boot::{PCI_CLASS_DISPLAY_3D, PCI_CLASS_DISPLAY_VGA};
 use nvgpu::hw::pmc;
-use nvgpu::vbios::PCI_VENDOR_ID_NVIDIA;
+use nvgpu::hw::vbios::PCI_VENDOR_ID_NVIDIA;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;

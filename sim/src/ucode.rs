@@ -64,8 +64,8 @@ pub const FLAG_DEBUG_SIGNED: u32 = 1 << 2;
 /// Every flag this header version defines.
 pub const FLAGS_KNOWN: u32 = FLAG_HS | FLAG_PKC | FLAG_DEBUG_SIGNED;
 
-/// Size of one signature (`BCRT30_RSA3K_SIG_SIZE`, exported by the parser).
-pub const SIGNATURE_SIZE: usize = nvgpu::fwsec::FWSEC_SIGNATURE_SIZE as usize;
+/// Size of one signature (`BCRT30_RSA3K_SIG_SIZE`).
+pub const SIGNATURE_SIZE: usize = nvgpu::hw::vbios::BCRT30_RSA3K_SIG_SIZE as usize;
 
 /// The model ucode header. See the module documentation for the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]

@@ -1,5 +1,8 @@
 //! The model's VBIOS image, built in the documented format so the driver's parser
 //! (`nvgpu::vbios`) and NVIDIA's rules accept it, and read by the driver through `NV_PROM_DATA`.
+//! The structures and constants it writes are `nvgpu::hw::vbios`'s, the same declarations the
+//! parser reads with, checked against NVIDIA's files; where each thing goes and what it holds is
+//! the builder's own.
 //!
 //! # Layout (ROM offsets)
 //! ```text
@@ -45,12 +48,6 @@ use alloc::vec::Vec;
 use core::mem::size_of;
 
 use nvgpu::chip::Chipset;
-use nvgpu::fwsec::{
-    FALCON_UCODE_DESC_V2_SIZE_60, FALCON_UCODE_DESC_V3_SIZE_44,
-    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE,
-    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2,
-    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3,
-};
 use nvgpu::hw::fw::{
     FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIGNATURE, FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER,
 };
@@ -59,18 +56,26 @@ use nvgpu::hw::fw::{
     FALCON_APPLICATION_INTERFACE_ENTRY_V1_SIZE, FALCON_APPLICATION_INTERFACE_HEADER_V1_SIZE,
     FALCON_APPLICATION_INTERFACE_HEADER_V1_VERSION,
 };
-use nvgpu::vbios::{
-    CodeType, BIT_DATA_BIOSDATA_V2_SIZE, BIT_DATA_FALCON_DATA_V2_SIZE_4, BIT_DATA_FALCON_DATA_VERSION_2, BIT_HEADER_ID,
+use nvgpu::hw::vbios::{
+    BitDataBiosdataV2, BitDataFalconDataV2, BitHeaderV1, BitTokenV1, FalconUcodeDescV2Raw, FalconUcodeDescV3Raw,
+    FalconUcodeTableEntryV1, FalconUcodeTableHdrV1, NvPciDataExtStruct, PciDataStruct,
+};
+use nvgpu::hw::vbios::{
+    BIT_DATA_BIOSDATA_V2_SIZE, BIT_DATA_FALCON_DATA_V2_SIZE_4, BIT_DATA_FALCON_DATA_VERSION_2, BIT_HEADER_ID,
     BIT_HEADER_SIGNATURE, BIT_HEADER_V1_00_SIZE, BIT_TOKEN_BIOSDATA, BIT_TOKEN_FALCON_DATA, BIT_TOKEN_V1_00_SIZE_6,
     EFI_IMAGE_MACHINE_X64, EFI_IMAGE_SUBSYSTEM_EFI_BOOT_SERVICE_DRIVER, EFI_PCI_EXPANSION_ROM_HEADER_EFISIGNATURE,
-    FALCON_UCODE_ENTRY_APPID_FWSEC_DBG, FALCON_UCODE_ENTRY_APPID_FWSEC_PROD, FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6,
-    FALCON_UCODE_TABLE_HDR_V1_SIZE_6, FALCON_UCODE_TABLE_HDR_V1_VERSION, NV_PCI_DATA_EXT_REV_10,
-    NV_PCI_DATA_EXT_REV_11, NV_PCI_DATA_EXT_SIG, OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR, PCI_DATA_STRUCT_SIGNATURE,
-    PCI_DATA_STRUCT_SIGNATURE_NV, PCI_EXP_ROM_SIGNATURE, PCI_EXP_ROM_SIGNATURE_NV, PCI_LAST_IMAGE,
-    PCI_ROM_IMAGE_BLOCK_SIZE,
+    FALCON_UCODE_DESC_V2_SIZE_60, FALCON_UCODE_DESC_V3_SIZE_44, FALCON_UCODE_ENTRY_APPID_FWSEC_DBG,
+    FALCON_UCODE_ENTRY_APPID_FWSEC_PROD, FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6, FALCON_UCODE_TABLE_HDR_V1_SIZE_6,
+    FALCON_UCODE_TABLE_HDR_V1_VERSION, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE,
+    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION,
+    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3,
+    NV_PCI_DATA_EXT_REV_10, NV_PCI_DATA_EXT_REV_11, NV_PCI_DATA_EXT_SIG, OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR,
+    PCI_DATA_STRUCT_SIGNATURE, PCI_DATA_STRUCT_SIGNATURE_NV, PCI_EXP_ROM_SIGNATURE, PCI_EXP_ROM_SIGNATURE_NV,
+    PCI_LAST_IMAGE, PCI_ROM_IMAGE_BLOCK_SIZE,
 };
+use nvgpu::vbios::CodeType;
 use zerocopy::byteorder::little_endian::{U16, U32};
-use zerocopy::{Immutable, IntoBytes, KnownLayout};
+use zerocopy::{Immutable, IntoBytes};
 
 use crate::board::ModelConfig;
 use crate::fwsec::{AppInterfaceEntryV1, AppInterfaceHeaderV1, DmemMapperV3};
@@ -131,156 +136,8 @@ pub const FWSEC_TARGET_ID: u8 = 0x07;
 /// Falcon ucode table header version/size as the model writes it.
 const TABLE_ENTRY_COUNT: u8 = 2;
 
-/// `PCI_DATA_STRUCT` (PCI Firmware Spec 3.0; `pci_exp_table.h`): the 24 bytes every revision has.
-#[derive(IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-struct PciDataStruct {
-    signature: U32,
-    vendor_id: U16,
-    device_id: U16,
-    device_list_ptr: U16,
-    length: U16,
-    revision: u8,
-    class_code: [u8; 3],
-    image_length: U16,
-    vendor_rom_revision: U16,
-    code_type: u8,
-    last_image: u8,
-    max_runtime_image_length: U16,
-}
-
-/// `NV_PCI_DATA_EXT_STRUCT` (`pci_exp_table.h`).
-#[derive(IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-struct NvPciDataExt {
-    signature: U32,
-    revision: U16,
-    length: U16,
-    subimage_length: U16,
-    private_last_image: u8,
-    flags: u8,
-}
-
-/// `BIT_HEADER_V1_00` (`kernel_gsp_fwsec.c`).
-#[derive(IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-struct BitHeaderV1 {
-    id: U16,
-    signature: U32,
-    bcd_version: U16,
-    header_size: u8,
-    token_size: u8,
-    token_entries: u8,
-    header_checksum: u8,
-}
-
-/// `BIT_TOKEN_V1_00` (`kernel_gsp_fwsec.c`).
-#[derive(IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-struct BitTokenV1 {
-    id: u8,
-    data_version: u8,
-    data_size: U16,
-    data_ptr: U16,
-}
-
-/// `BIT_DATA_BIOSDATA_V2` (`rom_nvswitch.h`).
-#[derive(IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-struct BiosDataV2 {
-    version: U32,
-    oem_version: u8,
-    checksum: u8,
-    int15_callbacks_post: U16,
-    int15_callbacks_system: U16,
-    frame_count: U16,
-    reserved1: U32,
-    reserved2: U32,
-    max_heads_at_post: u8,
-    memory_size_report: u8,
-    horizontal_scale_factor: u8,
-    vertical_scale_factor: u8,
-    data_table_ptr: U16,
-    rom_pack_ptr: U16,
-    applied_rom_packs_ptr: U16,
-    applied_rom_pack_max: u8,
-    applied_rom_pack_count: u8,
-    module_map_external: u8,
-    compression_info_ptr: U32,
-}
-
-/// `FALCON_UCODE_TABLE_HDR_V1` (`kernel_gsp_fwsec.c`).
-#[derive(IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-struct FalconUcodeTableHeaderV1 {
-    version: u8,
-    header_size: u8,
-    entry_size: u8,
-    entry_count: u8,
-    desc_version: u8,
-    desc_size: u8,
-}
-
-/// `FALCON_UCODE_TABLE_ENTRY_V1` (`kernel_gsp_fwsec.c`).
-#[derive(IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-struct FalconUcodeTableEntryV1 {
-    application_id: u8,
-    target_id: u8,
-    desc_ptr: U32,
-}
-
-/// `FALCON_UCODE_DESC_V2` (`kernel_gsp_fwsec.c`).
-#[derive(IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-struct FalconUcodeDescV2 {
-    vdesc: U32,
-    stored_size: U32,
-    uncompressed_size: U32,
-    virtual_entry: U32,
-    interface_offset: U32,
-    imem_phys_base: U32,
-    imem_load_size: U32,
-    imem_virt_base: U32,
-    imem_sec_base: U32,
-    imem_sec_size: U32,
-    dmem_offset: U32,
-    dmem_phys_base: U32,
-    dmem_load_size: U32,
-    alt_imem_load_size: U32,
-    alt_dmem_load_size: U32,
-}
-
-/// `FALCON_UCODE_DESC_V3` (`kernel_gsp_fwsec.c`), without the signatures that follow it.
-#[derive(IntoBytes, Immutable, KnownLayout)]
-#[repr(C)]
-struct FalconUcodeDescV3 {
-    vdesc: U32,
-    stored_size: U32,
-    pkc_data_offset: U32,
-    interface_offset: U32,
-    imem_phys_base: U32,
-    imem_load_size: U32,
-    imem_virt_base: U32,
-    dmem_phys_base: U32,
-    dmem_load_size: U32,
-    engine_id_mask: U16,
-    ucode_id: u8,
-    signature_count: u8,
-    signature_versions: U16,
-    reserved: U16,
-}
-
-const _: () = {
-    assert!(size_of::<PciDataStruct>() == 0x18);
-    assert!(size_of::<BitHeaderV1>() == BIT_HEADER_V1_00_SIZE as usize);
-    assert!(size_of::<BitTokenV1>() == BIT_TOKEN_V1_00_SIZE_6 as usize);
-    assert!(size_of::<BiosDataV2>() == BIT_DATA_BIOSDATA_V2_SIZE as usize);
-    assert!(size_of::<FalconUcodeTableHeaderV1>() == FALCON_UCODE_TABLE_HDR_V1_SIZE_6 as usize);
-    assert!(size_of::<FalconUcodeTableEntryV1>() == FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6 as usize);
-    assert!(size_of::<FalconUcodeDescV2>() == FALCON_UCODE_DESC_V2_SIZE_60 as usize);
-    assert!(size_of::<FalconUcodeDescV3>() == FALCON_UCODE_DESC_V3_SIZE_44 as usize);
-};
+// The PCIR length the builder writes for the x86 and FWSEC images is the structure's own size.
+const _: () = assert!(size_of::<PciDataStruct>() == 0x18);
 
 /// Which FWSEC descriptor a chip's VBIOS carries: v2 where FWSEC runs through the generic
 /// bootloader (Turing, GA100), v3 elsewhere (GA10x, Ada, Hopper, Blackwell).
@@ -388,7 +245,7 @@ fn put_pci_headers(
     // The NPDE sits at the PCIR's end rounded up to 16 bytes (`s_locateExpansionRoms`).
     let (revision, length, last) = npde;
     let npde_at = (image_at + pcir_at + u32::from(pcir_length) + 0xF) & !0xF;
-    let ext = NvPciDataExt {
+    let ext = NvPciDataExtStruct {
         signature: U32::new(NV_PCI_DATA_EXT_SIG),
         revision: U16::new(revision),
         length: U16::new(length),
@@ -471,8 +328,8 @@ fn put_fwsec(rom: &mut Vec<u8>, at: u32, chipset: Chipset, application_id: u8) -
     let version = fwsec_descriptor_version(chipset);
     let vdesc = |size: u32| {
         NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE
-            | (u32::from(version) << NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION.lo)
-            | (size << NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE.lo)
+            | (u32::from(version) << NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION.first)
+            | (size << NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE.first)
     };
     let desc_size = if version == NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3 {
         u32::from(FALCON_UCODE_DESC_V3_SIZE_44) + u32::from(FWSEC_SIGNATURE_COUNT) * SIGNATURE_SIZE as u32
@@ -486,7 +343,7 @@ fn put_fwsec(rom: &mut Vec<u8>, at: u32, chipset: Chipset, application_id: u8) -
         rom.resize(end as usize, 0);
     }
     if version == NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3 {
-        let desc = FalconUcodeDescV3 {
+        let desc = FalconUcodeDescV3Raw {
             vdesc: U32::new(vdesc(desc_size)),
             stored_size: U32::new(image_size),
             pkc_data_offset: U32::new(FWSEC_PKC_DATA_OFFSET),
@@ -509,7 +366,7 @@ fn put_fwsec(rom: &mut Vec<u8>, at: u32, chipset: Chipset, application_id: u8) -
             sig_at += SIGNATURE_SIZE as u32;
         }
     } else {
-        let desc = FalconUcodeDescV2 {
+        let desc = FalconUcodeDescV2Raw {
             vdesc: U32::new(vdesc(desc_size)),
             stored_size: U32::new(image_size),
             uncompressed_size: U32::new(image_size),
@@ -605,7 +462,7 @@ pub fn build(config: &ModelConfig) -> BuiltVbios {
             token,
         );
     }
-    let biosdata = BiosDataV2 {
+    let biosdata = BitDataBiosdataV2 {
         version: U32::new(bios_version(chipset)),
         oem_version: BIOS_OEM_VERSION,
         checksum: 0,
@@ -628,7 +485,8 @@ pub fn build(config: &ModelConfig) -> BuiltVbios {
     };
     put(&mut rom, BIOSDATA_AT, &biosdata);
     let table_offset = FWSEC_ROM_IMAGE_OFFSET + TABLE_AT;
-    put(&mut rom, FALCON_DATA_AT, &U32::new(table_offset - EXPANSION_ROM_OFFSET));
+    let falcon_data = BitDataFalconDataV2 { falcon_ucode_table_ptr: U32::new(table_offset - EXPANSION_ROM_OFFSET) };
+    put(&mut rom, FALCON_DATA_AT, &falcon_data);
 
     // Image 1: EFI stub. EFI PCI expansion ROM header: initialization size at 2, signature 0x0EF1
     // at 4, subsystem at 8, machine type at 0xA, compression 0 at 0xC, image offset 0 at 0x16
@@ -675,7 +533,7 @@ pub fn build(config: &ModelConfig) -> BuiltVbios {
         (NV_PCI_DATA_EXT_REV_11, 0x14, true),
     );
     let version = fwsec_descriptor_version(chipset);
-    let table = FalconUcodeTableHeaderV1 {
+    let table = FalconUcodeTableHdrV1 {
         version: FALCON_UCODE_TABLE_HDR_V1_VERSION,
         header_size: FALCON_UCODE_TABLE_HDR_V1_SIZE_6,
         entry_size: FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6,

@@ -1062,10 +1062,9 @@ fn define_reader_handles_nvidia_forms() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One home for every fact: `nvgpu::hw` (with `nvgpu::vbios` for the format constants the VBIOS
-// parser keeps next to itself, which `hw::vbios` registers) declares each fact once, and every
-// header path once, in `hw::headers`. Nothing else builds a `Header` or a `HeaderFact`, so no fact
-// can escape the tables this test checks.
+// One home for every fact: `nvgpu::hw` declares each fact once, and every header path once, in
+// `hw::headers`. Nothing else builds a `Header` or a `HeaderFact`, so no fact can escape the
+// tables this test checks.
 
 /// The workspace's source trees.
 const SOURCE_TREES: &[&str] =
@@ -1077,11 +1076,10 @@ const HEADERS_FILE: &str = "drivers/gpu/src/hw/headers.rs";
 /// This file, which names the identifiers it looks for.
 const THIS_FILE: &str = "tests/tests/header_conformance.rs";
 /// `nvgpu::hw`'s macros that declare facts (each builds `HeaderFact`s).
-const FACT_MACROS: &[&str] = &["registers", "constants", "field_values", "facts_of", "defined_names"];
+const FACT_MACROS: &[&str] = &["registers", "constants", "field_values", "defined_names"];
 /// What to do instead of building a fact outside `hw`.
 const FACT_ADVICE: &str = "declare the fact once in a module of drivers/gpu/src/hw/ (registers!, constants!, \
-     field_values!, defined_names!, or facts_of! for a constant of nvgpu::vbios), add its table to \
-     hw::FACT_TABLES, and import the declaration";
+     field_values! or defined_names!), add its table to hw::FACT_TABLES, and import the declaration";
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -7,9 +7,10 @@
 //! - [`frts`]: the command (`FWSECLIC_FRTS_CMD`) patched into that DMEM, running the image on the
 //!   GSP falcon, and the check that WPR2 is there afterwards.
 //!
-//! Descriptor layouts (`FALCON_UCODE_DESC_HEADER` and its bit fields, `FALCON_UCODE_DESC_V2`,
-//! `FALCON_UCODE_DESC_V3`, `BCRT30_RSA3K_SIG_SIZE`) and the image layout and sanity checks follow
-//! `src/nvidia/src/kernel/gpu/gsp/kernel_gsp_fwsec.c` (`s_vbiosFillFlcnUcodeFromDescV2/V3`). The
+//! The descriptors (`FALCON_UCODE_DESC_HEADER` and its bit fields, `FALCON_UCODE_DESC_V2`,
+//! `FALCON_UCODE_DESC_V3`, `BCRT30_RSA3K_SIG_SIZE`) are declared in [`crate::hw::vbios`] and
+//! checked against `src/nvidia/src/kernel/gpu/gsp/kernel_gsp_fwsec.c`; the image layout and sanity
+//! checks here follow that file (`s_vbiosFillFlcnUcodeFromDescV2/V3`). The
 //! application interface table and the DMEM mapper follow
 //! `src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_frts_tu102.c`
 //! (`s_vbiosPatchInterfaceData`). Their structures (`FALCON_APPLICATION_INTERFACE_*`,
@@ -23,40 +24,23 @@
 use alloc::vec::Vec;
 use core::mem::{offset_of, size_of};
 
-use zerocopy::byteorder::little_endian::{U16, U32};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
-
 use crate::hw::fw::{
     AppInterfaceEntryV1, AppInterfaceHeaderV1, DmemMapperV3, FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_SIGNATURE,
     FALCON_APPLICATION_INTERFACE_ENTRY_ID_DMEMMAPPER,
 };
-use crate::hw::BitRange;
-use crate::vbios::source::{slice, struct_at};
-use crate::vbios::{
-    FalconUcodeEntry, FalconUcodeTable, Result, Vbios, VbiosError, FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC,
+use crate::hw::vbios::{
+    FalconUcodeDescHeader, FalconUcodeDescV2Raw, FalconUcodeDescV3Raw, BCRT30_RSA3K_SIG_SIZE,
+    FALCON_UCODE_DESC_V2_SIZE_60, FALCON_UCODE_DESC_V3_SIZE_44, FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC,
     FALCON_UCODE_ENTRY_APPID_FWSEC_DBG, FALCON_UCODE_ENTRY_APPID_FWSEC_PROD,
+    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE,
+    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION,
+    NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2, NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3,
 };
+use crate::vbios::source::{slice, struct_at};
+use crate::vbios::{FalconUcodeEntry, FalconUcodeTable, Result, Vbios, VbiosError};
 
 pub mod frts;
 
-/// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE`: the value of
-/// `_VDESC_FLAGS_VERSION` (bit 0) that says the version field is valid.
-pub const NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE: u32 = 0x01;
-/// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION` (bits 15:8).
-pub const NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION: BitRange = BitRange::new(15, 8);
-/// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE` (bits 31:16).
-pub const NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE: BitRange = BitRange::new(31, 16);
-/// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2`: a [`FalconUcodeDescV2`] follows.
-pub const NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2: u8 = 0x02;
-/// `NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3`: a [`FalconUcodeDescV3`] follows.
-pub const NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3: u8 = 0x03;
-/// `FALCON_UCODE_DESC_V2_SIZE_60`.
-pub const FALCON_UCODE_DESC_V2_SIZE_60: u16 = 60;
-/// `FALCON_UCODE_DESC_V3_SIZE_44`: the fixed part; the signatures follow it up to the
-/// descriptor size the header gives.
-pub const FALCON_UCODE_DESC_V3_SIZE_44: u16 = 44;
-/// `BCRT30_RSA3K_SIG_SIZE`: one RSA-3072 signature.
-pub const FWSEC_SIGNATURE_SIZE: u32 = 384;
 /// Falcon memories are loaded in 256-byte blocks (`NV_ALIGN_UP(..., 256)` in
 /// `kernel_gsp_fwsec.c`).
 const FALCON_BLOCK: u32 = 256;
@@ -89,45 +73,6 @@ impl FwsecKind {
             Self::Debug => FALCON_UCODE_ENTRY_APPID_FWSEC_DBG,
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct DescV2Raw {
-    vdesc: U32,
-    stored_size: U32,
-    uncompressed_size: U32,
-    virtual_entry: U32,
-    interface_offset: U32,
-    imem_phys_base: U32,
-    imem_load_size: U32,
-    imem_virt_base: U32,
-    imem_sec_base: U32,
-    imem_sec_size: U32,
-    dmem_offset: U32,
-    dmem_phys_base: U32,
-    dmem_load_size: U32,
-    alt_imem_load_size: U32,
-    alt_dmem_load_size: U32,
-}
-
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct DescV3Raw {
-    vdesc: U32,
-    stored_size: U32,
-    pkc_data_offset: U32,
-    interface_offset: U32,
-    imem_phys_base: U32,
-    imem_load_size: U32,
-    imem_virt_base: U32,
-    dmem_phys_base: U32,
-    dmem_load_size: U32,
-    engine_id_mask: U16,
-    ucode_id: u8,
-    signature_count: u8,
-    signature_versions: U16,
-    reserved: U16,
 }
 
 /// `FALCON_UCODE_DESC_V2` (Turing): IMEM and DMEM at their own offsets of the image, loaded by
@@ -353,17 +298,21 @@ impl<'a> Fwsec<'a> {
             len: 4,
             size: rom_size,
         })?;
-        let vdesc = struct_at::<U32>(rom, "FWSEC descriptor header", desc_offset)?.get();
-        if vdesc & NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE == 0 {
+        let header: FalconUcodeDescHeader = struct_at(rom, "FWSEC descriptor header", desc_offset)?;
+        let vdesc = header.vdesc.get();
+        if NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION.extract(vdesc)
+            != NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_FLAGS_VERSION_AVAILABLE
+        {
             return Err(VbiosError::FwsecDescVersionUnavailable { offset: desc_offset });
         }
+        // 8- and 16-bit fields: the casts keep every bit.
         let version = NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION.extract(vdesc) as u8;
         let desc_size = NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_SIZE.extract(vdesc) as u16;
         let desc_flags = (vdesc & 0xFF) as u8;
 
         let descriptor = match version {
             NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V2 if desc_size >= FALCON_UCODE_DESC_V2_SIZE_60 => {
-                let raw: DescV2Raw = struct_at(rom, "FWSEC descriptor v2", desc_offset)?;
+                let raw: FalconUcodeDescV2Raw = struct_at(rom, "FWSEC descriptor v2", desc_offset)?;
                 FwsecDescriptor::V2(FalconUcodeDescV2 {
                     stored_size: raw.stored_size.get(),
                     uncompressed_size: raw.uncompressed_size.get(),
@@ -382,7 +331,7 @@ impl<'a> Fwsec<'a> {
                 })
             }
             NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION_V3 if desc_size >= FALCON_UCODE_DESC_V3_SIZE_44 => {
-                let raw: DescV3Raw = struct_at(rom, "FWSEC descriptor v3", desc_offset)?;
+                let raw: FalconUcodeDescV3Raw = struct_at(rom, "FWSEC descriptor v3", desc_offset)?;
                 FwsecDescriptor::V3(FalconUcodeDescV3 {
                     stored_size: raw.stored_size.get(),
                     pkc_data_offset: raw.pkc_data_offset.get(),
@@ -431,7 +380,7 @@ impl<'a> Fwsec<'a> {
                         .ok_or(VbiosError::UnsupportedFwsecDesc { version, size: desc_size })?,
                 );
                 let count = u32::from(d.signature_count);
-                if count.checked_mul(FWSEC_SIGNATURE_SIZE).is_none_or(|bytes| bytes > signature_bytes) {
+                if count.checked_mul(BCRT30_RSA3K_SIG_SIZE).is_none_or(|bytes| bytes > signature_bytes) {
                     return Err(layout("more signatures than the descriptor holds"));
                 }
                 // Before `image_offset`, which did not overflow.
@@ -482,7 +431,7 @@ impl<'a> Fwsec<'a> {
 
     /// Size of one signature (RSA-3072: 384 bytes).
     pub fn signature_size(&self) -> u32 {
-        FWSEC_SIGNATURE_SIZE
+        BCRT30_RSA3K_SIG_SIZE
     }
 
     /// All signature bytes after the v3 descriptor's fixed part (empty for v2).
@@ -495,7 +444,7 @@ impl<'a> Fwsec<'a> {
         if index >= self.signature_count {
             return None;
         }
-        self.signatures.chunks_exact(FWSEC_SIGNATURE_SIZE as usize).nth(index as usize)
+        self.signatures.chunks_exact(BCRT30_RSA3K_SIG_SIZE as usize).nth(index as usize)
     }
 
     /// The signature to patch in for a chip whose ucode fuse version is `fuse_version`: the one
@@ -565,7 +514,7 @@ fn check_v3(d: &FalconUcodeDescV3, image_size: u32) -> Result<()> {
     let Some(sig_at) = data_offset.checked_add(d.pkc_data_offset).filter(|&o| o < image_size) else {
         return layout("signature patch location past the ucode image");
     };
-    if sig_at.checked_add(FWSEC_SIGNATURE_SIZE).is_none_or(|end| end > image_size) {
+    if sig_at.checked_add(BCRT30_RSA3K_SIG_SIZE).is_none_or(|end| end > image_size) {
         return layout("signature patch location runs past the ucode image");
     }
     Ok(())

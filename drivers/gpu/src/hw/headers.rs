@@ -391,6 +391,9 @@ headers! {
     PCI_EXP_TABLE = OGKM_PINNED: "src/nvidia/inc/kernel/platform/pci_exp_table.h";
     /// The BIT tokens, the falcon ucode table and its descriptors, as RM reads them.
     KERNEL_GSP_FWSEC = OGKM_PINNED: "src/nvidia/src/kernel/gpu/gsp/kernel_gsp_fwsec.c";
+    /// `NV_ROM_DIRECTORY_IDENTIFIER`; how RM finds the PCI ROM behind an IFR header and copies
+    /// the VBIOS out of the PROM window.
+    KERNEL_GSP_VBIOS_TU102 = OGKM_PINNED: "src/nvidia/src/kernel/gpu/gsp/arch/turing/kernel_gsp_vbios_tu102.c";
     /// The BIOSDATA layouts, `PCI_VENDOR_ID_NVIDIA`.
     ROM_NVSWITCH = OGKM_PINNED: "src/common/nvswitch/kernel/inc/rom_nvswitch.h";
     /// `FLCN_CSB_PRIV_PRI_ERROR_*`: the falcon-side PRI error values.

@@ -4,10 +4,9 @@
 //!
 //! Registers are declarations (see [`registers!`]): a name, an address, and fields by bit range.
 //! Each declaration also yields [`HeaderFact`]s, and `tests/tests/header_conformance.rs` checks
-//! every one of them against the headers themselves, so a wrong number cannot hide here. The
-//! format constants the VBIOS parser keeps next to itself (`crate::vbios`) are registered by
-//! [`vbios`]. Facts are built nowhere else: the same test fails on a [`Header`] or [`HeaderFact`]
-//! built outside this module, and on a header path written outside [`headers`].
+//! every one of them against the headers themselves, so a wrong number cannot hide here. Facts
+//! are built nowhere else: the same test fails on a [`Header`] or [`HeaderFact`] built outside
+//! this module, and on a header path written outside [`headers`].
 //!
 //! [`RegisterIo`] is the driver's register I/O boundary: the kernel implements it over a mapped
 //! BAR0, the model implements it in software.
@@ -160,7 +159,11 @@ pub const FACT_TABLES: &[&[FactGroup]] = &[
     pramin::FACTS,
     pramin::CONSTANT_FACTS,
     pri::FACTS,
-    vbios::FACTS,
+    vbios::PCI_EXP_TABLE_FACTS,
+    vbios::VENDOR_FACTS,
+    vbios::IFR_FACTS,
+    vbios::BIT_FACTS,
+    vbios::FALCON_UCODE_DESC_FACTS,
     rm::ERROR_FACTS,
     rm::FACTS,
     fault::FACTS,
@@ -733,46 +736,6 @@ macro_rules! defined_names {
     };
 }
 pub use defined_names;
-
-/// Registers facts of constants declared outside `hw`, next to the code that reads them: the
-/// VBIOS parser keeps its format constants in `crate::vbios`. Each constant has NVIDIA's name,
-/// and the fact takes both its name and its value from it, so neither is written twice.
-///
-/// ```text
-/// facts_of! {
-///     /// Facts of the ROM formats.
-///     pub const FACTS;
-///     crate::vbios { PCI_EXP_ROM_SIGNATURE_NV, PCI_DATA_STRUCT_SIGNATURE } in headers::PCI_EXP_TABLE;
-///     crate::vbios { NV_BIT_FALCON_UCODE_DESC_HEADER_VDESC_VERSION: Bits } in headers::KERNEL_GSP_FWSEC;
-/// }
-/// ```
-/// A constant marked `: Bits` is a [`BitRange`] (a field's `hi:lo`); the others are numbers.
-#[macro_export]
-macro_rules! facts_of {
-    (
-        $(#[$tmeta:meta])*
-        $tvis:vis const $table:ident;
-        $( $($module:ident)::+ { $($name:ident $(: $kind:ident)?),* $(,)? } in $header:path; )*
-    ) => {
-        $(#[$tmeta])*
-        $tvis const $table: &[$crate::hw::FactGroup] = &[&[$(
-            {
-                use $($module)::+ as declared_in;
-                &[$( $crate::hw::HeaderFact {
-                    name: stringify!($name),
-                    header: $header,
-                    value: $crate::facts_of!(@value declared_in::$name $(, $kind)?),
-                }, )*]
-            }
-        ),*]];
-    };
-
-    (@value $value:expr) => { $crate::hw::FactValue::Number($value as u64) };
-    (@value $value:expr, Bits) => {
-        $crate::hw::FactValue::Bits { hi: $value.hi as u32, lo: $value.lo as u32 }
-    };
-}
-pub use facts_of;
 
 /// A unit's BAR0 address window, inclusive, as headers write it (`NV_PGSP 0x113fff:0x110000`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,62 +8,25 @@
 
 use alloc::vec::Vec;
 use core::fmt;
+use core::mem::offset_of;
 
-use zerocopy::byteorder::little_endian::{U16, U32};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+use zerocopy::byteorder::little_endian::U32;
 
 use super::error::{Result, VbiosError};
 use super::source::{check_range, slice, struct_at};
+use crate::hw::vbios::{
+    BitDataBiosdataBinver, BitHeaderV1, BitTokenV1, BIT_DATA_BIOSDATA_BINVER_SIZE_5, BIT_HEADER_ID,
+    BIT_HEADER_SIGNATURE, BIT_HEADER_SIZE_OFFSET, BIT_HEADER_V1_00_SIZE, BIT_TOKEN_BIOSDATA, BIT_TOKEN_FALCON_DATA,
+    BIT_TOKEN_V1_00_SIZE_6, BIT_TOKEN_V1_00_SIZE_8,
+};
 
-/// `BIT_HEADER_ID` (bytes FF B8) followed by `BIT_HEADER_SIGNATURE` "BIT\0".
-/// Source: `kernel_gsp_fwsec.c`.
-pub const BIT_HEADER_ID: u16 = 0xB8FF;
-/// "BIT\0" as a little-endian word. `BIT_HEADER_SIGNATURE` in `kernel_gsp_fwsec.c`.
-pub const BIT_HEADER_SIGNATURE: u32 = 0x0054_4942;
-/// The 6 bytes that start every BIT header.
-const BIT_MAGIC: [u8; 6] = [0xFF, 0xB8, b'B', b'I', b'T', 0x00];
-/// Size of `BIT_HEADER_V1_00` ("1w1d1w4b" = 12 bytes, `kernel_gsp_fwsec.c`).
-pub const BIT_HEADER_V1_00_SIZE: u8 = 12;
-/// The 6-byte token (`BIT_TOKEN_V1_00`, "2b2w": 16-bit data pointer), the only one
-/// `kernel_gsp_fwsec.c` reads in 535.261.03 (it steps by the header's `TokenSize`).
-pub const BIT_TOKEN_V1_00_SIZE_6: u8 = 6;
-/// The 8-byte token ("2b1w1d": 32-bit data pointer) that NVIDIA releases after 535 also accept
-/// (`BIT_TOKEN_V1_00_SIZE_8` in their `kernel_gsp_fwsec.c`). None of the sample ROMs uses it.
-pub const BIT_TOKEN_V1_00_SIZE_8: u8 = 8;
-
-/// `BIT_TOKEN_BIOSDATA` 'B' (`rom_nvswitch.h`, `kernel_gsp_fwsec.c`).
-pub const BIT_TOKEN_BIOSDATA: u8 = 0x42;
-/// `BIT_TOKEN_FALCON_DATA` 'p' (`kernel_gsp_fwsec.c`).
-pub const BIT_TOKEN_FALCON_DATA: u8 = 0x70;
-/// BIOSDATA starts with `Version` (u32) and `OemVersion` (u8): `BIT_DATA_BIOSDATA_BINVER`;
-/// `BIT_DATA_BIOSDATA_BINVER_SIZE_5` (`kernel_gsp_fwsec.c`), which the token's size must exceed.
-pub const BIT_DATA_BIOSDATA_BINVER_SIZE_5: u16 = 5;
-/// Size of `BIT_DATA_BIOSDATA_V2`: its format `BIT_DATA_BIOSDATA_V2_FMT` "1d2b3w2d4b3w3b1d"
-/// (`rom_nvswitch.h`) adds up to 37 bytes. NVIDIA states the format, not the number, so the
-/// number cannot be checked against a define.
-pub const BIT_DATA_BIOSDATA_V2_SIZE: u16 = 37;
-
-/// `BIT_HEADER_V1_00`.
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct BitHeaderRaw {
-    id: U16,
-    signature: U32,
-    bcd_version: U16,
-    header_size: u8,
-    token_size: u8,
-    token_entries: u8,
-    header_checksum: u8,
-}
-
-/// The common prefix of both token sizes: id, data version, data size.
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct BitTokenPrefix {
-    id: u8,
-    data_version: u8,
-    data_size: U16,
-}
+/// The 6 bytes that start every BIT header: [`BIT_HEADER_ID`] then [`BIT_HEADER_SIGNATURE`],
+/// little-endian.
+const BIT_MAGIC: [u8; 6] = {
+    let [i0, i1] = BIT_HEADER_ID.to_le_bytes();
+    let [s0, s1, s2, s3] = BIT_HEADER_SIGNATURE.to_le_bytes();
+    [i0, i1, s0, s1, s2, s3]
+};
 
 /// One BIT token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,7 +98,7 @@ impl BitTable {
     /// `s_vbiosFindBitHeader`; candidates that fail the checksum (or run off the end) are skipped.
     pub fn find(rom: &[u8]) -> Result<Self> {
         let offset = find_header(rom).ok_or(VbiosError::NoBitHeader)?;
-        let raw: BitHeaderRaw = struct_at(rom, "BIT header", offset)?;
+        let raw: BitHeaderV1 = struct_at(rom, "BIT header", offset)?;
         if raw.header_size < BIT_HEADER_V1_00_SIZE || raw.token_size < BIT_TOKEN_V1_00_SIZE_6 {
             return Err(VbiosError::BadBitHeader { offset, header_size: raw.header_size, token_size: raw.token_size });
         }
@@ -150,18 +113,19 @@ impl BitTable {
             // Inside the table checked above, so nothing saturates; were it to, the read below
             // would fail its bounds check.
             let at = first.saturating_add(index.saturating_mul(u32::from(raw.token_size)));
-            let prefix: BitTokenPrefix = struct_at(rom, "BIT token", at)?;
-            let pointer_at = at.saturating_add(4);
+            // The 6-byte token's fields; an 8-byte one widens only the data pointer.
+            let token: BitTokenV1 = struct_at(rom, "BIT token", at)?;
+            let pointer_at = at.saturating_add(offset_of!(BitTokenV1, data_ptr) as u32);
             let data_offset = if raw.token_size >= BIT_TOKEN_V1_00_SIZE_8 {
                 struct_at::<U32>(rom, "BIT token", pointer_at)?.get()
             } else {
-                u32::from(struct_at::<U16>(rom, "BIT token", pointer_at)?.get())
+                u32::from(token.data_ptr.get())
             };
             tokens.push(BitToken {
                 offset: at,
-                id: prefix.id,
-                data_version: prefix.data_version,
-                data_size: prefix.data_size.get(),
+                id: token.id,
+                data_version: token.data_version,
+                data_size: token.data_size.get(),
                 data_offset,
             });
         }
@@ -185,7 +149,7 @@ fn find_header(rom: &[u8]) -> Option<u32> {
     // too far in for its size byte (or a u32 offset) rules out every later one too.
     rom.windows(BIT_MAGIC.len()).enumerate().filter(|(_, w)| *w == BIT_MAGIC).find_map(|(at, _)| {
         let offset = u32::try_from(at).ok()?;
-        let header_size = *rom.get(at.checked_add(8)?)?;
+        let header_size = *rom.get(at.checked_add(BIT_HEADER_SIZE_OFFSET as usize)?)?;
         let bytes = slice(rom, "BIT header", offset, u32::from(header_size)).ok()?;
         // The checksum is a byte sum mod 256.
         let sum = bytes.iter().fold(0u8, |acc, b| acc.wrapping_add(*b));
@@ -216,9 +180,8 @@ impl BiosVersion {
         }) else {
             return Ok(None);
         };
-        let version = struct_at::<U32>(rom, "BIOSDATA", token.data_offset)?.get();
-        let oem = struct_at::<u8>(rom, "BIOSDATA", token.data_offset.saturating_add(4))?;
-        Ok(Some(Self { version, oem }))
+        let binver: BitDataBiosdataBinver = struct_at(rom, "BIOSDATA", token.data_offset)?;
+        Ok(Some(Self { version: binver.version.get(), oem: binver.oem_version }))
     }
 }
 

@@ -8,52 +8,15 @@
 
 use alloc::vec::Vec;
 
-use zerocopy::byteorder::little_endian::U32;
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
-
-use super::bit::{BitTable, BIT_TOKEN_FALCON_DATA};
+use super::bit::BitTable;
 use super::error::{Result, VbiosError};
 use super::source::{check_range, struct_at};
-
-/// The falcon data token's layout version the driver accepts (`BIT_DATA_FALCON_DATA_V2`, whose
-/// name is all NVIDIA writes of it: not header-checked).
-pub const BIT_DATA_FALCON_DATA_VERSION_2: u8 = 2;
-/// `BIT_DATA_FALCON_DATA_V2_SIZE_4`: one u32, `FalconUcodeTablePtr`.
-pub const BIT_DATA_FALCON_DATA_V2_SIZE_4: u16 = 4;
-/// `FALCON_UCODE_TABLE_HDR_V1_VERSION`.
-pub const FALCON_UCODE_TABLE_HDR_V1_VERSION: u8 = 1;
-/// `FALCON_UCODE_TABLE_HDR_V1_SIZE_6`.
-pub const FALCON_UCODE_TABLE_HDR_V1_SIZE_6: u8 = 6;
-/// `FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6`.
-pub const FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6: u8 = 6;
-
-/// `FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC`: accepted as FWSEC in both modes.
-pub const FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC: u8 = 0x05;
-/// `FALCON_UCODE_ENTRY_APPID_FWSEC_DBG`: FWSEC signed for debug-fused chips.
-pub const FALCON_UCODE_ENTRY_APPID_FWSEC_DBG: u8 = 0x45;
-/// `FALCON_UCODE_ENTRY_APPID_FWSEC_PROD`: FWSEC signed for production chips.
-pub const FALCON_UCODE_ENTRY_APPID_FWSEC_PROD: u8 = 0x85;
-
-/// `FALCON_UCODE_TABLE_HDR_V1`.
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct TableHeaderRaw {
-    version: u8,
-    header_size: u8,
-    entry_size: u8,
-    entry_count: u8,
-    desc_version: u8,
-    desc_size: u8,
-}
-
-/// `FALCON_UCODE_TABLE_ENTRY_V1`.
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct TableEntryRaw {
-    application_id: u8,
-    target_id: u8,
-    desc_ptr: U32,
-}
+use crate::hw::vbios::{
+    BitDataFalconDataV2, FalconUcodeTableEntryV1, FalconUcodeTableHdrV1, BIT_DATA_FALCON_DATA_V2_SIZE_4,
+    BIT_DATA_FALCON_DATA_VERSION_2, BIT_TOKEN_FALCON_DATA, FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC,
+    FALCON_UCODE_ENTRY_APPID_FWSEC_DBG, FALCON_UCODE_ENTRY_APPID_FWSEC_PROD, FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6,
+    FALCON_UCODE_TABLE_HDR_V1_SIZE_6, FALCON_UCODE_TABLE_HDR_V1_VERSION,
+};
 
 /// One entry of the falcon ucode table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,14 +89,15 @@ impl FalconUcodeTable {
 
     fn read(rom: &[u8], falcon_data_offset: u32, expansion_rom_offset: u32) -> Result<Self> {
         let size = u32::try_from(rom.len()).unwrap_or(u32::MAX);
-        let table_ptr = struct_at::<U32>(rom, "falcon data", falcon_data_offset)?.get();
+        let falcon_data: BitDataFalconDataV2 = struct_at(rom, "falcon data", falcon_data_offset)?;
+        let table_ptr = falcon_data.falcon_ucode_table_ptr.get();
         let offset = table_ptr.checked_add(expansion_rom_offset).ok_or(VbiosError::Truncated {
             what: "falcon ucode table",
             offset: u32::MAX,
             len: 0,
             size,
         })?;
-        let header: TableHeaderRaw = struct_at(rom, "falcon ucode table header", offset)?;
+        let header: FalconUcodeTableHdrV1 = struct_at(rom, "falcon ucode table header", offset)?;
         if header.version != FALCON_UCODE_TABLE_HDR_V1_VERSION
             || header.header_size < FALCON_UCODE_TABLE_HDR_V1_SIZE_6
             || header.entry_size < FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6
@@ -155,7 +119,7 @@ impl FalconUcodeTable {
             // Inside the range checked above, so nothing saturates; were it to, the read below
             // would fail its bounds check.
             let at = first.saturating_add(u32::from(index).saturating_mul(u32::from(header.entry_size)));
-            let raw: TableEntryRaw = struct_at(rom, "falcon ucode table entry", at)?;
+            let raw: FalconUcodeTableEntryV1 = struct_at(rom, "falcon ucode table entry", at)?;
             let desc_ptr = raw.desc_ptr.get();
             entries.push(FalconUcodeEntry {
                 index,

@@ -12,7 +12,9 @@
 //! header, the ROM starts [`Vbios::rom_offset`] bytes into the source.
 //!
 //! The parser reads input only through bounds-checked helpers and returns a [`VbiosError`] for
-//! anything short, corrupt or foreign; it never panics on ROM contents.
+//! anything short, corrupt or foreign; it never panics on ROM contents. The formats' constants
+//! and byte layouts are hardware facts, declared in [`crate::hw::vbios`] (which the GPU model's
+//! VBIOS builder writes from too); this module holds only the parser's own rules.
 
 // Parses bytes from outside: no indexing that can panic, no arithmetic that can overflow.
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
@@ -29,32 +31,10 @@ mod tests;
 use alloc::vec;
 use alloc::vec::Vec;
 
-pub use bit::{
-    token_name, BiosVersion, BitTable, BitToken, BIT_HEADER_ID, BIT_HEADER_SIGNATURE, BIT_TOKEN_BIOSDATA,
-    BIT_TOKEN_FALCON_DATA,
-};
-/// Format constants of the ROM, declared once here for the parser and the model's VBIOS builder;
-/// `hw::vbios` registers the ones NVIDIA's files define for the header conformance test.
-pub use bit::{
-    BIT_DATA_BIOSDATA_BINVER_SIZE_5, BIT_DATA_BIOSDATA_V2_SIZE, BIT_HEADER_V1_00_SIZE, BIT_TOKEN_V1_00_SIZE_6,
-};
+pub use bit::{token_name, BiosVersion, BitTable, BitToken};
 pub use error::{Result, VbiosError};
-pub use falcon_ucode::{
-    FalconUcodeEntry, FalconUcodeTable, FALCON_UCODE_ENTRY_APPID_FIRMWARE_SEC_LIC, FALCON_UCODE_ENTRY_APPID_FWSEC_DBG,
-    FALCON_UCODE_ENTRY_APPID_FWSEC_PROD,
-};
-pub use falcon_ucode::{
-    BIT_DATA_FALCON_DATA_V2_SIZE_4, BIT_DATA_FALCON_DATA_VERSION_2, FALCON_UCODE_TABLE_ENTRY_V1_SIZE_6,
-    FALCON_UCODE_TABLE_HDR_V1_SIZE_6, FALCON_UCODE_TABLE_HDR_V1_VERSION,
-};
-pub use pci_rom::{CodeType, IfrHeader, Npde, RomImage, MAX_IMAGES, PCI_EXP_ROM_SIGNATURE, PCI_VENDOR_ID_NVIDIA};
-pub use pci_rom::{
-    EFI_IMAGE_MACHINE_X64, EFI_IMAGE_SUBSYSTEM_EFI_BOOT_SERVICE_DRIVER, EFI_PCI_EXPANSION_ROM_HEADER_EFISIGNATURE,
-    NV_PCI_DATA_EXT_REV_10, NV_PCI_DATA_EXT_REV_11, NV_PCI_DATA_EXT_SIG, OFFSETOF_PCI_DATA_EXT_STRUCT_LAST_IMAGE,
-    OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR, PCI_DATA_STRUCT_SIGNATURE, PCI_DATA_STRUCT_SIGNATURE_NV,
-    PCI_DATA_STRUCT_SIGNATURE_NV2, PCI_EXP_ROM_SIGNATURE_NV, PCI_EXP_ROM_SIGNATURE_NV2, PCI_LAST_IMAGE,
-    PCI_ROM_IMAGE_BLOCK_SIZE,
-};
+pub use falcon_ucode::{FalconUcodeEntry, FalconUcodeTable};
+pub use pci_rom::{CodeType, IfrHeader, Npde, RomImage, MAX_IMAGES};
 pub use source::{Bar0Read, NV_PROM_DATA_BASE, PROM_WINDOW_SIZE};
 
 use source::{read_bytes, PromSource, RomSource, SliceSource};

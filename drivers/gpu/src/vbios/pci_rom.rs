@@ -11,109 +11,28 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use zerocopy::byteorder::little_endian::{U16, U32};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
-
 use super::error::{Result, VbiosError};
 use super::source::{read_struct, read_u16, read_u32, RomSource, PROM_WINDOW_SIZE};
+use crate::hw::vbios::{
+    NvPciDataExtStruct, PciDataStruct, NV_PBUS_IFR_FMT_FIXED0, NV_PBUS_IFR_FMT_FIXED0_SIGNATURE_VALUE,
+    NV_PBUS_IFR_FMT_FIXED1, NV_PBUS_IFR_FMT_FIXED1_FIXED_DATA_SIZE, NV_PBUS_IFR_FMT_FIXED1_VERSIONSW,
+    NV_PBUS_IFR_FMT_FIXED2, NV_PBUS_IFR_FMT_FIXED2_TOTAL_DATA_SIZE, NV_PCI_DATA_EXT_REV_10, NV_PCI_DATA_EXT_REV_11,
+    NV_PCI_DATA_EXT_SIG, NV_ROM_DIRECTORY_IDENTIFIER, OFFSETOF_PCI_DATA_EXT_STRUCT_LAST_IMAGE,
+    OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR, PCI_DATA_STRUCT_SIGNATURE, PCI_DATA_STRUCT_SIGNATURE_NV,
+    PCI_DATA_STRUCT_SIGNATURE_NV2, PCI_EXP_ROM_SIGNATURE, PCI_EXP_ROM_SIGNATURE_NV, PCI_EXP_ROM_SIGNATURE_NV2,
+    PCI_LAST_IMAGE, PCI_ROM_IMAGE_BLOCK_SIZE, PCI_VENDOR_ID_NVIDIA,
+};
 
-/// ROM header signature 0xAA55 (bytes 55 AA). PCI Firmware Spec; `PCI_EXP_ROM_SIGNATURE` in
-/// `pci_exp_table.h`.
-pub const PCI_EXP_ROM_SIGNATURE: u16 = 0xAA55;
-/// NVIDIA's alternative ROM signature "NV" (bytes 56 4E), used by the images after the EFI one.
-/// `PCI_EXP_ROM_SIGNATURE_NV` in `pci_exp_table.h`.
-pub const PCI_EXP_ROM_SIGNATURE_NV: u16 = 0x4E56;
-/// A second NVIDIA alternative ROM signature. `PCI_EXP_ROM_SIGNATURE_NV2` in `pci_exp_table.h`.
-pub const PCI_EXP_ROM_SIGNATURE_NV2: u16 = 0xBB77;
-/// Offset of the 16-bit pointer to the PCI data structure in the ROM header. PCI Firmware Spec;
-/// `OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR` in `pci_exp_table.h`.
-pub const OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR: u32 = 0x18;
-
-/// "PCIR". PCI Firmware Spec; `PCI_DATA_STRUCT_SIGNATURE` in `pci_exp_table.h`.
-pub const PCI_DATA_STRUCT_SIGNATURE: u32 = 0x5249_4350;
-/// "NPDS", NVIDIA's alternative PCI data structure signature. `pci_exp_table.h`.
-pub const PCI_DATA_STRUCT_SIGNATURE_NV: u32 = 0x5344_504E;
-/// "RGIS", a second alternative. `PCI_DATA_STRUCT_SIGNATURE_NV2` in `pci_exp_table.h`.
-pub const PCI_DATA_STRUCT_SIGNATURE_NV2: u32 = 0x5349_4752;
-/// Bit 7 of the last-image indicator. PCI Firmware Spec; `PCI_LAST_IMAGE` in `pci_exp_table.h`.
-pub const PCI_LAST_IMAGE: u8 = 0x80;
-/// Image lengths count 512-byte blocks. `PCI_ROM_IMAGE_BLOCK_SIZE` in `pci_exp_table.h`.
-pub const PCI_ROM_IMAGE_BLOCK_SIZE: u32 = 512;
-
-/// "NPDE", NVIDIA's PCI data extension, at the PCI data structure's end rounded up to 16 bytes.
-/// `NV_PCI_DATA_EXT_SIG` in `pci_exp_table.h`; placement from `s_locateExpansionRoms`.
-pub const NV_PCI_DATA_EXT_SIG: u32 = 0x4544_504E;
-/// NPDE revisions whose sub-image length the driver uses. `NV_PCI_DATA_EXT_REV_10/11`.
-pub const NV_PCI_DATA_EXT_REV_10: u16 = 0x100;
-/// See [`NV_PCI_DATA_EXT_REV_10`].
-pub const NV_PCI_DATA_EXT_REV_11: u16 = 0x101;
-/// Offset of the private last-image byte in the NPDE. `OFFSETOF_PCI_DATA_EXT_STRUCT_LAST_IMAGE`.
-pub const OFFSETOF_PCI_DATA_EXT_STRUCT_LAST_IMAGE: u16 = 0x0A;
-
-/// The PCI vendor id of NVIDIA (PCI-SIG assignment; `PCI_VENDOR_ID_NVIDIA` 0x10DE in NVIDIA's
-/// `src/common/nvswitch/kernel/inc/rom_nvswitch.h`).
-pub const PCI_VENDOR_ID_NVIDIA: u16 = 0x10DE;
-
-/// "NVGI" read as a little-endian word at PROM offset 0: an IFR header precedes the PCI ROM.
-/// `NV_PBUS_IFR_FMT_FIXED0_SIGNATURE_VALUE` in `dev_bus.h`.
-pub const NV_PBUS_IFR_FMT_FIXED0_SIGNATURE_VALUE: u32 = 0x4947_564E;
-/// `NV_PBUS_IFR_FMT_FIXED1` (offset 4): `VERSIONSW` in bits 15:8, `FIXED_DATA_SIZE` in 30:16.
-const NV_PBUS_IFR_FMT_FIXED1: u32 = 0x4;
-/// `NV_PBUS_IFR_FMT_FIXED2` (offset 8): `TOTAL_DATA_SIZE` in bits 19:0.
-const NV_PBUS_IFR_FMT_FIXED2: u32 = 0x8;
-/// "RFRD": the ROM directory an IFR v3 header leads to. `NV_ROM_DIRECTORY_IDENTIFIER` in
-/// `kernel_gsp_vbios_tu102.c`.
-pub const NV_ROM_DIRECTORY_IDENTIFIER: u32 = 0x4452_4652;
-/// IFR v3: the ROM directory follows the 4 KiB flash status block (`kernel_gsp_vbios_tu102.c`).
+/// IFR v3: the ROM directory follows the 4 KiB flash status block (a literal in
+/// `s_romImgFindPciHeader_TU102`, no define).
 const IFR_V3_FLASH_STATUS_SIZE: u32 = 4096;
 /// IFR v1/v2: the PCI ROM offset is the word 4 bytes into the extended section; IFR v3: 8 bytes
-/// into the ROM directory (`kernel_gsp_vbios_tu102.c`).
+/// into the ROM directory (literals in `s_romImgFindPciHeader_TU102`, no defines).
 const IFR_V12_ROM_OFFSET_AT: u32 = 4;
 const IFR_V3_ROM_OFFSET_AT: u32 = 8;
 
-/// `EFISignature` of the EFI PCI expansion ROM header (offset 4 of an EFI image): 0x0EF1. UEFI
-/// Specification, "PCI Option ROMs" (`EFI_PCI_EXPANSION_ROM_HEADER`); no NVIDIA file states it,
-/// so it cannot be checked against NVIDIA's headers.
-pub const EFI_PCI_EXPANSION_ROM_HEADER_EFISIGNATURE: u32 = 0x0EF1;
-/// `EFI_IMAGE_MACHINE_X64`: the PE/COFF machine type (AMD64) of x86-64 EFI drivers. UEFI
-/// Specification; not header-checked.
-pub const EFI_IMAGE_MACHINE_X64: u16 = 0x8664;
-/// `EFI_IMAGE_SUBSYSTEM_EFI_BOOT_SERVICE_DRIVER`: PE/COFF subsystem 11. UEFI Specification; not
-/// header-checked.
-pub const EFI_IMAGE_SUBSYSTEM_EFI_BOOT_SERVICE_DRIVER: u16 = 11;
-
 /// No board ships more images than this; the bound makes the walk finite whatever the lengths say.
 pub const MAX_IMAGES: usize = 32;
-
-/// The PCI data structure. PCI Firmware Spec 3.x; `PCI_DATA_STRUCT` in `pci_exp_table.h`.
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct PciDataStruct {
-    signature: U32,
-    vendor_id: U16,
-    device_id: U16,
-    device_list_ptr: U16,
-    length: U16,
-    revision: u8,
-    class_code: [u8; 3],
-    image_length: U16,
-    vendor_rom_revision: U16,
-    code_type: u8,
-    last_image: u8,
-    max_runtime_image_length: U16,
-}
-
-/// NVIDIA's PCI data extension. `NV_PCI_DATA_EXT_STRUCT` in `pci_exp_table.h`.
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-struct NvPciDataExt {
-    signature: U32,
-    revision: U16,
-    length: U16,
-    subimage_length: U16,
-    private_last_image: u8,
-    flags: u8,
-}
 
 /// What an image's code is for (the PCIR code type byte).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,22 +206,22 @@ pub(crate) fn locate<S: RomSource + ?Sized>(src: &mut S) -> Result<RomLayout> {
 
 /// Reads the IFR header at offset 0, if there is one, and returns where it says the PCI ROM is.
 fn find_rom_behind_ifr<S: RomSource + ?Sized>(src: &mut S) -> Result<Option<IfrHeader>> {
-    let fixed0 = read_u32(src, "IFR header", 0)?;
+    let fixed0 = read_u32(src, "IFR header", NV_PBUS_IFR_FMT_FIXED0)?;
     if fixed0 != NV_PBUS_IFR_FMT_FIXED0_SIGNATURE_VALUE {
         return Ok(None);
     }
     let fixed1 = read_u32(src, "IFR header", NV_PBUS_IFR_FMT_FIXED1)?;
     let fixed2 = read_u32(src, "IFR header", NV_PBUS_IFR_FMT_FIXED2)?;
-    // NV_PBUS_IFR_FMT_FIXED1_VERSIONSW 15:8, _FIXED_DATA_SIZE 30:16; _FIXED2_TOTAL_DATA_SIZE 19:0.
-    let version = ((fixed1 >> 8) & 0xFF) as u8;
+    // An 8-bit field: the cast keeps every bit.
+    let version = NV_PBUS_IFR_FMT_FIXED1_VERSIONSW.extract(fixed1) as u8;
     let rom_offset = match version {
         1 | 2 => {
-            let extended = (fixed1 >> 16) & 0x7FFF;
+            let extended = NV_PBUS_IFR_FMT_FIXED1_FIXED_DATA_SIZE.extract(fixed1);
             let at = extended.saturating_add(IFR_V12_ROM_OFFSET_AT);
             read_u32(src, "IFR extended section", at)?
         }
         3 => {
-            let total_data_size = fixed2 & 0xF_FFFF;
+            let total_data_size = NV_PBUS_IFR_FMT_FIXED2_TOTAL_DATA_SIZE.extract(fixed2);
             let flash_status = read_u32(src, "IFR flash status offset", total_data_size)?;
             let directory = flash_status.saturating_add(IFR_V3_FLASH_STATUS_SIZE);
             let found = read_u32(src, "ROM directory", directory)?;
@@ -383,7 +302,7 @@ fn read_image<S: RomSource + ?Sized>(src: &mut S, base: u32, offset: u32) -> Res
         .map(|end| end & !0xF);
     let mut npde = None;
     if let Some(npde_abs) = npde_abs {
-        let ext: NvPciDataExt = read_struct(src, "NPDE", npde_abs)?;
+        let ext: NvPciDataExtStruct = read_struct(src, "NPDE", npde_abs)?;
         if ext.signature.get() == NV_PCI_DATA_EXT_SIG
             && matches!(ext.revision.get(), NV_PCI_DATA_EXT_REV_10 | NV_PCI_DATA_EXT_REV_11)
         {

@@ -10,9 +10,9 @@ use zerocopy::{FromBytes, IntoBytes};
 
 use super::error::{Result, VbiosError};
 
-/// `NV_PROM_DATA(i)` is BAR0 offset `0x00300000 + i`: a read window onto the VBIOS flash.
-/// Source: `src/common/inc/swref/published/turing/tu102/dev_ext_devices.h` (535.261.03).
-pub const NV_PROM_DATA_BASE: u32 = 0x0030_0000;
+/// BAR0 offset of `NV_PROM_DATA(0)`, the start of the read window onto the VBIOS flash
+/// ([`crate::hw::bus::NV_PROM_DATA`]).
+pub const NV_PROM_DATA_BASE: u32 = crate::hw::bus::NV_PROM_DATA::OFFSET;
 
 /// The most VBIOS the driver reads through the PROM window: 1 MiB.
 /// Source: `kernel_gsp_vbios_tu102.c`, `s_getBaseBiosMaxSize_TU102` (also the limit it applies to
