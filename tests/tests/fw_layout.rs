@@ -3,7 +3,11 @@
 //! the typedefs out of that file, compiles them with `nvtypes.h` and the machine's `cc`, and
 //! compares every struct's size (and alignment where ours is natural) and every field's offset
 //! and size with [`nvgpu::hw::fw::LAYOUTS`]; the generic bootloader's descriptors
-//! ([`nvgpu::hw::fw::rmflcnbl::LAYOUTS`]) likewise against `rmflcnbl.h`.
+//! ([`nvgpu::hw::fw::rmflcnbl::LAYOUTS`]) likewise against `rmflcnbl.h`, and the VBIOS's PCI
+//! structures ([`nvgpu::hw::vbios::PCI_LAYOUTS`]) against `pci_exp_table.h`. The VBIOS structures
+//! RM reads packed by a format string ([`nvgpu::hw::vbios::PACKED_LAYOUTS`]: the BIT, BIOSDATA,
+//! the falcon ucode table, the FWSEC descriptors) are compared with that string and with the C
+//! struct's members instead, since the C compiler would pad them.
 //!
 //! Missing data is a failure, never a skip: run `scripts/fetch-real-data.sh` (as root) first.
 
@@ -112,4 +116,127 @@ fn fsp_structures_match_nvidias_headers() {
         .collect();
     let checked = compare("fw_layout_fsp", &prelude, &dirs, fsp::LAYOUTS);
     assert_eq!(checked, 14, "fields checked");
+}
+
+/// The PCI expansion ROM's structures against `pci_exp_table.h`, which declares them packed.
+#[test]
+fn vbios_pci_structures_match_pci_exp_table_h() {
+    use nvgpu::hw::vbios::PCI_LAYOUTS;
+    for l in PCI_LAYOUTS {
+        assert_eq!(l.header, headers::PCI_EXP_TABLE, "{}", l.c_name);
+    }
+    let include = format!("#include \"{}\"\n", headers::PCI_EXP_TABLE.path.rsplit('/').next().unwrap());
+    let dir = headers::PCI_EXP_TABLE.path.rsplit_once('/').unwrap().0;
+    let checked = compare("fw_layout_pci_exp_table", &include, &[dir], PCI_LAYOUTS);
+    assert_eq!(checked, 18, "fields checked");
+}
+
+/// The member sizes a format string of RM's VBIOS reader gives, in order: `"1w1d1w4b"` is a
+/// 2-byte, a 4-byte and a 2-byte member, then four 1-byte ones (`s_biosStructCalculatePackedSize`).
+fn format_sizes(format: &str) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    let mut count = 0;
+    for c in format.chars() {
+        if let Some(digit) = c.to_digit(10) {
+            count = count * 10 + digit as usize;
+            continue;
+        }
+        let size = match c {
+            'b' | 's' => 1,
+            'w' => 2,
+            'd' => 4,
+            other => panic!("format {format:?}: unknown letter {other:?}"),
+        };
+        sizes.extend(std::iter::repeat_n(size, count.max(1)));
+        count = 0;
+    }
+    sizes
+}
+
+/// The string `#define NAME "..."` gives in `text`.
+fn string_define<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    text.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix("#define")?.trim_start().strip_prefix(name)?;
+        if !rest.starts_with(char::is_whitespace) {
+            return None;
+        }
+        rest.trim().strip_prefix('"')?.split('"').next()
+    })
+}
+
+/// The member names of C struct `name` in `text`, in declaration order: the body of
+/// `struct NAME { .. };` or of `typedef struct { .. } NAME;`.
+fn struct_members(text: &str, name: &str) -> Option<Vec<String>> {
+    let tagged = text.match_indices(&format!("struct {name}")).find_map(|(at, m)| {
+        let open = at + m.len();
+        text[open..].trim_start().starts_with('{').then(|| open + text[open..].find('{').unwrap() + 1)
+    });
+    let body = match tagged {
+        Some(start) => &text[start..start + text[start..].find('}')?],
+        None => {
+            let close = text.match_indices('}').map(|(at, _)| at).find(|&at| {
+                let rest = text[at + 1..].trim_start();
+                rest.strip_prefix(name).is_some_and(|r| r.trim_start().starts_with(';'))
+            })?;
+            &text[text[..close].rfind('{')? + 1..close]
+        }
+    };
+    let code: String = body.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+    Some(
+        code.split(';')
+            .map(str::trim)
+            .filter(|member| !member.is_empty())
+            .map(|member| {
+                let last = member.split_whitespace().last().unwrap_or("");
+                last.split('[').next().unwrap_or("").to_owned()
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn packed_vbios_structures_match_rms_format_strings() {
+    use nvgpu::hw::vbios::PACKED_LAYOUTS;
+    let tree = require_tree();
+    let mut checked = 0;
+    for packed in PACKED_LAYOUTS {
+        let l = &packed.layout;
+        let text = read_source(&tree, l.header.path);
+        let format = string_define(&text, packed.format)
+            .unwrap_or_else(|| panic!("{}: no string #define {} in {}", l.c_name, packed.format, l.header.path));
+        let members = struct_members(&text, l.c_name)
+            .unwrap_or_else(|| panic!("{}: no such struct in {}", l.c_name, l.header.path));
+        let ours: Vec<&str> = l.fields.iter().map(|f| f.c_name).collect();
+        assert_eq!(ours, members, "{}: members in {}", l.c_name, l.header.path);
+        let sizes = format_sizes(format);
+        assert_eq!(
+            l.fields.iter().map(|f| f.size).collect::<Vec<_>>(),
+            sizes,
+            "{}: member sizes against {} {format:?}",
+            l.c_name,
+            packed.format
+        );
+        let mut offset = 0;
+        for f in l.fields {
+            assert_eq!(f.offset, offset, "{}.{}: packed offset", l.c_name, f.c_name);
+            offset += f.size;
+            checked += 1;
+        }
+        assert_eq!(l.size, offset, "sizeof packed {}", l.c_name);
+    }
+    assert_eq!(checked, 72, "fields checked");
+}
+
+#[test]
+fn the_format_reader_reads_rms_forms() {
+    assert_eq!(format_sizes("1w1d1w4b"), [2, 4, 2, 1, 1, 1, 1]);
+    assert_eq!(format_sizes("9d1w2b2w").len(), 14);
+    assert_eq!(format_sizes("15d").iter().sum::<usize>(), 60);
+    let text = "#define X_FMT \"2b1d\"\n#define X_FMT_SIZE_8 \"1d\"\nstruct S\n{\n    bios_U008 A; // a\n    bios_U008 B[8];\n};\n\
+                typedef struct S S;\ntypedef struct {\n    FALCON_UCODE_DESC_HEADER Hdr;\n    bios_U032 C;\n} T;\n";
+    assert_eq!(string_define(text, "X_FMT"), Some("2b1d"));
+    assert_eq!(string_define(text, "X"), None);
+    assert_eq!(struct_members(text, "S"), Some(vec!["A".to_owned(), "B".to_owned()]));
+    assert_eq!(struct_members(text, "T"), Some(vec!["Hdr".to_owned(), "C".to_owned()]));
+    assert_eq!(struct_members(text, "U"), None);
 }
