@@ -410,7 +410,7 @@ impl ModelGpu {
                 state.memory.as_deref(),
                 state.machine.vram_bytes,
                 state.machine.wpr2_range(),
-                nvgpu::gsp::boot::fsp::FRTS_VIDMEM_OFFSET_FROM_END,
+                nvgpu::hw::fw::fsp::FRTS_VIDMEM_OFFSET_FROM_END,
             ),
         };
         match result {

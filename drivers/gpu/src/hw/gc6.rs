@@ -1,7 +1,8 @@
 //! PGC6 always-on (AON) scratch registers: what the VBIOS's boot firmware reports to the driver.
 //!
-//! Follows `turing/tu102/dev_gc6_island.h` and `dev_gc6_island_addendum.h`, and for the usable
-//! framebuffer size `ampere/ga102/dev_gc6_island.h` and its addendum (535.261.03).
+//! Follows `turing/tu102/dev_gc6_island.h` and `dev_gc6_island_addendum.h`, for the usable
+//! framebuffer size `ampere/ga102/dev_gc6_island.h` and its addendum, and for Hopper's FRTS size
+//! `hopper/gh100/dev_gc6_island_addendum.h` ([`gh100`]) (535.261.03).
 
 use super::{headers, RegisterIo};
 use crate::{constants, registers};
@@ -63,6 +64,22 @@ registers! {
     pub NV_USABLE_FB_SIZE_IN_MB(0x001183a4) in headers::GA102_DEV_GC6_ISLAND_ADDENDUM {
         /// Size in MiB.
         31:0 VALUE => value: u32,
+    }
+}
+
+/// Hopper's addendum, which RM's FSP code (`kern_fsp_gh100.c`) includes instead of Turing's.
+pub mod gh100 {
+    use crate::constants;
+    use crate::hw::headers;
+
+    constants! {
+        /// Facts of Hopper's GC6 addendum.
+        pub const FACTS;
+
+        /// 1 MiB in 4 KiB units: the size of the FRTS copies RM asks the FSP for
+        /// (`kfspSendBootCommands_GH100`).
+        pub NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0_WPR_SIZE_1MB_IN_4K: u32 = 0x100
+            in headers::GH100_DEV_GC6_ISLAND_ADDENDUM;
     }
 }
 

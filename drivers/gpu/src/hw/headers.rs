@@ -83,6 +83,8 @@ headers! {
     TU102_DEV_GC6_ISLAND_ADDENDUM = OGKM_PINNED: "src/common/inc/swref/published/turing/tu102/dev_gc6_island_addendum.h";
     GA102_DEV_GC6_ISLAND = OGKM_PINNED: "src/common/inc/swref/published/ampere/ga102/dev_gc6_island.h";
     GA102_DEV_GC6_ISLAND_ADDENDUM = OGKM_PINNED: "src/common/inc/swref/published/ampere/ga102/dev_gc6_island_addendum.h";
+    /// Hopper's addendum, which `kern_fsp_gh100.c` takes the FRTS size from.
+    GH100_DEV_GC6_ISLAND_ADDENDUM = OGKM_PINNED: "src/common/inc/swref/published/hopper/gh100/dev_gc6_island_addendum.h";
     GH100_DEV_THERM = OGKM_PINNED: "src/common/inc/swref/published/hopper/gh100/dev_therm.h";
     GH100_DEV_THERM_ADDENDUM = OGKM_PINNED: "src/common/inc/swref/published/hopper/gh100/dev_therm_addendum.h";
     GB100_DEV_THERM = OGKM_BLACKWELL: "src/common/inc/swref/published/blackwell/gb100/dev_therm.h";
@@ -406,6 +408,9 @@ headers! {
     FSP_NVDM_FORMAT = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/fsp/fsp_nvdm_format.h";
     /// `FSP_OK`, `FSP_ERR_*`.
     KERN_FSP_RETVAL = OGKM_PINNED: "src/nvidia/inc/kernel/gpu/fsp/kern_fsp_retval.h";
+    /// `kfspSendBootCommands_GH100`: the FRTS copies the chain-of-trust command asks for (RM
+    /// declares `ESTIMATED_RESERVE_FB` there, as a constant local to the function).
+    KERN_FSP_GH100 = OGKM_PINNED: "src/nvidia/src/kernel/gpu/fsp/arch/hopper/kern_fsp_gh100.c";
     /// `NVDM_PAYLOAD_COMMAND_RESPONSE`.
     NVDM_PAYLOAD_CMD_RESPONSE = OGKM_PINNED: "src/nvidia/arch/nvalloc/common/inc/fsp/nvdm_payload_cmd_response.h";
     /// `GSP_FMC_BOOT_PARAMS` and the structures in it, `GSP_DMA_TARGET`.

@@ -1019,8 +1019,8 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
         let fmc_len =
             dma::page_align(fmc.image.len()).ok_or(BootErrorKind::Missing { what: "a GSP-FMC below 4 GiB" })?;
         let fmc_image = DmaRegion::with_bytes(dma, fmc.image, fmc_len).map_err(missing_memory("GSP-FMC image"))?;
-        let frts =
-            DmaRegion::zeroed(dma, fsp::FRTS_SIZE as usize).map_err(missing_memory("FRTS system-memory copy"))?;
+        let frts = DmaRegion::zeroed(dma, crate::hw::fw::fsp::FRTS_SIZE as usize)
+            .map_err(missing_memory("FRTS system-memory copy"))?;
         let params = DmaRegion::with_bytes(dma, zerocopy::IntoBytes::as_bytes(&boot_params), data::BOOT_ARGS_PAGE)
             .map_err(missing_memory("GSP-FMC boot parameters"))?;
         let addresses = fsp::CotAddresses {

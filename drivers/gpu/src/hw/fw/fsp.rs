@@ -2,7 +2,8 @@
 //! packets start with (`fsp_mctp_format.h`), the NVDM message types (`fsp_nvdm_format.h`), the
 //! FSP's return codes (`kern_fsp_retval.h`), the chain-of-trust payload (`NVDM_PAYLOAD_COT`,
 //! `g_kern_fsp_nvoc.h`, packed), the command response (`nvdm_payload_cmd_response.h`, packed) and
-//! the GSP-FMC's boot parameters (`gspifpub.h`), all 535.261.03. The driver
+//! the GSP-FMC's boot parameters (`gspifpub.h`), and the FRTS copies the command asks for
+//! (`kern_fsp_gh100.c`, [`FRTS_FACTS`]), all 535.261.03. The driver
 //! (`crate::gsp::boot::fsp`) and the model's FSP (`sim::gsp_rm::fsp`) use these declarations;
 //! [`FACTS`] is checked by the header conformance test, [`LAYOUTS`] by `tests/tests/fw_layout.rs`
 //! with the C compiler, and `NVDM_PAYLOAD_COT`'s field order by `tests/tests/gsp_boot.rs` (its
@@ -62,6 +63,26 @@ constants! {
     /// `FSP_ERR_IFS_ERR_INVALID_DATA`.
     pub FSP_ERR_IFS_ERR_INVALID_DATA: u32 = 0xa1 in headers::KERN_FSP_RETVAL;
 }
+
+constants! {
+    /// Facts of the FRTS copies the chain-of-trust command asks for.
+    pub const FRTS_FACTS;
+
+    /// How much of the end of FB RM reserves above the FRTS copy in video memory, estimated
+    /// because RM's own reservations there are not known yet when it sends the command.
+    pub ESTIMATED_RESERVE_FB: u64 = 0x200000 in headers::KERN_FSP_GH100;
+}
+
+/// The FRTS copies' size in bytes, in system memory and in video memory alike:
+/// `NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0_WPR_SIZE_1MB_IN_4K << 12`, as
+/// `kfspSendBootCommands_GH100` computes it.
+pub const FRTS_SIZE: u32 =
+    crate::hw::gc6::gh100::NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0_WPR_SIZE_1MB_IN_4K << 12;
+
+/// `frtsVidmemOffset`: where the FRTS copy in video memory goes, counted down from the end of FB.
+/// RM adds a boot-retry margin to [`ESTIMATED_RESERVE_FB`] that is 0 on a first boot, the only
+/// boot this driver makes.
+pub const FRTS_VIDMEM_OFFSET_FROM_END: u64 = ESTIMATED_RESERVE_FB;
 
 /// `sizeof(MCTP_HEADER)` (packed: transport header, message type, vendor id): the NVDM type
 /// byte of a first packet follows it.
