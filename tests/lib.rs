@@ -3,6 +3,7 @@
 pub mod edid_decode;
 pub mod fuzz;
 pub mod fuzz_seeds;
+pub mod fwsec_frts;
 pub mod model_boot;
 pub mod ptx_build;
 pub mod rm_c;

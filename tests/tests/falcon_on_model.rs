@@ -9,18 +9,13 @@
 //! upload, and FWSEC-FRTS setting WPR2 proves the whole heavy-secure path.
 
 use nvgpu::falcon::{
-    patch_signature, BromParams, DmaSegment, DmaTarget, Engine, Falcon, FalconError, FalconMemory, Fsp, Gsp,
-    HostBooted, HsSignatureLocation, Mailboxes, Sec2,
+    DmaSegment, DmaTarget, Engine, Falcon, FalconError, FalconMemory, Fsp, Gsp, HostBooted, Mailboxes, Sec2,
 };
-use nvgpu::fwsec::{FwsecDescriptor, FwsecKind};
 use nvgpu::hal::{self, FalconLayout};
-use nvgpu::hw::boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION;
 use nvgpu::hw::engine::FalconEngine;
 use nvgpu::hw::falcon::NV_PFALCON_FALCON_RM;
-use nvgpu::hw::fw::FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS;
-use nvgpu::hw::{pmc, RegisterIo};
+use nvgpu::hw::pmc;
 use nvgpu::platform::DmaAllocator;
-use nvgpu::vbios::Vbios;
 use sim::ucode::{build_image, UcodeSpec, FLAG_HS};
 use sim::{DmaArena, HaltCode, ModelError, ModelGpu};
 use tests::model_boot::ModelClock;
@@ -163,64 +158,9 @@ impl FwsecRun {
         Self { model, arena, frts_offset }
     }
 
-    /// The fuse version of `ucode_id` as RM reads it (highest set bit of the fuse, plus one).
-    fn fuse_version(&self, ucode_id: u8) -> u32 {
-        let fuse =
-            self.model.read32(NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION::OFFSET + 4 * (u32::from(ucode_id) - 1)) & 0xffff;
-        32 - fuse.leading_zeros()
-    }
-
     /// Runs FWSEC-FRTS with the signature `pick_signature` chooses; returns MAILBOX0.
     fn run(&self, pick_signature: impl Fn(&nvgpu::fwsec::Fwsec<'_>, u32) -> Vec<u8>) -> u32 {
-        let vbios = Vbios::from_prom(&self.model).expect("model VBIOS parses");
-        let fwsec = vbios.fwsec(FwsecKind::Prod).expect("model VBIOS has FWSEC");
-        let FwsecDescriptor::V3(desc) = fwsec.descriptor else { panic!("GA10x/Ada FWSEC has a v3 descriptor") };
-
-        // The image as the falcon DMA sees it: IMEM, then DMEM, in 256-byte blocks.
-        let mut image = fwsec.imem().to_vec();
-        assert_eq!(image.len() % 256, 0);
-        image.extend_from_slice(fwsec.dmem());
-        image.resize(image.len().div_ceil(256) * 256, 0);
-
-        // DMEM patches: the FRTS command, and the signature for this chip's fuses.
-        let dmem_at = |offset: u32| desc.imem_load_size as usize + offset as usize;
-        let mapper = &fwsec.dmem_mapper;
-        let init_cmd = dmem_at(mapper.init_cmd_dmem_offset());
-        image[init_cmd..init_cmd + 4]
-            .copy_from_slice(&FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS.to_le_bytes());
-        let cmd = sim::fwsec::frts_command_bytes(self.frts_offset);
-        let cmd_at = dmem_at(mapper.cmd_in_buffer_offset);
-        image[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);
-        let location = HsSignatureLocation::from_fwsec_v3(&desc).unwrap();
-        let signature = pick_signature(&fwsec, self.fuse_version(desc.ucode_id));
-        patch_signature(&mut image, location.patch_loc, &signature).unwrap();
-
-        let mut buffer = self.arena.alloc(image.len()).unwrap();
-        buffer.write(0, &image).unwrap();
-
-        let gsp = falcon::<Gsp>(&self.model);
-        gsp.reset().unwrap();
-        let segments = [
-            DmaSegment {
-                memory: FalconMemory::Imem { secure: true },
-                source_offset: 0,
-                falcon_offset: desc.imem_phys_base,
-                len: desc.imem_load_size,
-                virtual_address: Some(desc.imem_virt_base),
-            },
-            DmaSegment {
-                memory: FalconMemory::Dmem,
-                source_offset: desc.imem_load_size,
-                falcon_offset: desc.dmem_phys_base,
-                len: desc.dmem_load_size,
-                virtual_address: None,
-            },
-        ];
-        gsp.load_dma(&buffer, DmaTarget::CoherentSysmem, &segments).unwrap();
-        gsp.program_brom(&BromParams::from_fwsec_v3(&desc)).unwrap();
-        let out = gsp.execute(desc.imem_virt_base, Mailboxes::default(), RUN_TIMEOUT_MS).unwrap();
-        self.arena.free(buffer);
-        out.mailbox0
+        tests::fwsec_frts::run_on_gsp(&self.model, &self.arena, self.frts_offset, RUN_TIMEOUT_MS, pick_signature)
     }
 }
 

@@ -12,9 +12,7 @@
 use std::path::PathBuf;
 
 use nvgpu::chip::Chipset;
-use nvgpu::falcon::{
-    BromParams, DmaSegment, DmaTarget, Engine, Falcon, FalconMemory, Fsp, Gsp, HsSignatureLocation, Mailboxes, Sec2,
-};
+use nvgpu::falcon::{BromParams, DmaSegment, DmaTarget, Engine, Falcon, FalconMemory, Fsp, Gsp, Mailboxes, Sec2};
 use nvgpu::firmware::BooterFirmware;
 use nvgpu::fwsec::{FwsecDescriptor, FwsecKind};
 use nvgpu::gsp::fb_layout::{FirmwareImages, SysmemRegion, WprChipParams, WprLayoutInputs};
@@ -347,55 +345,14 @@ impl Rig {
 
     /// FWSEC-FRTS from the model VBIOS on GSP, by DMA, as RM does on GA10x/Ada: WPR2 = FRTS.
     fn run_fwsec_frts(&mut self) {
-        let model = &self.model;
-        let vbios = Vbios::from_prom(model).unwrap();
-        let fwsec = vbios.fwsec(FwsecKind::Prod).unwrap();
-        let FwsecDescriptor::V3(desc) = fwsec.descriptor else { panic!("v3 descriptor") };
-        let mut image = fwsec.imem().to_vec();
-        image.extend_from_slice(fwsec.dmem());
-        image.resize(image.len().div_ceil(256) * 256, 0);
-        let dmem_at = |offset: u32| desc.imem_load_size as usize + offset as usize;
-        let init_cmd = dmem_at(fwsec.dmem_mapper.init_cmd_dmem_offset());
-        image[init_cmd..init_cmd + 4]
-            .copy_from_slice(&FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3_CMD_FRTS.to_le_bytes());
-        let cmd = sim::fwsec::frts_command_bytes(self.meta.frts_offset);
-        let cmd_at = dmem_at(fwsec.dmem_mapper.cmd_in_buffer_offset);
-        image[cmd_at..cmd_at + cmd.len()].copy_from_slice(&cmd);
-        let fuse = model
-            .read32(nvgpu::hw::boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION::OFFSET + 4 * (u32::from(desc.ucode_id) - 1));
-        let fuse_version = 32 - (fuse & 0xffff).leading_zeros();
-        let location = HsSignatureLocation::from_fwsec_v3(&desc).unwrap();
-        nvgpu::falcon::patch_signature(
-            &mut image,
-            location.patch_loc,
-            fwsec.signature_for_fuse_version(fuse_version).unwrap(),
-        )
-        .unwrap();
-        let mut buffer = self.arena.alloc(image.len()).unwrap();
-        buffer.write(0, &image).unwrap();
-        let gsp = falcon::<Gsp>(model);
-        gsp.reset().unwrap();
-        let segments = [
-            DmaSegment {
-                memory: FalconMemory::Imem { secure: true },
-                source_offset: 0,
-                falcon_offset: desc.imem_phys_base,
-                len: desc.imem_load_size,
-                virtual_address: Some(desc.imem_virt_base),
-            },
-            DmaSegment {
-                memory: FalconMemory::Dmem,
-                source_offset: desc.imem_load_size,
-                falcon_offset: desc.dmem_phys_base,
-                len: desc.dmem_load_size,
-                virtual_address: None,
-            },
-        ];
-        gsp.load_dma(&buffer, DmaTarget::CoherentSysmem, &segments).unwrap();
-        gsp.program_brom(&BromParams::from_fwsec_v3(&desc)).unwrap();
-        let out = gsp.execute(desc.imem_virt_base, Mailboxes::default(), TIMEOUT_MS).unwrap();
-        assert_eq!(out.mailbox0, 0, "FWSEC-FRTS");
-        self.arena.free(buffer);
+        let mailbox0 = tests::fwsec_frts::run_on_gsp(
+            &self.model,
+            &self.arena,
+            self.meta.frts_offset,
+            TIMEOUT_MS,
+            |fwsec, fuse| fwsec.signature_for_fuse_version(fuse).unwrap().to_vec(),
+        );
+        assert_eq!(mailbox0, 0, "FWSEC-FRTS");
         let frts_end = self.meta.frts_offset + self.meta.frts_size - 1;
         assert_eq!(self.model.wpr2(), Some((self.meta.frts_offset, frts_end)));
     }

@@ -192,6 +192,14 @@ fn parse_defines(text: &str) -> Defines {
                 Body::Object(after.trim().to_owned())
             };
             defines.defs.entry(name.to_owned()).or_default().push(body);
+        } else if let Some((name, value)) = line.strip_prefix("const ").and_then(|l| l.split_once('=')) {
+            // Typed C constants, as RM declares some inside functions:
+            // `const NvU32 ESTIMATED_RESERVE_FB = 0x200000;`.
+            let name = name.split_whitespace().last().unwrap_or_default();
+            let value = value.trim().trim_end_matches(';').trim();
+            if is_ident(name) && parse_number(value).is_some() {
+                defines.defs.entry(name.to_owned()).or_default().push(Body::Object(value.to_owned()));
+            }
         } else if let Some((name, value)) = line.split_once('=') {
             // C enum members: `NV_FIRMWARE_CHIP_FAMILY_TU10X = 1,`.
             let name = name.trim();
@@ -1045,7 +1053,8 @@ fn define_reader_handles_nvidia_forms() {
          #define NVGPU_ARCHITECTURE_SERIES_CLASSIC 0x00\n\
          #define GPU_ARCHITECTURE_TURING GPU_ARCHITECTURE(_CLASSIC, 0x0160)\n\
          #define PCI_LAST_IMAGE NVBIT(7)\n\
-         typedef enum {\n    NV_FIRMWARE_CHIP_FAMILY_GA10X = 4,\n} t;\n",
+         typedef enum {\n    NV_FIRMWARE_CHIP_FAMILY_GA10X = 4,\n} t;\n\
+         {\n        const NvU32 ESTIMATED_RESERVE_FB = 0x200000;\n        const NvU32 NOT_A_NUMBER = a + b;\n}\n",
     );
     assert_eq!(d.eval_name("NV_A", 0), Ok(Value::Number(0xa00)));
     assert_eq!(d.eval_name("NV_A_F", 0), Ok(Value::Bits(28, 20)));
@@ -1058,6 +1067,8 @@ fn define_reader_handles_nvidia_forms() {
     assert_eq!(d.eval_name("GPU_ARCHITECTURE_TURING", 0), Ok(Value::Number(0x160)));
     assert_eq!(d.eval_name("NV_FIRMWARE_CHIP_FAMILY_GA10X", 0), Ok(Value::Number(4)));
     assert_eq!(d.eval_name("PCI_LAST_IMAGE", 0), Ok(Value::Number(0x80)));
+    assert_eq!(d.eval_name("ESTIMATED_RESERVE_FB", 0), Ok(Value::Number(0x200000)));
+    assert!(d.eval_name("NOT_A_NUMBER", 0).is_err());
     assert!(d.eval_name("NV_MISSING", 0).is_err());
 }
 

@@ -458,17 +458,7 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
     }
 
     fn note_incoming(&mut self, message: &GspMessage) {
-        let now = self.clock.now_ns();
-        self.history.push(RpcHistoryEntry {
-            direction: Direction::Incoming,
-            function: message.name(),
-            seq_num: message.seq_num,
-            records: message.records,
-            data: [0, 0],
-            start_ns: now,
-            end_ns: Some(now),
-            outcome: RpcOutcome::Received(message.rpc_result()),
-        });
+        self.history.push(incoming_entry(message, self.clock.now_ns()));
     }
 
     /// The receive loop of `_kgspRpcRecvPoll`: drain messages until the awaited one arrives,
@@ -501,17 +491,7 @@ impl<D: GspDoorbell, C: Clock> GspRpc<D, C> {
             match queues.try_receive_message(clock, timeout_ms, &full_len) {
                 Ok(Some(message)) if message.function() == target => return Some(Ok(message)),
                 Ok(Some(message)) => {
-                    let now = clock.now_ns();
-                    history.push(RpcHistoryEntry {
-                        direction: Direction::Incoming,
-                        function: message.name(),
-                        seq_num: message.seq_num,
-                        records: message.records,
-                        data: [0, 0],
-                        start_ns: now,
-                        end_ns: Some(now),
-                        outcome: RpcOutcome::Received(message.rpc_result()),
-                    });
+                    history.push(incoming_entry(&message, clock.now_ns()));
                     if let Err(e) = events.on_message(&message) {
                         return Some(Err(e));
                     }
@@ -562,6 +542,20 @@ impl<D: GspDoorbell, C: Clock> RpcChannel for GspRpc<D, C> {
 /// Reads a `T` from the start of `bytes`, or names the problem.
 pub(crate) fn read_prefix<T: FromBytes + KnownLayout + Immutable>(bytes: &[u8]) -> Option<T> {
     T::read_from_prefix(bytes).ok().map(|(v, _)| v)
+}
+
+/// The history entry of a message GSP-RM sent unasked or out of turn, received at `now` ns.
+fn incoming_entry(message: &GspMessage, now: u64) -> RpcHistoryEntry {
+    RpcHistoryEntry {
+        direction: Direction::Incoming,
+        function: message.name(),
+        seq_num: message.seq_num,
+        records: message.records,
+        data: [0, 0],
+        start_ns: now,
+        end_ns: Some(now),
+        outcome: RpcOutcome::Received(message.rpc_result()),
+    }
 }
 
 #[cfg(test)]
