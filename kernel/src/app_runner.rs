@@ -30,14 +30,20 @@ pub fn run() -> bool {
             ..GpuConfig::default()
         };
         let mut gpu = match Gpu::new(rpc, bar0, &DMA, &CLOCK, &info, chipset, config) {
-            Ok(gpu) => gpu,
+            Ok(gpu) => {
+                crate::boot_timeline::mark("GPU opened");
+                gpu
+            }
             Err(e) => {
                 log::error!(target: "app", "{chipset}: cannot open the GPU: {e}");
                 return false;
             }
         };
         let stream = match gpu.create_stream(rpc, StreamKind::Compute) {
-            Ok(s) => s,
+            Ok(s) => {
+                crate::boot_timeline::mark("compute stream created");
+                s
+            }
             Err(e) => {
                 log::error!(target: "app", "{chipset}: compute stream: {e}");
                 return false;
@@ -45,13 +51,18 @@ pub fn run() -> bool {
         };
         log::info!(target: "app", "{chipset}: running {} examples", app::EXAMPLES.len());
         let lookup = |name: &str| BootModules.get(name);
+        let mut first = true;
         let result = app::run(&mut gpu, stream, &lookup, &mut |r| {
+            if core::mem::take(&mut first) {
+                crate::boot_timeline::mark("first result");
+            }
             let us = r.elapsed_ns / 1_000;
             match &r.mismatch {
                 None => log::info!(target: "app", "{}: ok, {} ({us} us)", r.name, r.work),
                 Some(why) => log::error!(target: "app", "{}: WRONG RESULT, {}: {why}", r.name, r.work),
             }
         });
+        crate::boot_timeline::mark("examples done");
         let ok = match result {
             Ok(reports) => {
                 let failed = reports.iter().filter(|r| !r.passed()).count();
@@ -95,6 +106,7 @@ pub fn run() -> bool {
                 false
             }
         };
+        crate::boot_timeline::mark("managed example done");
         let ok = ok && managed_ok;
         let closed = gpu.destroy_stream(rpc, stream).and_then(|()| gpu.destroy(rpc));
         if let Err(e) = &closed {
@@ -103,7 +115,9 @@ pub fn run() -> bool {
         ok && closed.is_ok()
     });
     let ms = (crate::time::nanos_since_entry() - t0) / 1_000_000;
+    crate::boot_timeline::mark("application finished");
     log::info!(target: "app", "application finished in {ms} ms");
+    crate::boot_timeline::report("application");
     // Whatever the results, an access the model refused is something real hardware would
     // have refused too: the run fails.
     let rejections = crate::gpu::with_gpus(|gpus| {

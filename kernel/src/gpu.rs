@@ -195,10 +195,12 @@ fn bring_up_one(
     pci: Option<kernel::pci::PciAddress>,
 ) {
     let bar1: Option<&'static MmioBar1> = bar1.map(|b| &*Box::leak(Box::new(b)));
+    let index = GPUS.lock().len();
     let t0 = crate::time::millis_since_entry();
     let bar0: &'static Bar0 = Box::leak(Box::new(bar0));
     match device::bring_up(bar0, device_id) {
         Ok(foundation) => {
+            crate::boot_timeline::mark_gpu("GPU foundation", index);
             log::info!(target: "gpu", "{name}: {foundation} ({} ms)", crate::time::millis_since_entry() - t0);
             log::info!(
                 target: "gpu",
@@ -212,14 +214,17 @@ fn bring_up_one(
             if gsp {
                 let t1 = crate::time::millis_since_entry();
                 match crate::gsp::bring_up(&gpu.name, foundation.identity.chipset, bar0, &foundation.vbios, pci) {
-                    Ok(s) => log::info!(
-                        target: "gsp",
-                        "{}: GSP-RM up in {} ms (\"{}\"), {} RPCs",
-                        gpu.name,
-                        crate::time::millis_since_entry() - t1,
-                        s.gpu_name,
-                        s.commands_sent
-                    ),
+                    Ok(s) => {
+                        crate::boot_timeline::mark_gpu("GSP-RM up", index);
+                        log::info!(
+                            target: "gsp",
+                            "{}: GSP-RM up in {} ms (\"{}\"), {} RPCs",
+                            gpu.name,
+                            crate::time::millis_since_entry() - t1,
+                            s.gpu_name,
+                            s.commands_sent
+                        )
+                    }
                     Err(e) => log::error!(target: "gsp", "{}: GSP-RM boot failed: {e}", gpu.name),
                 }
             }

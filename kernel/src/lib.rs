@@ -8,3 +8,4 @@ extern crate alloc;
 pub mod acpi;
 pub mod cmdline;
 pub mod pci;
+pub mod timeline;

@@ -7,6 +7,7 @@ extern crate alloc;
 
 mod app_runner;
 mod arch;
+mod boot_timeline;
 mod gpu;
 mod gpu_model;
 mod gpu_types;
@@ -62,6 +63,8 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     let cmdline = kernel::cmdline::CmdLine::parse(extras.cmdline());
     if outcome.is_ok() {
         gpu::bring_up(&cmdline);
+        boot_timeline::mark("boot done");
+        boot_timeline::report("boot");
     }
     // Deliberate faults, for the harness to check the exception report end to end.
     match cmdline.value("fault") {

@@ -92,6 +92,7 @@ pub fn bring_up(boot_info: &'static mut BootInfo) -> Result<(), PlatformError> {
     let h = heap::stats();
     let f = frames::stats();
     log::info!(target: "mem", "heap {} KiB used of {} KiB; {} of {} frames allocated", h.used >> 10, h.size >> 10, f.allocated_frames, f.total_frames);
+    crate::boot_timeline::mark("platform ready");
     log::info!(target: "kernel", "platform ready in {} ms", crate::time::millis_since_entry());
     Ok(())
 }

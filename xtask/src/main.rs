@@ -15,6 +15,7 @@ mod pci;
 mod qemu;
 mod qmp;
 mod suite;
+mod timeline;
 mod util;
 
 use std::process::{ExitCode, Stdio};
@@ -274,6 +275,7 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
     let mut qemu = QemuProcess::spawn(cmd)?;
     let status = qemu.wait_until(timeout.map(|t| Instant::now() + t))?;
     drop(qemu);
+    save_timeline(&log);
     match status {
         None => {
             eprintln!("\nxtask: timed out after {} s; QEMU stopped", timeout.unwrap_or_default().as_secs());
@@ -289,6 +291,32 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
                 Ok(ExitCode::FAILURE)
             }
         },
+    }
+}
+
+/// Saves the boot timeline the serial log `log` holds next to it and prints its last phase as a
+/// table. A log the timeline cannot be read from is said so, not fatal: the run's verdict is
+/// QEMU's exit status.
+fn save_timeline(log: &std::path::Path) {
+    let text = match std::fs::read(log) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) => {
+            eprintln!("xtask: no timeline: cannot read {}: {e}", display_path(log));
+            return;
+        }
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    match timeline::save(log, lines.iter().copied()) {
+        Ok(Some(path)) => {
+            if let Ok(phases) = timeline::phases(lines.iter().copied()) {
+                if let Some(last) = phases.last() {
+                    eprint!("\n{}", timeline::table(last));
+                }
+            }
+            eprintln!("xtask: boot timeline in {}", display_path(&path));
+        }
+        Ok(None) => eprintln!("xtask: the kernel printed no boot timeline"),
+        Err(e) => eprintln!("xtask: the boot timeline in {} is unreadable: {e}", display_path(log)),
     }
 }
 

@@ -492,12 +492,25 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
     }
     drop(qemu);
     drop(qmp);
+    let timeline = crate::timeline::save(log, seen.iter().map(String::as_str));
 
     if case.expect == Expect::PageFaultReport {
         return Ok(judge_fault_report(&seen, exit.and_then(|s| s.code()), timed_out));
     }
     if case.expect == Expect::AppRuns {
-        return Ok(judge_app(&seen, exit.and_then(|s| s.code()), timed_out));
+        let outcome = judge_app(&seen, exit.and_then(|s| s.code()), timed_out);
+        return Ok(match (outcome, timeline) {
+            (Outcome::Pass(summary), Ok(Some(path))) => match judge_timeline(&seen) {
+                Ok(stages) => Outcome::Pass(format!("{summary}; {stages} ({})", display_path(&path))),
+                Err(why) => Outcome::Fail(format!("boot timeline: {why}")),
+            },
+            (Outcome::Pass(_), Ok(None)) => Outcome::Fail("the kernel printed no boot timeline".into()),
+            (Outcome::Pass(_), Err(e)) => Outcome::Fail(format!("boot timeline: {e}")),
+            (other, _) => other,
+        });
+    }
+    if let Err(e) = &timeline {
+        return Ok(Outcome::Fail(format!("boot timeline: {e}")));
     }
     let mut problems = Vec::new();
     if timed_out {
@@ -619,6 +632,46 @@ fn judge_app(seen: &[String], code: Option<i32>, timed_out: bool) -> Outcome {
         "6 examples match their CPU references; first result {} ms after entry; {managed}",
         first_result_ms.map_or_else(|| "?".to_string(), |ms| ms.to_string())
     ))
+}
+
+/// The stages the application's timeline must show, in this order: the boot's, then the
+/// application's, each reached once the one before was.
+const APP_TIMELINE: &[&str] = &[
+    "platform ready",
+    "GPU foundation",
+    "GSP-RM up",
+    "boot done",
+    "GPU opened",
+    "compute stream created",
+    "first result",
+    "examples done",
+    "managed example done",
+    "application finished",
+];
+
+/// The application run's timeline: a `boot` phase, then an `application` phase holding every
+/// stage of [`APP_TIMELINE`] in order; its summary names the first result's time and the step
+/// from GSP-RM up to it.
+fn judge_timeline(seen: &[String]) -> std::result::Result<String, String> {
+    let phases = crate::timeline::phases(seen.iter().map(String::as_str)).map_err(|e| e.to_string())?;
+    let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
+    if names != ["boot", "application"] {
+        return Err(format!("phases {names:?}, expected [\"boot\", \"application\"]"));
+    }
+    let app = &phases[1];
+    let mut previous: Option<(&str, f64)> = None;
+    for stage in APP_TIMELINE {
+        let ms = app.ms(stage).ok_or_else(|| format!("the application phase has no stage {stage:?}"))?;
+        if let Some((before, at)) = previous {
+            if ms < at {
+                return Err(format!("{stage:?} at {ms} ms comes before {before:?} at {at} ms"));
+            }
+        }
+        previous = Some((stage, ms));
+    }
+    let first = app.ms("first result").unwrap_or_default();
+    let gsp = app.ms("GSP-RM up").unwrap_or_default();
+    Ok(format!("timeline: first result {first:.0} ms, {:.0} ms after GSP-RM up", first - gsp))
 }
 
 /// The managed-memory example: its result matched, CPU code took page faults that `uvm`
