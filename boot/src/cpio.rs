@@ -172,6 +172,30 @@ mod tests {
         assert_eq!(&a[files[1].offset..files[1].offset + 4], b"ptx!");
     }
 
+    /// A name padded with NULs past its end (as xtask writes them, to page-align the data):
+    /// the name ends at its first NUL, the data starts after the whole namesize.
+    #[test]
+    fn a_name_padded_with_nuls_ends_at_its_first_nul() {
+        let mut a = std::vec::Vec::new();
+        let namesize = 4096 - 110;
+        a.extend_from_slice(
+            format!(
+                "070701{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}",
+                1, 0o100644, 0, 0, 1, 0, 5, 0, 0, 0, 0, namesize, 0
+            )
+            .as_bytes(),
+        );
+        a.extend_from_slice(b"fw.bin");
+        a.resize(110 + namesize, 0);
+        a.extend_from_slice(b"hello\0\0\0");
+        a.extend_from_slice(&build(&[])[112..]); // the trailer entry of an empty archive after "."
+        let files: std::vec::Vec<_> = entries(&a).map(|e| e.unwrap()).collect();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].name, "fw.bin");
+        assert_eq!(files[0].offset, 4096);
+        assert_eq!(files[0].data, b"hello");
+    }
+
     #[test]
     fn damaged_archives_give_errors() {
         let a = build(&[("x", b"abcdef")]);

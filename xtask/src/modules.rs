@@ -32,17 +32,33 @@ pub fn with_symbol_map(elf: &Path, user: &[Module]) -> Result<Vec<Module>> {
     Ok(all)
 }
 
+/// Where each file's data starts in the archive: on a 4 KiB boundary, so that with the archive
+/// itself page-aligned (QEMU loads `-initrd` at a page boundary) every module is page-aligned
+/// in guest memory and the kernel uses it in place. A misaligned module costs a copy: the
+/// kernel's firmware source copies one that is not 8-byte aligned, 0.4 s under TCG for the
+/// 38 MB GSP-RM image.
+pub const DATA_ALIGN: usize = 4096;
+
 /// One newc entry: header "070701" + 13 eight-digit hex fields (ino, mode, uid, gid, nlink,
 /// mtime, filesize, devmajor, devminor, rdevmajor, rdevminor, namesize, check), the name with
-/// its NUL, padding to 4, the data, padding to 4.
-fn newc_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8]) {
-    let fields = [ino, mode, 0, 0, 1, 0, data.len() as u32, 0, 0, 0, 0, name.len() as u32 + 1, 0];
+/// its NUL, padding to 4, the data, padding to 4. With `align`, the name is followed by as many
+/// further NULs (counted in namesize: readers take the name up to its first NUL, as the
+/// kernel's `boot::cpio` and Linux's initramfs unpacker do) as put the data on a multiple of
+/// `align` bytes from the archive's start.
+fn newc_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8], align: Option<usize>) {
+    const HEADER: usize = 110;
+    let mut namesize = name.len() + 1;
+    if let Some(align) = align {
+        let data_start = (out.len() + HEADER + namesize).next_multiple_of(4);
+        namesize += data_start.next_multiple_of(align) - data_start;
+    }
+    let fields = [ino, mode, 0, 0, 1, 0, data.len() as u32, 0, 0, 0, 0, namesize as u32, 0];
     out.extend_from_slice(b"070701");
     for f in fields {
         out.extend_from_slice(format!("{f:08x}").as_bytes());
     }
     out.extend_from_slice(name.as_bytes());
-    out.push(0);
+    out.resize(out.len() + namesize - name.len(), 0);
     while !out.len().is_multiple_of(4) {
         out.push(0);
     }
@@ -52,12 +68,13 @@ fn newc_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8]) {
     }
 }
 
+/// A newc archive of `files`, each file's data [`DATA_ALIGN`]-aligned.
 pub fn cpio_newc(files: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, (name, data)) in files.iter().enumerate() {
-        newc_entry(&mut out, i as u32 + 1, name, 0o100644, data);
+        newc_entry(&mut out, i as u32 + 1, name, 0o100644, data, Some(DATA_ALIGN));
     }
-    newc_entry(&mut out, 0, "TRAILER!!!", 0, &[]);
+    newc_entry(&mut out, 0, "TRAILER!!!", 0, &[], None);
     out
 }
 
@@ -150,5 +167,34 @@ mod tests {
         assert_eq!(a.len() % 4, 0);
         let trailer = a.windows(10).position(|w| w == b"TRAILER!!!").unwrap();
         assert!(trailer > 110 + 12 + 26);
+    }
+
+    /// Reads the archive back by the format alone: each file's name up to its NUL, its data at
+    /// the padded offset, on a 4 KiB boundary, whatever the lengths before it.
+    #[test]
+    fn every_file_starts_on_a_page_boundary() {
+        let files: Vec<(String, Vec<u8>)> = [("kernel.sym", 26), ("gsp_ga10x.bin", 5000), ("a", 3), ("b.ptx", 4097)]
+            .iter()
+            .map(|&(n, len)| (n.to_string(), (0..len).map(|i| (i % 251) as u8).collect()))
+            .collect();
+        let a = cpio_newc(&files);
+        let field = |at: usize, i: usize| {
+            usize::from_str_radix(std::str::from_utf8(&a[at + 6 + i * 8..at + 14 + i * 8]).unwrap(), 16).unwrap()
+        };
+        let mut at = 0;
+        for (name, data) in &files {
+            assert_eq!(&a[at..at + 6], b"070701");
+            let (filesize, namesize) = (field(at, 6), field(at, 11));
+            let name_bytes = &a[at + 110..at + 110 + namesize];
+            let nul = name_bytes.iter().position(|&b| b == 0).unwrap();
+            assert_eq!(&name_bytes[..nul], name.as_bytes());
+            assert!(name_bytes[nul..].iter().all(|&b| b == 0), "the name is padded with NULs");
+            let start = (at + 110 + namesize).next_multiple_of(4);
+            assert_eq!(start % DATA_ALIGN, 0, "{name} starts at {start:#x}");
+            assert_eq!(filesize, data.len());
+            assert_eq!(&a[start..start + filesize], &data[..]);
+            at = (start + filesize).next_multiple_of(4);
+        }
+        assert_eq!(&a[at + 110..at + 120], b"TRAILER!!!");
     }
 }

@@ -145,19 +145,26 @@ impl RootChunk {
         self.free.get(page / 64).is_some_and(|w| w >> (page % 64) & 1 == 1)
     }
 
+    /// Marks pages `[lo, hi)` free or used, a bitmap word at a time (an H200's 141 GiB are
+    /// 72,192 chunks: a bit at a time, building the allocator took 0.6 s under TCG).
     fn set(&mut self, lo: usize, hi: usize, free: bool) {
-        for page in lo..hi.min(PAGES_PER_CHUNK) {
+        let hi = hi.min(PAGES_PER_CHUNK);
+        let mut page = lo;
+        while page < hi {
+            let bit = page % 64;
+            let n = (hi - page).min(64 - bit);
+            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
             if let Some(word) = self.free.get_mut(page / 64) {
-                let bit = 1u64 << (page % 64);
-                let was = *word & bit != 0;
-                if free && !was {
-                    *word |= bit;
-                    self.free_pages += 1;
-                } else if !free && was {
-                    *word &= !bit;
-                    self.free_pages -= 1;
+                let were_free = (*word & mask).count_ones() as usize;
+                if free {
+                    *word |= mask;
+                    self.free_pages += n - were_free;
+                } else {
+                    *word &= !mask;
+                    self.free_pages -= were_free;
                 }
             }
+            page += n;
         }
     }
 
@@ -213,20 +220,40 @@ impl VramAllocator {
     /// framebuffer) minus `reserved` (`(base, size)` pairs: what RM, the firmware or the display
     /// keep). Only whole 4 KiB pages inside a region and outside every reserved range are used.
     pub fn new(regions: &[(u64, u64)], reserved: &[(u64, u64)]) -> Result<Self, VramError> {
-        let mut chunks: BTreeMap<u64, RootChunk> = BTreeMap::new();
-        for &(base, size) in regions {
-            let end = base.checked_add(size).filter(|_| size <= MAX_REGION_SIZE);
-            let Some(end) = end else {
+        // Chunks go straight into a vector sorted by base (an H200 has 72,192 of them): regions
+        // in base order append, and only overlapping ones look a chunk up.
+        let mut sorted = regions.to_vec();
+        sorted.sort_unstable();
+        let mut estimate = 0usize;
+        for &(base, size) in &sorted {
+            if base.checked_add(size).is_none() || size > MAX_REGION_SIZE {
                 return Err(VramError::BadRegion { base, size });
-            };
+            }
+            estimate = estimate.saturating_add((size / ROOT_CHUNK_SIZE) as usize + 2);
+        }
+        let mut chunks: Vec<RootChunk> = Vec::with_capacity(estimate);
+        for &(base, size) in &sorted {
+            let end = base + size;
             let first = base.div_ceil(PAGE_SIZE) * PAGE_SIZE;
             let last = end / PAGE_SIZE * PAGE_SIZE;
             let mut chunk_base = first / ROOT_CHUNK_SIZE * ROOT_CHUNK_SIZE;
             while chunk_base < last {
-                let chunk = chunks.entry(chunk_base).or_insert_with(|| RootChunk::new(chunk_base));
+                let index = match chunks.last() {
+                    Some(c) if c.base < chunk_base => chunks.len(),
+                    None => 0,
+                    Some(_) => match chunks.binary_search_by_key(&chunk_base, |c| c.base) {
+                        Ok(i) => i,
+                        Err(i) => i,
+                    },
+                };
+                if chunks.get(index).is_none_or(|c| c.base != chunk_base) {
+                    chunks.insert(index, RootChunk::new(chunk_base));
+                }
                 let lo = first.max(chunk_base);
                 let hi = last.min(chunk_base + ROOT_CHUNK_SIZE);
-                chunk.set(((lo - chunk_base) / PAGE_SIZE) as usize, ((hi - chunk_base) / PAGE_SIZE) as usize, true);
+                if let Some(chunk) = chunks.get_mut(index) {
+                    chunk.set(((lo - chunk_base) / PAGE_SIZE) as usize, ((hi - chunk_base) / PAGE_SIZE) as usize, true);
+                }
                 chunk_base += ROOT_CHUNK_SIZE;
             }
         }
@@ -237,7 +264,8 @@ impl VramAllocator {
             // Any page the reserved range touches is out.
             let first = base / PAGE_SIZE * PAGE_SIZE;
             let last = end.div_ceil(PAGE_SIZE).saturating_mul(PAGE_SIZE);
-            for chunk in chunks.range_mut(first / ROOT_CHUNK_SIZE * ROOT_CHUNK_SIZE..last).map(|(_, c)| c) {
+            let from = chunks.partition_point(|c| c.base < first / ROOT_CHUNK_SIZE * ROOT_CHUNK_SIZE);
+            for chunk in chunks.iter_mut().skip(from).take_while(|c| c.base < last) {
                 let lo = first.max(chunk.base);
                 let hi = last.min(chunk.end());
                 if lo < hi {
@@ -249,14 +277,10 @@ impl VramAllocator {
                 }
             }
         }
-        let chunks: Vec<RootChunk> = chunks
-            .into_values()
-            .filter(|c| c.free_pages > 0)
-            .map(|mut c| {
-                c.usable_pages = c.free_pages;
-                c
-            })
-            .collect();
+        chunks.retain(|c| c.free_pages > 0);
+        for c in &mut chunks {
+            c.usable_pages = c.free_pages;
+        }
         let split = chunks.iter().enumerate().filter(|(_, c)| c.is_split()).map(|(i, _)| i).collect();
         let total_bytes = chunks.iter().map(|c| c.usable_pages as u64 * PAGE_SIZE).sum();
         Ok(Self { chunks, split, live: BTreeMap::new(), total_bytes, free_bytes: total_bytes })
@@ -465,6 +489,41 @@ mod tests {
     use super::*;
 
     const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn a_chunk_marks_page_ranges_across_word_boundaries_and_counts_each_page_once() {
+        let mut c = RootChunk::new(0);
+        c.set(3, 200, true);
+        assert_eq!(c.free_pages, 197);
+        assert!(!c.is_free(2) && c.is_free(3) && c.is_free(63) && c.is_free(64) && c.is_free(199) && !c.is_free(200));
+        c.set(0, PAGES_PER_CHUNK + 7, true);
+        assert_eq!(c.free_pages, PAGES_PER_CHUNK);
+        c.set(60, 70, false);
+        c.set(60, 70, false);
+        assert_eq!(c.free_pages, PAGES_PER_CHUNK - 10);
+        assert!(c.is_free(59) && !c.is_free(60) && !c.is_free(69) && c.is_free(70));
+        c.set(64, 128, false);
+        assert_eq!(c.free_pages, PAGES_PER_CHUNK - 10 - 58);
+        c.set(5, 5, false);
+        assert_eq!(c.free_pages, PAGES_PER_CHUNK - 68);
+        for page in 0..PAGES_PER_CHUNK {
+            assert_eq!(c.is_free(page), !(60..128).contains(&page), "page {page}");
+        }
+    }
+
+    #[test]
+    fn unsorted_and_overlapping_regions_are_their_union() {
+        let vram = VramAllocator::new(&[(8 * MIB, 4 * MIB), (0, 2 * MIB), (9 * MIB + 0x800, 4 * MIB)], &[]).unwrap();
+        let stats = vram.stats();
+        // 0..2 MiB, and 8 MiB up to the last whole page below 13 MiB + 2 KiB.
+        assert_eq!(stats.total_bytes, 2 * MIB + 5 * MIB);
+        assert_eq!(stats.root_chunks, 1 + 3);
+        assert_eq!(stats.free_root_chunks, 3, "0, 8 and 10 MiB are whole; 12 MiB holds 1 MiB");
+        let mut bases: Vec<u64> = vram.chunks.iter().map(|c| c.base).collect();
+        let sorted = bases.clone();
+        bases.sort_unstable();
+        assert_eq!(bases, sorted, "chunks are kept in base order");
+    }
 
     #[test]
     fn regions_minus_reserved_become_pages() {
