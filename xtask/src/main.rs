@@ -3,6 +3,7 @@
 
 mod args;
 mod bench;
+mod bench_linux;
 mod deps;
 mod extract;
 mod fuzz;
@@ -49,10 +50,14 @@ Commands:
                 without prefetch, thrashing, 4x oversubscribed against fitting throughput, callgrind
                 instructions per serviced fault), launch and
                 submission cost, the PTX interpreter's rate, fuzz executions per target in 10 s,
-                then bench-boot with its defaults
+                then bench-boot with its defaults, then bench-vs-linux
   bench-boot    time QEMU start to exit on the PVH path
                   --runs N (5)  --machine q35|pc  --append WORDS (default: test)  --mem SIZE  --cpus N
                   --timeout SECS (120)  --kernel PATH  --no-build  -- extra QEMU args
+  bench-vs-linux  the main job against Debian's Linux reaching a busybox init under the same QEMU
+                (q35, 512M, 1 CPU, TCG; scripts/fetch-linux-reference.sh): medians of wall time to
+                Linux's init, to the first GPU result and to the job's end, with the ratios
+                  --runs N (5)  --timeout SECS (180)  --kernel PATH  --no-build
   extract-firmware  the 535.261.03 boot ucodes from NVIDIA's g_bindata_*.c into
                 target/real-data/extracted-535.261.03 (see `cargo xtask extract-firmware --help`)
   fuzz          coverage-guided fuzzing (libFuzzer) of every parser that takes outside bytes:
@@ -121,6 +126,7 @@ fn main() -> ExitCode {
         "test" => cmd_test(args).map(|()| ExitCode::SUCCESS),
         "qemu-suite" => cmd_qemu_suite(args).map(|()| ExitCode::SUCCESS),
         "bench-boot" => cmd_bench_boot(args).map(|()| ExitCode::SUCCESS),
+        "bench-vs-linux" => cmd_bench_vs_linux(args).map(|()| ExitCode::SUCCESS),
         "bench" => cmd_bench(args).map(|()| ExitCode::SUCCESS),
         "selftest" => cmd_selftest(args).map(|()| ExitCode::SUCCESS),
         "fuzz" => cmd_fuzz(args).map(|()| ExitCode::SUCCESS),
@@ -473,6 +479,20 @@ fn cmd_bench_boot(mut args: Args) -> Result<()> {
     bench::run(&bench::Options { kernel, runs, machine, cmdline, memory, cpus, timeout, extra })
 }
 
+fn cmd_bench_vs_linux(mut args: Args) -> Result<()> {
+    if wants_help(&mut args) {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let runs = args.number::<usize>("--runs")?.unwrap_or(5);
+    let timeout = Duration::from_secs(args.number::<u64>("--timeout")?.unwrap_or(180));
+    let kernel_path = args.value("--kernel")?;
+    let no_build = args.flag("--no-build");
+    args.finish()?;
+    let kernel = kernel::resolve(kernel_path, no_build)?;
+    bench_linux::run(&bench_linux::Options { kernel, runs, timeout })
+}
+
 /// Runs every benchmark behind a figure the README quotes, printing each figure.
 fn cmd_bench(mut args: Args) -> Result<()> {
     if wants_help(&mut args) {
@@ -526,7 +546,9 @@ fn cmd_bench(mut args: Args) -> Result<()> {
         println!("bench fuzz {}: {} execs in {FUZZ_SECONDS_IN_TEST} s", o.target, o.execs);
     }
     println!("== boot (QEMU, PVH)");
-    cmd_bench_boot(Args::new(std::iter::empty::<String>()))
+    cmd_bench_boot(Args::new(std::iter::empty::<String>()))?;
+    println!("== boot against Debian's Linux under the same QEMU (medians of 5)");
+    cmd_bench_vs_linux(Args::new(std::iter::empty::<String>()))
 }
 
 /// The skips the tests recorded under `dir` (`tests::skips::record`), sorted.

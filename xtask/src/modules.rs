@@ -78,6 +78,17 @@ pub fn cpio_newc(files: &[(String, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
+/// A newc archive of `(name, mode, data)` entries as given (directories, executables), with
+/// no alignment: the initramfs of the Linux reference boot (`bench_linux`).
+pub fn cpio_newc_tree(entries: &[(&str, u32, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, &(name, mode, data)) in entries.iter().enumerate() {
+        newc_entry(&mut out, i as u32 + 1, name, mode, data, None);
+    }
+    newc_entry(&mut out, 0, "TRAILER!!!", 0, &[], None);
+    out
+}
+
 /// Packs `modules` into one cpio archive for a PVH boot's `-initrd`.
 pub fn pvh_initrd(modules: &[Module], name: &str) -> Result<PathBuf> {
     let mut files = Vec::new();
