@@ -78,6 +78,9 @@ impl DmaAllocator for FrameDma {
             log::error!(target: "gpu", "DMA free refused: {e}");
         }
     }
+    fn share_read_only(&self, bytes: &[u8]) -> Option<u64> {
+        dma::share_module_read_only(bytes)
+    }
 }
 
 /// Firmware from boot modules, by name.

@@ -841,3 +841,75 @@ fn fwsec_and_fsp_constants_match_nvidias_sources() {
     }
     assert!(cot[at..].trim_start_matches(|c| c != '}').starts_with("} NVDM_PAYLOAD_COT;"));
 }
+
+/// An allocator over the arena that shares memory read-only the way the kernel shares a
+/// page-aligned boot module: here the bytes are placed once in an arena page run (host memory
+/// has no bus address of its own), and the driver must build tables that point at those pages
+/// instead of copying the image behind them.
+struct SharingArena {
+    arena: DmaArena,
+    shared: std::cell::RefCell<Vec<(u64, usize)>>,
+}
+
+impl nvgpu::platform::DmaAllocator for SharingArena {
+    fn alloc(&self, len: usize) -> Result<nvgpu::platform::DmaBuffer, nvgpu::platform::DmaError> {
+        self.arena.alloc(len)
+    }
+    fn free(&self, buffer: nvgpu::platform::DmaBuffer) {
+        self.arena.free(buffer)
+    }
+    fn share_read_only(&self, bytes: &[u8]) -> Option<u64> {
+        let mut buffer = self.arena.alloc(bytes.len()).ok()?;
+        buffer.write(0, bytes).ok()?;
+        // Never freed: the arena keeps the memory for its lifetime, as a module lives as long
+        // as the kernel (a DmaBuffer frees nothing when it goes out of scope).
+        let bus = buffer.bus_address();
+        self.shared.borrow_mut().push((bus, bytes.len()));
+        Some(bus)
+    }
+}
+
+#[test]
+fn a_shared_image_is_used_in_place_behind_tables_of_its_own() {
+    use nvgpu::gsp::fw::radix3::{Radix3Layout, RADIX3_ENTRIES_PER_PAGE, RADIX3_PAGE_SIZE};
+    use sim::SystemMemory;
+    let chip = Chipset::GA102;
+    let files = firmware_files(chip);
+    let bundle = FirmwareBundle::load(&files, chip).expect("firmware bundle");
+    let dma = SharingArena { arena: DmaArena::new(), shared: Default::default() };
+    let fb = FbInputs {
+        params: WprChipParams::for_chipset(chip).expect("params"),
+        usable_fb_size: 24 << 30,
+        vga_workspace_base: None,
+        mmu_lock: None,
+    };
+    let data = BootData::prepare(&dma, &bundle.gsp, &bundle.bootloader, &fb, MessageQueueLayout::rm_default(), 0)
+        .expect("boot data");
+    let image = bundle.gsp.image();
+    let layout = Radix3Layout::new(image.len() as u64).unwrap();
+    let shared = dma.shared.borrow().clone();
+    assert_eq!(shared.len(), 1, "the image is shared once");
+    let (image_bus, image_len) = shared[0];
+    assert_eq!(image_len, image.len());
+    // The radix3 block holds the tables alone, not 38 MB of copied image.
+    assert_eq!(data.gsp_rm.len() as u64, layout.table_bytes());
+    assert_eq!(data.wpr_meta.sysmem_addr_of_radix3_elf, data.gsp_rm.bus_address());
+    // Walked by bus address as the GSP does: every leaf is the shared image's page, in order.
+    let read_entry = |table: u64, index: u64| {
+        let mut raw = [0u8; 8];
+        assert!(dma.arena.read(table + index * 8, &mut raw), "table page {table:#x} readable");
+        u64::from_le_bytes(raw)
+    };
+    let per_page = RADIX3_ENTRIES_PER_PAGE;
+    let data_pages = (image.len() as u64).div_ceil(RADIX3_PAGE_SIZE);
+    let root = data.gsp_rm.bus_address();
+    for page in 0..data_pages {
+        let l1 = read_entry(root, page / per_page / per_page);
+        let l2 = read_entry(l1, (page / per_page) % per_page);
+        let leaf = read_entry(l2, page % per_page);
+        assert_eq!(leaf, image_bus + page * RADIX3_PAGE_SIZE, "leaf {page}");
+    }
+    let mut first = vec![0u8; RADIX3_PAGE_SIZE as usize];
+    assert!(dma.arena.read(image_bus, &mut first));
+    assert_eq!(&first[..], &image[..first.len()]);
+}

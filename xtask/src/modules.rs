@@ -32,9 +32,10 @@ pub fn with_symbol_map(elf: &Path, user: &[Module]) -> Result<Vec<Module>> {
     Ok(all)
 }
 
-/// Where each file's data starts in the archive: on a 4 KiB boundary, so that with the archive
-/// itself page-aligned (QEMU loads `-initrd` at a page boundary) every module is page-aligned
-/// in guest memory and the kernel uses it in place. A misaligned module costs a copy: the
+/// Where each file's data starts in the archive: on a 4 KiB boundary (for a GSP-RM ELF, its
+/// `.fwimage` section), so that with the archive itself page-aligned (QEMU loads `-initrd` at a
+/// page boundary) every module is page-aligned in guest memory and the kernel uses it in place,
+/// the GSP-RM image included (its pages become the radix3 leaves). A misaligned module costs a copy: the
 /// kernel's firmware source copies one that is not 8-byte aligned, 0.4 s under TCG for the
 /// 38 MB GSP-RM image.
 pub const DATA_ALIGN: usize = 4096;
@@ -45,12 +46,16 @@ pub const DATA_ALIGN: usize = 4096;
 /// further NULs (counted in namesize: readers take the name up to its first NUL, as the
 /// kernel's `boot::cpio` and Linux's initramfs unpacker do) as put the data on a multiple of
 /// `align` bytes from the archive's start.
-fn newc_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8], align: Option<usize>) {
+///
+/// `phase` moves that boundary into the data: byte `phase` of the file lands on it (a GSP-RM
+/// ELF's `.fwimage`, which the kernel then hands the GSP in place). It must be a multiple of 4.
+fn newc_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8], align: Option<(usize, usize)>) {
     const HEADER: usize = 110;
     let mut namesize = name.len() + 1;
-    if let Some(align) = align {
+    if let Some((align, phase)) = align {
         let data_start = (out.len() + HEADER + namesize).next_multiple_of(4);
-        namesize += data_start.next_multiple_of(align) - data_start;
+        let target = (data_start + phase).next_multiple_of(align) - phase;
+        namesize += target - data_start;
     }
     let fields = [ino, mode, 0, 0, 1, 0, data.len() as u32, 0, 0, 0, 0, namesize as u32, 0];
     out.extend_from_slice(b"070701");
@@ -68,11 +73,27 @@ fn newc_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8], a
     }
 }
 
-/// A newc archive of `files`, each file's data [`DATA_ALIGN`]-aligned.
+/// Where in `data` the page boundary goes: a GSP-RM ELF's `.fwimage` (at 0x40 in NVIDIA's
+/// files), so that its pages are the radix3 leaves as they lie; the start for anything else.
+fn align_phase(data: &[u8]) -> usize {
+    match nvgpu::firmware::GspElf::parse(data) {
+        Ok(elf) => {
+            let offset = elf.image().as_ptr() as usize - data.as_ptr() as usize;
+            if offset.is_multiple_of(4) {
+                offset % DATA_ALIGN
+            } else {
+                0
+            }
+        }
+        Err(_) => 0,
+    }
+}
+
+/// A newc archive of `files`, each file's data [`DATA_ALIGN`]-aligned (a GSP-RM ELF's image).
 pub fn cpio_newc(files: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, (name, data)) in files.iter().enumerate() {
-        newc_entry(&mut out, i as u32 + 1, name, 0o100644, data, Some(DATA_ALIGN));
+        newc_entry(&mut out, i as u32 + 1, name, 0o100644, data, Some((DATA_ALIGN, align_phase(data))));
     }
     newc_entry(&mut out, 0, "TRAILER!!!", 0, &[], None);
     out
@@ -207,5 +228,21 @@ mod tests {
             at = (start + filesize).next_multiple_of(4);
         }
         assert_eq!(&a[at + 110..at + 120], b"TRAILER!!!");
+    }
+
+    /// With a phase, that byte of the file (a GSP-RM ELF's `.fwimage`) is what lands on the
+    /// page boundary; files that are no GSP-RM ELF have phase 0.
+    #[test]
+    fn a_phase_puts_that_byte_of_the_file_on_the_boundary() {
+        for (before, phase) in [(0usize, 0x40usize), (7, 0x40), (300, 0xffc), (5000, 4)] {
+            let mut out = vec![0u8; before.next_multiple_of(4)];
+            let data: Vec<u8> = (0..0x3000u32).map(|i| (i % 253) as u8).collect();
+            newc_entry(&mut out, 1, "gsp_ga10x.bin", 0o100644, &data, Some((DATA_ALIGN, phase)));
+            let start = out.len() - data.len().next_multiple_of(4);
+            assert_eq!((start + phase) % DATA_ALIGN, 0, "before {before}, phase {phase:#x}");
+            assert_eq!(&out[start..start + data.len()], &data[..]);
+        }
+        assert_eq!(align_phase(b"not an ELF"), 0);
+        assert_eq!(align_phase(b"\x7fELF but truncated"), 0);
     }
 }

@@ -394,6 +394,15 @@ pub trait DmaAllocator {
     fn alloc(&self, len: usize) -> Result<DmaBuffer, DmaError>;
     /// Returns a buffer's memory.
     fn free(&self, buffer: DmaBuffer);
+    /// The bus address at which a device can read `bytes` where they are, without a copy, or
+    /// `None` (the caller copies them into an allocation instead). A platform answers only for
+    /// memory that outlives every device access and that it shares read-only: the kernel for
+    /// page-aligned boot modules, whose pages then become the GSP-RM image's radix3 leaves. The
+    /// address is 4 KiB-aligned, and the whole pages from it covering `bytes` are readable.
+    fn share_read_only(&self, bytes: &[u8]) -> Option<u64> {
+        let _ = bytes;
+        None
+    }
 }
 
 /// A shared reference allocates from what it refers to, so owners that want an allocator by
@@ -404,6 +413,9 @@ impl<A: DmaAllocator + ?Sized> DmaAllocator for &A {
     }
     fn free(&self, buffer: DmaBuffer) {
         (**self).free(buffer)
+    }
+    fn share_read_only(&self, bytes: &[u8]) -> Option<u64> {
+        (**self).share_read_only(bytes)
     }
 }
 

@@ -8,7 +8,9 @@
 //!   and nothing is freed), and
 //! - a device modelled in software (the in-kernel GPU model, [`crate::gpu_model`]) reaches system
 //!   memory through [`device_read`] and [`device_write`] only inside live allocations, as a
-//!   device behind an IOMMU would: never the kernel's own memory.
+//!   device behind an IOMMU would: never the kernel's own memory;
+//! - boot-module memory shared read-only ([`share_module_read_only`]: the GSP-RM image used in
+//!   place) is readable by a device and never writable.
 
 use super::{frames, paging, PAGE_SIZE};
 use alloc::collections::BTreeMap;
@@ -23,6 +25,36 @@ struct Allocation {
 }
 
 static LIVE: Mutex<BTreeMap<u64, Allocation>> = Mutex::new(BTreeMap::new());
+
+/// Boot-module ranges shared read-only with devices: first byte's bus address to length, in
+/// whole pages. Modules live as long as the kernel, so a share is never withdrawn.
+static SHARED: Mutex<BTreeMap<u64, u64>> = Mutex::new(BTreeMap::new());
+
+/// The bus address of `bytes` where they lie, shared read-only with devices, when they start on
+/// a page inside one boot module and the whole pages covering them are that module's: `None`
+/// otherwise (memory that is not a module, such as an aligned copy of a misaligned one, or a
+/// range whose last page would reach past the module), and the caller copies.
+pub fn share_module_read_only(bytes: &[u8]) -> Option<u64> {
+    let start = bytes.as_ptr() as usize;
+    let len = bytes.len();
+    let pages_len = (len as u64).div_ceil(PAGE_SIZE).checked_mul(PAGE_SIZE)?;
+    let module = crate::boot_extras().modules().find(|m| {
+        let base = m.data.as_ptr() as usize;
+        start >= base && start - base <= m.data.len() && (start - base) as u64 + pages_len <= m.data.len() as u64
+    })?;
+    let bus = module.phys + (start - module.data.as_ptr() as usize) as u64;
+    if !bus.is_multiple_of(PAGE_SIZE) || pages_len == 0 {
+        return None;
+    }
+    SHARED.lock().insert(bus, pages_len);
+    Some(bus)
+}
+
+/// Whether `[bus, bus + len)` lies inside one read-only share.
+fn is_shared(bus: u64, len: usize) -> bool {
+    let Some(end) = bus.checked_add(len as u64) else { return false };
+    SHARED.lock().range(..=bus).next_back().is_some_and(|(&start, &size)| end <= start + size)
+}
 
 /// `len` bytes (at least one frame) of zeroed, physically contiguous DMA memory; `None` when
 /// the frame allocator has no run that long.
@@ -91,11 +123,19 @@ fn is_live(live: &BTreeMap<u64, Allocation>, bus: u64, len: usize) -> bool {
 }
 
 /// A device's read of `buf.len()` bytes at `bus`: `false` (nothing read) unless they lie in
-/// live DMA allocations.
+/// live DMA allocations or in one read-only share.
 pub fn device_read(bus: u64, buf: &mut [u8]) -> bool {
     let live = LIVE.lock();
     if !is_live(&live, bus, buf.len()) {
-        return false;
+        if !is_shared(bus, buf.len()) {
+            return false;
+        }
+        let src = paging::phys_to_virt(bus) as *const u8;
+        // SAFETY: the range lies inside one boot module (checked by `share_module_read_only`
+        // when the share was made), RAM mapped at `src` for the kernel's lifetime, which
+        // nothing writes: modules are read-only input.
+        unsafe { core::ptr::copy_nonoverlapping(src, buf.as_mut_ptr(), buf.len()) };
+        return true;
     }
     let src = paging::phys_to_virt(bus) as *const u8;
     // SAFETY: the range is frames of live DMA allocations (checked under the lock, which is

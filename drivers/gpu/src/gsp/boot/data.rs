@@ -314,12 +314,40 @@ fn log_buffer<'a, A: DmaAllocator + ?Sized>(
     Ok(LogBuffer { name, id8, region })
 }
 
-/// The image behind its radix3 tables in one contiguous block (`kgspCreateRadix3`).
+/// The image behind its radix3 tables in one contiguous block (`kgspCreateRadix3`); or, where
+/// the platform shares the image's own pages read-only ([`DmaAllocator::share_read_only`]: a
+/// page-aligned boot module), the tables alone, their last level pointing at those pages: no
+/// copy of the 38 MB image.
 fn load_radix3<'a, A: DmaAllocator + ?Sized>(
     dma: &'a A,
     image: &[u8],
 ) -> Result<(DmaRegion<'a, A>, Radix3Layout), BootDataError> {
     let layout = Radix3Layout::new(image.len() as u64).map_err(BootDataError::Radix3)?;
+    if let Some(shared) = dma.share_read_only(image).filter(|bus| bus.is_multiple_of(RADIX3_PAGE_SIZE)) {
+        let table_bytes = layout.table_bytes();
+        let table_pages = layout.table_pages();
+        let len = usize::try_from(table_bytes).map_err(|_| BootDataError::TooLarge { what: "radix3 tables" })?;
+        let region = DmaRegion::zeroed(dma, len).map_err(dma_error("radix3 tables"))?;
+        let bus = region.bus_address();
+        let pages: Vec<u64> = (0..layout.total_pages())
+            .map(|i| {
+                if i < table_pages {
+                    bus + i * RADIX3_PAGE_SIZE
+                } else {
+                    shared + (i - table_pages) * RADIX3_PAGE_SIZE
+                }
+            })
+            .collect();
+        let mut tables = vec![0u8; len];
+        build_radix3(&layout, &pages, &mut tables).map_err(BootDataError::Radix3)?;
+        let mut region = region;
+        region.write(0, &tables).map_err(write_error("radix3 tables"))?;
+        log::info!(
+            "GSP-RM image used in place: {} pages at bus {shared:#x}, {table_pages} radix3 table page(s)",
+            layout.total_pages() - table_pages
+        );
+        return Ok((region, layout));
+    }
     let total = usize::try_from(layout.total_pages() * RADIX3_PAGE_SIZE)
         .map_err(|_| BootDataError::TooLarge { what: "GSP-RM image" })?;
     let mut region = DmaRegion::zeroed(dma, total).map_err(dma_error("GSP-RM image"))?;
