@@ -774,6 +774,40 @@ fn check_pci(
 mod tests {
     use super::*;
 
+    fn timeline_line(phase: &str, stages: &[(&str, f64)]) -> String {
+        let stages: Vec<String> =
+            stages.iter().map(|(s, ms)| format!("{{\"stage\":\"{s}\",\"gpu\":null,\"ms\":{ms}}}")).collect();
+        format!(
+            "[ 1 ms] INFO  kernel: timeline json: {{\"phase\":\"{phase}\",\"stages\":[{}],\"dropped\":0}}",
+            stages.join(",")
+        )
+    }
+
+    #[test]
+    fn the_application_timeline_must_hold_every_stage_in_order() {
+        let all: Vec<(&str, f64)> = APP_TIMELINE.iter().enumerate().map(|(i, s)| (*s, 10.0 * i as f64 + 5.0)).collect();
+        let boot = timeline_line("boot", &all[..4]);
+        let good = vec![boot.clone(), timeline_line("application", &all)];
+        let summary = judge_timeline(&good).unwrap();
+        assert!(summary.contains("first result 65 ms, 40 ms after GSP-RM up"), "{summary}");
+
+        let mut missing = all.clone();
+        missing.retain(|(s, _)| *s != "GPU opened");
+        let why = judge_timeline(&[boot.clone(), timeline_line("application", &missing)]).unwrap_err();
+        assert!(why.contains("no stage \"GPU opened\""), "{why}");
+
+        // Reached in the wrong order (each phase is in time order, so the stages swap places).
+        let mut swapped = all.clone();
+        swapped.swap(5, 6);
+        swapped[5].1 = 55.0;
+        swapped[6].1 = 65.0;
+        let why = judge_timeline(&[boot.clone(), timeline_line("application", &swapped)]).unwrap_err();
+        assert!(why.contains("comes before"), "{why}");
+
+        let why = judge_timeline(&[timeline_line("application", &all)]).unwrap_err();
+        assert!(why.contains("expected [\"boot\", \"application\"]"), "{why}");
+    }
+
     #[test]
     fn acpi_is_judged_from_the_log() {
         let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
