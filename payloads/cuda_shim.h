@@ -2,6 +2,10 @@
 // (`-nocudainc -nocudalib`): qualifiers as attributes, thread indices as NVVM builtins.
 #pragma once
 
+// A host build of the same kernels (`tests::native`, the PTX model's native reference)
+// includes `cuda_host_shim.h` first, which defines these spellings for the CPU.
+#ifndef NVGPU_HOST_BUILD
+
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
 #define __shared__ __attribute__((shared))
@@ -41,3 +45,5 @@ static __device__ inline unsigned atomicCAS(unsigned *p, unsigned cmp, unsigned 
 #define FULL_MASK 0xffffffffu
 
 static __device__ inline unsigned global_thread_x(void) { return blockIdx_x * blockDim_x + threadIdx_x; }
+
+#endif  // NVGPU_HOST_BUILD

@@ -5,6 +5,7 @@ pub mod fuzz;
 pub mod fuzz_seeds;
 pub mod fwsec_frts;
 pub mod model_boot;
+pub mod native;
 pub mod ptx_build;
 pub mod rm_c;
 pub mod rng;

@@ -1036,3 +1036,67 @@ fn damaged_real_ptx_never_panics() {
         );
     }
 }
+
+/// The PTX model against native execution of the same kernel source (`tests::native`): the
+/// outputs must be the same bytes (the host build contracts floating point as clang's CUDA mode
+/// does, so mandelbrot's iteration counts agree too), and the ratio of the model's time to the
+/// native time is printed for `cargo xtask bench` (a measurement: nothing is asserted about it).
+#[test]
+fn ptx_model_against_native_execution_of_the_same_kernels() {
+    let (n, w, h, max_iter) = (100_003u32, 256u32, 256u32, 64u32);
+    let native = tests::native::run(n, w, h, max_iter);
+
+    let m = module("vector_add", "sm_90");
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..n).map(|i| 1000.0 - i as f32).collect();
+    let mut best = f64::MAX;
+    let mut out = Vec::new();
+    for _ in 0..3 {
+        let mut gpu = Gpu::new(4 << 20);
+        let (da, db) = (gpu.alloc(&bytes_f32(&a)), gpu.alloc(&bytes_f32(&b)));
+        let dc = gpu.zeros(4 * n as usize);
+        let cfg = LaunchConfig::new([n.div_ceil(256), 1, 1], [256, 1, 1]);
+        let start = std::time::Instant::now();
+        launch_cfg(&mut gpu, &m, "vector_add_f32", cfg, &[U64(da), U64(db), U64(dc), U32(n)]);
+        best = best.min(start.elapsed().as_secs_f64());
+        out = gpu.read(dc, 4 * n as usize);
+    }
+    assert_eq!(tests::native::fnv1a(&out), native.vector_add_f32.checksum, "vector_add_f32: model and native differ");
+    let vector_ratio = best * 1e9 / native.vector_add_f32.ns.max(1) as f64;
+    let vector_model_ns = best * 1e9;
+
+    let m = module("mandelbrot", "sm_90");
+    let mut best = f64::MAX;
+    let mut counts = Vec::new();
+    for _ in 0..3 {
+        let mut gpu = Gpu::new(1 << 20);
+        let out = gpu.zeros(4 * (w * h) as usize);
+        let out8 = gpu.zeros((w * h) as usize);
+        let cfg = LaunchConfig::new([w.div_ceil(16), h.div_ceil(16), 1], [16, 16, 1]);
+        let args = [
+            U64(out),
+            U64(out8),
+            U32(w),
+            U32(h),
+            F32(-2.0),
+            F32(-1.25),
+            F32(2.5 / w as f32),
+            F32(2.5 / h as f32),
+            U32(max_iter),
+        ];
+        let start = std::time::Instant::now();
+        launch_cfg(&mut gpu, &m, "mandelbrot", cfg, &args);
+        best = best.min(start.elapsed().as_secs_f64());
+        counts = gpu.read(out, 4 * (w * h) as usize);
+    }
+    assert_eq!(tests::native::fnv1a(&counts), native.mandelbrot.checksum, "mandelbrot: model and native differ");
+    let mandel_ratio = best * 1e9 / native.mandelbrot.ns.max(1) as f64;
+    println!(
+        "ptx model vs native: vector_add_f32 over {n} elements {:.0} us vs {:.0} us native = {vector_ratio:.0}x; \
+         mandelbrot {w}x{h}, {max_iter} iterations {:.0} us vs {:.0} us native = {mandel_ratio:.0}x (outputs identical)",
+        vector_model_ns / 1e3,
+        native.vector_add_f32.ns as f64 / 1e3,
+        best * 1e6,
+        native.mandelbrot.ns as f64 / 1e3,
+    );
+}

@@ -536,8 +536,13 @@ fn cmd_bench(mut args: Args) -> Result<()> {
             .arg(workspace_root().join("scripts").join("bench-uvm-faults.sh"))
             .current_dir(workspace_root()),
     )?;
-    println!("== kernel launch and GPFIFO submission cost, PTX interpreter rate");
-    for (test, filter) in [("compute", "launch_cost"), ("channels", "submission_cost"), ("ptx_model", "bench_matmul")] {
+    println!("== kernel launch and GPFIFO submission cost, PTX interpreter rate and its ratio to native");
+    for (test, filter) in [
+        ("compute", "launch_cost"),
+        ("channels", "submission_cost"),
+        ("ptx_model", "bench_matmul"),
+        ("ptx_model", "ptx_model_against_native"),
+    ] {
         run_status(cargo().args(["test", "--release", "-p", "tests", "--test", test, "--", "--nocapture", filter]))?;
     }
     println!("== fuzzing: executions of every target in {FUZZ_SECONDS_IN_TEST} s");
