@@ -14,6 +14,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::pci::{self, Decode, PciFunction};
 use nvgpu::device::{self, Foundation};
+use nvgpu::gsp::boot::PciPlacement;
 use nvgpu::mm::{Bar1Access, Bar1AccessError};
 use nvgpu::platform::FirmwareSource;
 
@@ -186,6 +187,19 @@ fn claim(f: &PciFunction) -> Result<MmioBar0, BarError> {
     Ok(MmioBar0::over(bar))
 }
 
+/// Where a GPU found on PCI sits, for `GSP_SET_SYSTEM_INFO`: its BARs' bus addresses (NVIDIA's
+/// numbering: memory BARs 0, 1 and 2) and its address.
+fn placement_of(f: &PciFunction) -> PciPlacement {
+    let bar = |n: usize| f.memory_bar(n).map_or(0, |b| b.address);
+    let a = f.address;
+    PciPlacement {
+        bar0: bar(0),
+        bar1: bar(BAR1_MEMORY_BAR),
+        bar_inst: bar(2),
+        domain_bus_device_function: PciPlacement::encode(a.segment().into(), a.bus(), a.device(), a.function()),
+    }
+}
+
 fn bring_up_one(
     name: String,
     bar0: Bar0,
@@ -193,6 +207,7 @@ fn bring_up_one(
     device_id: u16,
     gsp: bool,
     pci: Option<kernel::pci::PciAddress>,
+    placement: PciPlacement,
 ) {
     let bar1: Option<&'static MmioBar1> = bar1.map(|b| &*Box::leak(Box::new(b)));
     let index = GPUS.lock().len();
@@ -213,7 +228,14 @@ fn bring_up_one(
             let gpu = Gpu { name, foundation, bar0, bar1 };
             if gsp {
                 let t1 = crate::time::millis_since_entry();
-                match crate::gsp::bring_up(&gpu.name, foundation.identity.chipset, bar0, &foundation.vbios, pci) {
+                match crate::gsp::bring_up(
+                    &gpu.name,
+                    foundation.identity.chipset,
+                    bar0,
+                    &foundation.vbios,
+                    pci,
+                    placement,
+                ) {
                     Ok(s) => {
                         crate::boot_timeline::mark_gpu("GSP-RM up", index);
                         log::info!(
@@ -265,7 +287,7 @@ pub fn bring_up(cmdline: &kernel::cmdline::CmdLine<'_>) {
                         None
                     }
                 };
-                bring_up_one(name, Bar0::Mmio(bar0), bar1, f.device_id, gsp, Some(f.address))
+                bring_up_one(name, Bar0::Mmio(bar0), bar1, f.device_id, gsp, Some(f.address), placement_of(f))
             }
             Err(e) => log::error!(target: "gpu", "{name}: cannot claim [{:04x}:{:04x}]: {e}", f.vendor_id, f.device_id),
         }
@@ -285,7 +307,17 @@ pub fn bring_up(cmdline: &kernel::cmdline::CmdLine<'_>) {
         };
         match crate::gpu_model::create(chip) {
             Ok((model, device_id)) => {
-                bring_up_one(alloc::format!("model gpu{i} ({chip})"), Bar0::Model(model), None, device_id, gsp, None)
+                // A model is on no bus: its board says where it would be, and its GSP-RM checks it.
+                let placement = sim::boot_placement(model.config());
+                bring_up_one(
+                    alloc::format!("model gpu{i} ({chip})"),
+                    Bar0::Model(model),
+                    None,
+                    device_id,
+                    gsp,
+                    None,
+                    placement,
+                )
             }
             Err(e) => log::error!(target: "gpu", "gpu={spec}: {e}"),
         }

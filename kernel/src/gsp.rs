@@ -85,6 +85,7 @@ pub fn bring_up(
     bar0: &'static Bar0,
     vbios: &'static Vbios,
     pci: Option<kernel::pci::PciAddress>,
+    placement: nvgpu::gsp::boot::PciPlacement,
 ) -> Result<GspSummary, GspBringUpError> {
     let bundle: &'static FirmwareBundle<'static> =
         Box::leak(Box::new(FirmwareBundle::load(&BootModules, chipset).map_err(GspBringUpError::Firmware)?));
@@ -103,7 +104,8 @@ pub fn bring_up(
         generic_bootloader,
         fmc,
     };
-    let mut boot = GspBoot::new(inputs, BootConfig::default(), QueueHeadDoorbell(bar0));
+    let config = BootConfig { pci: placement, ..BootConfig::default() };
+    let mut boot = GspBoot::new(inputs, config, QueueHeadDoorbell(bar0));
     // Model GPUs come with the model's logging file, so their LIBOS logs print decoded; real
     // firmware needs NVIDIA's gsp_log_*.bin, which Debian does not ship (logs print raw).
     if let Bar0::Model(_) = bar0 {

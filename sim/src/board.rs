@@ -48,6 +48,34 @@ pub const BAR0_SIZE: u64 = 16 * MIB;
 /// BAR2 (PCI region 3) on every model board: 32 MiB.
 pub const BAR2_SIZE: u64 = 32 * MIB;
 
+/// Where a model GPU sits on PCI: the BARs' bus addresses and its segment, bus, device and
+/// function. A model in a host test or in the kernel is on no real bus, so its board declares
+/// one (as firmware would have assigned it); the driver must tell GSP-RM exactly this in
+/// `GSP_SET_SYSTEM_INFO`, and the model's GSP-RM refuses anything else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PciPlacement {
+    /// Bus address of BAR0 (registers).
+    pub bar0: u64,
+    /// Bus address of BAR1 (the VRAM aperture, 64-bit prefetchable).
+    pub bar1: u64,
+    /// Bus address of BAR2 (instance memory; PCI region 3).
+    pub bar2: u64,
+    pub segment: u16,
+    pub bus: u8,
+    pub device: u8,
+    pub function: u8,
+}
+
+impl PciPlacement {
+    /// A placement of BARs of `bars`' sizes as a BIOS would lay them out for one GPU behind a
+    /// root port at bus 0x41: BAR0 below 4 GiB, BAR1 and BAR2 above, each aligned to its size.
+    pub const fn for_bars(bars: &BarSizes) -> Self {
+        let bar1 = 0x200_0000_0000u64.next_multiple_of(bars.bar1);
+        let bar2 = (bar1 + bars.bar1).next_multiple_of(bars.bar2);
+        Self { bar0: 0xfa00_0000, bar1, bar2, segment: 0, bus: 0x41, device: 0, function: 0 }
+    }
+}
+
 /// Everything that makes one model GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModelConfig {
@@ -58,6 +86,8 @@ pub struct ModelConfig {
     pub board_name: Option<&'static str>,
     pub pci: PciIdentity,
     pub bars: BarSizes,
+    /// Where it is on PCI (what `GSP_SET_SYSTEM_INFO` must say).
+    pub placement: PciPlacement,
     /// Bytes of VRAM (what `NV_USABLE_FB_SIZE_IN_MB` reports on GA102 and later, and the bound
     /// FWSEC checks the FRTS region against).
     pub vram_bytes: u64,
@@ -135,6 +165,7 @@ impl ModelConfig {
                 subsystem_id,
             },
             bars: BarSizes { bar0: BAR0_SIZE, bar1, bar2: BAR2_SIZE },
+            placement: PciPlacement::for_bars(&BarSizes { bar0: BAR0_SIZE, bar1, bar2: BAR2_SIZE }),
             vram_bytes,
             debug_fused: false,
             fwsec_ucode_fuse: DEFAULT_FWSEC_UCODE_FUSE,
@@ -224,9 +255,42 @@ pub fn boot42_value(chipset: Chipset, revision: Revision) -> u32 {
         .raw()
 }
 
+/// The driver's `PciPlacement` for a model board: where the board says it is on PCI, as the
+/// platform (the kernel's PCI scan, or a test standing in for it) hands it to the boot.
+pub fn boot_placement(config: &crate::ModelConfig) -> nvgpu::gsp::boot::PciPlacement {
+    let p = config.placement;
+    nvgpu::gsp::boot::PciPlacement {
+        bar0: p.bar0,
+        bar1: p.bar1,
+        bar_inst: p.bar2,
+        domain_bus_device_function: nvgpu::gsp::boot::PciPlacement::encode(
+            p.segment.into(),
+            p.bus,
+            p.device,
+            p.function,
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_board_is_placed_with_aligned_disjoint_bars_and_the_driver_gets_the_same() {
+        for &chip in Chipset::ALL {
+            let config = ModelConfig::for_chipset(chip);
+            let (p, b) = (config.placement, config.bars);
+            for (base, size) in [(p.bar0, b.bar0), (p.bar1, b.bar1), (p.bar2, b.bar2)] {
+                assert!(base != 0 && base % size == 0, "{chip:?}: BAR at {base:#x} of {size:#x}");
+            }
+            assert!(p.bar0 + b.bar0 <= u64::from(u32::MAX) + 1, "{chip:?}: BAR0 below 4 GiB");
+            assert!(p.bar1 + b.bar1 <= p.bar2, "{chip:?}: BAR1 and BAR2 overlap");
+            let driver = boot_placement(&config);
+            assert_eq!((driver.bar0, driver.bar1, driver.bar_inst), (p.bar0, p.bar1, p.bar2));
+            assert_eq!(driver.domain_bus_device_function, 0x41 << 8, "{chip:?}: 0000:41:00.0");
+        }
+    }
 
     #[test]
     fn boot_registers_identify_every_chip_both_ways() {

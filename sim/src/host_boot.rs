@@ -130,9 +130,10 @@ fn boot_then<R>(
         fmc: FirmwareBundle::fmc_images(&files, chip).map_err(|e| format!("GSP-FMC: {e}"))?,
     };
     // Models without NV_USABLE_FB_SIZE_IN_MB / LOCAL_MEMORY_RANGE: the boot is told the FB size.
+    let placed = BootConfig { pci: crate::board::boot_placement(model.config()), ..BootConfig::default() };
     let boot_config = match chip {
-        Chipset::TU102 | Chipset::GA100 => BootConfig { usable_fb_size: Some(vram), ..BootConfig::default() },
-        _ => BootConfig::default(),
+        Chipset::TU102 | Chipset::GA100 => BootConfig { usable_fb_size: Some(vram), ..placed },
+        _ => placed,
     };
     if matches!(chip, Chipset::TU102 | Chipset::GA100) {
         model.set_gsp_boot_sequencer(BootSequencer::None);

@@ -42,7 +42,7 @@ pub mod ucode;
 pub mod vbios_builder;
 pub mod vram;
 
-pub use board::{BarSizes, ModelConfig, PciIdentity};
+pub use board::{boot_placement, BarSizes, ModelConfig, PciIdentity, PciPlacement};
 pub use error::{AccessKind, DmaError, FalconError, FalconMemory, ModelError, UnmodelledAccess, POISON};
 /// The byte-layout crate of the model's (and `nvgpu::gsp`'s) structures, for tests that build
 /// them as bytes without depending on it themselves.

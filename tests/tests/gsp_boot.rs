@@ -382,7 +382,7 @@ fn boot_and_unload(config: ModelConfig, sequencer: BootSequencer) {
     let clock = HostClock(Instant::now());
     let mut boot = GspBoot::new(
         boot_inputs(model, &clock, arena, &bundle, &vbios),
-        BootConfig::default(),
+        placed(BootConfig::default(), model),
         QueueHeadDoorbell(model),
     );
     let result = boot.run();
@@ -457,6 +457,12 @@ fn ga10x_and_ada_boot_to_init_done_without_a_sequencer_and_unload() {
 
 /// A boot of `config` on the model with the 535.261.03 firmware and virtual time, after `prepare`
 /// armed something on the model; returns the error and the steps that ran.
+/// `config` with the placement the model's board declares, as the kernel's PCI scan would give
+/// it (the model's GSP-RM refuses a `GSP_SET_SYSTEM_INFO` that says otherwise).
+fn placed(config: BootConfig, model: &ModelGpu) -> BootConfig {
+    BootConfig { pci: sim::boot_placement(model.config()), ..config }
+}
+
 fn failing_boot(
     config: ModelConfig,
     boot_config: BootConfig,
@@ -470,8 +476,11 @@ fn failing_boot(
     prepare(&model);
     let vbios = Vbios::from_prom(&model).expect("model VBIOS");
     let clock = ModelClock::default();
-    let mut boot =
-        GspBoot::new(boot_inputs(&model, &clock, &arena, &bundle, &vbios), boot_config, QueueHeadDoorbell(&model));
+    let mut boot = GspBoot::new(
+        boot_inputs(&model, &clock, &arena, &bundle, &vbios),
+        placed(boot_config, &model),
+        QueueHeadDoorbell(&model),
+    );
     let err = boot.run().expect_err("the boot must fail");
     eprintln!("{err}");
     let ran = boot.report().steps.iter().map(|s| s.step).collect();
@@ -479,6 +488,34 @@ fn failing_boot(
     model.take_errors();
     assert_eq!(arena.allocated(), 0, "a failed boot returns its DMA memory");
     (err, ran)
+}
+
+/// `GSP_SET_SYSTEM_INFO` must say where the GPU is. The all-zero placement the driver sent
+/// before the platform filled it in, and a BAR1 off by a page, are refused by the model's
+/// GSP-RM, which names the field; the boot then fails at INIT_DONE. The board's own placement
+/// boots (every other boot test).
+#[test]
+fn gsp_set_system_info_without_the_gpus_placement_is_refused() {
+    let chip = Chipset::GA102;
+    let files = firmware_files(chip);
+    let bundle = FirmwareBundle::load(&files, chip).expect("bundle");
+    let mut off_by_a_page = sim::boot_placement(&ModelConfig::rtx3090());
+    off_by_a_page.bar1 += 0x1000;
+    for (pci, field) in [(nvgpu::gsp::boot::PciPlacement::default(), "gpuPhysAddr"), (off_by_a_page, "gpuPhysFbAddr")] {
+        let (model, arena) = model_with_memory(ModelConfig::rtx3090());
+        model.set_gsp_boot_sequencer(BootSequencer::None);
+        let vbios = Vbios::from_prom(&model).expect("model VBIOS");
+        let clock = ModelClock::default();
+        let config = BootConfig { pci, init_done_timeout_ms: 50, ..BootConfig::default() };
+        let mut boot =
+            GspBoot::new(boot_inputs(&model, &clock, &arena, &bundle, &vbios), config, QueueHeadDoorbell(&model));
+        let err = boot.run().expect_err("a wrong placement fails the boot");
+        eprintln!("{err}");
+        assert_eq!(err.step, BootStep::WaitInitDone, "{err}");
+        drop(boot);
+        let errors = format!("{:?}", model.take_errors());
+        assert!(errors.contains(field), "the model names {field}: {errors}");
+    }
 }
 
 #[test]
@@ -542,7 +579,7 @@ fn turing_boots_to_init_done_through_the_generic_bootloader_and_unloads() {
     inputs.generic_bootloader = loader;
     // The model has no NV_PFB_PRI_MMU_LOCAL_MEMORY_RANGE; tell the boot the FB size.
     let config = BootConfig { usable_fb_size: Some(vram), ..BootConfig::default() };
-    let mut boot = GspBoot::new(inputs, config, QueueHeadDoorbell(&model));
+    let mut boot = GspBoot::new(inputs, placed(config, &model), QueueHeadDoorbell(&model));
     let result = boot.run();
     eprintln!("{:?}\n{}\nmodel: {:?}", result.as_ref().err().map(ToString::to_string), boot.report(), model.errors());
     let report = result.expect("TU102 boots");
@@ -601,8 +638,11 @@ fn ga100_boots_to_init_done_and_unloads_on_the_model() {
     let vbios = Vbios::from_prom(&model).expect("model VBIOS");
     let clock = HostClock(Instant::now());
     let config = BootConfig { usable_fb_size: Some(vram), ..BootConfig::default() };
-    let mut boot =
-        GspBoot::new(boot_inputs(&model, &clock, &arena, &bundle, &vbios), config, QueueHeadDoorbell(&model));
+    let mut boot = GspBoot::new(
+        boot_inputs(&model, &clock, &arena, &bundle, &vbios),
+        placed(config, &model),
+        QueueHeadDoorbell(&model),
+    );
     let result = boot.run();
     eprintln!(
         "{:?}\n{}\nmodel: {:?}",
@@ -657,7 +697,7 @@ fn hopper_boots_through_the_fsp_chain_of_trust_with_the_real_gsp_fmc() {
     let clock = ModelClock::default();
     let mut inputs = boot_inputs(&model, &clock, &arena, &bundle, &vbios);
     inputs.fmc = Some(fmc);
-    let mut boot = GspBoot::new(inputs, BootConfig::default(), QueueHeadDoorbell(&model));
+    let mut boot = GspBoot::new(inputs, placed(BootConfig::default(), &model), QueueHeadDoorbell(&model));
     let result = boot.run();
     eprintln!("{:?}\n{}\nmodel: {:?}", result.as_ref().err().map(ToString::to_string), boot.report(), model.errors());
     let report = result.unwrap_or_else(|e| panic!("{e}"));
@@ -707,7 +747,7 @@ fn hopper_boots_through_the_fsp_chain_of_trust_with_the_real_gsp_fmc() {
     forged[0] ^= 1;
     let mut inputs = boot_inputs(&model, &clock, &arena, &bundle, &vbios);
     inputs.fmc = Some(nvgpu::gsp::boot::fsp::FmcImages { signature: &forged, ..fmc });
-    let mut boot = GspBoot::new(inputs, BootConfig::default(), QueueHeadDoorbell(&model));
+    let mut boot = GspBoot::new(inputs, placed(BootConfig::default(), &model), QueueHeadDoorbell(&model));
     let err = boot.run().expect_err("a forged signature is refused");
     eprintln!("{err}");
     assert_eq!(err.step, BootStep::FspChainOfTrust);

@@ -178,6 +178,7 @@ impl Board {
             generic_bootloader: firmware(self.chip()).generic_bootloader,
             fmc: firmware(self.chip()).fmc,
         };
+        let config = BootConfig { pci: sim::boot_placement(self.model.config()), ..config };
         GspBoot::new(inputs, config, QueueHeadDoorbell(&self.model))
     }
 

@@ -269,7 +269,8 @@ fn the_models_log_appears_decoded_after_a_boot() {
     let bundle = FirmwareBundle::load(&rig.files, Chipset::GA102).expect("bundle");
     let log_file = model_log_firmware();
     let metadata = LogMetadata::from_log_firmware(&log_file).expect("model log firmware");
-    let mut boot = GspBoot::new(rig.inputs(&bundle), BootConfig::default(), QueueHeadDoorbell(&rig.model));
+    let config = BootConfig { pci: sim::boot_placement(rig.model.config()), ..BootConfig::default() };
+    let mut boot = GspBoot::new(rig.inputs(&bundle), config, QueueHeadDoorbell(&rig.model));
     boot.set_log_metadata(Some(&metadata));
     let report = boot.run().unwrap_or_else(|e| panic!("{e}\nmodel errors: {:?}", rig.model.errors()));
     let lines = &report.logs;
@@ -345,7 +346,8 @@ fn the_models_log_appears_decoded_after_a_boot() {
 fn without_log_metadata_the_boot_prints_the_records_raw() {
     let rig = Rig::new(ModelConfig::rtx4090(), BootSequencer::None);
     let bundle = FirmwareBundle::load(&rig.files, Chipset::AD102).expect("bundle");
-    let mut boot = GspBoot::new(rig.inputs(&bundle), BootConfig::default(), QueueHeadDoorbell(&rig.model));
+    let config = BootConfig { pci: sim::boot_placement(rig.model.config()), ..BootConfig::default() };
+    let mut boot = GspBoot::new(rig.inputs(&bundle), config, QueueHeadDoorbell(&rig.model));
     let report = boot.run().unwrap_or_else(|e| panic!("{e}"));
     let lines = &report.logs;
     eprintln!("{}", texts(lines).join("\n"));
@@ -374,6 +376,7 @@ fn a_failed_boot_prints_what_gsp_rm_logged() {
     let log_file = model_log_firmware();
     let metadata = LogMetadata::from_log_firmware(&log_file).expect("model log firmware");
     let config = BootConfig { init_done_timeout_ms: 50, ..BootConfig::default() };
+    let config = BootConfig { pci: sim::boot_placement(rig.model.config()), ..config };
     let mut boot = GspBoot::new(rig.inputs(&bundle), config, QueueHeadDoorbell(&rig.model));
     boot.set_log_metadata(Some(&metadata));
     let err = boot.run().expect_err("GSP-RM answers nothing");

@@ -368,7 +368,7 @@ impl Rig {
         } else {
             gsp.reset().unwrap();
         }
-        self.queues.send(&self.model, RpcFunction::GspSetSystemInfo, &[0u8; GSP_SYSTEM_INFO_SIZE]);
+        self.queues.send(&self.model, RpcFunction::GspSetSystemInfo, &system_info(&self.model));
         if registry {
             self.queues.send(&self.model, RpcFunction::SetRegistry, &registry_table());
         }
@@ -626,6 +626,20 @@ fn registry_table() -> Vec<u8> {
     table.extend_from_slice(string);
     assert_eq!(table.len(), size);
     table
+}
+
+/// `GspSystemInfo` (672 bytes) as the CPU sends it, written here by the header's offsets
+/// (`gsp_static_config.h`: `gpuPhysAddr` at 0, `gpuPhysFbAddr` at 8, `gpuPhysInstAddr` at 16,
+/// `nvDomainBusDeviceFunc` at 24) with where the model's board is on PCI; everything else 0.
+fn system_info(model: &ModelGpu) -> Vec<u8> {
+    let p = model.config().placement;
+    let bdf =
+        (u64::from(p.segment) << 32) | (u64::from(p.bus) << 8) | (u64::from(p.device) << 3) | u64::from(p.function);
+    let mut info = vec![0u8; GSP_SYSTEM_INFO_SIZE];
+    for (at, value) in [(0, p.bar0), (8, p.bar1), (16, p.bar2), (24, bdf)] {
+        info[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    }
+    info
 }
 
 fn gsp_rm_errors(model: &ModelGpu) -> Vec<GspRmError> {
@@ -960,7 +974,7 @@ fn boot_rpcs_in_order_and_init_done_reports_bad_system_info() {
     let gsp = falcon::<Gsp>(&rig.model);
     gsp.reset_into_riscv(false).unwrap();
     rig.model.read32(nvgpu::hw::engine::NV_FALCON2_GSP_BASE + 0x668);
-    let mut info = vec![0u8; GSP_SYSTEM_INFO_SIZE];
+    let mut info = system_info(&rig.model);
     info[610] = 2; // bIsPassthru
     rig.queues.send(&rig.model, RpcFunction::GspSetSystemInfo, &info);
     gsp.write_mailboxes(Mailboxes { mailbox0: rig.libos_bus as u32, mailbox1: (rig.libos_bus >> 32) as u32 });
@@ -1129,7 +1143,7 @@ fn large_registry_arrives_in_continuation_records() {
     let gsp = falcon::<Gsp>(&rig.model);
     gsp.reset_into_riscv(false).unwrap();
     rig.model.read32(nvgpu::hw::engine::NV_FALCON2_GSP_BASE + 0x668);
-    rig.queues.send(&rig.model, RpcFunction::GspSetSystemInfo, &[0u8; GSP_SYSTEM_INFO_SIZE]);
+    rig.queues.send(&rig.model, RpcFunction::GspSetSystemInfo, &system_info(&rig.model));
     let blob = vec![0x42u8; 80_000];
     let name = b"RmBigBlob\0";
     let size = 8 + 16 + name.len() + blob.len();
@@ -1318,7 +1332,7 @@ impl Rig {
     ) -> Result<nvgpu::hw::fw::fsp::NvdmPayloadCommandResponse, nvgpu::gsp::boot::fsp::FspError> {
         use nvgpu::gsp::boot::fsp::{cot_payload, CotAddresses, FmcImages, FspChannel};
         use nvgpu::hw::fw::fsp::{GspFmcBootParams, NVDM_TYPE_COT};
-        self.queues.send(&self.model, RpcFunction::GspSetSystemInfo, &[0u8; GSP_SYSTEM_INFO_SIZE]);
+        self.queues.send(&self.model, RpcFunction::GspSetSystemInfo, &system_info(&self.model));
         self.queues.send(&self.model, RpcFunction::SetRegistry, &registry_table());
         let fmc_image = vec![0xF3u8; 0x2000];
         let (hash, key, sig) = ([0x11u8; 48], [0x22u8; 384], [0x33u8; 384]);

@@ -22,6 +22,7 @@
 
 use alloc::vec::Vec;
 
+use crate::board::PciPlacement;
 use nvgpu::gsp::fw::msgq::GSP_MSG_QUEUE_RPC_SIZE_MAX;
 use nvgpu::gsp::fw::rpc::{RpcFunction, RpcMessageHeader, NV_VGPU_MSG_RESULT_RPC_PENDING, NV_VGPU_MSG_UNION_INIT};
 use nvgpu::gsp::status::NvStatus;
@@ -134,7 +135,7 @@ fn dispatch(rm: &mut GspRm, header: RpcMessageHeader, params: Vec<u8>, ctx: &mut
                 record(ctx, GspRmError::OutOfOrder { function, what: "nothing: system information arrived already" });
                 return;
             }
-            if let Err(error) = check_system_info(function, &params) {
+            if let Err(error) = check_system_info(function, &params, &ctx.config.placement) {
                 record(ctx, error);
                 session.init_status = NvStatus::NV_ERR_INVALID_ARGUMENT;
             }
@@ -240,7 +241,7 @@ fn reply(rm: &mut GspRm, request: RpcMessageHeader, status: NvStatus, payload: &
 // ---------------------------------------------------------------------------------------------
 // Boot RPCs.
 
-fn check_system_info(function: u32, params: &[u8]) -> Result<(), GspRmError> {
+fn check_system_info(function: u32, params: &[u8], placement: &PciPlacement) -> Result<(), GspRmError> {
     let Ok(info) = GspSystemInfo::read_from_bytes(params) else {
         return Err(GspRmError::BadParams {
             function,
@@ -248,6 +249,23 @@ fn check_system_info(function: u32, params: &[u8]) -> Result<(), GspRmError> {
             value: params.len() as u64,
         });
     };
+    // Where the GPU is: RM on the CPU reads it from the PCI core (`rpcGspSetSystemInfo_v17_00`:
+    // `gpuPhysAddr` = BAR0, `gpuPhysFbAddr` = BAR1, `gpuPhysInstAddr` = BAR2/3,
+    // `nvDomainBusDeviceFunc` = `gpuEncodeDomainBusDevice`: domain << 32 | bus << 8 | device << 3
+    // | function). GSP-RM programs its BAR1/BAR2 views and reports its PCI location from these.
+    let bdf = (u64::from(placement.segment) << 32)
+        | (u64::from(placement.bus) << 8)
+        | (u64::from(placement.device & 0x1f) << 3)
+        | u64::from(placement.function & 7);
+    let places = [
+        ("GspSystemInfo.gpuPhysAddr is not the GPU's BAR0", info.gpu_phys_addr, placement.bar0),
+        ("GspSystemInfo.gpuPhysFbAddr is not the GPU's BAR1", info.gpu_phys_fb_addr, placement.bar1),
+        ("GspSystemInfo.gpuPhysInstAddr is not the GPU's BAR2", info.gpu_phys_inst_addr, placement.bar2),
+        ("GspSystemInfo.nvDomainBusDeviceFunc is not the GPU's PCI location", info.nv_domain_bus_device_func, bdf),
+    ];
+    if let Some(&(what, sent, _)) = places.iter().find(|(_, sent, want)| sent != want) {
+        return Err(GspRmError::BadParams { function, what, value: sent });
+    }
     let bools = [
         ("GspSystemInfo.bGpuBehindBridge is not 0 or 1", info.b_gpu_behind_bridge),
         ("GspSystemInfo.bMnocAvailable is not 0 or 1", info.b_mnoc_available),
