@@ -8,16 +8,28 @@
 use core::arch::asm;
 
 // SAFETY (for the four functions below): callers (compiler-generated code and `core`) uphold
-// the C contracts: valid, non-null pointers for `n` bytes. `rep movsb/stosb` never call back
+// the C contracts: valid, non-null pointers for `n` bytes. `rep movs/stos` never call back
 // into these functions, so there is no recursion.
 
 /// # Safety
 /// `dest` and `src` are valid for `n` bytes and do not overlap.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn memcpy(dest: *mut u8, src: *const u8, n: usize) -> *mut u8 {
-    // SAFETY: see above.
+    // Eight bytes a step, then the tail a byte at a time: under QEMU's TCG each `rep movs`
+    // step costs about the same whatever its width, so `movsq` copies 8x faster than `movsb`
+    // (x86 allows unaligned quadword moves; the flags are untouched, DF is clear by the ABI).
+    // SAFETY: see above; the two moves together cover exactly `n` bytes.
     unsafe {
-        asm!("rep movsb", inout("rcx") n => _, inout("rdi") dest => _, inout("rsi") src => _, options(nostack, preserves_flags));
+        asm!(
+            "rep movsq",
+            "mov rcx, {tail}",
+            "rep movsb",
+            tail = in(reg) n % 8,
+            inout("rcx") n / 8 => _,
+            inout("rdi") dest => _,
+            inout("rsi") src => _,
+            options(nostack, preserves_flags)
+        );
     }
     dest
 }
@@ -48,9 +60,20 @@ pub unsafe extern "C" fn memmove(dest: *mut u8, src: *const u8, n: usize) -> *mu
 /// `dest` is valid for `n` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn memset(dest: *mut u8, c: i32, n: usize) -> *mut u8 {
-    // SAFETY: see above.
+    // Eight bytes a step (the byte repeated across RAX), then the tail, as in `memcpy`.
+    let pattern = u64::from(c as u8).wrapping_mul(0x0101_0101_0101_0101);
+    // SAFETY: see above; the two stores together cover exactly `n` bytes.
     unsafe {
-        asm!("rep stosb", inout("rcx") n => _, inout("rdi") dest => _, in("al") c as u8, options(nostack, preserves_flags));
+        asm!(
+            "rep stosq",
+            "mov rcx, {tail}",
+            "rep stosb",
+            tail = in(reg) n % 8,
+            inout("rcx") n / 8 => _,
+            inout("rdi") dest => _,
+            in("rax") pattern,
+            options(nostack, preserves_flags)
+        );
     }
     dest
 }

@@ -670,3 +670,59 @@ fn boot_image_chips_follow_nvidias_hal() {
         }
     }
 }
+
+/// The model knows NVIDIA's GSP-RM images by facts taken from Debian's files; each is checked
+/// here against the file: its SHA-256, its `.fwimage` size, the FNV-1a 64 of the first page and
+/// the whole-image word hash the model verifies every page against.
+#[test]
+fn the_models_known_gsp_rm_images_are_debians_files() {
+    use sha2::{Digest, Sha256};
+    use sim::gsp_rm::image::{words_fnv64, KNOWN_GSP_RM_IMAGES, WORDS_FNV64_START};
+    for known in KNOWN_GSP_RM_IMAGES {
+        let name = known.file.rsplit('/').next().unwrap();
+        let bytes = read(&gsp_path(name));
+        let sha: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(sha, known.file_sha256, "{}", known.file);
+        let elf = nvgpu::firmware::GspElf::parse(&bytes).expect("GSP-RM ELF");
+        let image = elf.image();
+        assert_eq!(image.len() as u64, known.size, "{}", known.file);
+        assert_eq!(sim::booter::fnv1a64(&image[..4096]), known.first_page_fnv64, "{}", known.file);
+        let whole = image.chunks(4096).fold(WORDS_FNV64_START, words_fnv64);
+        assert_eq!(whole, known.image_words_fnv64, "{}: whole-image hash {whole:#018x}", known.file);
+    }
+}
+
+/// The model checks NVIDIA's image page by page: the real image passes, and one byte changed
+/// past the first page (where a first-page check would not look) or a page that cannot be read
+/// is refused, naming what is wrong.
+#[test]
+fn the_model_refuses_a_gsp_rm_image_altered_past_its_first_page() {
+    use sim::gsp_rm::image::{check, GspRmImageError};
+    let bytes = read(&gsp_path("gsp_ga10x.bin"));
+    let image = nvgpu::firmware::GspElf::parse(&bytes).expect("GSP-RM ELF").image().to_vec();
+    let size = image.len() as u64;
+    let reader = |image: Vec<u8>| {
+        move |offset: u64, buf: &mut [u8]| -> bool {
+            match image.get(offset as usize..offset as usize + buf.len()) {
+                Some(src) => {
+                    buf.copy_from_slice(src);
+                    true
+                }
+                None => false,
+            }
+        }
+    };
+    assert_eq!(check(Chipset::GA102, size, &reader(image.clone())), Ok(()));
+    let mut altered = image.clone();
+    altered[0x12_3457] ^= 0x20;
+    assert!(
+        matches!(check(Chipset::GA102, size, &reader(altered)), Err(GspRmImageError::Altered { .. })),
+        "one byte past the first page"
+    );
+    let short = image[..image.len() - 4096].to_vec();
+    assert_eq!(
+        check(Chipset::GA102, size, &reader(short)),
+        Err(GspRmImageError::Unreadable { offset: size - 4096 }),
+        "the last page missing"
+    );
+}
