@@ -5,9 +5,7 @@
 //!
 //! The falcon-level and boot-level tests share it, so both exercise one sequence.
 
-use nvgpu::falcon::{
-    patch_signature, BromParams, DmaSegment, DmaTarget, Falcon, FalconMemory, Gsp, HsSignatureLocation, Mailboxes,
-};
+use nvgpu::falcon::{patch_signature, BromParams, DmaTarget, Falcon, Gsp, HsSignatureLocation, Mailboxes};
 use nvgpu::fwsec::{Fwsec, FwsecDescriptor, FwsecKind};
 use nvgpu::hal;
 use nvgpu::hw::boot::NV_FUSE_OPT_FPF_GSP_UCODE1_VERSION;
@@ -65,23 +63,8 @@ pub fn run_on_gsp(
     let gsp: Falcon<&ModelGpu, ModelClock, Gsp> =
         Falcon::new(model, ModelClock::default(), hal).expect("the HAL lists GSP");
     gsp.reset().expect("GSP resets");
-    let segments = [
-        DmaSegment {
-            memory: FalconMemory::Imem { secure: true },
-            source_offset: 0,
-            falcon_offset: desc.imem_phys_base,
-            len: desc.imem_load_size,
-            virtual_address: Some(desc.imem_virt_base),
-        },
-        DmaSegment {
-            memory: FalconMemory::Dmem,
-            source_offset: desc.imem_load_size,
-            falcon_offset: desc.dmem_phys_base,
-            len: desc.dmem_load_size,
-            virtual_address: None,
-        },
-    ];
-    gsp.load_dma(&buffer, DmaTarget::CoherentSysmem, &segments).expect("FWSEC DMA upload");
+    gsp.load_dma(&buffer, DmaTarget::CoherentSysmem, &nvgpu::fwsec::frts::v3_dma_segments(&desc))
+        .expect("FWSEC DMA upload");
     gsp.program_brom(&BromParams::from_fwsec_v3(&desc)).expect("boot ROM parameters");
     let out = gsp.execute(desc.imem_virt_base, Mailboxes::default(), timeout_ms).expect("FWSEC runs to a halt");
     arena.free(buffer);

@@ -392,6 +392,28 @@ fn align_256(value: u32) -> Option<u32> {
     value.checked_add(FALCON_BLOCK - 1).map(|v| v & !(FALCON_BLOCK - 1))
 }
 
+/// How a v3 FWSEC loads by DMA from its image (IMEM, then DMEM, as [`Fwsec::imem`] and
+/// [`Fwsec::dmem`] lie one after the other): IMEM secure at its physical base with its virtual
+/// tag base, DMEM after it, as [`run_fwsec_frts`] loads it.
+pub fn v3_dma_segments(desc: &super::FalconUcodeDescV3) -> [DmaSegment; 2] {
+    [
+        DmaSegment {
+            memory: FalconMemory::Imem { secure: true },
+            source_offset: 0,
+            falcon_offset: desc.imem_phys_base,
+            len: desc.imem_load_size,
+            virtual_address: Some(desc.imem_virt_base),
+        },
+        DmaSegment {
+            memory: FalconMemory::Dmem,
+            source_offset: desc.imem_load_size,
+            falcon_offset: desc.dmem_phys_base,
+            len: desc.dmem_load_size,
+            virtual_address: None,
+        },
+    ]
+}
+
 /// Runs FWSEC-FRTS on the GSP falcon `gsp` of a chip with HAL `hal`, asking for `region`, and
 /// checks the postcondition. The falcon is reset first, as RM resets it just before
 /// (`kgspBootstrapRiscvOSEarly_*`). `generic_bootloader` is needed for v2 FWSEC only.
@@ -503,23 +525,7 @@ fn run_fwsec_command<R: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
             let buffer = DmaRegion::with_bytes(dma, &image, image.len())?;
             let dma_buffer = buffer.buffer().ok_or(DmaError { requested: image.len() })?;
             gsp.reset()?;
-            let segments = [
-                DmaSegment {
-                    memory: FalconMemory::Imem { secure: true },
-                    source_offset: 0,
-                    falcon_offset: desc.imem_phys_base,
-                    len: desc.imem_load_size,
-                    virtual_address: Some(desc.imem_virt_base),
-                },
-                DmaSegment {
-                    memory: FalconMemory::Dmem,
-                    source_offset: desc.imem_load_size,
-                    falcon_offset: desc.dmem_phys_base,
-                    len: desc.dmem_load_size,
-                    virtual_address: None,
-                },
-            ];
-            gsp.load_dma(dma_buffer, DmaTarget::CoherentSysmem, &segments)?;
+            gsp.load_dma(dma_buffer, DmaTarget::CoherentSysmem, &v3_dma_segments(desc))?;
             gsp.program_brom(&BromParams::from_fwsec_v3(desc))?;
             gsp.execute(desc.imem_virt_base, Mailboxes::default(), FWSEC_TIMEOUT_MS)?;
             drop(buffer);

@@ -327,7 +327,7 @@ fn load_radix3<'a, A: DmaAllocator + ?Sized>(
         let table_bytes = layout.table_bytes();
         let table_pages = layout.table_pages();
         let len = usize::try_from(table_bytes).map_err(|_| BootDataError::TooLarge { what: "radix3 tables" })?;
-        let region = DmaRegion::zeroed(dma, len).map_err(dma_error("radix3 tables"))?;
+        let mut region = DmaRegion::zeroed(dma, len).map_err(dma_error("radix3 tables"))?;
         let bus = region.bus_address();
         let pages: Vec<u64> = (0..layout.total_pages())
             .map(|i| {
@@ -340,7 +340,6 @@ fn load_radix3<'a, A: DmaAllocator + ?Sized>(
             .collect();
         let mut tables = vec![0u8; len];
         build_radix3(&layout, &pages, &mut tables).map_err(BootDataError::Radix3)?;
-        let mut region = region;
         region.write(0, &tables).map_err(write_error("radix3 tables"))?;
         log::info!(
             "GSP-RM image used in place: {} pages at bus {shared:#x}, {table_pages} radix3 table page(s)",
