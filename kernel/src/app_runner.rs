@@ -1,119 +1,148 @@
-//! The example application (`app`) on the first GPU whose GSP-RM came up: its own RM client
-//! through `nvgpu::runtime`, a compute stream, the kernels from the boot modules
-//! (`payload-NAME-ARCH.ptx`, compiled by clang-19 when the image was built), each result
-//! checked against the CPU reference and reported on the serial port with its time; then the
-//! managed-memory example (`app::managed`), its CPU passes running over the managed buffer page
-//! by page, the pages reached through the kernel's page tables and page-fault handler
-//! ([`crate::managed::PageFaults`]), its UVM statistics reported as one JSON line.
+//! The application on the GPUs whose GSP-RM came up, through the application API (`nvrt`):
+//! the kernel is its [`Platform`]. Devices are the live GSP-RM sessions, in bring-up order;
+//! each context opened is an RM client of its own over the session's RPC channel (taken for
+//! one call at a time); managed memory is reached through the kernel's page tables and
+//! page-fault handler ([`crate::managed::PageFaults`]); boot modules, the command line and the
+//! TSC clock are the loader's and the kernel's; milestones go on the boot timeline.
+//!
+//! Which application runs is the `app` crate's `main` the image was built with: the example
+//! application of this repository, or a user's own crate (`cargo xtask run --app-crate DIR`).
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::cell::Cell;
 
 use crate::gpu_types::{Bar0, BootModules, FrameDma, KernelClock};
 use nvgpu::platform::FirmwareSource;
-use nvgpu::runtime::{Gpu, GpuConfig, StreamKind};
+use nvgpu::runtime::GpuConfig;
+use nvrt::platform::{BackendConfig, DeviceOps, GpuBackend, Platform, RpcSource};
+use nvrt::{DeviceProperties, Error, PciAddress, System};
 
 static CLOCK: KernelClock = KernelClock;
 static DMA: FrameDma = FrameDma;
 
-/// Runs every example; `true` when all matched their CPU reference.
+/// Milestone names the application marked, each kept once (the timeline holds `&'static str`).
+static MILESTONES: spin::Mutex<Vec<&'static str>> = spin::Mutex::new(Vec::new());
+
+/// Session `index`'s RPC channel, one call at a time.
+struct SessionRpc(usize);
+
+impl RpcSource for SessionRpc {
+    type Channel = crate::gsp::Rpc;
+    fn with<T>(&mut self, f: impl FnOnce(&mut crate::gsp::Rpc) -> T) -> Option<T> {
+        crate::gsp::with_rpc(self.0, f)
+    }
+}
+
+struct KernelPlatform {
+    cmdline: &'static str,
+    devices: Vec<DeviceProperties>,
+    /// RM client indices: 0 is the kernel's own client (`crate::gsp`).
+    next_client: Cell<u32>,
+}
+
+fn properties(ordinal: usize) -> Option<DeviceProperties> {
+    let (chipset, bar0, info, placement) = crate::gsp::device_of(ordinal)?;
+    let dbdf = placement.domain_bus_device_function;
+    Some(DeviceProperties {
+        ordinal,
+        name: info.gpu_name().to_string(),
+        chip: format!("{chipset}"),
+        sm_version: chipset.sm_version(),
+        memory_bytes: info.fb_regions().iter().map(|r| r.limit.saturating_sub(r.base).saturating_add(1)).sum(),
+        pci: Some(PciAddress {
+            domain: (dbdf >> 32) as u16,
+            bus: (dbdf >> 8) as u8,
+            device: ((dbdf >> 3) & 0x1f) as u8,
+            function: (dbdf & 7) as u8,
+        }),
+        runs_ptx: matches!(bar0, Bar0::Model(_)),
+    })
+}
+
+impl Platform for KernelPlatform {
+    fn device_count(&self) -> usize {
+        self.devices.len()
+    }
+    fn properties(&self, ordinal: usize) -> Option<DeviceProperties> {
+        self.devices.get(ordinal).cloned()
+    }
+    fn open(&self, ordinal: usize) -> Result<Box<dyn DeviceOps + '_>, Error> {
+        let (chipset, bar0, info, _) = crate::gsp::device_of(ordinal).ok_or(Error::SessionGone { ordinal })?;
+        let client_index = self.next_client.get();
+        self.next_client.set(client_index + 1);
+        let config = BackendConfig {
+            gpu: GpuConfig {
+                runs_ptx: matches!(bar0, Bar0::Model(_)),
+                client_index,
+                page_faulting: true,
+                timeout_ms: 120_000,
+                ..GpuConfig::default()
+            },
+            ordinal,
+        };
+        let cpu = crate::managed::PageFaults::default();
+        let backend = GpuBackend::open(SessionRpc(ordinal), bar0, &DMA, &CLOCK, &info, chipset, config, cpu)?;
+        Ok(Box::new(backend))
+    }
+    fn cmdline(&self) -> &str {
+        self.cmdline
+    }
+    fn module(&self, name: &str) -> Option<&[u8]> {
+        BootModules.get(name)
+    }
+    fn module_names(&self) -> Vec<String> {
+        crate::boot_extras().modules().map(|m| m.name.to_string()).collect()
+    }
+    fn now_ns(&self) -> u64 {
+        crate::time::nanos_since_entry()
+    }
+    fn milestone(&self, name: &str) {
+        let stage = {
+            let mut known = MILESTONES.lock();
+            match known.iter().find(|k| **k == name) {
+                Some(k) => *k,
+                None => {
+                    let k: &'static str = Box::leak(name.to_string().into_boxed_str());
+                    known.push(k);
+                    k
+                }
+            }
+        };
+        crate::boot_timeline::mark(stage);
+    }
+}
+
+/// Runs the application; `true` when it reported success and the model (if any) rejected no
+/// access.
 pub fn run() -> bool {
-    if crate::gsp::live_sessions() == 0 {
+    let sessions = crate::gsp::live_sessions();
+    if sessions == 0 {
         log::error!(target: "app", "no GPU with a running GSP-RM: nothing to run the application on");
         return false;
     }
     let t0 = crate::time::nanos_since_entry();
-    let outcome = crate::gsp::with_boot(0, |chipset, bar0, info, rpc| {
-        // Client index 0 is the kernel's own RM client (`crate::gsp`).
-        let config = GpuConfig {
-            runs_ptx: matches!(bar0, Bar0::Model(_)),
-            client_index: 1,
-            page_faulting: true,
-            timeout_ms: 120_000,
-            ..GpuConfig::default()
-        };
-        let mut gpu = match Gpu::new(rpc, bar0, &DMA, &CLOCK, &info, chipset, config) {
-            Ok(gpu) => {
-                crate::boot_timeline::mark("GPU opened");
-                gpu
-            }
-            Err(e) => {
-                log::error!(target: "app", "{chipset}: cannot open the GPU: {e}");
-                return false;
-            }
-        };
-        let stream = match gpu.create_stream(rpc, StreamKind::Compute) {
-            Ok(s) => {
-                crate::boot_timeline::mark("compute stream created");
-                s
-            }
-            Err(e) => {
-                log::error!(target: "app", "{chipset}: compute stream: {e}");
-                return false;
-            }
-        };
-        log::info!(target: "app", "{chipset}: running {} examples", app::EXAMPLES.len());
-        let lookup = |name: &str| BootModules.get(name);
-        let mut first = true;
-        let result = app::run(&mut gpu, stream, &lookup, &mut |r| {
-            if core::mem::take(&mut first) {
-                crate::boot_timeline::mark("first result");
-            }
-            let us = r.elapsed_ns / 1_000;
-            match &r.mismatch {
-                None => log::info!(target: "app", "{}: ok, {} ({us} us)", r.name, r.work),
-                Some(why) => log::error!(target: "app", "{}: WRONG RESULT, {}: {why}", r.name, r.work),
-            }
-        });
-        crate::boot_timeline::mark("examples done");
-        let ok = match result {
-            Ok(reports) => {
-                let failed = reports.iter().filter(|r| !r.passed()).count();
-                log::info!(target: "app", "{} passed, {failed} failed", reports.len() - failed);
-                failed == 0
-            }
-            Err(e) => {
-                log::error!(target: "app", "{e}");
-                false
-            }
-        };
-        let internal = nvgpu::rm::InternalSubdevice::from_static_info(&info);
-        let mut cpu = crate::managed::PageFaults::default();
-        let modules = |name: &str| BootModules.get(name);
-        let managed_ok = match app::managed::run(&mut gpu, rpc, internal, stream, &modules, &mut cpu) {
-            Ok(out) => {
-                let r = &out.report;
-                let us = r.elapsed_ns / 1_000;
-                match &r.mismatch {
-                    None => log::info!(target: "app", "managed: ok, {} ({us} us)", r.work),
-                    Some(why) => log::error!(target: "app", "managed: WRONG RESULT, {}: {why}", r.work),
-                }
-                log::info!(
-                    target: "app",
-                    "managed: {} CPU page faults served through uvm, {} bytes migrated back from the GPU by them",
-                    cpu.faults,
-                    cpu.migrated_back
-                );
-                let (base, top) = crate::arch::gdt::ist_stack_bounds(crate::arch::gdt::IST_PAGE_FAULT);
-                log::info!(
-                    target: "app",
-                    "managed: the page-fault stack held at most {} of {} bytes",
-                    crate::arch::gdt::ist_stack_high_water(crate::arch::gdt::IST_PAGE_FAULT),
-                    top - base
-                );
-                log::info!(target: "app", "managed stats: {}", out.stats.to_json());
-                r.passed()
-            }
-            Err(e) => {
-                log::error!(target: "app", "{e}");
-                false
-            }
-        };
-        crate::boot_timeline::mark("managed example done");
-        let ok = ok && managed_ok;
-        let closed = gpu.destroy_stream(rpc, stream).and_then(|()| gpu.destroy(rpc));
-        if let Err(e) = &closed {
-            log::error!(target: "app", "closing the GPU: {e}");
+    let platform = KernelPlatform {
+        cmdline: crate::boot_extras().cmdline(),
+        devices: (0..sessions).filter_map(properties).collect(),
+        next_client: Cell::new(1),
+    };
+    let ok = match app::main(&System::new(&platform)) {
+        Ok(ok) => ok,
+        Err(e) => {
+            log::error!(target: "app", "{e}");
+            false
         }
-        ok && closed.is_ok()
-    });
+    };
+    let (base, top) = crate::arch::gdt::ist_stack_bounds(crate::arch::gdt::IST_PAGE_FAULT);
+    log::info!(
+        target: "app",
+        "the page-fault stack held at most {} of {} bytes",
+        crate::arch::gdt::ist_stack_high_water(crate::arch::gdt::IST_PAGE_FAULT),
+        top - base
+    );
     let ms = (crate::time::nanos_since_entry() - t0) / 1_000_000;
     crate::boot_timeline::mark("application finished");
     log::info!(target: "app", "application finished in {ms} ms");
@@ -133,5 +162,5 @@ pub fn run() -> bool {
     if rejections > 0 {
         log::error!(target: "app", "{rejections} model rejection(s): the application run fails");
     }
-    outcome.unwrap_or(false) && rejections == 0
+    ok && rejections == 0
 }

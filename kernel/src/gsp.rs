@@ -34,6 +34,8 @@ struct Live {
     subdevice: nvgpu::rm::Handle<nvgpu::rm::Subdevice>,
     /// Where a real GPU sits on PCI (power state changes around suspend); `None` for models.
     pci: Option<kernel::pci::PciAddress>,
+    /// Where the GPU sits (a model's from its board), as GSP_SET_SYSTEM_INFO told GSP-RM.
+    placement: nvgpu::gsp::boot::PciPlacement,
 }
 
 /// Every live GSP session. The sessions, and the model GPUs with interior mutability behind
@@ -148,7 +150,7 @@ pub fn bring_up(
     log::info!(target: "gsp", "{name}: {commands_sent} RPCs sent to GSP-RM so far");
 
     let summary = GspSummary { gpu: name.into(), report, gpu_name, fb_regions, fb_bytes, rm_objects: 3, commands_sent };
-    SESSIONS.lock().push(Live { chipset, bar0, boot, client, subdevice, pci });
+    SESSIONS.lock().push(Live { chipset, bar0, boot, client, subdevice, pci, placement });
     SUMMARIES.lock().push(summary.clone());
     Ok(summary)
 }
@@ -169,18 +171,22 @@ pub fn with_session<R>(index: usize, f: impl FnOnce(&mut RmClient, &mut Rpc) -> 
     Some(f(&mut live.client, rpc))
 }
 
-/// Runs `f` with session `index`'s chip, BAR0, static information and RPC channel (for layers
-/// that create their own RM client, like the application runtime).
-pub fn with_boot<R>(
-    index: usize,
-    f: impl FnOnce(Chipset, &'static Bar0, nvgpu::gsp::commands::GspStaticConfigInfo, &mut Rpc) -> R,
-) -> Option<R> {
+/// Runs `f` with session `index`'s RPC channel alone (the application API's calls, one at a
+/// time).
+pub fn with_rpc<R>(index: usize, f: impl FnOnce(&mut Rpc) -> R) -> Option<R> {
     let mut s = SESSIONS.lock();
-    let live = s.get_mut(index)?;
-    let info = *live.boot.static_info()?;
-    let bar0 = live.bar0;
-    let rpc = live.boot.rpc()?;
-    Some(f(live.chipset, bar0, info, rpc))
+    let rpc = s.get_mut(index)?.boot.rpc()?;
+    Some(f(rpc))
+}
+
+/// What the application API opens session `index` with: chip, BAR0, static information and
+/// the GPU's PCI placement.
+pub fn device_of(
+    index: usize,
+) -> Option<(Chipset, &'static Bar0, nvgpu::gsp::commands::GspStaticConfigInfo, nvgpu::gsp::boot::PciPlacement)> {
+    let s = SESSIONS.lock();
+    let live = s.get(index)?;
+    Some((live.chipset, live.bar0, *live.boot.static_info()?, live.placement))
 }
 
 /// Unloads every live GSP-RM (UNLOADING_GUEST_DRIVER, then booter_unload: WPR2 comes down), as

@@ -245,11 +245,15 @@ pub struct PageFaults {
     pub migrated_back: u64,
 }
 
-impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> app::managed::CpuAccess<'a, R, A, C>
+impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> nvrt::platform::CpuAccess<'a, R, A, C>
     for PageFaults
 {
     fn mappings(&mut self) -> Option<Box<dyn CpuMappings>> {
         Some(Box::new(KernelCpuMappings))
+    }
+
+    fn counters(&self) -> nvrt::platform::CpuAccessCounters {
+        nvrt::platform::CpuAccessCounters { page_faults: self.faults as u64, migrated_back_bytes: self.migrated_back }
     }
 
     fn in_place(

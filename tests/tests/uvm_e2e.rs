@@ -225,7 +225,7 @@ struct SimulatedFaults<'m> {
     migrated_back: u64,
 }
 
-impl<'a, 'm, R, A, C> app::managed::CpuAccess<'a, R, A, C> for SimulatedFaults<'m>
+impl<'a, 'm, R, A, C> nvrt::platform::CpuAccess<'a, R, A, C> for SimulatedFaults<'m>
 where
     R: nvgpu::hw::RegisterIo + ?Sized,
     A: nvgpu::platform::DmaAllocator + ?Sized,
@@ -262,39 +262,43 @@ where
         self.migrated_back += um.stats().migrated_to_cpu_bytes - before;
         Ok(())
     }
+    fn counters(&self) -> nvrt::platform::CpuAccessCounters {
+        nvrt::platform::CpuAccessCounters { page_faults: self.faults as u64, migrated_back_bytes: self.migrated_back }
+    }
 }
 
 #[test]
 fn cpu_page_tables_follow_migrations_and_cpu_faults_bring_pages_back() {
     let config = ModelConfig::h200();
-    let chip = config.chipset;
-    let name = app::payload_name("managed", chip);
-    let text = ptx("managed", app::payload_arch(chip)).into_bytes();
-    with_booted(config, |model, arena, clock, boot| {
-        let info = *boot.static_info().expect("static info");
-        let rpc = boot.rpc().expect("rpc");
-        let cfg = GpuConfig { runs_ptx: true, page_faulting: true, timeout_ms: 60_000, ..GpuConfig::default() };
-        let mut gpu = Gpu::new(rpc, model, arena, clock, &info, chip, cfg).expect("gpu");
-        let stream = gpu.create_stream(rpc, StreamKind::Compute).expect("stream");
-        let lookup = |n: &str| (n == name).then_some(text.as_slice());
-        let tables = HostPageTables::default();
-        let mut cpu = SimulatedFaults { tables: tables.clone(), memory: arena, faults: 0, migrated_back: 0 };
-        let internal = InternalSubdevice::from_static_info(&info);
-        let out = app::managed::run(&mut gpu, rpc, internal, stream, &lookup, &mut cpu)
-            .unwrap_or_else(|e| panic!("{e}\n{:?}", model.errors()));
-        assert!(out.report.passed(), "{:?}", out.report.mismatch);
-        let pages = (u64::from(app::managed::ELEMENTS) * 4).div_ceil(4096);
-        // The first pass faults on every page (nothing is mapped yet); the later two find the
-        // pages the kernels left on the GPU unmapped, and bring them back by faulting.
-        assert!(cpu.faults as u64 > pages, "{} CPU faults over {pages} pages", cpu.faults);
-        assert!(cpu.migrated_back >= 2 * app::managed::VRAM_BYTES, "{} bytes came back", cpu.migrated_back);
-        assert_eq!(out.stats.cpu_faults, cpu.faults as u64);
-        let state = tables.0.borrow();
-        assert!(state.ptes.is_empty(), "{} CPU PTEs left after destroy", state.ptes.len());
-        assert_eq!(state.released, vec![(WINDOW, 6 << 20)], "the buffer's 3 blocks of window are given back");
-        drop(state);
-        gpu.destroy_stream(rpc, stream).expect("destroy stream");
-        gpu.destroy(rpc).expect("destroy");
-        assert_eq!(model.take_errors(), vec![]);
-    });
+    let sm = config.chipset.sm_version();
+    let modules = [(nvrt::payload_module_name("managed", sm), ptx("managed", nvrt::payload_arch(sm)).into_bytes())];
+    let tables = HostPageTables::default();
+    struct Make(HostPageTables);
+    impl nvrt::model::MakeCpuAccess for Make {
+        fn make<'b>(&mut self, memory: &'b sim::DmaArena) -> nvrt::model::HostCpuAccess<'b> {
+            Box::new(SimulatedFaults { tables: self.0.clone(), memory, faults: 0, migrated_back: 0 })
+        }
+    }
+    let mut make_cpu = Make(tables.clone());
+    let (out, _) = nvrt::model::run_with(config, &modules, "", &mut make_cpu, |sys| {
+        let ctx = sys.open(0).expect("open");
+        let stream = ctx.new_stream().expect("stream");
+        let out = app::managed::run(&ctx, &stream).unwrap_or_else(|e| panic!("{e}"));
+        drop(stream);
+        ctx.close().expect("close");
+        out
+    })
+    .expect("model run");
+    assert!(out.report.passed(), "{:?}", out.report.mismatch);
+    let pages = (u64::from(app::managed::ELEMENTS) * 4).div_ceil(4096);
+    // The first pass faults on every page (nothing is mapped yet); the later two find the
+    // pages the kernels left on the GPU unmapped, and bring them back by faulting.
+    let faults = out.stats.cpu_page_faults;
+    assert!(faults > pages, "{faults} CPU faults over {pages} pages");
+    let back = out.stats.cpu_migrated_back_bytes;
+    assert!(back >= 2 * app::managed::VRAM_BYTES, "{back} bytes came back");
+    assert_eq!(out.stats.uvm.cpu_faults, faults);
+    let state = tables.0.borrow();
+    assert!(state.ptes.is_empty(), "{} CPU PTEs left after destroy", state.ptes.len());
+    assert_eq!(state.released, vec![(WINDOW, 6 << 20)], "the buffer's 3 blocks of window are given back");
 }

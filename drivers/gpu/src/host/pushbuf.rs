@@ -301,6 +301,21 @@ impl<S: PushStorage> PushBuffer<S> {
         self.semaphore(address, payload as u64, execute)
     }
 
+    /// Writes the 16-byte semaphore report at `address` (16-byte aligned) once the previous
+    /// methods ran and the engine is idle: the 32-bit `payload`, then the GPU's 64-bit
+    /// nanosecond timestamp at byte 8 (`RELEASE_TIMESTAMP_EN`, the four-word release).
+    pub fn semaphore_release_timestamp(&mut self, address: u64, payload: u32) -> Result<(), PushError> {
+        if !address.is_multiple_of(16) {
+            return Err(PushError::SemaphoreMisaligned { address });
+        }
+        let execute = NVC46F_SEM_EXECUTE::default()
+            .with(NVC46F_SEM_EXECUTE::OPERATION, SemOperation::Release)
+            .with(NVC46F_SEM_EXECUTE::RELEASE_WFI, true)
+            .with(NVC46F_SEM_EXECUTE::PAYLOAD_SIZE, false)
+            .with(NVC46F_SEM_EXECUTE::RELEASE_TIMESTAMP, true);
+        self.semaphore(address, payload as u64, execute)
+    }
+
     /// [`Self::semaphore_release`] with a 64-bit payload (`PAYLOAD_SIZE_64BIT`).
     pub fn semaphore_release_64(&mut self, address: u64, payload: u64, wfi: bool) -> Result<(), PushError> {
         let execute = NVC46F_SEM_EXECUTE::default()

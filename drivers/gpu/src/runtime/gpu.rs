@@ -811,6 +811,25 @@ impl Stream {
         Ok(Event { stream: *self, fence: gpu.stream_state(*self)?.last })
     }
 
+    /// Queues, after this stream's work so far, a release of the 16-byte semaphore report at
+    /// GPU VA `va` (16-byte aligned, in memory the caller mapped): payload 1, then the GPU's
+    /// nanosecond timestamp at byte 8. The event completes with it; the timestamp says when
+    /// the stream's earlier work finished on the GPU's clock (events with elapsed time).
+    pub fn record_timestamp<R, A, C>(&self, gpu: &mut Gpu<'_, R, A, C>, va: u64) -> Result<Event, RuntimeError>
+    where
+        R: RegisterIo + ?Sized,
+        A: DmaAllocator + ?Sized,
+        C: Clock + ?Sized,
+    {
+        let io = gpu.io;
+        let state = gpu.stream_state(*self)?;
+        let mut pb = state.channel.pushbuffer();
+        pb.semaphore_release_timestamp(va, 1).map_err(crate::channel::ChannelError::from)?;
+        let fence = state.channel.submit(io, &pb)?;
+        state.last = Some(fence);
+        Ok(Event { stream: *self, fence: Some(fence) })
+    }
+
     /// Whether all of this stream's work finished; a failed channel is an error.
     pub fn query<R, A, C>(&self, gpu: &mut Gpu<'_, R, A, C>) -> Result<bool, RuntimeError>
     where
