@@ -129,10 +129,10 @@ pub fn run() -> bool {
         devices: (0..sessions).filter_map(properties).collect(),
         next_client: Cell::new(1),
     };
-    let ok = match app::main(&System::new(&platform)) {
-        Ok(ok) => ok,
-        Err(e) => {
-            log::error!(target: "app", "{e}");
+    let ok = match nvrt::Termination::report(app::main(&System::new(&platform))) {
+        Ok(()) => true,
+        Err(why) => {
+            log::error!(target: "app", "{why}");
             false
         }
     };

@@ -61,4 +61,4 @@ pub use context::{
 pub use error::Error;
 pub use nvgpu::runtime::{LaunchConfig, Pod};
 pub use platform::Platform;
-pub use system::{payload_arch, payload_module_name, DeviceProperties, PciAddress, System};
+pub use system::{payload_arch, payload_module_name, DeviceProperties, PciAddress, System, Termination};

@@ -151,3 +151,26 @@ impl<'p> System<'p> {
         log::info!(target: "progress", "{what}: {done}/{total} ({percent}%)");
     }
 }
+
+/// What an application's `main` may return, and how the platform reads it: `Ok(())` or
+/// `Ok(true)` is success, `Ok(false)` a wrong result, `Err(e)` a failure with its reason.
+pub trait Termination {
+    /// `Ok(())` on success; else one line saying what failed.
+    fn report(self) -> Result<(), String>;
+}
+
+impl<E: fmt::Display> Termination for Result<(), E> {
+    fn report(self) -> Result<(), String> {
+        self.map_err(|e| format!("{e}"))
+    }
+}
+
+impl<E: fmt::Display> Termination for Result<bool, E> {
+    fn report(self) -> Result<(), String> {
+        match self {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(String::from("the application reported a wrong result")),
+            Err(e) => Err(format!("{e}")),
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! `cargo xtask`: builds the kernel, makes boot images, runs QEMU, and runs the QEMU suite.
 //! CI calls the same commands a person does (`.ci/run` is `cargo xtask test`).
 
+mod app_crate;
 mod args;
 mod bench;
 mod bench_linux;
@@ -24,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use args::Args;
 use qemu::{Boot, Machine, QemuProcess, Serial, UefiFirmware, Vm};
-use util::{cargo, display_path, error, logs_dir, run_status, workspace_root, Result};
+use util::{cargo, display_path, error, logs_dir, run_status, workspace_root, Context, Result};
 
 const USAGE: &str = "\
 cargo xtask <command> [options]
@@ -36,6 +37,14 @@ Commands:
                   -o PATH          output (default target/xtask/kernel.iso)
                   --kernel PATH    use this ELF instead of building   --no-build
   run           boot once with the serial port on this terminal (see `cargo xtask run --help`)
+  new-app DIR   write a template application crate in DIR, outside the repository: a CUDA
+                kernel (kernels/square.cu), a Rust main on the application API (nvrt) that runs
+                it and checks the result, a README; boot it with `run --app-crate DIR`
+  follow-readme the README's 'Your own application' commands, word for word, checked (part of `test`)
+  image         the bootable ISO that runs the application, in target/image/NAME.iso
+                  --app-crate DIR  your application (default: the example application)
+                  --gpu SPEC       kernel `gpu=SPEC` (default model:gh100)
+                  --append WORDS   more kernel command line words   -o PATH
   test          THE test command: host tools (scripts/install-deps.sh), real test data
                 (scripts/fetch-real-data.sh if present), cargo fmt --check, cargo clippy -D warnings,
                 cargo test --workspace, every fuzz target for 10 s, the selftest, then the QEMU
@@ -94,6 +103,9 @@ Kernel:
                       see scripts/fetch-real-data.sh) as boot modules
   --app               run the example application: --firmware, the kernels of payloads/ compiled
                       to PTX by clang-19 as boot modules, and the kernel word `app`
+  --app-crate DIR     run your own application instead (a crate made by `cargo xtask new-app`):
+                      it is built into the unikernel, its kernels/*.cu compiled like payloads/;
+                      implies --app
   --module PATH[=NAME]  boot module, repeatable (GRUB: module2; PVH: all packed into one cpio -initrd);
                       the kernel symbol map kernel.sym is always added
   --kernel PATH       boot this ELF instead of building; --no-build boots target/release/kernel as is
@@ -123,6 +135,9 @@ fn main() -> ExitCode {
         "build" => cmd_build(args).map(|()| ExitCode::SUCCESS),
         "iso" => cmd_iso(args).map(|()| ExitCode::SUCCESS),
         "run" => cmd_run(args),
+        "new-app" => cmd_new_app(args).map(|()| ExitCode::SUCCESS),
+        "image" => cmd_image(args).map(|()| ExitCode::SUCCESS),
+        "follow-readme" => args.finish().and_then(|_| app_crate::follow_readme()).map(|()| ExitCode::SUCCESS),
         "test" => cmd_test(args).map(|()| ExitCode::SUCCESS),
         "qemu-suite" => cmd_qemu_suite(args).map(|()| ExitCode::SUCCESS),
         "bench-boot" => cmd_bench_boot(args).map(|()| ExitCode::SUCCESS),
@@ -182,6 +197,58 @@ fn cmd_iso(mut args: Args) -> Result<()> {
     Ok(())
 }
 
+/// `cargo xtask new-app DIR`.
+fn cmd_new_app(mut args: Args) -> Result<()> {
+    if wants_help(&mut args) {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let rest = args.positionals();
+    args.finish()?;
+    let [dir] = rest.as_slice() else {
+        return Err(error("usage: cargo xtask new-app DIR (a directory outside the repository)"));
+    };
+    let dir = app_crate::new_app(dir)?;
+    println!("xtask: wrote an application crate in {}", dir.display());
+    println!("xtask: boot it with `cargo xtask run --app-crate {}`", dir.display());
+    Ok(())
+}
+
+/// `cargo xtask image [--app-crate DIR] [--gpu SPEC] [--append WORDS] [-o PATH]`: the bootable
+/// ISO (GRUB, BIOS and UEFI) that runs the application, in `target/image/`.
+fn cmd_image(mut args: Args) -> Result<()> {
+    if wants_help(&mut args) {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let app = args.value("--app-crate")?.map(|d| app_crate::load(&d)).transpose()?;
+    let gpu = args.value("--gpu")?.unwrap_or_else(|| "model:gh100".into());
+    let append = args.values("--append")?;
+    let out = args.value("-o")?;
+    args.finish()?;
+    let (elf, payloads, name) = match &app {
+        Some(a) => (app_crate::build_kernel(a)?, app_crate::modules(a)?, a.package.clone()),
+        None => (kernel::build()?, payloads::modules()?, "kernel".to_string()),
+    };
+    let mut words = vec!["app".to_string(), format!("gpu={gpu}")];
+    words.extend(append.iter().flat_map(|a| a.split_whitespace().map(str::to_string)));
+    let chips: Vec<&str> = gpu.split(',').filter_map(|g| g.strip_prefix("model:")).collect();
+    let chips = if chips.is_empty() { vec!["gh100"] } else { chips };
+    let mut modules = modules::with_symbol_map(&elf, &[])?;
+    modules.extend(modules::firmware_modules(&chips)?);
+    modules.extend(payloads);
+    let out = match out {
+        Some(p) => std::path::PathBuf::from(p),
+        None => util::target_dir().join("image").join(format!("{name}.iso")),
+    };
+    if let Some(parent) = out.parent() {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    }
+    iso::build(&elf, &words.join(" "), &modules, &out)?;
+    println!("{}", out.display());
+    Ok(())
+}
+
 fn cmd_run(mut args: Args) -> Result<ExitCode> {
     if wants_help(&mut args) {
         print!("{RUN_USAGE}");
@@ -200,7 +267,8 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
     let gpu = args.value("--gpu")?;
     let append = args.values("--append")?;
     let test = args.flag("--test");
-    let app = args.flag("--app");
+    let app_crate = args.value("--app-crate")?.map(|d| app_crate::load(&d)).transpose()?;
+    let app = args.flag("--app") || app_crate.is_some();
     let firmware = args.flag("--firmware") || app;
     let modules = args.values("--module")?.iter().map(|m| iso::Module::parse(m)).collect::<Result<Vec<_>>>()?;
     let vfio = args.values("--vfio")?.iter().map(|b| qemu::normalize_bdf(b)).collect::<Result<Vec<_>>>()?;
@@ -223,10 +291,12 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
     words.extend(append.iter().flat_map(|a| a.split_whitespace().map(str::to_string)));
     let cmdline = words.join(" ");
 
-    let elf = if dry_run && kernel_path.is_none() {
-        util::target_dir().join("release").join("kernel")
-    } else {
-        kernel::resolve(kernel_path, no_build)?
+    let elf = match &app_crate {
+        Some(_) if kernel_path.is_some() => return Err(error("--app-crate builds its own kernel: drop --kernel")),
+        Some(_) if dry_run => util::target_dir().join("app-build").join("release").join("kernel"),
+        Some(a) => app_crate::build_kernel(a)?,
+        None if dry_run && kernel_path.is_none() => util::target_dir().join("release").join("kernel"),
+        None => kernel::resolve(kernel_path, no_build)?,
     };
     let logs = logs_dir()?;
     // Every boot carries the kernel's symbol map as the module `kernel.sym`.
@@ -242,7 +312,10 @@ fn cmd_run(mut args: Args) -> Result<ExitCode> {
         modules.extend(modules::firmware_modules(&chips)?);
     }
     if app && !dry_run {
-        modules.extend(payloads::modules()?);
+        match &app_crate {
+            Some(a) => modules.extend(app_crate::modules(a)?),
+            None => modules.extend(payloads::modules()?),
+        }
     }
     let boot = if use_iso || uefi {
         let image = iso::default_path("run")?;
@@ -448,6 +521,10 @@ fn cmd_test(mut args: Args) -> Result<()> {
     println!("== QEMU suite");
     resolve_suite_kernel(&mut opts, no_build)?;
     let result = suite::run(&opts).map(|skips| not_checked.extend(skips));
+    let result = result.and_then(|()| {
+        println!("== your own application: the README's `{}`, word for word", app_crate::README_SECTION);
+        app_crate::follow_readme()
+    });
     if !not_checked.is_empty() {
         println!("== summary: {} check(s) SKIPPED in this run:", not_checked.len());
         for why in &not_checked {
