@@ -224,7 +224,8 @@ impl<'p> Context<'p> {
     // ---------------------------------------------------------------------------------------
     // Managed memory.
 
-    /// Sets up managed memory (before the first managed buffer).
+    /// Sets up managed memory and starts it: from here on the GPU's page faults in this
+    /// context are serviced by unified memory (before the first managed buffer).
     pub fn configure_managed(&self, options: ManagedOptions) -> Result<(), Error> {
         self.shared.ops()?.configure_managed(options)
     }
@@ -599,7 +600,8 @@ impl LaunchBuilder<'_, '_, '_> {
     }
 
     /// Launches with `config` (grid, block, dynamic shared memory): the arguments are checked
-    /// against the kernel's parameter table first; the launch is asynchronous.
+    /// against the kernel's parameter table first (count, sizes, alignment); the launch is
+    /// asynchronous.
     pub fn launch(self, config: LaunchConfig) -> Result<(), Error> {
         if let Some(e) = self.error {
             return Err(e);
@@ -607,12 +609,6 @@ impl LaunchBuilder<'_, '_, '_> {
         let f = self.function;
         if !Rc::ptr_eq(&f.module.shared, &self.stream.shared) {
             return Err(Error::ForeignHandle { what: "function" });
-        }
-        if self.count != f.params.len() {
-            return Err(Error::Arguments {
-                function: f.name.clone(),
-                reason: format!("{} arguments given, the kernel takes {}", self.count, f.params.len()),
-            });
         }
         let args = self.args.unwrap_or_default();
         let launched = self.stream.shared.ops()?.launch(self.stream.id, f.module.id, &f.name, config, &args);

@@ -95,7 +95,7 @@ pub trait DeviceOps {
     /// Launches `name` of `module` on `stream` (the arguments are checked against its table).
     fn launch(&mut self, stream: Id, module: Id, name: &str, config: LaunchConfig, args: &Args) -> Result<(), Error>;
 
-    /// Sets up managed memory before its first buffer.
+    /// Sets up managed memory and starts it (before its first buffer).
     fn configure_managed(&mut self, options: ManagedOptions) -> Result<(), Error>;
     /// A managed range of `bytes` bytes: its address (the same on the CPU and the GPU).
     fn managed_alloc(&mut self, bytes: usize) -> Result<u64, Error>;
@@ -618,7 +618,9 @@ where
             prefetch: options.prefetch,
             ..default
         };
-        Ok(())
+        // Unified memory starts now (its VRAM pool, the replayable fault buffer): kernels'
+        // faults are serviced through it from here on, managed buffers or not.
+        self.um().map(|_| ())
     }
 
     fn managed_alloc(&mut self, bytes: usize) -> Result<u64, Error> {

@@ -28,9 +28,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nvgpu::chip::Chipset;
-use nvgpu::runtime::{Args, DeviceBuffer, Gpu, GpuConfig, LaunchConfig, Module, StreamKind};
 use sim::ModelConfig;
-use uvm::runtime::{ManagedConfig, UnifiedMemory};
 
 pub const USAGE: &str = "nvtool run PAYLOAD --kernel NAME --grid X,Y,Z --block X,Y,Z [--shared BYTES] [--chip tu102|ga100|ga102|ad102|gh100] [--arg KIND:VALUE]... [--vram MIB] [--prefetch on|off] [--stats]";
 
@@ -229,6 +227,44 @@ fn read(path: &PathBuf) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
+/// An nvrt error in the words of the layer that raised it: unified memory's and the argument
+/// check's own text, without the prefix [`nvrt::Error`]'s display adds.
+fn reason(e: &nvrt::Error) -> String {
+    match e {
+        nvrt::Error::Managed(m) => m.to_string(),
+        nvrt::Error::Arguments { reason, .. } => reason.clone(),
+        e => e.to_string(),
+    }
+}
+
+/// One kernel argument, ready to launch: scalars by value, buffers owned here until the
+/// outputs are read back.
+enum Launchable<'p> {
+    U32(u32),
+    I32(i32),
+    U64(u64),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    Device(nvrt::DeviceBuffer<'p, u8>),
+    Managed(nvrt::ManagedBuffer<'p, u8>),
+}
+
+impl Launchable<'_> {
+    fn kernel_arg(&self) -> &dyn nvrt::KernelArg {
+        match self {
+            Launchable::U32(v) => v,
+            Launchable::I32(v) => v,
+            Launchable::U64(v) => v,
+            Launchable::I64(v) => v,
+            Launchable::F32(v) => v,
+            Launchable::F64(v) => v,
+            Launchable::Device(b) => b,
+            Launchable::Managed(b) => b,
+        }
+    }
+}
+
 fn execute(r: &Request) -> Result<String, String> {
     let payload = read(&r.payload)?;
     // Inputs first: a missing file fails before the GPU boots.
@@ -239,140 +275,107 @@ fn execute(r: &Request) -> Result<String, String> {
             _ => None,
         });
     }
-    let config = ModelConfig::for_chipset(r.chip);
-    let root = sim::host_boot::data_root();
-    sim::host_boot::with_booted(config, &root, |model, arena, clock, boot| -> Result<String, String> {
-        let info = *boot.static_info().ok_or("GSP-RM gave no static information")?;
-        let rpc = boot.rpc().ok_or("GSP-RM is not running")?;
-        let unified = r.stats || r.vram_mib.is_some() || r.args.iter().any(Arg::is_managed);
-        let mut gpu = Gpu::new(
-            rpc,
-            model,
-            arena,
-            clock,
-            &info,
-            r.chip,
-            GpuConfig { runs_ptx: true, timeout_ms: 600_000, page_faulting: unified, ..GpuConfig::default() },
-        )
-        .map_err(|e| format!("opening the model GPU: {e}"))?;
-        let mut um = if unified {
-            let config = ManagedConfig {
-                vram_bytes: r.vram_mib.map_or(ManagedConfig::default().vram_bytes, |m| m << 20),
-                prefetch: r.prefetch,
-                ..ManagedConfig::default()
-            };
-            let internal = nvgpu::rm::InternalSubdevice::from_static_info(&info);
-            Some(UnifiedMemory::new(&mut gpu, rpc, internal, config).map_err(|e| format!("managed memory: {e}"))?)
-        } else {
-            None
-        };
-        let mut managed: Vec<uvm::runtime::ManagedBuffer> = Vec::new();
-        let module = Module::load(&mut gpu, &payload).map_err(|e| format!("{}: {e}", r.payload.display()))?;
-        let function = module.function(&r.kernel).map_err(|e| e.to_string())?;
-        let mut buffers: Vec<DeviceBuffer<u8>> = Vec::new();
-        let mut kernel_args = Args::new();
-        for (a, input) in r.args.iter().zip(&inputs) {
-            kernel_args = match a {
-                Arg::U32(v) => kernel_args.u32(*v),
-                Arg::I32(v) => kernel_args.i32(*v),
-                Arg::U64(v) => kernel_args.u64(*v),
-                Arg::I64(v) => kernel_args.i64(*v),
-                Arg::F32(v) => kernel_args.f32(*v),
-                Arg::F64(v) => kernel_args.f64(*v),
-                Arg::Managed(_) | Arg::ManagedOut(..) | Arg::ManagedInOut(..) => {
-                    let um = um.as_mut().ok_or("managed memory is not set up")?;
-                    let (bytes, init) = match (a, input) {
-                        (Arg::ManagedOut(bytes, _), _) => (*bytes, None),
-                        (_, Some(data)) if !data.is_empty() => (data.len(), Some(data)),
-                        _ => return Err(format!("{a:?}: an empty input file")),
-                    };
-                    let buffer = um.alloc_managed(&mut gpu, bytes).map_err(|e| format!("managed buffer: {e}"))?;
-                    // A managed-out buffer stays resident nowhere: UVM zero-fills it on first touch.
-                    if let Some(data) = init {
-                        um.write(&mut gpu, buffer.va, data).map_err(|e| format!("filling a managed buffer: {e}"))?;
-                    }
-                    managed.push(buffer);
-                    kernel_args.device_ptr(buffer.va)
-                }
-                Arg::In(_) | Arg::InOut(..) | Arg::Out(..) => {
-                    let buffer = match (a, input) {
-                        (Arg::Out(bytes, _), _) => {
-                            let b = gpu.alloc::<u8>(*bytes).map_err(|e| format!("device buffer: {e}"))?;
-                            gpu.memset_d8(&b, 0).map_err(|e| format!("zeroing a buffer: {e}"))?;
-                            b
-                        }
-                        (_, Some(bytes)) if !bytes.is_empty() => {
-                            gpu.alloc_from(bytes).map_err(|e| format!("device buffer: {e}"))?
-                        }
-                        _ => return Err(format!("{a:?}: an empty input file")),
-                    };
-                    let next = kernel_args.ptr(&buffer);
-                    buffers.push(buffer);
-                    next
-                }
-            };
-        }
-        let stream = gpu.create_stream(rpc, StreamKind::Compute).map_err(|e| format!("compute stream: {e}"))?;
-        let cfg = LaunchConfig { grid: r.grid, block: r.block, shared_bytes: r.shared };
-        stream.launch(&mut gpu, &function, cfg, &kernel_args).map_err(|e| format!("launch: {e}"))?;
-        match um.as_mut() {
-            Some(um) => um.synchronize(&mut gpu, &stream).map_err(|e| match e {
-                fatal @ uvm::runtime::ManagedError::FatalFault { .. } => format!("{}: {fatal}", r.kernel),
-                e => format!("{} did not complete: {e}", r.kernel),
-            })?,
-            None => stream.synchronize(&mut gpu).map_err(|e| format!("{} did not complete: {e}", r.kernel))?,
-        }
-        let mut written = Vec::new();
-        let mut buffer_index = 0;
-        let mut managed_index = 0;
-        for a in &r.args {
-            if a.is_managed() {
-                let buffer = managed[managed_index];
-                managed_index += 1;
-                let target = match a {
-                    Arg::ManagedOut(_, f) | Arg::ManagedInOut(_, f) => f,
-                    _ => continue,
+    let mut outcome = None;
+    let booted = nvrt::model::run(ModelConfig::for_chipset(r.chip), &[], "", |sys| {
+        outcome = Some(on_model(r, &payload, &inputs, sys));
+    });
+    match (outcome, booted) {
+        // The kernel's own outcome, as before: what the model refused after it (the channel a
+        // fault stopped) is not reported over it.
+        (Some(outcome), _) => outcome,
+        (None, Err(e)) => Err(e),
+        (None, Ok(_)) => Err("the model GPU did not run the request".into()),
+    }
+}
+
+/// Opens the model GPU, runs the request on it and writes the outputs.
+fn on_model(r: &Request, payload: &[u8], inputs: &[Option<Vec<u8>>], sys: &nvrt::System<'_>) -> Result<String, String> {
+    let ctx = sys.open(0).map_err(|e| format!("opening the model GPU: {}", reason(&e)))?;
+    let unified = r.stats || r.vram_mib.is_some() || r.args.iter().any(Arg::is_managed);
+    if unified {
+        let options = nvrt::ManagedOptions { vram_limit_bytes: r.vram_mib.map(|m| m << 20), prefetch: r.prefetch };
+        // Unified memory starts here, before the module: a run with `--stats` or `--vram` and no
+        // managed argument services its faults through it too.
+        ctx.configure_managed(options).map_err(|e| format!("managed memory: {}", reason(&e)))?;
+    }
+    let module = ctx.load_module(payload).map_err(|e| format!("{}: {}", r.payload.display(), reason(&e)))?;
+    let function = module.function(&r.kernel).map_err(|e| reason(&e))?;
+    let mut launchables: Vec<Launchable> = Vec::new();
+    for (a, input) in r.args.iter().zip(inputs) {
+        launchables.push(match a {
+            Arg::U32(v) => Launchable::U32(*v),
+            Arg::I32(v) => Launchable::I32(*v),
+            Arg::U64(v) => Launchable::U64(*v),
+            Arg::I64(v) => Launchable::I64(*v),
+            Arg::F32(v) => Launchable::F32(*v),
+            Arg::F64(v) => Launchable::F64(*v),
+            Arg::Managed(_) | Arg::ManagedOut(..) | Arg::ManagedInOut(..) => {
+                let (bytes, init) = match (a, input) {
+                    (Arg::ManagedOut(bytes, _), _) => (*bytes, None),
+                    (_, Some(data)) if !data.is_empty() => (data.len(), Some(data)),
+                    _ => return Err(format!("{a:?}: an empty input file")),
                 };
-                let um = um.as_mut().ok_or("managed memory is not set up")?;
-                let mut bytes = vec![0u8; buffer.len];
-                um.read(&mut gpu, buffer.va, &mut bytes).map_err(|e| format!("reading back: {e}"))?;
-                std::fs::write(target, &bytes).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
-                written.push(format!("{} ({} bytes)", target.display(), bytes.len()));
-                continue;
+                let buffer = ctx.alloc_managed::<u8>(bytes).map_err(|e| format!("managed buffer: {}", reason(&e)))?;
+                // A managed-out buffer stays resident nowhere: UVM zero-fills it on first touch.
+                if let Some(data) = init {
+                    buffer.write(data).map_err(|e| format!("filling a managed buffer: {}", reason(&e)))?;
+                }
+                Launchable::Managed(buffer)
             }
-            if !matches!(a, Arg::In(_) | Arg::InOut(..) | Arg::Out(..)) {
-                continue;
-            }
-            let buffer = &buffers[buffer_index];
-            buffer_index += 1;
-            let target = match a {
-                Arg::Out(_, f) | Arg::InOut(_, f) => f,
-                _ => continue,
-            };
-            let mut bytes = vec![0u8; buffer.len()];
-            gpu.copy_from_device(&mut bytes, buffer).map_err(|e| format!("reading back: {e}"))?;
-            std::fs::write(target, &bytes).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
-            written.push(format!("{} ({} bytes)", target.display(), bytes.len()));
+            Arg::In(_) | Arg::InOut(..) | Arg::Out(..) => Launchable::Device(match (a, input) {
+                (Arg::Out(bytes, _), _) => {
+                    let b = ctx.alloc::<u8>(*bytes).map_err(|e| format!("device buffer: {}", reason(&e)))?;
+                    ctx.memset_d8(&b, 0).map_err(|e| format!("zeroing a buffer: {}", reason(&e)))?;
+                    b
+                }
+                (_, Some(bytes)) if !bytes.is_empty() => {
+                    ctx.htod::<u8>(bytes).map_err(|e| format!("device buffer: {}", reason(&e)))?
+                }
+                _ => return Err(format!("{a:?}: an empty input file")),
+            }),
+        });
+    }
+    let stream = ctx.new_stream().map_err(|e| format!("compute stream: {}", reason(&e)))?;
+    let mut launch = stream.launch_builder(&function);
+    for l in &launchables {
+        launch = launch.arg(l.kernel_arg());
+    }
+    let cfg = nvrt::LaunchConfig { grid: r.grid, block: r.block, shared_bytes: r.shared };
+    launch.launch(cfg).map_err(|e| format!("launch: {}", reason(&e)))?;
+    stream.synchronize().map_err(|e| match e {
+        nvrt::Error::Managed(fatal @ uvm::runtime::ManagedError::FatalFault { .. }) => {
+            format!("{}: {fatal}", r.kernel)
         }
-        let mut summary = format!(
-            "{} ran on a model {:?}: grid {:?}, block {:?}{}",
-            r.kernel,
-            r.chip,
-            r.grid,
-            r.block,
-            if written.is_empty() { String::new() } else { format!("; wrote {}", written.join(", ")) }
-        );
-        if let Some(um) = um.take() {
-            if r.stats {
-                summary.push('\n');
-                summary.push_str(&stats_json(&um.stats()));
+        e => format!("{} did not complete: {}", r.kernel, reason(&e)),
+    })?;
+    let mut written = Vec::new();
+    for (a, l) in r.args.iter().zip(&launchables) {
+        let (target, bytes) = match (a, l) {
+            (Arg::ManagedOut(_, f) | Arg::ManagedInOut(_, f), Launchable::Managed(b)) => {
+                (f, b.read().map_err(|e| format!("reading back: {}", reason(&e)))?)
             }
-            let _ = um.destroy(&mut gpu, rpc);
-        }
-        let _ = gpu.destroy_stream(rpc, stream);
-        let _ = gpu.destroy(rpc);
-        Ok(summary)
-    })?
+            (Arg::Out(_, f) | Arg::InOut(_, f), Launchable::Device(b)) => {
+                (f, ctx.dtoh(b).map_err(|e| format!("reading back: {}", reason(&e)))?)
+            }
+            _ => continue,
+        };
+        std::fs::write(target, &bytes).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+        written.push(format!("{} ({} bytes)", target.display(), bytes.len()));
+    }
+    let mut summary = format!(
+        "{} ran on a model {:?}: grid {:?}, block {:?}{}",
+        r.kernel,
+        r.chip,
+        r.grid,
+        r.block,
+        if written.is_empty() { String::new() } else { format!("; wrote {}", written.join(", ")) }
+    );
+    if r.stats {
+        let stats = ctx.managed_stats().map_err(|e| format!("managed memory: {}", reason(&e)))?;
+        summary.push('\n');
+        summary.push_str(&stats_json(&stats.uvm));
+    }
+    Ok(summary)
 }
 
 /// The statistics line of `--stats`: one JSON object, the keys in its order.

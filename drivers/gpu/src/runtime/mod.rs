@@ -1,4 +1,4 @@
-//! The application API: what a CUDA developer expects, in Rust, without an OS.
+//! The driver's runtime: what the application API (`nvrt`) is built on.
 //!
 //! - [`Gpu`]: one device, built from a booted GSP-RM session's pieces: an RM client, device and
 //!   subdevice, one VA space with driver-owned page tables in DMA memory, a VRAM allocator over
@@ -17,9 +17,8 @@
 //! Dropping a buffer, module or stream without it leaks the VRAM or channel until
 //! [`Gpu::destroy`] (which frees every RM object of the client).
 //!
-//! Not here yet: kernel launch. `Stream::launch(&Function, LaunchConfig, &Args)` belongs on
-//! [`Stream`] and calls the compute engine's launch path (`crate::compute`), which is being
-//! written; [`LaunchConfig`] and [`Function::pack`] are ready for it.
+//! Applications use the API built on this one, `nvrt` (typed buffers and RAII, events with
+//! timestamps, managed memory, no driver types in its signatures).
 
 mod buffer;
 mod gpu;
