@@ -68,11 +68,14 @@ pub fn main(sys: &System<'_>) -> Result<bool, AppError> {
     sys.milestone("compute stream created");
     log::info!(target: "app", "{}: running {} examples on \"{}\" (sm_{})", props.chip, EXAMPLES.len(), props.name, props.sm_version);
     let mut first = true;
+    let mut done = 0;
     let reports = run(&ctx, &stream, &mut |r| {
         if core::mem::take(&mut first) {
             sys.milestone("first result");
         }
         log_report(r);
+        done += 1;
+        sys.progress("examples", done, EXAMPLES.len() as u64);
     })?;
     sys.milestone("examples done");
     let failed = reports.iter().filter(|r| !r.passed()).count();

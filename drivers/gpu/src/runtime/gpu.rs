@@ -126,6 +126,36 @@ pub struct Gpu<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + 
     /// Slot 0 is the default stream.
     streams: Vec<Option<StreamState>>,
     next_generation: u32,
+    /// Told how far large host/device copies got ([`Gpu::set_progress`]).
+    progress: Option<ProgressFn>,
+}
+
+/// Reports how far a long operation got: what, bytes done, bytes in all.
+pub type ProgressFn = fn(&'static str, u64, u64);
+
+/// Copies at least this large report their progress.
+pub const PROGRESS_MIN_BYTES: usize = 64 << 20;
+
+/// Calls the progress function at every tenth of a large copy.
+struct CopyProgress {
+    report: Option<ProgressFn>,
+    what: &'static str,
+    total: usize,
+    next_tenth: usize,
+}
+
+impl CopyProgress {
+    fn new(report: Option<ProgressFn>, what: &'static str, total: usize) -> Self {
+        let report = report.filter(|_| total >= PROGRESS_MIN_BYTES);
+        CopyProgress { report, what, total, next_tenth: 1 }
+    }
+    fn done(&mut self, bytes: usize) {
+        let Some(report) = self.report else { return };
+        if self.next_tenth <= 10 && bytes.saturating_mul(10) >= self.total.saturating_mul(self.next_tenth) {
+            report(self.what, bytes as u64, self.total as u64);
+            self.next_tenth = bytes.saturating_mul(10) / self.total.max(1) + 1;
+        }
+    }
 }
 
 /// VRAM alignment that lets the mapping use the largest pages: 2 MiB pages for 2 MiB and more,
@@ -175,6 +205,7 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
                     local_plan,
                     streams,
                     next_generation: 1,
+                    progress: None,
                 })
             }
             Err(e) => {
@@ -303,6 +334,12 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
             (StreamKind::Copy, _) => (None, None),
         };
         Ok(StreamState { channel, kind, generation, ce, last, launch })
+    }
+
+    /// Large host/device copies (at least [`PROGRESS_MIN_BYTES`]) call `report` at every
+    /// tenth of the way; `None` stops it.
+    pub fn set_progress(&mut self, report: Option<ProgressFn>) {
+        self.progress = report;
     }
 
     /// The chip.
@@ -527,12 +564,14 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
     /// Writes `bytes` at GPU VA `va` through the staging buffer.
     pub(super) fn write_device(&mut self, va: u64, bytes: &[u8]) -> Result<(), RuntimeError> {
         let chunk = self.staging.len();
+        let mut progress = CopyProgress::new(self.progress, "copy to the device", bytes.len());
         for (i, piece) in bytes.chunks(chunk).enumerate() {
             self.staging
                 .write(0, piece)
                 .map_err(|_| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?;
             let offset = (i * chunk) as u64;
             self.staged_copy(CeAddress::Virtual(self.staging_map.va), CeAddress::Virtual(va + offset), piece.len())?;
+            progress.done(offset as usize + piece.len());
         }
         Ok(())
     }
@@ -540,12 +579,15 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Gp
     /// Reads `bytes.len()` bytes at GPU VA `va` through the staging buffer.
     pub(super) fn read_device(&mut self, va: u64, bytes: &mut [u8]) -> Result<(), RuntimeError> {
         let chunk = self.staging.len();
+        let total = bytes.len();
+        let mut progress = CopyProgress::new(self.progress, "copy from the device", total);
         for (i, piece) in bytes.chunks_mut(chunk).enumerate() {
             let offset = (i * chunk) as u64;
             self.staged_copy(CeAddress::Virtual(va + offset), CeAddress::Virtual(self.staging_map.va), piece.len())?;
             self.staging
                 .read(0, piece)
                 .map_err(|_| RuntimeError::Unsupported { what: "a chunk larger than the staging buffer" })?;
+            progress.done(offset as usize + piece.len());
         }
         Ok(())
     }
@@ -892,5 +934,35 @@ impl Event {
         let Some(fence) = self.fence else { return Ok(()) };
         state.channel.wait(fence, clock, timeout_ms, || {})?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod progress_tests {
+    use super::*;
+
+    static CALLS: std::sync::Mutex<Vec<(u64, u64)>> = std::sync::Mutex::new(Vec::new());
+
+    fn record(_: &'static str, done: u64, total: u64) {
+        CALLS.lock().unwrap().push((done, total));
+    }
+
+    #[test]
+    fn large_copies_report_each_tenth_once_and_small_ones_nothing() {
+        let total = PROGRESS_MIN_BYTES * 2;
+        let chunk = 1 << 20;
+        let mut p = CopyProgress::new(Some(record), "copy", total);
+        let mut done = 0;
+        while done < total {
+            done += chunk;
+            p.done(done);
+        }
+        let calls = core::mem::take(&mut *CALLS.lock().unwrap());
+        assert_eq!(calls.len(), 10, "{calls:?}");
+        assert_eq!(calls.last(), Some(&(total as u64, total as u64)));
+        assert!(calls.windows(2).all(|w| w[0].0 < w[1].0));
+        let mut small = CopyProgress::new(Some(record), "copy", PROGRESS_MIN_BYTES - 1);
+        small.done(PROGRESS_MIN_BYTES - 1);
+        assert!(CALLS.lock().unwrap().is_empty());
     }
 }

@@ -38,7 +38,7 @@ use crate::platform::DmaError;
 use crate::rm::RmError;
 
 pub use buffer::DeviceBuffer;
-pub use gpu::{Event, Gpu, GpuConfig, Stream, StreamKind};
+pub use gpu::{Event, Gpu, GpuConfig, ProgressFn, Stream, StreamKind, PROGRESS_MIN_BYTES};
 pub use module::{Function, ImageKind, LaunchConfig, Module};
 pub use params::{Args, ArgsError, ParamLayout, PtxSignatureError};
 

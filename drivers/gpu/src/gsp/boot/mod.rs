@@ -762,7 +762,8 @@ impl<'a, R: RegisterIo, C: Clock + ?Sized, A: DmaAllocator + ?Sized, D: GspDoorb
     /// Runs `f` as `step`, recording its clock time.
     fn step<T>(&mut self, step: BootStep, f: impl FnOnce(&mut Self) -> StepResult<T>) -> Result<T, BootError> {
         let start = self.inputs.clock.now_ns();
-        log::debug!("{:?} GSP boot: {}", self.inputs.chipset, step.description());
+        // Each step announced as it starts: the boot's progress on the console.
+        log::info!(target: "progress", "GSP-RM ({:?}): {}", self.inputs.chipset, step.description());
         let result = f(self);
         let elapsed_ns = self.inputs.clock.now_ns().saturating_sub(start);
         self.report.steps.push(StepRecord { step, elapsed_ns });
