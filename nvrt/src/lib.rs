@@ -62,3 +62,7 @@ pub use error::Error;
 pub use nvgpu::runtime::{LaunchConfig, Pod};
 pub use platform::Platform;
 pub use system::{payload_arch, payload_module_name, DeviceProperties, PciAddress, System, Termination};
+/// Why unified memory failed (inside [`Error::Managed`]), and what it counted
+/// ([`ManagedStats::uvm`]).
+pub use uvm::runtime::ManagedError;
+pub use uvm::service::UvmStats;

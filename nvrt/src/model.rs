@@ -18,7 +18,11 @@ use std::vec::Vec;
 use nvgpu::gsp::commands::{GspStaticConfigInfo, RpcChannel};
 use nvgpu::platform::Clock;
 use nvgpu::runtime::GpuConfig;
-use sim::{DmaArena, ModelConfig, ModelGpu};
+use sim::{DmaArena, ModelGpu};
+
+/// The model GPUs a run may boot (a board's chip, VRAM, placement), and their chips.
+pub use nvgpu::chip::Chipset;
+pub use sim::ModelConfig;
 
 use crate::platform::{BackendConfig, CpuAccess, DeviceOps, GpuBackend, Platform, RpcSource, ThroughRuntime};
 use crate::system::{DeviceProperties, PciAddress};

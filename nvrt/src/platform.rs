@@ -270,6 +270,7 @@ where
         let ordinal = config.ordinal;
         let opened = rpc.with(|rpc| Gpu::new(rpc, io, dma, clock, info, chipset, config.gpu));
         let mut gpu = opened.ok_or(Error::SessionGone { ordinal })??;
+        gpu.set_progress(Some(crate::system::log_progress));
         let page = match Self::event_page(&mut gpu) {
             Ok(p) => p,
             Err(e) => {

@@ -68,6 +68,13 @@ pub fn payload_module_name(name: &str, sm_version: u32) -> String {
     format!("payload-{name}-{}.ptx", payload_arch(sm_version))
 }
 
+/// The console line of a long step's progress: `progress: WHAT: DONE/TOTAL (P%)` (large copies
+/// report it too, in bytes).
+pub(crate) fn log_progress(what: &str, done: u64, total: u64) {
+    let percent = done.saturating_mul(100).checked_div(total).unwrap_or(100);
+    log::info!(target: "progress", "{what}: {done}/{total} ({percent}%)");
+}
+
 /// The system, as the application sees it.
 #[derive(Clone, Copy)]
 pub struct System<'p> {
@@ -147,8 +154,7 @@ impl<'p> System<'p> {
     /// Reports how far a long step got, as one console line:
     /// `progress: WHAT: DONE/TOTAL (P%)`.
     pub fn progress(&self, what: &str, done: u64, total: u64) {
-        let percent = done.saturating_mul(100).checked_div(total).unwrap_or(100);
-        log::info!(target: "progress", "{what}: {done}/{total} ({percent}%)");
+        log_progress(what, done, total);
     }
 }
 

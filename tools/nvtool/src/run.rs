@@ -1,6 +1,6 @@
 //! `nvtool run`: runs one kernel on a model GPU from the host, the way the unikernel would on
 //! the model: GSP-RM boots with the real firmware (`target/real-data`, or `NVGPU_REAL_DATA`), the
-//! application runtime opens the GPU, loads the payload (PTX, cubin or fatbin: the model runs
+//! application API (`nvrt`, through `nvrt::model`) opens the GPU, loads the payload (PTX, cubin or fatbin: the model runs
 //! the PTX), fills device buffers from files, launches and writes the outputs back to files.
 //!
 //! ```text
@@ -14,7 +14,7 @@
 //! written; 1 with one line of reason otherwise (a fatal GPU fault: `nvtool run: fatal GPU fault
 //! at 0x... (write): ...`); 2 on a usage error.
 //!
-//! Unified memory (`uvm::runtime`): `managed:FILE` is a managed buffer the CPU fills from FILE,
+//! Unified memory (`nvrt`'s managed buffers): `managed:FILE` is a managed buffer the CPU fills from FILE,
 //! `managed-out:BYTES:FILE` a zeroed one written to FILE afterwards, `managed-inout:FILE:OUTFILE`
 //! both. The kernel faults its pages in (replayable faults, serviced and replayed); the outputs
 //! are read back by the CPU (migrated back). `--vram MIB` is the model GPU's VRAM available to
@@ -27,8 +27,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nvgpu::chip::Chipset;
-use sim::ModelConfig;
+use nvrt::model::{Chipset, ModelConfig};
 
 pub const USAGE: &str = "nvtool run PAYLOAD --kernel NAME --grid X,Y,Z --block X,Y,Z [--shared BYTES] [--chip tu102|ga100|ga102|ad102|gh100] [--arg KIND:VALUE]... [--vram MIB] [--prefetch on|off] [--stats]";
 
@@ -343,7 +342,7 @@ fn on_model(r: &Request, payload: &[u8], inputs: &[Option<Vec<u8>>], sys: &nvrt:
     let cfg = nvrt::LaunchConfig { grid: r.grid, block: r.block, shared_bytes: r.shared };
     launch.launch(cfg).map_err(|e| format!("launch: {}", reason(&e)))?;
     stream.synchronize().map_err(|e| match e {
-        nvrt::Error::Managed(fatal @ uvm::runtime::ManagedError::FatalFault { .. }) => {
+        nvrt::Error::Managed(fatal @ nvrt::ManagedError::FatalFault { .. }) => {
             format!("{}: {fatal}", r.kernel)
         }
         e => format!("{} did not complete: {}", r.kernel, reason(&e)),
@@ -379,7 +378,7 @@ fn on_model(r: &Request, payload: &[u8], inputs: &[Option<Vec<u8>>], sys: &nvrt:
 }
 
 /// The statistics line of `--stats`: one JSON object, the issue's keys in its order.
-fn stats_json(s: &uvm::service::UvmStats) -> String {
+fn stats_json(s: &nvrt::UvmStats) -> String {
     let v = serde_json::json!({
         "gpu_faults": s.gpu_faults,
         "fault_batches": s.fault_batches,
