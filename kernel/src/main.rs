@@ -19,6 +19,7 @@ mod mem;
 mod platform;
 mod platform_acpi;
 mod platform_pci;
+mod probe;
 mod rt;
 mod serial;
 mod time;
@@ -61,6 +62,11 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     let outcome = platform::bring_up(boot_info);
     let extras = boot_extras();
     let cmdline = kernel::cmdline::CmdLine::parse(extras.cmdline());
+    if outcome.is_ok() && cmdline.flag("probe") {
+        // A read-only dump for bug reports: no GPU is brought up, nothing is written.
+        let ok = probe::run(&cmdline);
+        arch::exit_qemu(if ok { arch::QemuExit::Success } else { arch::QemuExit::Failure });
+    }
     if outcome.is_ok() {
         gpu::bring_up(&cmdline);
         boot_timeline::mark("boot done");

@@ -202,6 +202,10 @@ pub enum ModelError {
     Bar1 { offset: u64, len: u64, write: bool, reason: &'static str, fault: Option<crate::engine_mem::MmuFault> },
     /// The replayable fault buffer refused a register access or a replay/cancel.
     FaultBuffer(crate::fault_buffer::FaultBufferError),
+    /// BAR0 accesses made while another access was still running inside the model (the
+    /// driver re-entered the GPU from a callback of its own access): `count` of them, the
+    /// first at `offset`. Each read returned poison and each write was dropped.
+    Reentrant { count: u64, offset: u32, kind: AccessKind },
 }
 
 impl fmt::Display for ModelError {
@@ -222,6 +226,10 @@ impl fmt::Display for ModelError {
             ModelError::Booter(error) => write!(f, "SEC2 booter: {error}"),
             ModelError::GspRm(error) => write!(f, "GSP-RM: {error}"),
             ModelError::FaultBuffer(error) => write!(f, "{error}"),
+            ModelError::Reentrant { count, offset, kind } => write!(
+                f,
+                "{count} re-entrant BAR0 access(es), the first a {kind} at {offset:#08x}, made while another access was running"
+            ),
             ModelError::Bar1 { offset, len, write, reason, fault } => {
                 let what = if *write { "write" } else { "read" };
                 write!(f, "BAR1 {what} of {len:#x} bytes at {offset:#x}: {reason}")?;

@@ -193,6 +193,10 @@ pub struct ModelGpu {
     config: ModelConfig,
     vbios: BuiltVbios,
     state: RefCell<GpuState>,
+    /// BAR0 writes that reached the model (`probe` confirms it made none).
+    register_writes: core::cell::Cell<u64>,
+    /// Accesses refused because another was running: count, first offset and kind.
+    reentrant: core::cell::Cell<(u64, u32, AccessKind)>,
 }
 
 impl ModelGpu {
@@ -234,7 +238,13 @@ impl ModelGpu {
             gpu_time_ns: 0,
             replayable_faults: 0,
         };
-        Self { config, vbios, state: RefCell::new(state) }
+        Self {
+            config,
+            vbios,
+            state: RefCell::new(state),
+            register_writes: core::cell::Cell::new(0),
+            reentrant: core::cell::Cell::new((0, 0, AccessKind::Read)),
+        }
     }
 
     /// The default model board of `chipset` ([`ModelConfig::for_chipset`]).
@@ -286,7 +296,19 @@ impl ModelGpu {
 
     /// Everything the model rejected so far, in order.
     pub fn errors(&self) -> Vec<ModelError> {
-        self.state.try_borrow().map(|s| s.log.0.clone()).unwrap_or_default()
+        let mut errors = self.state.try_borrow().map(|s| s.log.0.clone()).unwrap_or_default();
+        errors.extend(self.reentrant_error());
+        errors
+    }
+
+    fn reentrant_error(&self) -> Option<ModelError> {
+        let (count, offset, kind) = self.reentrant.get();
+        (count > 0).then_some(ModelError::Reentrant { count, offset, kind })
+    }
+
+    /// BAR0 writes that reached the model since it was made (refused ones included).
+    pub fn register_writes(&self) -> u64 {
+        self.register_writes.get()
     }
 
     /// The accesses to unmodelled registers so far, in order.
@@ -302,7 +324,10 @@ impl ModelGpu {
 
     /// Returns the recorded errors and forgets them.
     pub fn take_errors(&self) -> Vec<ModelError> {
-        self.state.try_borrow_mut().map(|mut s| core::mem::take(&mut s.log.0)).unwrap_or_default()
+        let mut errors = self.state.try_borrow_mut().map(|mut s| core::mem::take(&mut s.log.0)).unwrap_or_default();
+        errors.extend(self.reentrant_error());
+        self.reentrant.set((0, 0, AccessKind::Read));
+        errors
     }
 
     /// WPR2 as FWSEC-FRTS or booter_load left it: (first byte, last byte), or `None` while not
@@ -552,12 +577,19 @@ impl ModelGpu {
     }
 
     fn access(&self, offset: u32, write: Option<u32>) -> u32 {
+        let kind = if write.is_some() { AccessKind::Write } else { AccessKind::Read };
+        if write.is_some() {
+            self.register_writes.set(self.register_writes.get() + 1);
+        }
         let Ok(mut guard) = self.state.try_borrow_mut() else {
-            // Only reachable if a logger re-entered the model from inside an access.
+            // An access from inside another (a logger or callback re-entering the model):
+            // refused, and recorded where the state's own log cannot be reached.
+            let (count, first, first_kind) = self.reentrant.get();
+            let (first, first_kind) = if count == 0 { (offset, kind) } else { (first, first_kind) };
+            self.reentrant.set((count + 1, first, first_kind));
             return POISON;
         };
         let state = &mut *guard;
-        let kind = if write.is_some() { AccessKind::Write } else { AccessKind::Read };
         let shown = write.unwrap_or(POISON);
         if !offset.is_multiple_of(4) {
             state.log.record(ModelError::Misaligned { offset, kind, value: shown });
@@ -1283,6 +1315,33 @@ fn local_memory_range(vram_bytes: u64) -> u32 {
 #[cfg(test)]
 mod local_memory_range_tests {
     use super::*;
+
+    #[test]
+    fn a_reentrant_access_is_refused_and_recorded_not_lost() {
+        let model = ModelGpu::new(ModelConfig::h200());
+        let boot0 = model.read32(0);
+        assert_ne!(boot0, POISON);
+        {
+            // Another access still running (a callback of it re-entering the model).
+            let _running = model.state.borrow_mut();
+            assert_eq!(model.read32(0), POISON);
+            model.write32(0x1700, 1);
+        }
+        let errors = model.take_errors();
+        assert_eq!(errors, vec![ModelError::Reentrant { count: 2, offset: 0, kind: AccessKind::Read }]);
+        assert!(model.take_errors().is_empty(), "taken once");
+    }
+
+    #[test]
+    fn register_writes_are_counted_reads_are_not() {
+        let model = ModelGpu::new(ModelConfig::h200());
+        for _ in 0..5 {
+            model.read32(0);
+        }
+        assert_eq!(model.register_writes(), 0);
+        model.write32(0x1700, 0);
+        assert_eq!(model.register_writes(), 1);
+    }
 
     #[test]
     fn encodes_the_fb_size_the_driver_decodes() {

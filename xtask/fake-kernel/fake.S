@@ -22,7 +22,8 @@
  * test line `ktest NAME ... ok (1 ms)` (the selftest passes the ktests each case exists for).
  * A command line starting with `app ` prints the example application's report instead of the
  * tests (every example ok, the managed-memory lines) and exits 0x10; `fault=pagefault` prints a
- * page-fault exception report and exits 0x11, as the kernel does.
+ * page-fault exception report and exits 0x11, as the kernel does; one starting with `probe`
+ * prints a read-only dump of a model GH100 and TU102 ending `probe: 0 register writes`, exit 0x10.
  *
  * Written in assembly so that it needs nothing but the C toolchain the kernel build already uses.
  */
@@ -167,6 +168,13 @@ main:
     mov eax, 0x11
     jmp exit
 8:  mov esi, [cmdline]
+    cmp dword ptr [esi], 0x626f7270     /* "prob" */
+    jne 7f
+    mov esi, offset msg_probe
+    call puts
+    mov eax, 0x10
+    jmp exit
+7:  mov esi, [cmdline]
     cmp dword ptr [esi], 0x20707061     /* "app " */
     jne 9f
     mov esi, offset msg_app
@@ -549,6 +557,13 @@ msg_app:            .ascii "[       5 ms] INFO  kernel: timeline json: {\"phase\
                     .ascii "[      16 ms] INFO  app: managed stats: {\"gpu_faults\":1,\"replays\":1,\"cancels\":0,\"evictions\":1,\"migrated_to_gpu_bytes\":4096,\"migrated_to_cpu_bytes\":12288,\"cpu_faults\":3}\r\n"
                     .ascii "[      17 ms] INFO  app: 6 passed, 0 failed\r\n"
                     .asciz "[      18 ms] INFO  kernel: timeline json: {\"phase\":\"application\",\"stages\":[{\"stage\":\"platform ready\",\"gpu\":null,\"ms\":1.000},{\"stage\":\"GPU foundation\",\"gpu\":0,\"ms\":2.000},{\"stage\":\"GSP-RM up\",\"gpu\":0,\"ms\":3.000},{\"stage\":\"boot done\",\"gpu\":null,\"ms\":4.000},{\"stage\":\"GPU opened\",\"gpu\":null,\"ms\":10.000},{\"stage\":\"compute stream created\",\"gpu\":null,\"ms\":11.000},{\"stage\":\"first result\",\"gpu\":null,\"ms\":12.000},{\"stage\":\"examples done\",\"gpu\":null,\"ms\":13.000},{\"stage\":\"managed example done\",\"gpu\":null,\"ms\":14.000},{\"stage\":\"application finished\",\"gpu\":null,\"ms\":15.000}],\"dropped\":0}\r\n"
+msg_probe:          .ascii "[       5 ms] INFO  probe: model gpu0 (gh100): BOOT0 0x180000a1, BOOT42 0x180a1000: GH100 (Hopper) rev A1 (fake)\r\n"
+                    .ascii "[       5 ms] INFO  probe: model gpu0 (gh100): VBIOS: 3 ROM images, version 96.01.80.00.5E (fake)\r\n"
+                    .ascii "[       5 ms] INFO  probe: model gpu0 (gh100): the model saw 0 register writes\r\n"
+                    .ascii "[       6 ms] INFO  probe: model gpu1 (tu102): BOOT0 0x162000a1, BOOT42 0x162a1000: TU102 (Turing) rev A1 (fake)\r\n"
+                    .ascii "[       6 ms] INFO  probe: model gpu1 (tu102): VBIOS: 3 ROM images, version 90.01.62.00.5E (fake)\r\n"
+                    .ascii "[       6 ms] INFO  probe: model gpu1 (tu102): the model saw 0 register writes\r\n"
+                    .asciz "[       7 ms] INFO  probe: 0 register writes\r\n"
 msg_tests_fail:     .ascii "[       1 ms] INFO  ktest fake::serial ... ok\r\n"
                     .asciz "[       1 ms] ERROR ktest fake::pci_scan ... FAILED: asked to fail\r\n"
 msg_failed_one:     .asciz " passed, 1 failed\r\n"

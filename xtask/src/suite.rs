@@ -60,6 +60,9 @@ pub enum Expect {
     /// The example application (`app`, with the payload modules) reports every example ok and
     /// exits 33.
     AppRuns,
+    /// `probe`: every model GPU of the case's `gpu=` dumped (chip, VBIOS, the model's own count
+    /// of 0 register writes), ending `probe: 0 register writes`, exit 33.
+    ProbeDumps,
 }
 
 const PVH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -194,6 +197,11 @@ pub fn all_cases() -> Vec<Case> {
             ..case("pvh-q35-gsp-boot", Q35, Pvh)
         },
         Case { append: "fault=pagefault", expect: Expect::PageFaultReport, ..case("pvh-q35-fault-report", Q35, Pvh) },
+        Case {
+            append: "probe gpu=model:gh100,model:tu102",
+            expect: Expect::ProbeDumps,
+            ..case("pvh-q35-probe", Q35, Pvh)
+        },
         Case {
             append: "app gpu=model:gh100",
             firmware: &["gh100"],
@@ -389,6 +397,8 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
         Expect::PageFaultReport => case.append.to_string(),
         // The application runs instead of the in-kernel tests.
         Expect::AppRuns => case.append.to_string(),
+        // So does the probe, which writes nothing and exits.
+        Expect::ProbeDumps => case.append.to_string(),
     };
     if case.boot != BootPath::Pvh && !case.append.is_empty() {
         return Err(error("per-case command lines are only supported on the PVH path"));
@@ -496,6 +506,9 @@ fn run_case(case: &Case, opts: &Options, iso: Option<&Path>, initrd: &Path, log:
 
     if case.expect == Expect::PageFaultReport {
         return Ok(judge_fault_report(&seen, exit.and_then(|s| s.code()), timed_out));
+    }
+    if case.expect == Expect::ProbeDumps {
+        return Ok(judge_probe(case.append, &seen, exit.and_then(|s| s.code()), timed_out));
     }
     if case.expect == Expect::AppRuns {
         let outcome = judge_app(&seen, exit.and_then(|s| s.code()), timed_out);
@@ -725,6 +738,58 @@ fn judge_managed(seen: &[String]) -> std::result::Result<String, String> {
     ))
 }
 
+/// `probe`: each model chip of `gpu=` identified with its VBIOS read, the model's own count of
+/// 0 register writes for each, no access refused, the closing `probe: 0 register writes`, exit 33.
+fn judge_probe(append: &str, seen: &[String], code: Option<i32>, timed_out: bool) -> Outcome {
+    if timed_out {
+        return Outcome::Fail("timed out before the probe finished".into());
+    }
+    if let Err(why) = klog::describe_exit(code) {
+        return Outcome::Fail(why);
+    }
+    let chips: Vec<&str> = append
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("gpu="))
+        .flat_map(|spec| spec.split(','))
+        .filter_map(|g| g.strip_prefix("model:"))
+        .collect();
+    let mut problems = Vec::new();
+    for (i, chip) in chips.iter().enumerate() {
+        let name = format!("probe: model gpu{i} ({chip}): ");
+        let lines: Vec<&str> = seen.iter().filter_map(|l| l.split(&name).nth(1)).collect();
+        let upper = chip.to_ascii_uppercase();
+        if !lines.iter().any(|l| l.starts_with("BOOT0 ") && l.contains(&format!(": {upper} ("))) {
+            problems.push(format!("{chip}: no BOOT0/BOOT42 line identifying {upper}"));
+        }
+        if !lines.iter().any(|l| l.starts_with("VBIOS: ") && l.contains("ROM images")) {
+            problems.push(format!("{chip}: the VBIOS was not read"));
+        }
+        if !lines.contains(&"the model saw 0 register writes") {
+            problems.push(format!("{chip}: no `the model saw 0 register writes`"));
+        }
+    }
+    if chips.is_empty() {
+        problems.push("the case names no model GPU".into());
+    }
+    if let Some(l) = seen.iter().find(|l| l.contains("rejected an access")) {
+        problems.push(format!("the model refused an access: {}", l.trim()));
+    }
+    let totals: Vec<&str> = seen
+        .iter()
+        .filter_map(|l| l.split("INFO  probe: ").nth(1))
+        .map(str::trim)
+        .filter(|l| l.strip_suffix(" register writes").is_some_and(|n| n.parse::<u64>().is_ok()))
+        .collect();
+    if totals != ["0 register writes"] {
+        problems.push(format!("closing lines {totals:?}, expected exactly `probe: 0 register writes`"));
+    }
+    if problems.is_empty() {
+        Outcome::Pass(format!("{} GPU(s) dumped read-only, 0 register writes", chips.len()))
+    } else {
+        Outcome::Fail(problems.join("; "))
+    }
+}
+
 fn judge_fault_report(seen: &[String], code: Option<i32>, timed_out: bool) -> Outcome {
     let text = seen.join("\n");
     let mut missing = Vec::new();
@@ -895,5 +960,26 @@ mod tests {
         opts.only = vec!["grub".into()];
         let names: Vec<_> = opts.selected().iter().map(|c| c.name).collect();
         assert_eq!(names, ["grub-bios-q35", "grub-uefi-q35"]);
+    }
+
+    #[test]
+    fn the_probe_judge_wants_every_chip_and_zero_writes() {
+        let good: Vec<String> = [
+            "[5 ms] INFO  probe: model gpu0 (gh100): BOOT0 0x180000a1, BOOT42 0x180a1000: GH100 (Hopper) rev A1",
+            "[5 ms] INFO  probe: model gpu0 (gh100): VBIOS: 3 ROM images, version 96.01.80.00.5E",
+            "[5 ms] INFO  probe: model gpu0 (gh100): the model saw 0 register writes",
+            "[7 ms] INFO  probe: 0 register writes",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let append = "probe gpu=model:gh100";
+        assert!(matches!(judge_probe(append, &good, Some(33), false), Outcome::Pass(_)));
+        let mut wrote = good.clone();
+        wrote[3] = "[7 ms] INFO  probe: 2 register writes".into();
+        assert!(matches!(judge_probe(append, &wrote, Some(33), false), Outcome::Fail(_)));
+        let two = "probe gpu=model:gh100,model:tu102";
+        assert!(matches!(judge_probe(two, &good, Some(33), false), Outcome::Fail(w) if w.contains("tu102")));
+        assert!(matches!(judge_probe(append, &good, Some(35), false), Outcome::Fail(_)));
     }
 }

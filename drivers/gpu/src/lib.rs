@@ -20,6 +20,7 @@ pub mod intr;
 pub mod mm;
 pub mod payload;
 pub mod platform;
+pub mod probe;
 pub mod rm;
 pub mod runtime;
 pub mod vbios;
