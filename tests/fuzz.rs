@@ -479,7 +479,7 @@ pub fn fsp(data: &[u8]) {
         let len = (usize::from(*lo) | usize::from(*hi) << 8).min(tail.len());
         let (packet, next) = tail.split_at(len);
         let _ = check_response(packet.get(7..).unwrap_or(&[]));
-        let outcome = state.packet(packet, None, 1 << 34, false);
+        let outcome = state.packet(packet, None, 1 << 34, false, false);
         if let Some(reply) = outcome.reply {
             let _ = check_response(reply.get(7..).unwrap_or(&[]));
         }

@@ -100,6 +100,10 @@ pub struct ModelConfig {
     pub fwsec_ucode_fuse: u16,
     /// Polls of a falcon's registers after an engine reset before memory scrubbing reads done.
     pub scrub_polls: u32,
+    /// The FSP runs a GSP-FMC it does not know (a test's stand-in). Off by default: a Hopper
+    /// model's FSP accepts only one of NVIDIA's GSP-FMCs (`gsp_rm::fsp::KNOWN_FMCS`), as the
+    /// silicon's chain of trust does.
+    pub allow_stand_in_fmc: bool,
 }
 
 /// Revision A1 (major 0xA, minor 1), what the supported boards ship.
@@ -170,6 +174,7 @@ impl ModelConfig {
             debug_fused: false,
             fwsec_ucode_fuse: DEFAULT_FWSEC_UCODE_FUSE,
             scrub_polls: DEFAULT_SCRUB_POLLS,
+            allow_stand_in_fmc: false,
         }
     }
 

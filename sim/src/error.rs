@@ -206,6 +206,9 @@ pub enum ModelError {
     /// driver re-entered the GPU from a callback of its own access): `count` of them, the
     /// first at `offset`. Each read returned poison and each write was dropped.
     Reentrant { count: u64, offset: u32, kind: AccessKind },
+    /// A PCI configuration write that changed nothing: `reason` says why (an identity
+    /// register, an empty BAR slot, an offset the model's header does not implement).
+    PciConfigWrite { offset: u16, value: u32, reason: &'static str },
 }
 
 impl fmt::Display for ModelError {
@@ -226,6 +229,9 @@ impl fmt::Display for ModelError {
             ModelError::Booter(error) => write!(f, "SEC2 booter: {error}"),
             ModelError::GspRm(error) => write!(f, "GSP-RM: {error}"),
             ModelError::FaultBuffer(error) => write!(f, "{error}"),
+            ModelError::PciConfigWrite { offset, value, reason } => {
+                write!(f, "PCI configuration write of {value:#010x} at {offset:#05x}: {reason}")
+            }
             ModelError::Reentrant { count, offset, kind } => write!(
                 f,
                 "{count} re-entrant BAR0 access(es), the first a {kind} at {offset:#08x}, made while another access was running"

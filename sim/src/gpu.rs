@@ -419,7 +419,9 @@ impl ModelGpu {
         let Some(fsp_falcon) = state.falcons.iter_mut().find(|f| f.engine() == FalconEngine::Fsp) else { return };
         let Some(packet) = fsp_falcon.take_fsp_command() else { return };
         let running = state.gsp_rm.is_up();
-        let outcome = state.gsp_rm.fsp.packet(&packet, state.memory.as_deref(), state.machine.vram_bytes, running);
+        let stand_in = self.config.allow_stand_in_fmc;
+        let outcome =
+            state.gsp_rm.fsp.packet(&packet, state.memory.as_deref(), state.machine.vram_bytes, running, stand_in);
         for refusal in outcome.refusals {
             state.log.record(ModelError::GspRm(GspRmError::Fsp(refusal)));
         }
@@ -484,9 +486,13 @@ impl ModelGpu {
 
     /// Writes 32 bits of PCI configuration space (command register and BARs are writable; BARs
     /// answer the all-ones sizing probe with their size mask).
+    /// Any other write (an identity register, an empty BAR slot, an offset the header does not
+    /// have, a misaligned one) changes nothing and is recorded as a [`ModelError::PciConfigWrite`].
     pub fn pci_config_write32(&self, offset: u16, value: u32) {
         if let Ok(mut state) = self.state.try_borrow_mut() {
-            state.pci.write32(offset, value);
+            if let Err(reason) = state.pci.write32(offset, value) {
+                state.log.record(ModelError::PciConfigWrite { offset, value, reason });
+            }
         }
     }
 
@@ -1240,6 +1246,8 @@ struct PciConfigSpace {
     /// BAR registers 0..6 as last written (address bits only).
     bars: [u32; 6],
     slots: [Option<BarSlot>; 6],
+    /// `Interrupt Line` (offset 0x3C), which firmware may write.
+    interrupt_line: u8,
 }
 
 impl PciConfigSpace {
@@ -1257,7 +1265,7 @@ impl PciConfigSpace {
             upper(sizes.bar2, prefetch),
             None,
         ];
-        Self { identity, command: 0, bars: [0; 6], slots }
+        Self { identity, command: 0, bars: [0; 6], slots, interrupt_line: 0 }
     }
 
     fn read32(&self, offset: u16) -> u32 {
@@ -1278,25 +1286,35 @@ impl PciConfigSpace {
                 }
             }
             pci::SUBSYSTEM => u32::from(id.subsystem_vendor_id) | (u32::from(id.subsystem_id) << 16),
-            // Interrupt pin INTA.
-            pci::INTERRUPT => 1 << 8,
+            // Interrupt pin INTA, and the line firmware wrote.
+            pci::INTERRUPT => (1 << 8) | u32::from(self.interrupt_line),
             _ => 0,
         }
     }
 
-    fn write32(&mut self, offset: u16, value: u32) {
-        match offset & !3 {
+    fn write32(&mut self, offset: u16, value: u32) -> Result<(), &'static str> {
+        if !offset.is_multiple_of(4) {
+            return Err("a misaligned dword write");
+        }
+        if offset >= 0x100 {
+            return Err("beyond the 256-byte configuration header the model has");
+        }
+        match offset {
             pci::COMMAND_STATUS => self.command = value & pci::COMMAND_WRITABLE,
             o @ pci::BAR0..=0x24 => {
                 let index = usize::from((o - pci::BAR0) / 4);
-                let Some(slot) = self.slots[index] else { return };
+                let Some(slot) = self.slots[index] else { return Err("an empty BAR slot") };
                 // Address bits below the size read back as zero; that is how software sizes BARs.
                 let mask = !(slot.size.saturating_sub(1));
                 self.bars[index] =
                     if slot.upper { (value as u64 & (mask >> 32)) as u32 } else { value & mask as u32 & !0xF };
             }
-            _ => {}
+            // The interrupt line is the firmware's scratch byte; the pin is read-only.
+            pci::INTERRUPT => self.interrupt_line = value as u8,
+            pci::VENDOR_DEVICE | pci::CLASS_REVISION | pci::SUBSYSTEM => return Err("a read-only identity register"),
+            _ => return Err("a register the model's configuration space does not implement"),
         }
+        Ok(())
     }
 }
 

@@ -102,7 +102,7 @@ fn seeds_get_past_the_first_checks() {
         let mut replies = Vec::new();
         while let [lo, hi, tail @ ..] = rest {
             let (packet, next) = tail.split_at(usize::from(u16::from_le_bytes([*lo, *hi])));
-            replies.extend(state.packet(packet, None, 1 << 34, false).reply);
+            replies.extend(state.packet(packet, None, 1 << 34, false, false).reply);
             rest = next;
         }
         assert_eq!(state.received.len(), 1, "cot-{channel}: one message");

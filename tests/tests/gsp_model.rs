@@ -1351,9 +1351,32 @@ impl Rig {
     }
 }
 
+/// A model H200 whose FSP runs the rig's stand-in GSP-FMC (the tests here build their own
+/// image; NVIDIA's FMC boots in `gsp_boot`).
+fn stand_in_h200() -> ModelGpu {
+    ModelGpu::new(sim::ModelConfig { allow_stand_in_fmc: true, ..sim::ModelConfig::h200() })
+}
+
+/// Without the opt-in, the FSP refuses an FMC that is not one of NVIDIA's, as the silicon's
+/// chain of trust does; the model used to run any image it was given.
+#[test]
+fn hopper_fsp_refuses_a_stand_in_fmc_unless_a_test_allows_it() {
+    use nvgpu::gsp::boot::fsp::FspError;
+    let mut rig = Rig::new(ModelGpu::h200());
+    let result = rig.fsp_chain_of_trust(|_| {});
+    assert!(matches!(result, Err(FspError::CommandFailed { .. })), "{result:?}");
+    let errors = gsp_rm_errors(&rig.model);
+    assert!(
+        matches!(&errors[..], [GspRmError::Fsp(r)] if r.what.contains("not one of NVIDIA's GSP-FMCs")),
+        "{errors:?}"
+    );
+    assert!(!rig.riscv_active());
+    assert_eq!(rig.model.wpr2(), None, "no FMC ran");
+}
+
 #[test]
 fn hopper_fsp_chain_of_trust_boots_gsp_rm() {
-    let mut rig = Rig::new(ModelGpu::h200());
+    let mut rig = Rig::new(stand_in_h200());
     assert_eq!(rig.model.wpr2(), None);
     let response = rig.fsp_chain_of_trust(|_| {}).expect("FSP_OK");
     assert_eq!(response.command_nvdm_type.get(), 0x14);
@@ -1386,7 +1409,7 @@ fn hopper_fsp_refuses_bad_cot_and_the_fmc_bad_metadata() {
     use nvgpu::hw::fw::fsp::FSP_ERR_IFS_ERR_INVALID_DATA;
     use sim::zerocopy::byteorder::little_endian::U16;
 
-    let mut rig = Rig::new(ModelGpu::h200());
+    let mut rig = Rig::new(stand_in_h200());
     let result = rig.fsp_chain_of_trust(|cot| cot.version = U16::new(2));
     assert!(
         matches!(result, Err(FspError::CommandFailed { error_code, .. }) if error_code == FSP_ERR_IFS_ERR_INVALID_DATA),
@@ -1396,7 +1419,7 @@ fn hopper_fsp_refuses_bad_cot_and_the_fmc_bad_metadata() {
     assert!(!rig.riscv_active());
 
     // The FSP accepts the command, but the GSP-FMC finds a placed layout: its error in MAILBOX0.
-    let mut rig = Rig::new(ModelGpu::h200());
+    let mut rig = Rig::new(stand_in_h200());
     rig.meta.gsp_fw_offset = 0x1_0000_0000;
     rig.rewrite_meta();
     rig.fsp_chain_of_trust(|_| {}).expect("the FSP itself accepts");

@@ -89,7 +89,35 @@ fn pci_identity_and_bar_sizing() {
         assert_eq!(lo & 0xF, 0b1100);
         let mask = (u64::from(model.pci_config_read32(0x18)) << 32) | u64::from(lo & !0xF);
         assert_eq!(!mask + 1, model.config().bars.bar1);
+        // The command register and the interrupt line take writes without complaint.
+        model.pci_config_write32(0x04, 0x6);
+        model.pci_config_write32(0x3C, 0x0b);
+        assert_eq!(model.pci_config_read32(0x3C), (1 << 8) | 0x0b);
+        assert_eq!(model.take_errors(), vec![], "{}", model.chipset());
     }
+}
+
+/// Configuration writes that change nothing are recorded, not dropped: an identity register,
+/// the empty sixth BAR slot, a capability offset the header does not have, past the header, a
+/// misaligned offset. (The model used to ignore all of them.)
+#[test]
+fn pci_config_writes_to_unknown_offsets_are_recorded() {
+    let model = ModelGpu::rtx3090();
+    for (offset, reason) in [
+        (0x00u16, "read-only identity"),
+        (0x24, "empty BAR slot"),
+        (0x40, "does not implement"),
+        (0x100, "256-byte"),
+        (0x06, "misaligned"),
+    ] {
+        model.pci_config_write32(offset, 0x1234_5678);
+        let errors = model.take_errors();
+        assert!(
+            matches!(errors.as_slice(), [ModelError::PciConfigWrite { offset: o, value: 0x1234_5678, reason: r }] if *o == offset && r.contains(reason)),
+            "{offset:#x}: {errors:?}"
+        );
+    }
+    assert_eq!(model.pci_config_read32(0x00) & 0xffff, 0x10de, "the identity is unchanged");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -203,6 +203,7 @@ impl FspState {
         memory: Option<&(dyn SystemMemory + Send)>,
         vram_bytes: u64,
         gsp_rm_running: bool,
+        allow_stand_in_fmc: bool,
     ) -> FspOutcome {
         let mut outcome = FspOutcome::default();
         let refuse = |what, value: u64| FspRefusal { what, value, error_code: 0 };
@@ -257,7 +258,7 @@ impl FspState {
         self.received.push(message.clone());
         let (error_code, refusal) = match nvdm_type {
             NVDM_TYPE_COT if gsp_rm_running => (FSP_ERR_IFS_ERR_INVALID_STATE, Some(("COT while GSP-RM runs", 0))),
-            NVDM_TYPE_COT => match check_cot(&message[1..], memory, vram_bytes) {
+            NVDM_TYPE_COT => match check_cot(&message[1..], memory, vram_bytes, allow_stand_in_fmc) {
                 Ok((params, fmc)) => {
                     self.fmc = Some(fmc);
                     outcome.cot = Some(params);
@@ -284,6 +285,7 @@ fn check_cot(
     payload: &[u8],
     memory: Option<&(dyn SystemMemory + Send)>,
     vram_bytes: u64,
+    allow_stand_in_fmc: bool,
 ) -> Result<(GspFmcBootParams, FmcSeen), (&'static str, u64)> {
     let cot = payload
         .get(..NVDM_PAYLOAD_COT_SIZE)
@@ -301,6 +303,12 @@ fn check_cot(
         return Err(("gspFmcSysmemOffset: no readable GSP-FMC", fmc));
     }
     let fmc_seen = recognise_fmc(memory, fmc, &cot)?;
+    if fmc_seen == FmcSeen::StandIn && !allow_stand_in_fmc {
+        return Err((
+            "gspFmcSysmemOffset: not one of NVIDIA's GSP-FMCs (a stand-in, which this model does not allow)",
+            fmc,
+        ));
+    }
     let frts_sys = cot.frts_sysmem_offset.get();
     if cot.frts_sysmem_size.get() != FRTS_SIZE || !readable(memory, frts_sys, FRTS_SIZE.into()) {
         return Err(("frtsSysmemOffset/Size: not a readable 1 MiB buffer", frts_sys));
