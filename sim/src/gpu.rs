@@ -11,13 +11,13 @@
 //! | `NV_PFB_PRI_MMU_WPR2_ADDR_LO/HI` | read-only to the driver (privileged); FWSEC-FRTS sets them |
 //! | `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0_GFW_BOOT` | `PROGRESS` = COMPLETED: the boot firmware finished |
 //! | `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK` | read protection 0xF: every level (the driver included) may read group 05 |
-//! | `NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0`, `NV_PGC6_BSI_SECURE_SCRATCH_14` | read/write storage, 0 at power on |
+//! | `NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0` | read/write storage, 0 at power on |
 //! | `NV_USABLE_FB_SIZE_IN_MB` (GA10x and later) | VRAM in MiB, read-only |
 //! | `NV_THERM_I2CS_SCRATCH` (Hopper, Blackwell; per HAL) | `FSP_BOOT_COMPLETE_STATUS` = SUCCESS, read-only |
 //! | `NV_FUSE_OPT_SECURE_GSP_DEBUG_DIS` (TU102 / GA100+ offsets) | `DATA_YES` (production) unless `debug_fused`, read-only |
 //! | `NV_FUSE_OPT_FPF_GSP_UCODE<n>_VERSION` (GA100, GA10x, Ada) | `fwsec_ucode_fuse` for the FWSEC ucode id, 0 for the others, read-only |
 //! | `NV_FUSE_OPT_FPF_SEC2_UCODE<n>_VERSION` (GA100, GA10x, Ada) | 0 unless set with [`ModelGpu::set_sec2_ucode_fuse`], read-only; selects the booter's signature |
-//! | `NV_PGC6_BSI_SECURE_SCRATCH_14` | read/write storage; SEC2 sets `BOOT_STAGE_3_HANDOFF` when it resumes GSP-RM |
+//! | `NV_PGC6_BSI_SECURE_SCRATCH_14` | 0 at power on, read-only to the driver (secure scratch; a write is refused); SEC2 sets `BOOT_STAGE_3_HANDOFF` when it resumes GSP-RM |
 //! | `NV_PGSP_MAILBOX(0..4)`, `NV_PGSP_QUEUE_HEAD(0..8)` (`dev_gsp.h`) | read/write storage owned by GSP-RM: its error word in MAILBOX(0/1); a QUEUE_HEAD(0) write is the command doorbell ([`crate::gsp_rm`]) |
 //! | `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE(_PDB, _UPPER_PDB)`, `NV_PBUS_BAR0_WINDOW` / `NV_XAL_EP_BAR0_WINDOW`, `NV_PRAMIN` | see [`crate::mmu::MemorySystem`] |
 //! | BAR1 (not BAR0: [`ModelGpu::bar1_read`]/[`ModelGpu::bar1_write`]) | VRAM through the BAR1 VA space under GSP-RM's root (`bar1PdeBase`), the model MMU and TLB; faults logged, reads 0xFF |
@@ -528,6 +528,10 @@ impl ModelGpu {
             pmc::NV_PMC_BOOT_42::OFFSET => ("NV_PMC_BOOT_42", self.config.boot42()),
             fb::NV_PFB_PRI_MMU_WPR2_ADDR_LO::OFFSET => ("NV_PFB_PRI_MMU_WPR2_ADDR_LO", machine.wpr2_lo),
             fb::NV_PFB_PRI_MMU_WPR2_ADDR_HI::OFFSET => ("NV_PFB_PRI_MMU_WPR2_ADDR_HI", machine.wpr2_hi),
+            // Secure scratch: SEC2-RTOS writes the boot-stage-3 handoff, the CPU only reads it
+            // (the sequencer's CORE_RESUME waits on it). A driver that wrote it would fake the
+            // handoff.
+            NV_PGC6_BSI_SECURE_SCRATCH_14::OFFSET => ("NV_PGC6_BSI_SECURE_SCRATCH_14", machine.bsi_scratch_14),
             NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0_GFW_BOOT::OFFSET => (
                 "NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0_GFW_BOOT",
                 NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0_GFW_BOOT::default()
@@ -639,7 +643,6 @@ impl ModelGpu {
             gc6::NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0::OFFSET => {
                 Some(&mut state.frts_input_wpr_size)
             }
-            gc6::NV_PGC6_BSI_SECURE_SCRATCH_14::OFFSET => Some(&mut state.machine.bsi_scratch_14),
             _ => None,
         };
         if let Some(slot) = storage {
@@ -1348,6 +1351,21 @@ mod local_memory_range_tests {
         let errors = model.take_errors();
         assert_eq!(errors, vec![ModelError::Reentrant { count: 2, offset: 0, kind: AccessKind::Read }]);
         assert!(model.take_errors().is_empty(), "taken once");
+    }
+
+    #[test]
+    fn the_cpu_cannot_write_the_secure_boot_stage_scratch() {
+        use nvgpu::hw::gc6::NV_PGC6_BSI_SECURE_SCRATCH_14 as S14;
+        let model = ModelGpu::new(ModelConfig::rtx3090());
+        model.write32(S14::OFFSET, 1 << S14::BOOT_STAGE_3_HANDOFF.bits.lo);
+        assert_eq!(model.read32(S14::OFFSET), 0, "the handoff is SEC2's to set, not the driver's");
+        assert!(
+            matches!(
+                model.take_errors().as_slice(),
+                [ModelError::ReadOnly { register: "NV_PGC6_BSI_SECURE_SCRATCH_14", .. }]
+            ),
+            "the refused write is recorded"
+        );
     }
 
     #[test]
