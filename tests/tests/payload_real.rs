@@ -73,8 +73,10 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
 }
 
-fn work_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("payload_real");
+/// A folder of the test's own: the tests run in parallel and write files of the same names
+/// (`k80.ptx`, `clang80.ptx`), which a shared folder would let one test read half-written.
+fn work_dir(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("payload_real").join(test);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -197,7 +199,7 @@ fn expected_params(kernel: &str) -> &'static [(u16, u16)] {
 #[test]
 fn cubins_from_ptxas_match_nvidia_tools() {
     let Some(tools) = tools() else { return };
-    let dir = work_dir();
+    let dir = work_dir("cubins_from_ptxas_match_nvidia_tools");
     let mut names_seen = std::collections::BTreeSet::new();
     for &sm in SMS {
         let ptx = ptx_for(sm, &dir);
@@ -377,7 +379,7 @@ fn parse_fatbin_listing(text: &str) -> Vec<ListedEntry> {
 #[test]
 fn fatbins_from_libnvfatbin_match_inputs_and_cuobjdump() {
     let Some(tools) = tools() else { return };
-    let dir = work_dir();
+    let dir = work_dir("fatbins_from_libnvfatbin_match_inputs_and_cuobjdump");
     let mut images = Vec::new();
     for &sm in SMS {
         let ptx = ptx_for(sm, &dir);
