@@ -432,6 +432,21 @@ mod tests {
         );
     }
 
+    /// The README's twenty lines of the API are the body of `nvrt/examples/readme_api.rs`,
+    /// which `cargo test` and clippy compile: the README shows code that builds.
+    #[test]
+    fn the_readme_api_example_is_the_compiled_one() {
+        let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+        let section = &readme[readme.find("## The application API").expect("the section")..];
+        let block = section.split("```rust\n").nth(1).expect("a rust block");
+        let block = &block[..block.find("```").expect("its end")];
+        let example = std::fs::read_to_string(workspace_root().join("nvrt/examples/readme_api.rs")).unwrap();
+        let body = example.split("mod readme {\n").nth(1).expect("mod readme");
+        let body = &body[..body.rfind("}\n\nfn main").expect("the module's end")];
+        let dedented: String = body.lines().map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l))).collect();
+        assert_eq!(dedented, block, "README.md's API example and nvrt/examples/readme_api.rs differ");
+    }
+
     #[test]
     fn the_template_names_no_driver_internals() {
         for text in [TEMPLATE_MAIN, TEMPLATE_KERNEL] {
