@@ -58,7 +58,7 @@ Commands:
   bench         every measured figure the README quotes: unified memory (faults per MiB with and
                 without prefetch, thrashing, 4x oversubscribed against fitting throughput, callgrind
                 instructions per serviced fault), launch and
-                submission cost, the PTX interpreter's rate, fuzz executions per target in 10 s,
+                submission cost (time, and callgrind instructions), the PTX interpreter's rate, fuzz executions per target in 10 s,
                 then bench-boot with its defaults, then bench-vs-linux
   bench-boot    time QEMU start to exit on the PVH path
                   --runs N (5)  --machine q35|pc  --append WORDS (default: test)  --mem SIZE  --cpus N
@@ -611,6 +611,12 @@ fn cmd_bench(mut args: Args) -> Result<()> {
     run_status(
         std::process::Command::new("bash")
             .arg(workspace_root().join("scripts").join("bench-uvm-faults.sh"))
+            .current_dir(workspace_root()),
+    )?;
+    println!("== kernel launch and GPFIFO submission: instructions each (callgrind)");
+    run_status(
+        std::process::Command::new("bash")
+            .arg(workspace_root().join("scripts").join("bench-launch-callgrind.sh"))
             .current_dir(workspace_root()),
     )?;
     println!("== kernel launch and GPFIFO submission cost, PTX interpreter rate and its ratio to native");
