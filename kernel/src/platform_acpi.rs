@@ -94,6 +94,22 @@ pub fn discover(boot_info: &BootInfo) -> Discovered {
             }
             None => log::warn!(target: "acpi", "no HPET table: calibrating time with the PIT"),
         }
+        match &t.dmar {
+            Some(d) => {
+                log::info!(target: "acpi", "{d}");
+                for u in &d.units {
+                    log::info!(
+                        target: "acpi",
+                        "DMAR: remapping unit at {:#x}, segment {}, {}{} device scope(s)",
+                        u.register_base,
+                        u.segment,
+                        if u.includes_all() { "every device not listed elsewhere, " } else { "" },
+                        u.scopes.len()
+                    );
+                }
+            }
+            None => log::info!(target: "acpi", "no DMAR table: no Intel IOMMU"),
+        }
     }
     Discovered { tables }
 }

@@ -25,6 +25,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 mod bytes;
+pub mod dmar;
 pub mod hpet;
 pub mod madt;
 pub mod mcfg;
@@ -110,6 +111,8 @@ impl fmt::Display for MapTarget {
 pub enum AcpiError {
     /// No valid RSDP in the EBDA or 0xE0000..0xFFFFF.
     RsdpNotFound,
+    /// The DMAR's remapping structures do not decode.
+    Dmar(dmar::DmarError),
     /// The mapper cannot read `len` bytes at `phys`: the pointer or a length is wrong.
     Unmapped {
         target: MapTarget,
@@ -194,6 +197,7 @@ pub enum AcpiError {
 impl fmt::Display for AcpiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            AcpiError::Dmar(e) => write!(f, "{e}"),
             AcpiError::RsdpNotFound => {
                 f.write_str("no RSDP with a valid checksum in the EBDA or 0xE0000..0xFFFFF")
             }
@@ -266,6 +270,8 @@ pub struct PlatformTables {
     pub mcfg: Vec<McfgSegment>,
     /// `None` when absent or rejected: time with the PIT.
     pub hpet: Option<HpetInfo>,
+    /// Intel VT-d's DMA remapping units (DMAR); `None` when absent or rejected: no IOMMU.
+    pub dmar: Option<dmar::Dmar>,
     /// Tables found but not used, and why.
     pub rejected: Vec<AcpiError>,
     /// One line each, for the boot log: everything skipped, rejected, missing or odd.
@@ -329,6 +335,7 @@ pub fn parse_platform<M: PhysMapper + ?Sized>(mapper: &M, rsdp_phys: u64) -> Res
         madt: None,
         mcfg: Vec::new(),
         hpet: None,
+        dmar: None,
         rejected,
         warnings,
     };
@@ -401,6 +408,18 @@ pub fn parse_platform<M: PhysMapper + ?Sized>(mapper: &M, rsdp_phys: u64) -> Res
                     .and_then(|table| HpetInfo::parse(&table));
                 match parsed {
                     Ok(hpet) => platform.hpet = Some(hpet),
+                    Err(error) => platform.reject(error),
+                }
+            }
+            Signature::DMAR => {
+                if platform.dmar.is_some() {
+                    platform.warnings.push(format!("second DMAR at {phys:#x} ignored"));
+                    continue;
+                }
+                let parsed = sdt::load_table(mapper, phys, Signature::DMAR, dmar::DMAR_FIXED_LEN)
+                    .and_then(|table| dmar::parse_dmar(&table).map_err(AcpiError::Dmar));
+                match parsed {
+                    Ok(d) => platform.dmar = Some(d),
                     Err(error) => platform.reject(error),
                 }
             }

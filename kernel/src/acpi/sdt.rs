@@ -22,6 +22,8 @@ impl Signature {
     pub const MCFG: Signature = Signature(*b"MCFG");
     /// IA-PC HPET description table (IA-PC HPET Specification 1.0a §3.2.4).
     pub const HPET: Signature = Signature(*b"HPET");
+    /// Intel VT-d DMA remapping (VT-d Architecture Specification §8.1).
+    pub const DMAR: Signature = Signature(*b"DMAR");
     /// Fixed ACPI Description Table (ACPI 6.5 §5.2.9); its signature is "FACP".
     pub const FADT: Signature = Signature(*b"FACP");
 }
