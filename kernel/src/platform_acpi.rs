@@ -40,6 +40,9 @@ impl Discovered {
     pub fn hpet(&self) -> Option<&acpi::HpetInfo> {
         self.tables.as_ref()?.hpet.as_ref()
     }
+    pub fn dmar(&self) -> Option<&acpi::dmar::Dmar> {
+        self.tables.as_ref()?.dmar.as_ref()
+    }
 }
 
 pub fn discover(boot_info: &BootInfo) -> Discovered {

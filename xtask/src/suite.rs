@@ -168,6 +168,13 @@ pub fn all_cases() -> Vec<Case> {
             ..case("pvh-q35-pxb", Q35, Pvh)
         },
         Case {
+            extra: &["-device", "intel-iommu"],
+            append: "expect-iommu=vtd@0xfed90000",
+            requires: &["intel-iommu"],
+            ktests: &["dmar_names_the_machines_iommu_and_its_registers_answer"],
+            ..case("pvh-q35-intel-iommu", Q35, Pvh)
+        },
+        Case {
             extra: &["-machine", "hpet=off"],
             append: "expect-clock=pit",
             ktests: &["clock_source_is_the_one_the_machine_offers"],

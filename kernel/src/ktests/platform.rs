@@ -317,6 +317,29 @@ ktest!(usable_memory_matches_the_machine, || {
     Ok(())
 });
 
+/// `VER_REG` of a VT-d remapping unit: offset 0, major version in bits 7:4, minor in 3:0
+/// (Intel VT-d Architecture Specification rev. 4.1, §11.4.1).
+const VTD_VER_REG: u64 = 0x0;
+
+ktest!(dmar_names_the_machines_iommu_and_its_registers_answer, || {
+    let cmd = kernel::cmdline::CmdLine::parse(crate::boot_extras().cmdline());
+    let Some(expected) = cmd.value("expect-iommu") else {
+        return Err("SKIP: no expect-iommu= on the command line".into());
+    };
+    let base = expected
+        .strip_prefix("vtd@")
+        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+        .ok_or("expect-iommu takes vtd@0xADDRESS")?;
+    let dmar = crate::platform_acpi::discovered().and_then(|d| d.dmar()).ok_or("no DMAR was decoded")?;
+    kassert!(dmar.units.iter().any(|u| u.register_base == base), "no remapping unit at {base:#x}: {dmar}");
+    kassert!(dmar.address_bits() >= 39, "{}-bit DMA addresses", dmar.address_bits());
+    // The unit is there: its version register reads a real version (1.0 or later).
+    let regs = crate::mem::mmio::Mmio::map(base, 4096).map_err(|e| alloc::format!("mapping the unit: {e:?}"))?;
+    let ver = regs.read32(VTD_VER_REG).ok_or("VER_REG unreadable")?;
+    kassert!((ver >> 4) & 0xf >= 1 && ver != u32::MAX, "VER_REG {ver:#x}");
+    Ok(())
+});
+
 ktest!(clock_source_is_the_one_the_machine_offers, || {
     let cmd = kernel::cmdline::CmdLine::parse(crate::boot_extras().cmdline());
     let Some(expected) = cmd.value("expect-clock") else {
