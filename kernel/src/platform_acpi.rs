@@ -43,6 +43,9 @@ impl Discovered {
     pub fn dmar(&self) -> Option<&acpi::dmar::Dmar> {
         self.tables.as_ref()?.dmar.as_ref()
     }
+    pub fn ivrs(&self) -> Option<&acpi::ivrs::Ivrs> {
+        self.tables.as_ref()?.ivrs.as_ref()
+    }
 }
 
 pub fn discover(boot_info: &BootInfo) -> Discovered {
@@ -112,6 +115,9 @@ pub fn discover(boot_info: &BootInfo) -> Discovered {
                 }
             }
             None => log::info!(target: "acpi", "no DMAR table: no Intel IOMMU"),
+        }
+        if let Some(v) = &t.ivrs {
+            log::info!(target: "acpi", "{v}");
         }
     }
     Discovered { tables }

@@ -171,7 +171,7 @@ pub fn all_cases() -> Vec<Case> {
             extra: &["-device", "intel-iommu"],
             append: "expect-iommu=vtd@0xfed90000",
             requires: &["intel-iommu"],
-            ktests: &["dmar_names_the_machines_iommu_and_its_registers_answer"],
+            ktests: &["acpi_names_the_machines_iommu_and_its_registers_answer"],
             ..case("pvh-q35-intel-iommu", Q35, Pvh)
         },
         Case {

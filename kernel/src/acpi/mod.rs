@@ -27,6 +27,7 @@ use core::fmt;
 mod bytes;
 pub mod dmar;
 pub mod hpet;
+pub mod ivrs;
 pub mod madt;
 pub mod mcfg;
 pub mod rsdp;
@@ -113,6 +114,8 @@ pub enum AcpiError {
     RsdpNotFound,
     /// The DMAR's remapping structures do not decode.
     Dmar(dmar::DmarError),
+    /// The IVRS's blocks do not decode.
+    Ivrs(ivrs::IvrsError),
     /// The mapper cannot read `len` bytes at `phys`: the pointer or a length is wrong.
     Unmapped {
         target: MapTarget,
@@ -198,6 +201,7 @@ impl fmt::Display for AcpiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AcpiError::Dmar(e) => write!(f, "{e}"),
+            AcpiError::Ivrs(e) => write!(f, "{e}"),
             AcpiError::RsdpNotFound => {
                 f.write_str("no RSDP with a valid checksum in the EBDA or 0xE0000..0xFFFFF")
             }
@@ -272,6 +276,8 @@ pub struct PlatformTables {
     pub hpet: Option<HpetInfo>,
     /// Intel VT-d's DMA remapping units (DMAR); `None` when absent or rejected: no IOMMU.
     pub dmar: Option<dmar::Dmar>,
+    /// AMD-Vi's IOMMUs (IVRS); `None` when absent or rejected.
+    pub ivrs: Option<ivrs::Ivrs>,
     /// Tables found but not used, and why.
     pub rejected: Vec<AcpiError>,
     /// One line each, for the boot log: everything skipped, rejected, missing or odd.
@@ -336,6 +342,7 @@ pub fn parse_platform<M: PhysMapper + ?Sized>(mapper: &M, rsdp_phys: u64) -> Res
         mcfg: Vec::new(),
         hpet: None,
         dmar: None,
+        ivrs: None,
         rejected,
         warnings,
     };
@@ -420,6 +427,18 @@ pub fn parse_platform<M: PhysMapper + ?Sized>(mapper: &M, rsdp_phys: u64) -> Res
                     .and_then(|table| dmar::parse_dmar(&table).map_err(AcpiError::Dmar));
                 match parsed {
                     Ok(d) => platform.dmar = Some(d),
+                    Err(error) => platform.reject(error),
+                }
+            }
+            Signature::IVRS => {
+                if platform.ivrs.is_some() {
+                    platform.warnings.push(format!("second IVRS at {phys:#x} ignored"));
+                    continue;
+                }
+                let parsed = sdt::load_table(mapper, phys, Signature::IVRS, ivrs::IVRS_FIXED_LEN)
+                    .and_then(|table| ivrs::parse_ivrs(&table).map_err(AcpiError::Ivrs));
+                match parsed {
+                    Ok(v) => platform.ivrs = Some(v),
                     Err(error) => platform.reject(error),
                 }
             }

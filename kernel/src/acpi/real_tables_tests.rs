@@ -612,3 +612,146 @@ fn mutated_real_dmars_never_panic() {
         assert!(outcomes.contains("ok") && outcomes.contains("dmar"), "{server}: {outcomes:?}");
     }
 }
+
+// --- IVRS ---
+
+/// An IVRS as ACPICA's data-table compiler source (`iasl -T IVRS`'s format) with values in
+/// every field: an IVHD 11h (EFR image) with 4- and 8-byte device entries (range, select, alias,
+/// extended select, special IOAPIC and HPET), an IVHD 10h on segment 1, IVMD 21h and 22h. None
+/// of the real servers here is an AMD machine, so iasl compiles this for the comparison.
+const IVRS_SOURCE: &str = include_str!("ivrs_test.asl");
+
+/// Compiles ACPICA data-table source with `iasl`; the table's bytes.
+fn iasl_compile(source: &str) -> Vec<u8> {
+    static RUN: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "kernel-acpi-iasl-compile-{}-{}",
+        std::process::id(),
+        RUN.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    std::fs::write(dir.join("table.asl"), source).expect("write source");
+    let iasl = std::env::var_os("IASL").unwrap_or_else(|| "iasl".into());
+    let out = Command::new(&iasl).arg("table.asl").current_dir(&dir).output().unwrap_or_else(|e| {
+        panic!("running iasl ({e}): Debian package acpica-tools; this test compares against it and must not be skipped")
+    });
+    let bytes = std::fs::read(dir.join("table.aml"));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "iasl could not compile the IVRS source:\n{}", String::from_utf8_lossy(&out.stdout));
+    bytes.expect("iasl wrote table.aml")
+}
+
+fn ivrs_as_iasl_lines(v: &ivrs::Ivrs, bytes: &[u8]) -> Fields {
+    let mut out: Fields = vec![("Virtualization Info".into(), format!("{:08X}", v.info))];
+    let (mut h, mut m) = (0, 0);
+    let mut at = ivrs::IVRS_FIXED_LEN;
+    while at + 4 <= bytes.len() {
+        let kind = bytes[at];
+        let length = u16::from_le_bytes([bytes[at + 2], bytes[at + 3]]);
+        match kind {
+            0x10 | 0x11 | 0x40 => {
+                let b = &v.hardware[h];
+                h += 1;
+                out.push(("Subtable Type".into(), format!("{:02X}", b.kind)));
+                out.push(("Flags".into(), format!("{:02X}", b.flags)));
+                out.push(("Length".into(), format!("{length:04X}")));
+                out.push(("DeviceId".into(), format!("{:04X}", b.device_id)));
+                out.push(("Capability Offset".into(), format!("{:04X}", b.capability_offset)));
+                out.push(("Base Address".into(), format!("{:016X}", b.base_address)));
+                out.push(("PCI Segment Group".into(), format!("{:04X}", b.segment)));
+                out.push(("Virtualization Info".into(), format!("{:04X}", b.info)));
+                let name = if b.kind == 0x10 { "Feature Reporting" } else { "Attributes" };
+                out.push((name.into(), format!("{:08X}", b.features)));
+                if let Some(efr) = b.efr {
+                    out.push(("EFR Image".into(), format!("{efr:016X}")));
+                }
+                for e in &b.entries {
+                    out.push(("Entry Type".into(), format!("{:02X}", e.kind)));
+                    out.push(("Device ID".into(), format!("{:04X}", e.device_id)));
+                    out.push(("Data Setting".into(), format!("{:02X}", e.data)));
+                    match &e.extra {
+                        ivrs::EntryExtra::Alias { source } => {
+                            out.push(("Source Used Device ID".into(), format!("{source:04X}")))
+                        }
+                        ivrs::EntryExtra::Extended { data } => {
+                            out.push(("Extended Data".into(), format!("{data:08X}")))
+                        }
+                        ivrs::EntryExtra::Special { handle, source, variety } => {
+                            out.push(("Handle".into(), format!("{handle:02X}")));
+                            out.push(("Source Used Device ID".into(), format!("{source:04X}")));
+                            out.push(("Variety".into(), format!("{variety:02X}")));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            0x20..=0x22 => {
+                let b = &v.memory[m];
+                m += 1;
+                out.push(("Subtable Type".into(), format!("{:02X}", b.kind)));
+                out.push(("Flags".into(), format!("{:02X}", b.flags)));
+                out.push(("Length".into(), format!("{length:04X}")));
+                out.push(("DeviceId".into(), format!("{:04X}", b.device_id)));
+                out.push(("Auxiliary Data".into(), format!("{:04X}", b.aux)));
+                out.push(("Start Address".into(), format!("{:016X}", b.start)));
+                out.push(("Memory Length".into(), format!("{:016X}", b.length)));
+            }
+            _ => {}
+        }
+        at += usize::from(length);
+    }
+    out
+}
+
+#[test]
+fn a_compiled_ivrs_matches_iasl() {
+    let bytes = iasl_compile(IVRS_SOURCE);
+    let t = Table::from_bytes(0x1000, &bytes, ivrs::IVRS_FIXED_LEN).expect("a valid IVRS");
+    let v = ivrs::parse_ivrs(&t).unwrap_or_else(|e| panic!("{e}"));
+    let header = [
+        "Signature",
+        "Table Length",
+        "Revision",
+        "Checksum",
+        "Oem ID",
+        "Oem Table ID",
+        "Oem Revision",
+        "Asl Compiler ID",
+        "Asl Compiler Revision",
+        "Reserved",
+    ];
+    let theirs: Fields = iasl_fields("IVRS", &bytes)
+        .into_iter()
+        // The disassembly's own comment line ("* Format: ... FieldName : FieldValue") is no field.
+        .filter(|(name, _)| !header.contains(&name.as_str()) && !name.starts_with('*'))
+        .map(|(name, value)| {
+            let first = value.split_whitespace().next().unwrap_or("").to_string();
+            (name, first)
+        })
+        .collect();
+    assert_eq!(ivrs_as_iasl_lines(&v, &bytes), theirs, "our IVRS and iasl's differ");
+    assert_eq!((v.hardware.len(), v.memory.len()), (2, 2));
+    assert_eq!(v.hardware[0].entries.len(), 7);
+    assert!(matches!(v.hardware[0].entries[5].extra, ivrs::EntryExtra::Special { handle: 0x21, variety: 1, .. }));
+}
+
+#[test]
+fn mutated_ivrs_never_panics() {
+    let original = iasl_compile(IVRS_SOURCE);
+    let mut outcomes = BTreeSet::new();
+    for position in sdt::SDT_HEADER_LEN..original.len() {
+        for value in [0x00, 0x01, 0x04, 0x08, 0x10, 0x40, 0x7F, 0xF0, 0xFF] {
+            let mut bytes = original.clone();
+            bytes[position] = value;
+            refix_sdt_checksum(&mut bytes);
+            let result = Table::from_bytes(0x1000, &bytes, ivrs::IVRS_FIXED_LEN)
+                .map_err(|_| "table")
+                .and_then(|t| ivrs::parse_ivrs(&t).map_err(|_| "ivrs"));
+            outcomes.insert(match result {
+                Ok(_) => "ok",
+                Err(e) => e,
+            });
+        }
+    }
+    assert!(outcomes.contains("ok") && outcomes.contains("ivrs"), "{outcomes:?}");
+}

@@ -24,6 +24,8 @@ impl Signature {
     pub const HPET: Signature = Signature(*b"HPET");
     /// Intel VT-d DMA remapping (VT-d Architecture Specification §8.1).
     pub const DMAR: Signature = Signature(*b"DMAR");
+    /// AMD I/O virtualization (AMD IOMMU Specification 48882, §5.2).
+    pub const IVRS: Signature = Signature(*b"IVRS");
     /// Fixed ACPI Description Table (ACPI 6.5 §5.2.9); its signature is "FACP".
     pub const FADT: Signature = Signature(*b"FACP");
 }
