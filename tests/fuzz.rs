@@ -155,7 +155,7 @@ pub fn fix_sum8(bytes: &mut [u8], at: usize, len: usize) {
     bytes[at] = 0u8.wrapping_sub(sum);
 }
 
-/// One ACPI table (MADT, MCFG, HPET or any other): the first byte's low bit asks for the
+/// One ACPI table (MADT, MCFG, HPET, DMAR, IVRS or any other): the first byte's low bit asks for the
 /// checksum to be fixed first.
 pub fn acpi_table(data: &[u8]) {
     let Some((&mode, table)) = data.split_first() else { return };
@@ -170,6 +170,8 @@ pub fn acpi_table(data: &[u8]) {
         let _ = acpi::MadtInfo::parse(&t, &mut warnings);
         let _ = acpi::mcfg::parse_mcfg(&t, &mut warnings);
         let _ = acpi::HpetInfo::parse(&t);
+        let _ = acpi::dmar::parse_dmar(&t);
+        let _ = acpi::ivrs::parse_ivrs(&t);
     }
 }
 
