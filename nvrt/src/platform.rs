@@ -436,6 +436,8 @@ where
     }
 
     fn free(&mut self, buffer: Id) -> Result<(), Error> {
+        // After `close` everything went with the context: a late drop has nothing to give back.
+        self.gpu()?;
         let b = self.buffers.remove(&buffer).ok_or(Error::ForeignHandle { what: "buffer" })?;
         Ok(b.free(self.gpu()?)?)
     }
@@ -487,6 +489,7 @@ where
     }
 
     fn destroy_stream(&mut self, stream: Id) -> Result<(), Error> {
+        self.gpu()?;
         let s = self.stream(stream)?;
         let waited = self.wait(s);
         self.streams.remove(&stream);
@@ -586,6 +589,7 @@ where
     }
 
     fn module_free(&mut self, module: Id) -> Result<(), Error> {
+        self.gpu()?;
         let m = self.modules.remove(&module).ok_or(Error::ForeignHandle { what: "module" })?;
         self.drain()?;
         Ok(m.free(self.gpu()?)?)

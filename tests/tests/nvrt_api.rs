@@ -126,7 +126,14 @@ fn exercise(sys: &System<'_>) {
     assert!(stats.uvm.cpu_faults > 0, "{stats:?}");
     ctx.synchronize().expect("synchronize");
     drop((stream, s, e0, e1));
+    let late = ctx.htod(&[1u32, 2, 3]).expect("a buffer that outlives the context's close");
+    let handle = ctx.clone();
     ctx.close().expect("close");
+    // Everything went with the context: calls on what is left say so, and dropping it gives
+    // back nothing (the backend's free reports the session gone, which a drop keeps quiet).
+    assert!(matches!(handle.dtoh(&late), Err(Error::SessionGone { ordinal: 0 })));
+    assert!(matches!(handle.alloc::<u8>(16), Err(Error::SessionGone { .. })));
+    drop(late);
 }
 
 #[test]
