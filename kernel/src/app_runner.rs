@@ -45,18 +45,15 @@ struct KernelPlatform {
 
 fn properties(ordinal: usize) -> Option<DeviceProperties> {
     let (chipset, bar0, info, placement) = crate::gsp::device_of(ordinal)?;
-    let dbdf = placement.domain_bus_device_function;
     Some(DeviceProperties {
         ordinal,
         name: info.gpu_name().to_string(),
         chip: format!("{chipset}"),
         sm_version: chipset.sm_version(),
-        memory_bytes: info.fb_regions().iter().map(|r| r.limit.saturating_sub(r.base).saturating_add(1)).sum(),
-        pci: Some(PciAddress {
-            domain: (dbdf >> 32) as u16,
-            bus: (dbdf >> 8) as u8,
-            device: ((dbdf >> 3) & 0x1f) as u8,
-            function: (dbdf & 7) as u8,
+        memory_bytes: info.fb_bytes(),
+        pci: Some({
+            let (domain, bus, device, function) = placement.decode();
+            PciAddress { domain, bus, device, function }
         }),
         runs_ptx: matches!(bar0, Bar0::Model(_)),
     })

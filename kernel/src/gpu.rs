@@ -19,9 +19,9 @@ use nvgpu::mm::{Bar1Access, Bar1AccessError};
 use nvgpu::platform::FirmwareSource;
 
 /// NVIDIA's PCI vendor id.
-const NVIDIA: u16 = 0x10de;
+pub(crate) const NVIDIA: u16 = 0x10de;
 /// BAR0 (the register space) of every NVIDIA GPU since Tesla is 16 MiB.
-const BAR0_SIZE: u64 = 16 << 20;
+pub(crate) const BAR0_SIZE: u64 = 16 << 20;
 
 /// NVIDIA's BAR1 (the VRAM aperture) is the GPU's second memory BAR, counting a 64-bit BAR once
 /// (`NV_GPU_BAR_INDEX_FB` = 1 in `kernel-open/common/inc/nv.h`, an index into the memory BARs
@@ -151,7 +151,7 @@ pub fn with_gpus<R>(f: impl FnOnce(&[Gpu]) -> R) -> R {
     f(&GPUS.lock())
 }
 
-fn is_nvidia_gpu(f: &PciFunction) -> bool {
+pub(crate) fn is_nvidia_gpu(f: &PciFunction) -> bool {
     // Display controller (class 0x03): VGA-compatible 0x00 or 3D controller 0x02.
     f.vendor_id == NVIDIA && f.class == 0x03 && (f.subclass == 0x00 || f.subclass == 0x02)
 }

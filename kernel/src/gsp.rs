@@ -127,7 +127,7 @@ pub fn bring_up(
     let (gpu_name, fb_regions, fb_bytes) = {
         let info = boot.static_info().ok_or(GspBringUpError::NotBooted)?;
         let regions = info.fb_regions();
-        let bytes = regions.iter().map(|r| r.limit.saturating_sub(r.base).saturating_add(1)).sum();
+        let bytes = info.fb_bytes();
         (info.gpu_name(), regions.len(), bytes)
     };
     log::info!(target: "gsp", "{name}: static info: \"{gpu_name}\", {fb_regions} FB regions, {} MiB", fb_bytes >> 20);

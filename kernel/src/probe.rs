@@ -14,10 +14,8 @@ use crate::gpu_types::MmioBar0;
 use crate::mem::mmio::Mmio;
 use kernel::pci::PciFunction;
 
-const NVIDIA: u16 = 0x10de;
-const BAR0_SIZE: u64 = 16 << 20;
-/// `PCI_COMMAND_MEMORY` (PCI Local Bus Specification 3.0, 6.2.2).
-const COMMAND_MEMORY: u32 = 1 << 1;
+use crate::gpu::{is_nvidia_gpu, BAR0_SIZE};
+use kernel::pci::CommandRegister;
 
 fn config_lines(name: &str, read: &dyn Fn(u16) -> u32) {
     for row in (0u16..256).step_by(16) {
@@ -58,10 +56,11 @@ fn probe_real(f: &PciFunction) -> u64 {
             bar.size
         );
     }
-    let command = access.read32(f.address, 0x04);
+    let memory_decode =
+        kernel::pci::command(access, f.address).is_ok_and(|c| c.contains(CommandRegister::MEMORY_ENABLE));
     let bar0 = f.bars[0].filter(|b| b.is_memory() && b.address != 0 && b.size >= BAR0_SIZE);
     match bar0 {
-        Some(b) if command & COMMAND_MEMORY != 0 => match Mmio::map(b.address, BAR0_SIZE) {
+        Some(b) if memory_decode => match Mmio::map(b.address, BAR0_SIZE) {
             Ok(mmio) => {
                 let bar0 = MmioBar0::over(mmio);
                 let r = nvgpu::probe::probe(&bar0);
@@ -115,10 +114,8 @@ fn probe_model(i: usize, chip: &str) -> Result<u64, String> {
 pub fn run(cmdline: &kernel::cmdline::CmdLine<'_>) -> bool {
     let mut writes = 0u64;
     let mut ok = true;
-    let real: alloc::vec::Vec<&PciFunction> = crate::platform_pci::functions()
-        .iter()
-        .filter(|f| f.vendor_id == NVIDIA && f.class == 0x03 && (f.subclass == 0x00 || f.subclass == 0x02))
-        .collect();
+    let real: alloc::vec::Vec<&PciFunction> =
+        crate::platform_pci::functions().iter().filter(|f| is_nvidia_gpu(f)).collect();
     for f in &real {
         writes += probe_real(f);
     }

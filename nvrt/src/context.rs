@@ -280,16 +280,19 @@ impl<T: Pod> DeviceBuffer<'_, T> {
 
 impl<T: Pod> Drop for DeviceBuffer<'_, T> {
     fn drop(&mut self) {
-        match self.shared.ops() {
-            Ok(mut ops) => {
-                if let Err(e) = ops.free(self.id) {
-                    if !matches!(e, Error::SessionGone { .. }) {
-                        log::warn!(target: "nvrt", "freeing a device buffer: {e}");
-                    }
-                }
-            }
-            Err(_) => log::warn!(target: "nvrt", "a device buffer dropped inside a managed CPU pass stays allocated"),
-        }
+        release(&self.shared, "a device buffer", |ops| ops.free(self.id));
+    }
+}
+
+/// Gives back what a handle held, from its `Drop`: a context already closed has nothing left
+/// to give back (quiet); anything else that goes wrong is logged, as a drop cannot return it.
+fn release(shared: &Shared<'_>, what: &str, give_back: impl FnOnce(&mut dyn DeviceOps) -> Result<(), Error>) {
+    match shared.ops() {
+        Ok(mut ops) => match give_back(&mut **ops) {
+            Ok(()) | Err(Error::SessionGone { .. }) => {}
+            Err(e) => log::warn!(target: "nvrt", "giving back {what}: {e}"),
+        },
+        Err(_) => log::warn!(target: "nvrt", "{what} dropped inside a managed CPU pass stays allocated"),
     }
 }
 
@@ -369,13 +372,7 @@ impl<'p> Module<'p> {
 
 impl Drop for Module<'_> {
     fn drop(&mut self) {
-        if let Ok(mut ops) = self.shared.ops() {
-            if let Err(e) = ops.module_free(self.id) {
-                if !matches!(e, Error::SessionGone { .. }) {
-                    log::warn!(target: "nvrt", "unloading a module: {e}");
-                }
-            }
-        }
+        release(&self.shared, "a module", |ops| ops.module_free(self.id));
     }
 }
 
@@ -449,15 +446,8 @@ impl<'p> Stream<'p> {
 
 impl Drop for Stream<'_> {
     fn drop(&mut self) {
-        if !self.owned {
-            return;
-        }
-        if let Ok(mut ops) = self.shared.ops() {
-            if let Err(e) = ops.destroy_stream(self.id) {
-                if !matches!(e, Error::SessionGone { .. }) {
-                    log::warn!(target: "nvrt", "destroying a stream: {e}");
-                }
-            }
+        if self.owned {
+            release(&self.shared, "a stream", |ops| ops.destroy_stream(self.id));
         }
     }
 }

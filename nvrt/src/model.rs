@@ -161,7 +161,7 @@ pub fn run_with<T>(
         let info = *boot.static_info().ok_or("GSP-RM gave no static information")?;
         let rpc = boot.rpc().ok_or("GSP-RM is not running")?;
         let chipset = model.config().chipset;
-        let memory_bytes = info.fb_regions().iter().map(|r| r.limit.saturating_sub(r.base).saturating_add(1)).sum();
+        let memory_bytes = info.fb_bytes();
         let p = model.config().placement;
         let properties = DeviceProperties {
             ordinal: 0,

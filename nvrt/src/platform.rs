@@ -14,12 +14,14 @@ use nvgpu::chip::Chipset;
 use nvgpu::gsp::commands::{GspStaticConfigInfo, RpcChannel};
 use nvgpu::hw::RegisterIo;
 use nvgpu::platform::{Clock, DmaAllocator, DmaBuffer};
+use nvgpu::rm::fifo::NvGpuSemaphore;
 use nvgpu::rm::InternalSubdevice;
 use nvgpu::runtime::params::Args;
 use nvgpu::runtime::{
     DeviceBuffer, Event, Gpu, GpuConfig, LaunchConfig, Module, ParamLayout, RuntimeError, Stream, StreamKind,
 };
 use uvm::runtime::{CpuMappings, ManagedBuffer, ManagedConfig, ManagedError, UnifiedMemory};
+use zerocopy::IntoBytes;
 
 use crate::context::{ManagedOptions, ManagedStats};
 use crate::system::DeviceProperties;
@@ -203,8 +205,8 @@ impl<'a, R: RegisterIo + ?Sized, A: DmaAllocator + ?Sized, C: Clock + ?Sized> Cp
     }
 }
 
-/// Bytes of one event's semaphore report (payload, then a 64-bit timestamp at byte 8).
-const EVENT_REPORT: usize = 16;
+/// Bytes of one event's semaphore report (`NvGpuSemaphore`: payload, then the timestamp).
+const EVENT_REPORT: usize = core::mem::size_of::<NvGpuSemaphore>();
 /// Event reports in the context's event page.
 const EVENT_SLOTS: usize = 4096 / EVENT_REPORT;
 
@@ -331,6 +333,19 @@ where
         }
     }
 
+    /// Runs `f` on buffer `id` once every launch stream's earlier work is done (host-side
+    /// copies and memsets come after it).
+    fn on_buffer<T>(
+        &mut self,
+        id: Id,
+        f: impl FnOnce(&mut Gpu<'a, R, A, C>, &DeviceBuffer<u8>) -> Result<T, RuntimeError>,
+    ) -> Result<T, Error> {
+        self.drain()?;
+        let gpu = self.gpu.as_mut().ok_or(Error::SessionGone { ordinal: self.ordinal })?;
+        let b = self.buffers.get(&id).ok_or(Error::ForeignHandle { what: "buffer" })?;
+        Ok(f(gpu, b)?)
+    }
+
     /// Waits for every launch stream: host-side copies come after their work.
     fn drain(&mut self) -> Result<(), Error> {
         let streams: Vec<Stream> = self.streams.values().copied().collect();
@@ -443,17 +458,11 @@ where
     }
 
     fn write(&mut self, buffer: Id, src: &[u8]) -> Result<(), Error> {
-        self.drain()?;
-        let gpu = self.gpu.as_mut().ok_or(Error::SessionGone { ordinal: self.ordinal })?;
-        let b = self.buffers.get(&buffer).ok_or(Error::ForeignHandle { what: "buffer" })?;
-        Ok(gpu.copy_to_device(b, src)?)
+        self.on_buffer(buffer, |gpu, b| gpu.copy_to_device(b, src))
     }
 
     fn read(&mut self, buffer: Id, dst: &mut [u8]) -> Result<(), Error> {
-        self.drain()?;
-        let gpu = self.gpu.as_mut().ok_or(Error::SessionGone { ordinal: self.ordinal })?;
-        let b = self.buffers.get(&buffer).ok_or(Error::ForeignHandle { what: "buffer" })?;
-        Ok(gpu.copy_from_device(dst, b)?)
+        self.on_buffer(buffer, |gpu, b| gpu.copy_from_device(dst, b))
     }
 
     fn copy(&mut self, dst: Id, src: Id) -> Result<(), Error> {
@@ -465,17 +474,11 @@ where
     }
 
     fn memset_d8(&mut self, buffer: Id, value: u8) -> Result<(), Error> {
-        self.drain()?;
-        let gpu = self.gpu.as_mut().ok_or(Error::SessionGone { ordinal: self.ordinal })?;
-        let b = self.buffers.get(&buffer).ok_or(Error::ForeignHandle { what: "buffer" })?;
-        Ok(gpu.memset_d8(b, value)?)
+        self.on_buffer(buffer, |gpu, b| gpu.memset_d8(b, value))
     }
 
     fn memset_d32(&mut self, buffer: Id, value: u32) -> Result<(), Error> {
-        self.drain()?;
-        let gpu = self.gpu.as_mut().ok_or(Error::SessionGone { ordinal: self.ordinal })?;
-        let b = self.buffers.get(&buffer).ok_or(Error::ForeignHandle { what: "buffer" })?;
-        Ok(gpu.memset_d32(b, value)?)
+        self.on_buffer(buffer, |gpu, b| gpu.memset_d32(b, value))
     }
 
     fn create_stream(&mut self) -> Result<Id, Error> {
@@ -521,7 +524,7 @@ where
         let recorded = (|| {
             let (page, mapping) = self.event_page.as_mut().ok_or(Error::SessionGone { ordinal: self.ordinal })?;
             let offset = slot * EVENT_REPORT;
-            page.write(offset, &[0u8; EVENT_REPORT])
+            page.write(offset, NvGpuSemaphore::default().as_bytes())
                 .map_err(|_| RuntimeError::Unsupported { what: "an event report outside the event page" })?;
             let va = mapping.va + offset as u64;
             let gpu = self.gpu.as_mut().ok_or(Error::SessionGone { ordinal: self.ordinal })?;
@@ -561,18 +564,15 @@ where
         self.event_synchronize(event)?;
         let slot = self.events.get(&event).ok_or(Error::ForeignHandle { what: "event" })?.slot;
         let (page, _) = self.event_page.as_ref().ok_or(Error::SessionGone { ordinal: self.ordinal })?;
-        let mut report = [0u8; EVENT_REPORT];
-        page.read(slot * EVENT_REPORT, &mut report)
+        let mut report = NvGpuSemaphore::default();
+        page.read(slot * EVENT_REPORT, report.as_mut_bytes())
             .map_err(|_| RuntimeError::Unsupported { what: "an event report outside the event page" })?;
-        let payload = u32::from_le_bytes([report[0], report[1], report[2], report[3]]);
-        if payload != 1 {
+        if report.data[0] != 1 {
             return Err(
                 RuntimeError::Unsupported { what: "an event whose semaphore report the GPU did not write" }.into()
             );
         }
-        let mut ts = [0u8; 8];
-        ts.copy_from_slice(&report[8..16]);
-        Ok(u64::from_le_bytes(ts))
+        Ok(report.nanoseconds())
     }
 
     fn event_free(&mut self, event: Id) {

@@ -294,6 +294,12 @@ mod tests {
             let driver = boot_placement(&config);
             assert_eq!((driver.bar0, driver.bar1, driver.bar_inst), (p.bar0, p.bar1, p.bar2));
             assert_eq!(driver.domain_bus_device_function, 0x41 << 8, "{chip:?}: 0000:41:00.0");
+            assert_eq!(driver.decode(), (p.segment, p.bus, p.device, p.function), "{chip:?}: decode undoes encode");
+            let far = nvgpu::gsp::boot::PciPlacement {
+                domain_bus_device_function: nvgpu::gsp::boot::PciPlacement::encode(3, 0xa1, 0x1f, 7),
+                ..driver
+            };
+            assert_eq!(far.decode(), (3, 0xa1, 0x1f, 7));
         }
     }
 

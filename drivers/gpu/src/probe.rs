@@ -24,6 +24,7 @@ use crate::hw::falcon::{
 use crate::hw::fb::{NV_PFB_PRI_MMU_WPR2_ADDR_HI, NV_PFB_PRI_MMU_WPR2_ADDR_LO};
 use crate::hw::gc6::{gfw_boot_completed, NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0_GFW_BOOT};
 use crate::hw::pmc::{NV_PMC_BOOT_0, NV_PMC_BOOT_42, NV_PMC_ENABLE};
+use crate::hw::vbios::OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR;
 use crate::hw::RegisterIo;
 use crate::vbios::{Bar0Read, Vbios, NV_PROM_DATA_BASE};
 
@@ -115,7 +116,7 @@ pub fn probe<R: RegisterIo + ?Sized>(io: &R) -> ProbeReport {
 fn vbios_lines<R: RegisterIo + ?Sized>(ro: &ReadOnly<'_, R>, lines: &mut Vec<String>) {
     let prom = PromReader(ro);
     let word0 = prom.read_u32(NV_PROM_DATA_BASE);
-    let pcir_word = prom.read_u32(NV_PROM_DATA_BASE + 0x18);
+    let pcir_word = prom.read_u32(NV_PROM_DATA_BASE + OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR);
     lines.push(format!(
         "VBIOS header: signature {:#06x}, PCI data structure at {:#06x}",
         word0 & 0xffff,

@@ -175,6 +175,15 @@ pub fn enable<A: ConfigAccess + ?Sized>(
     Ok(command)
 }
 
+/// The command register as it is, read and nothing written; `DeviceGone` when the function
+/// answers all ones.
+pub fn command<A: ConfigAccess + ?Sized>(access: &A, function: PciAddress) -> Result<CommandRegister, PciError> {
+    match access.read32(function, COMMAND) {
+        u32::MAX => Err(PciError::DeviceGone { function }),
+        dword => Ok(CommandRegister::from_bits_retain(dword as u16)),
+    }
+}
+
 /// Read-modify-write of the command register; returns it as read back afterwards.
 fn update_command<A: ConfigAccess + ?Sized>(
     access: &A,

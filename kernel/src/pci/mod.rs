@@ -32,8 +32,8 @@ pub use caps::{
     PowerState, CAP_ID_BRIDGE_SUBSYSTEM, CAP_ID_MSI, CAP_ID_MSIX, CAP_ID_PCIE, CAP_ID_PM,
 };
 pub use control::{
-    enable, msi_configure, msi_disable, msix_layout, msix_set_control, power_state, set_power_state, BarRegion, Decode,
-    MsixControl, MsixLayout, MsixTableEntry, PciError, PowerTransition,
+    command, enable, msi_configure, msi_disable, msix_layout, msix_set_control, power_state, set_power_state,
+    BarRegion, Decode, MsixControl, MsixLayout, MsixTableEntry, PciError, PowerTransition,
 };
 pub use describe::describe;
 pub use function::{Bar, BarKind, BridgeInfo, MsixStructure, PciFunction, RomBar, Subsystem, Warning, Window};

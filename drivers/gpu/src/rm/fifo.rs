@@ -362,6 +362,25 @@ pub struct NvC36fCtrlGetWorkSubmitTokenParams {
     pub work_submit_token: u32,
 }
 
+/// `NvGpuSemaphore`: the four-word report a semaphore release with `RELEASE_TIMESTAMP` (or a
+/// copy engine's `RELEASE_FOUR_WORD_SEMAPHORE`) writes: the payload, then the GPU's time in
+/// nanoseconds. 16 bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct NvGpuSemaphore {
+    /// `data[2]`: the payload (the second word only with a 64-bit payload).
+    pub data: [u32; 2],
+    /// `timeStamp.nanoseconds[2]`: low word first.
+    pub time_stamp: [u32; 2],
+}
+
+impl NvGpuSemaphore {
+    /// The timestamp as one number.
+    pub fn nanoseconds(&self) -> u64 {
+        u64::from(self.time_stamp[0]) | (u64::from(self.time_stamp[1]) << 32)
+    }
+}
+
 /// `NvNotification`: what RM writes to a channel's error notifier. 16 bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
@@ -438,6 +457,9 @@ pub const STRUCT_LAYOUTS: &[StructLayout] = &[
     c_struct!("TuringAControlGPFifo", UserdControl, headers::CLC46F, [
         "Put" => put, "Get" => get, "Reference" => reference, "PutHi" => put_hi, "TopLevelGet" => top_level_get,
         "TopLevelGetHi" => top_level_get_hi, "GetHi" => get_hi, "GPGet" => gp_get, "GPPut" => gp_put,
+    ]),
+    c_struct!("NvGpuSemaphore", NvGpuSemaphore, headers::NVGPUTYPES, [
+        "data" => data, "timeStamp" => time_stamp,
     ]),
     c_struct!("NvNotification", NvNotification, headers::NVGPUTYPES, [
         "timeStamp" => time_stamp, "info32" => info32, "info16" => info16, "status" => status,

@@ -488,6 +488,13 @@ impl PciPlacement {
     pub const fn encode(domain: u32, bus: u8, device: u8, function: u8) -> u64 {
         ((domain as u64) << 32) | ((bus as u64) << 8) | (((device & 0x1f) as u64) << 3) | ((function & 0x7) as u64)
     }
+
+    /// The PCI address [`PciPlacement::encode`] packed into `domain_bus_device_function`:
+    /// (domain, bus, device, function).
+    pub const fn decode(&self) -> (u16, u8, u8, u8) {
+        let d = self.domain_bus_device_function;
+        ((d >> 32) as u16, (d >> 8) as u8, ((d >> 3) & 0x1f) as u8, (d & 0x7) as u8)
+    }
 }
 
 /// `osGetMaxUserVa` on x86-64 Linux (`TASK_SIZE` with 4-level paging), which RM sends as

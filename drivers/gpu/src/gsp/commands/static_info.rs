@@ -380,6 +380,11 @@ impl GspStaticConfigInfo {
         self.fb_region_info_params.regions()
     }
 
+    /// Bytes of framebuffer in all regions (each `limit` is inclusive).
+    pub fn fb_bytes(&self) -> u64 {
+        self.fb_regions().iter().map(|r| r.limit.saturating_sub(r.base).saturating_add(1)).sum()
+    }
+
     /// The marketing name, up to its NUL (ASCII; other bytes replaced by `?`).
     pub fn gpu_name(&self) -> String {
         c_string(&self.gpu_name_string)
